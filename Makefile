@@ -1,0 +1,32 @@
+# Every target creates (or reuses) a local virtual environment in .venv and
+# installs what it needs, so a fresh machine needs only python3 and git.
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: demo test lint bench venv clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/python fixtures/demo.py
+
+test: $(STAMP)
+	$(BIN)/ruff check gitmem tui tests bench fixtures
+	$(BIN)/python -m pytest -q -n 2
+
+lint: $(STAMP)
+	$(BIN)/ruff check gitmem tui tests bench fixtures
+
+bench: $(STAMP)
+	$(BIN)/python bench/bench_scale.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,124 @@
+"""The gitmem exception hierarchy: every error a user can see, with what to do about it."""
+
+from __future__ import annotations
+
+__all__ = [
+    "AmbiguousId",
+    "ConfigError",
+    "EmptyRepository",
+    "FormatVersion",
+    "GitmemError",
+    "InvalidAnchor",
+    "InvalidInput",
+    "MalformedRecord",
+    "NotARepository",
+    "RefConflict",
+    "RefLocked",
+    "RemoteError",
+    "SecretRefused",
+    "TokenizerUnavailable",
+    "UnknownMemory",
+]
+
+
+class GitmemError(Exception):
+    """Base of every error gitmem reports to a user.
+
+    The message is displayed to the user as one line on stderr by the CLI (and
+    as a notification by the TUI), so it names the offending value; ``hint``
+    says what to do next and is appended after ``" — "``.
+    """
+
+    exit_code = 1
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+
+    def __str__(self) -> str:
+        return f"{self.message} — {self.hint}" if self.hint else self.message
+
+
+class InvalidInput(GitmemError):
+    """A command-line or API argument is out of range or malformed."""
+
+    exit_code = 2
+
+
+class NotARepository(GitmemError):
+    """The path is not inside a git repository (nor a bare one)."""
+
+
+class EmptyRepository(GitmemError):
+    """The repository has no commits yet, and the operation needs one."""
+
+
+class UnknownMemory(GitmemError):
+    """No memory has this id (or id prefix)."""
+
+    def __init__(self, memory_id: str) -> None:
+        super().__init__(
+            f"no memory with id {memory_id!r}",
+            "run `tur list` to see the ids",
+        )
+        self.memory_id = memory_id
+
+
+class AmbiguousId(GitmemError):
+    """An id prefix matches more than one memory."""
+
+    def __init__(self, prefix: str, matches: list[str]) -> None:
+        shown = ", ".join(sorted(matches)[:5])
+        super().__init__(
+            f"id prefix {prefix!r} matches {len(matches)} memories ({shown})",
+            "give more characters of the id",
+        )
+        self.matches = matches
+
+
+class MalformedRecord(GitmemError):
+    """A record blob cannot be parsed or validated; names the blob and the field."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        super().__init__(f"malformed record {where}: {reason}")
+        self.where = where
+        self.reason = reason
+
+
+class InvalidAnchor(GitmemError):
+    """A ``--file path[#Lx-Ly]`` anchor is outside the repository, missing, or out of range."""
+
+    exit_code = 2
+
+
+class SecretRefused(GitmemError):
+    """The content looks like it contains a credential; nothing was stored."""
+
+    exit_code = 2
+
+
+class RefConflict(GitmemError):
+    """The memory ref kept moving under us; the change was not committed."""
+
+
+class RefLocked(GitmemError):
+    """``refs/tur/memories.lock`` exists and stayed there through every retry."""
+
+
+class FormatVersion(GitmemError):
+    """The memory ref or a record uses a format this version does not understand."""
+
+
+class ConfigError(GitmemError):
+    """``.tur/config.yaml`` has a bad value; the message names the key."""
+
+    exit_code = 2
+
+
+class TokenizerUnavailable(GitmemError):
+    """The configured tiktoken encoding cannot be loaded without the network."""
+
+
+class RemoteError(GitmemError):
+    """A fetch or push through the user's ``git`` failed, or the remote is unknown."""

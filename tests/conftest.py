@@ -1,0 +1,76 @@
+"""Shared fixtures: isolated git config, real temporary repositories, fixed identities."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+FIXED_DATE = "2026-01-05T10:00:00+00:00"
+
+
+@pytest.fixture(autouse=True)
+def isolated_env(tmp_path_factory, monkeypatch):
+    """Keep the developer's git config, HOME and caches out of every test."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home / ".cache"))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "TUR_CONFIG"):
+        monkeypatch.delenv(var, raising=False)
+    (home / ".gitconfig").write_text(
+        "[user]\n\tname = Test User\n\temail = test@example.com\n"
+        "[init]\n\tdefaultBranch = main\n"
+    )
+    yield home
+
+
+def git(cwd: Path, *args: str, date: str = FIXED_DATE, check: bool = True) -> str:
+    """Run real git in ``cwd`` with fixed author/committer dates; return stdout."""
+    env = dict(os.environ)
+    env.update(
+        GIT_AUTHOR_DATE=date,
+        GIT_COMMITTER_DATE=date,
+        GIT_AUTHOR_NAME="Ada Author",
+        GIT_AUTHOR_EMAIL="ada@example.com",
+        GIT_COMMITTER_NAME="Ada Author",
+        GIT_COMMITTER_EMAIL="ada@example.com",
+    )
+    out = subprocess.run(
+        ["git", *args], cwd=cwd, env=env, capture_output=True, text=True, check=False
+    )
+    if check and out.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {out.stderr}")
+    return out.stdout
+
+
+def commit_file(repo: Path, path: str, text: str, message: str | None = None,
+                date: str = FIXED_DATE) -> str:
+    """Write ``text`` to ``path`` in ``repo``, commit it, return the new HEAD SHA."""
+    target = repo / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text)
+    git(repo, "add", path)
+    git(repo, "commit", "-q", "-m", message or f"edit {path}", date=date)
+    return git(repo, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def empty_repo(tmp_path) -> Path:
+    """A fresh non-bare repository with no commits (unborn HEAD)."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    return repo
+
+
+@pytest.fixture
+def repo(empty_repo) -> Path:
+    """A repository with one commit holding ``src/app.py`` (20 numbered lines)."""
+    body = "".join(f"line {i}\n" for i in range(1, 21))
+    commit_file(empty_repo, "src/app.py", body, "initial")
+    return empty_repo
