@@ -1,0 +1,34 @@
+"""gitmem: a git-native memory store for AI coding agents.
+
+Memories are YAML records on ``refs/tur/memories`` in the user's repository,
+anchored to the commit and lines they were observed at. The public API is the
+:class:`~gitmem.api.Gitmem` facade; import it from here.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+__all__ = ["Gitmem", "GitmemError", "Memory", "__version__"]
+__version__ = "0.1.0"
+
+if TYPE_CHECKING:
+    from gitmem.api import Gitmem
+    from gitmem.errors import GitmemError
+    from gitmem.models import Memory
+
+
+def __getattr__(name: str):  # noqa: ANN202 - lazy re-exports keep `import gitmem` cheap
+    if name == "Gitmem":
+        from gitmem.api import Gitmem
+
+        return Gitmem
+    if name == "GitmemError":
+        from gitmem.errors import GitmemError
+
+        return GitmemError
+    if name == "Memory":
+        from gitmem.models import Memory
+
+        return Memory
+    raise AttributeError(name)

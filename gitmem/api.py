@@ -1,0 +1,406 @@
+"""The public API: one :class:`Gitmem` facade over a repository. CLI, TUI, watcher and MCP use only this."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+
+from gitmem import codec
+from gitmem.config import Settings, load_settings
+from gitmem.errors import InvalidInput, MalformedRecord, UnknownMemory
+from gitmem.facade_context import ContextMixin
+from gitmem.facade_verify import VerifyMixin
+from gitmem.ids import content_key, memory_id, resolve_id
+from gitmem.models import (
+    Decay,
+    Memory,
+    MemoryType,
+    Provenance,
+    Refutation,
+    Relation,
+    RelationType,
+    Scope,
+    Status,
+    utc_now,
+)
+from gitmem.reader import Skipped, Snapshot, read_snapshot, record_path
+from gitmem.store import CommitInfo, Mutation, Store
+
+__all__ = ["Gitmem", "ImportResult", "LearnResult"]
+
+
+@dataclass(frozen=True)
+class LearnResult:
+    """Outcome of :meth:`Gitmem.learn`: the id, and whether it was new or an existing one re-verified."""
+
+    memory: Memory
+    created: bool
+    commit: CommitInfo | None
+
+
+@dataclass
+class ImportResult:
+    """Outcome of :meth:`Gitmem.import_legacy`."""
+
+    imported: list[str] = field(default_factory=list)
+    """Ids written (new or replaced)."""
+    unchanged: list[str] = field(default_factory=list)
+    """Ids already stored with the same record."""
+    failed: list[str] = field(default_factory=list)
+    """One line per file that could not be imported (path: reason)."""
+    commit: CommitInfo | None = None
+
+
+def _first_words(text: str, limit: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
+
+
+class Gitmem(VerifyMixin, ContextMixin):
+    """A repository's memory store.
+
+    Open with :meth:`open`. Every method that changes memories makes exactly one
+    commit on ``refs/tur/memories`` (or none when nothing changed), with
+    compare-and-swap, so concurrent processes never lose a write.
+    """
+
+    def __init__(self, store: Store, settings: Settings | None = None, cwd: Path | None = None):
+        self.store = store
+        self.settings = settings or load_settings(store.workdir)
+        self.cwd = cwd or Path.cwd()
+        self._cache = None
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
+        """Open the repository containing ``path``.
+
+        Raises:
+            NotARepository: ``path`` is not inside a git repository.
+            ConfigError: ``.tur/config.yaml`` is invalid.
+        """
+        store = Store.discover(path)
+        return cls(store, cwd=Path(path).resolve())
+
+    # -- reading ---------------------------------------------------------------------------
+
+    def snapshot(self, tip: str | None = None) -> Snapshot:
+        """All records at ``tip`` (default: the current tip of the memory ref)."""
+        tip = self.store.tip() if tip is None else tip
+        return read_snapshot(self.store, tip, self._record_cache())
+
+    def _record_cache(self):  # noqa: ANN202 - optional speed layer
+        if self._cache is None:
+            try:
+                from gitmem.cache import RecordCache
+            except ImportError:
+                return None
+            self._cache = RecordCache.for_store(self.store)
+        return self._cache
+
+    def memories(self) -> tuple[list[Memory], list[Skipped]]:
+        """Every readable record (sorted by id) and the skipped malformed blobs."""
+        snap = self.snapshot()
+        return [snap.records[k] for k in sorted(snap.records)], snap.skipped
+
+    def get(self, token: str) -> Memory:
+        """Return the memory with this id or unique id prefix.
+
+        Raises:
+            UnknownMemory: no such id.
+            AmbiguousId: the prefix matches several ids.
+            MalformedRecord: the record exists but cannot be read.
+        """
+        snap = self.snapshot()
+        found = resolve_id(token, snap.blobs)
+        if found not in snap.records:
+            bad = next(s for s in snap.skipped if s.memory_id == found)
+            raise MalformedRecord(f"blob {bad.blob_id[:12]} ({found})", bad.reason)
+        return snap.records[found]
+
+    def history(self, memory_id_: str) -> list[CommitInfo]:
+        """Commits on the memory ref that changed this record, newest first."""
+        return self.store.log(record_path(memory_id_))
+
+    # -- learning --------------------------------------------------------------------------
+
+    def learn(
+        self,
+        content: str,
+        *,
+        type: MemoryType | str = MemoryType.FACT,  # noqa: A002 - mirrors the record field
+        file: str | None = None,
+        confidence: float | None = None,
+        agent: str | None = None,
+        harness: str | None = None,
+        scope: Scope | str = Scope.UNIVERSAL,
+        allow_secret: bool = False,
+        now: datetime | None = None,
+    ) -> LearnResult:
+        """Store a memory observed at HEAD, or re-verify the same content if already stored.
+
+        Args:
+            content: the statement; de-duplicated on its normalised form.
+            type: axiom | core | fact | insight | preference.
+            file: anchor ``path`` or ``path#Lstart-Lend``, relative to the current directory.
+            confidence: in [0, 1]; default 1.0 for a new memory, unchanged for a known one.
+            agent: source agent name.
+            harness: source harness name.
+            scope: universal | incarnation.
+            allow_secret: store content even if it looks like a credential.
+            now: observation time (UTC); default the current time.
+
+        Raises:
+            InvalidInput: empty content, unknown type, confidence outside [0, 1].
+            SecretRefused: the content contains a credential and ``allow_secret`` is false.
+            InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
+        """
+        from gitmem import secret_scan
+
+        type_ = _parse_enum(MemoryType, type, "type")
+        scope_ = _parse_enum(Scope, scope, "scope")
+        if not content or not content.strip():
+            raise InvalidInput("memory content is empty", "pass the statement to remember")
+        if confidence is not None and not 0.0 <= confidence <= 1.0:
+            raise InvalidInput(f"confidence must be between 0 and 1, got {confidence}")
+        secret_scan.check_content(content, allow=allow_secret)
+        now = now or utc_now()
+        head = self.store.head_sha()
+        anchor, fingerprint = None, None
+        if file is not None:
+            anchor, fingerprint = self._anchor(file, head)
+        status, reason = Status.FRESH, None
+        if head is None:
+            status, reason = Status.UNANCHORED, "repository had no commits when learned"
+        provenance = Provenance(
+            observed_at=now,
+            git_sha=head,
+            source_agent=agent,
+            source_harness=harness,
+            context_ref=anchor.ref() if anchor else None,
+            fingerprint=fingerprint,
+        )
+        half_life = self.settings.decay.half_life_days.get(type_)
+        key = content_key(content)
+
+        def build(tip: str | None) -> Mutation | None:
+            snap = self.snapshot(tip)
+            existing = next(
+                (m for i, m in snap.records.items() if i.rsplit("-", 1)[1] == key), None
+            )
+            if existing is not None:
+                memory = _reverify(existing, provenance, confidence, status, reason, now)
+                data = codec.update(self.store.read_blob(snap.blobs[existing.id]), memory)
+                message = f"reverify {memory.id}: {_first_words(content)}"
+                return Mutation({record_path(memory.id): data}, message, result=(memory, False))
+            memory = Memory(
+                id=memory_id(type_, content),
+                type=type_,
+                scope=scope_,
+                content=content,
+                confidence=1.0 if confidence is None else confidence,
+                provenance=provenance,
+                decay=Decay(
+                    half_life_days=half_life,
+                    last_verified_at=now,
+                    staleness_status=status,
+                    reason=reason,
+                ),
+            )
+            message = f"learn {memory.id}: {_first_words(content)}"
+            return Mutation({record_path(memory.id): codec.dump_new(memory)}, message,
+                            result=(memory, True))
+
+        commit, mutation = self.store.transact(build)
+        memory, created = mutation.result  # type: ignore[union-attr, misc]
+        return LearnResult(memory=memory, created=created, commit=commit)
+
+    def _anchor(self, spec: str, head: str | None):  # noqa: ANN202
+        """Validate ``--file`` against the working tree; return (anchor, fingerprint).
+
+        Raises:
+            InvalidAnchor: bare repository, bad path or range, or a file not in HEAD.
+        """
+        from gitmem import anchors
+        from gitmem.errors import InvalidAnchor
+
+        root = self.store.workdir
+        if root is None:
+            raise InvalidAnchor("a bare repository has no working tree to anchor --file in")
+        anchor = anchors.resolve_anchor(root, self.cwd, spec)
+        if head is not None and self.store.blob_id_at(head, anchor.path) is None:
+            raise InvalidAnchor(
+                f"{anchor.path} is not in HEAD's tree",
+                "commit it first, so that gitmem can tell when it changes",
+            )
+        data = (root / anchor.path).read_bytes()
+        return anchor, anchors.anchor_fingerprint(anchor, data)
+
+    # -- curation --------------------------------------------------------------------------
+
+    def _edit(self, token: str, verb: str, edit) -> tuple[Memory, CommitInfo | None]:  # noqa: ANN001
+        """Apply ``edit(memory) -> Memory`` to one record in one commit (CAS, rebuilt on retry)."""
+        target = self.get(token).id
+
+        def build(tip: str | None) -> Mutation | None:
+            snap = self.snapshot(tip)
+            if target not in snap.records:
+                raise UnknownMemory(target)
+            memory = edit(snap.records[target].model_copy(deep=True))
+            data = codec.update(self.store.read_blob(snap.blobs[target]), memory)
+            return Mutation({record_path(target): data}, f"{verb} {target}", result=memory)
+
+        commit, mutation = self.store.transact(build)
+        return mutation.result, commit  # type: ignore[union-attr, return-value]
+
+    def refute(self, token: str, reason: str, by: str | None = None) -> tuple[Memory, CommitInfo | None]:
+        """Mark a memory refuted with a reason; refuted wins over every other status.
+
+        Raises:
+            InvalidInput: the reason is empty.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        if not reason or not reason.strip():
+            raise InvalidInput("a refutation needs a reason", 'pass --reason "why it is wrong"')
+
+        def edit(m: Memory) -> Memory:
+            m.refutation = Refutation(reason=reason, by=by, at=utc_now())
+            if m.decay is not None:
+                m.decay.staleness_status = Status.REFUTED
+            return m
+
+        return self._edit(token, "refute", edit)
+
+    def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
+        """Change a memory's confidence (in [0, 1]).
+
+        Raises:
+            InvalidInput: confidence outside [0, 1].
+        """
+        if not 0.0 <= confidence <= 1.0:
+            raise InvalidInput(f"confidence must be between 0 and 1, got {confidence}")
+
+        def edit(m: Memory) -> Memory:
+            m.confidence = confidence
+            return m
+
+        return self._edit(token, "confidence", edit)
+
+    def link(self, source: str, target: str, kind: RelationType | str) -> tuple[Memory, CommitInfo | None]:
+        """Add a typed relation ``source --kind--> target`` (idempotent).
+
+        Raises:
+            InvalidInput: unknown relation type, or a memory linked to itself.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        kind_ = _parse_enum(RelationType, kind, "relation type")
+        target_id = self.get(target).id
+        if self.get(source).id == target_id:
+            raise InvalidInput("a memory cannot be linked to itself")
+
+        def edit(m: Memory) -> Memory:
+            if not any(r.type == kind_ and r.target == target_id for r in m.relations):
+                m.relations = [*m.relations, Relation(type=kind_, target=target_id)]
+            return m
+
+        return self._edit(source, f"link {kind_.value} {target_id}:", edit)
+
+    def forget(self, token: str) -> CommitInfo | None:
+        """Remove a memory from the tree; it stays in the ref's history.
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        snap = self.snapshot()
+        target = resolve_id(token, snap.blobs)
+
+        def build(tip: str | None) -> Mutation | None:
+            if target not in self.store.entries(tip):
+                raise UnknownMemory(target)
+            return Mutation({record_path(target): None}, f"forget {target}")
+
+        commit, _ = self.store.transact(build)
+        return commit
+
+    # -- import ----------------------------------------------------------------------------
+
+    def import_legacy(self, paths: Iterable[str | os.PathLike[str]]) -> ImportResult:
+        """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
+
+        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` and the
+        old one is kept under ``legacy_id``. Records with no provenance load as
+        ``unanchored`` with confidence 1.0 and no decay (EP-0131).
+
+        Raises:
+            InvalidInput: a path does not exist.
+        """
+        from gitmem import legacy
+
+        files = legacy.expand_paths(paths)
+        parsed: list[Memory] = []
+        result = ImportResult()
+        for path in files:
+            try:
+                parsed.append(legacy.to_memory(path))
+            except (MalformedRecord, InvalidInput) as exc:
+                result.failed.append(f"{path}: {exc}")
+
+        def build(tip: str | None) -> Mutation | None:
+            result.imported.clear()
+            result.unchanged.clear()
+            blobs = self.store.entries(tip)
+            changes: dict[str, bytes | None] = {}
+            for memory in parsed:
+                data = codec.dump_new(memory)
+                if memory.id in blobs and self.store.read_blob(blobs[memory.id]) == data:
+                    result.unchanged.append(memory.id)
+                    continue
+                changes[record_path(memory.id)] = data
+                result.imported.append(memory.id)
+            if not changes:
+                return None
+            return Mutation(changes, f"import {len(changes)} memories")
+
+        result.commit, _ = self.store.transact(build)
+        return result
+
+
+def _parse_enum(enum, value, what: str):  # noqa: ANN001, ANN202
+    try:
+        return enum(value)
+    except ValueError:
+        choices = " | ".join(e.value for e in enum)
+        raise InvalidInput(f"unknown {what} {value!r}", f"use one of {choices}") from None
+
+
+def _reverify(
+    existing: Memory,
+    provenance: Provenance,
+    confidence: float | None,
+    status: Status,
+    reason: str | None,
+    now: datetime,
+) -> Memory:
+    """Learning known content again corroborates it: new anchor and time, same observed_at."""
+    memory = existing.model_copy(deep=True)
+    old = memory.provenance
+    if provenance.context_ref is None and old is not None and old.context_ref:
+        # Re-learning without --file keeps the anchor it had, at the commit it was
+        # checked at: moving only the SHA would silently point it at other lines.
+        pass
+    else:
+        memory.provenance = provenance.model_copy(
+            update={"observed_at": old.observed_at if old else provenance.observed_at}
+        )
+    if confidence is not None:
+        memory.confidence = confidence
+    if memory.refutation is None:
+        decay = memory.decay or Decay()
+        decay.last_verified_at = now
+        decay.staleness_status = status
+        decay.reason = reason
+        memory.decay = decay
+    return memory
+

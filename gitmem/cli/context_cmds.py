@@ -1,0 +1,124 @@
+"""What an agent reads: ``tur wake``, ``tur recall``, ``tur hook pre-turn``, persona and spark notes."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``wake``, ``recall``, ``hook``, ``persona`` and ``spark``."""
+    p = sub.add_parser("wake", help="the token-budgeted prompt for the start of a session")
+    p.add_argument("--token-budget", type=int, default=None, metavar="N",
+                   help="tokens (default from config, 4096); 0 = unbounded")
+    p.add_argument("--unbounded", action="store_true", help="every active memory, no budget")
+    p.add_argument("--format", default="markdown", choices=("markdown", "json"))
+    p.add_argument("--explain", action="store_true",
+                   help="after the prompt, list every memory included or excluded, with the reason")
+    p.set_defaults(func=cmd_wake)
+
+    p = sub.add_parser("recall", help="memories relevant to a query (BM25 + recency + trigram, RRF)")
+    p.add_argument("query_pos", nargs="?", metavar="QUERY")
+    p.add_argument("--query", "-q")
+    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--token-budget", type=int, default=None, metavar="N")
+    p.add_argument("--format", default="markdown-prompt",
+                   choices=("markdown-prompt", "json", "plain"))
+    p.add_argument("--include-stale", action="store_true")
+    p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser("hook", help="entry points for agent harness hooks")
+    hook = p.add_subparsers(dest="hook", metavar="HOOK", required=True)
+    h = hook.add_parser("pre-turn", help="read the harness's JSON on stdin; print the recall block")
+    h.add_argument("--top-k", type=int, default=None)
+    h.add_argument("--token-budget", type=int, default=1024, metavar="N")
+    h.set_defaults(func=cmd_hook_pre_turn)
+
+    p = sub.add_parser("persona", help="tier 0 identity and invariants (persona.yaml on the ref)")
+    ps = p.add_subparsers(dest="persona", metavar="ACTION", required=True)
+    s = ps.add_parser("set", help="store FILE (YAML mapping) as the persona")
+    s.add_argument("file")
+    s.set_defaults(func=cmd_persona_set)
+    s = ps.add_parser("show", help="print the stored persona")
+    s.set_defaults(func=cmd_persona_show)
+
+    p = sub.add_parser("spark", help="leave a continuity note for the next session")
+    p.add_argument("text")
+    p.set_defaults(func=cmd_spark)
+
+
+def cmd_wake(args, env) -> int:  # noqa: ANN001
+    """Print the wake prompt (and the assembly record with --explain)."""
+    from gitmem import render
+
+    budget = 0 if args.unbounded else args.token_budget
+    if budget is not None and budget < 0:
+        from gitmem.errors import InvalidInput
+
+        raise InvalidInput(f"--token-budget must be >= 0, got {budget}")
+    result, skipped = env.gm.wake(token_budget=budget)
+    env.warn_skipped(skipped)
+    env.out.write(render.render_wake(result, args.format))
+    if args.explain and args.format != "json":
+        env.out.write(render.render_explain(result))
+    return 0
+
+
+def cmd_recall(args, env) -> int:  # noqa: ANN001
+    """Print the memories recalled for the query."""
+    from gitmem import render
+    from gitmem.errors import InvalidInput
+
+    query = args.query or args.query_pos
+    if not query or not query.strip():
+        raise InvalidInput("recall needs a query", 'pass --query "what you are about to do"')
+    if args.top_k is not None and args.top_k < 1:
+        raise InvalidInput(f"--top-k must be >= 1, got {args.top_k}")
+    result, skipped = env.gm.recall(query, top_k=args.top_k, token_budget=args.token_budget,
+                                    include_stale=args.include_stale)
+    env.warn_skipped(skipped)
+    env.out.write(render.render_recall(result, args.format))
+    return 0
+
+
+def cmd_hook_pre_turn(args, env) -> int:  # noqa: ANN001
+    """Never block a harness turn: print the block or nothing, always exit 0."""
+    try:
+        payload = sys.stdin.buffer.read() if env.out is sys.stdout else sys.stdin.read()
+        text = env.gm.pre_turn(payload, top_k=args.top_k, token_budget=args.token_budget)
+        if text:
+            env.out.write(text)
+    except Exception as exc:  # noqa: BLE001 - a hook must not fail the harness
+        env.warn(f"tur hook pre-turn: {exc}")
+    return 0
+
+
+def cmd_persona_set(args, env) -> int:  # noqa: ANN001
+    """Store a persona file."""
+    from pathlib import Path
+
+    from gitmem.errors import InvalidInput
+
+    path = Path(args.file)
+    if not path.is_file():
+        raise InvalidInput(f"no such file: {path}")
+    commit = env.gm.set_persona(path.read_bytes(), where=str(path))
+    env.print("persona stored" if commit else "persona unchanged")
+    return 0
+
+
+def cmd_persona_show(args, env) -> int:  # noqa: ANN001
+    """Print the stored persona."""
+    text = env.gm.persona_text()
+    if text is None:
+        env.warn("no persona set: tur persona set FILE")
+        return 1
+    env.out.write(text)
+    return 0
+
+
+def cmd_spark(args, env) -> int:  # noqa: ANN001
+    """Record a continuity note."""
+    name = env.gm.spark(args.text)
+    env.print(f"continuity note {name}")
+    return 0

@@ -1,0 +1,51 @@
+"""Plain-text and JSON rendering helpers shared by the commands (no terminal styling library)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from typing import Any
+
+__all__ = ["json_dump", "memory_json", "one_line", "table"]
+
+_CONTROL = {i: f"\\x{i:02x}" for i in range(32) if i not in (9,)} | {127: "\\x7f"}
+
+
+def json_dump(data: Any) -> str:
+    """JSON text, indented, non-ASCII kept, keys in insertion order."""
+    return json.dumps(data, indent=2, ensure_ascii=False, default=str)
+
+
+def memory_json(memory, **extra: Any) -> dict[str, Any]:  # noqa: ANN001
+    """A record as JSON-ready data (the stored fields plus ``extra`` runtime values)."""
+    doc = memory.model_dump(mode="json", exclude_none=True)
+    if not doc.get("relations"):
+        doc.pop("relations", None)
+    doc.update({k: v for k, v in extra.items() if v is not None})
+    return doc
+
+
+def one_line(text: str, escape: bool = False) -> str:
+    """Content on one line: newlines shown as ``⏎``; control characters escaped when ``escape``.
+
+    Escaping is only for a terminal, where an ANSI sequence stored in a memory
+    would otherwise restyle the screen; piped output keeps the exact text.
+    """
+    text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return text.translate(_CONTROL) if escape else text
+
+
+def table(env, headers: list[str], rows: list[list[str]]) -> None:  # noqa: ANN001
+    """Aligned columns; the last column is cut to the terminal width only on a terminal."""
+    widths = [len(h) for h in headers[:-1]]
+    for row in rows:
+        for i, cell in enumerate(row[:-1]):
+            widths[i] = max(widths[i], len(cell))
+    tty = env.out.isatty()
+    room = shutil.get_terminal_size((120, 24)).columns - sum(w + 2 for w in widths)
+    for row in [headers, *rows]:
+        head = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1]))
+        last = row[-1]
+        if tty and room > 10 and len(last) > room:
+            last = last[: room - 1] + "…"
+        env.print(f"{head}  {last}".rstrip())

@@ -1,0 +1,44 @@
+"""Staleness commands: ``tur verify`` (records new statuses in one commit) and ``tur status`` (read-only)."""
+
+from __future__ import annotations
+
+import argparse
+
+from gitmem.cli.output import json_dump
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``verify`` and ``status``."""
+    p = sub.add_parser("verify", help="recompute staleness and record it in one commit",
+                       description="Check every memory (or the given ids) against HEAD and the "
+                       "working tree; re-anchor moved lines; record new statuses in one commit.")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--format", default="plain", choices=("plain", "json"))
+    p.set_defaults(func=cmd_verify, write=True)
+
+    p = sub.add_parser("status", help="staleness summary with weight and reason, without writing")
+    p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--format", default="plain", choices=("plain", "json"))
+    p.set_defaults(func=cmd_verify, write=False)
+
+
+def cmd_verify(args, env) -> int:  # noqa: ANN001
+    """Print counts per status and one line per memory whose status or anchor changed."""
+    outcome = env.gm.verify(args.ids or None, write=args.write)
+    env.warn_skipped(outcome.skipped)
+    if args.format == "json":
+        env.print(json_dump(outcome.to_json()))
+        return 0
+    counts = outcome.counts()
+    env.print(", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories")
+    for row in outcome.rows:
+        if args.write and not row.changed:
+            continue
+        anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
+        env.print(f"{row.memory_id}  {row.status}  w={row.weight:.2f}  {row.reason}{anchor}")
+    if args.write:
+        if outcome.commit:
+            env.print(f"recorded in {outcome.commit.sha[:12]} on refs/tur/memories")
+        else:
+            env.print("nothing changed")
+    return 0

@@ -1,0 +1,213 @@
+"""The :class:`gitmem.api.Gitmem` methods that build what an agent reads: wake, recall, persona, sparks."""
+
+from __future__ import annotations
+
+import json
+import secrets
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from gitmem import codec
+from gitmem.errors import InvalidInput, MalformedRecord
+from gitmem.models import Memory, utc_now
+from gitmem.reader import Skipped
+from gitmem.store import CommitInfo, Mutation
+
+if TYPE_CHECKING:
+    from gitmem.recall import RecallResult
+    from gitmem.wake import WakeResult
+
+__all__ = ["PERSONA_PATH", "ContextMixin"]
+
+PERSONA_PATH = "persona.yaml"
+CONTINUITY_DIR = "continuity"
+
+
+class ContextMixin:
+    """Wake, recall, the pre-turn hook, persona and continuity notes (mixed into ``Gitmem``)."""
+
+    # -- persona and continuity ------------------------------------------------------------
+
+    def persona_text(self) -> str | None:
+        """The stored ``persona.yaml`` text, or ``None`` when none is set."""
+        data = self.store.read_path(self.store.tip(), PERSONA_PATH)
+        return data.decode("utf-8") if data is not None else None
+
+    def persona(self) -> dict[str, Any] | None:
+        """The persona as a mapping (Tier 0 of wake), or ``None``.
+
+        Raises:
+            MalformedRecord: the stored persona is not a YAML mapping.
+        """
+        data = self.store.read_path(self.store.tip(), PERSONA_PATH)
+        if data is None:
+            return None
+        return codec.load_mapping(data, f"{PERSONA_PATH} on refs/tur/memories")
+
+    def set_persona(self, data: bytes, where: str = "persona") -> CommitInfo | None:
+        """Store ``data`` (a YAML mapping: identity and invariants) as ``persona.yaml``.
+
+        Raises:
+            MalformedRecord: not a safe YAML mapping.
+        """
+        codec.load_mapping(data, where)
+        commit, _ = self.store.transact(
+            lambda tip: Mutation({PERSONA_PATH: data}, "persona: set identity and invariants")
+        )
+        return commit
+
+    def spark(self, text: str, now: datetime | None = None) -> str:
+        """Record a continuity note for the next session; return its name.
+
+        Raises:
+            InvalidInput: empty text.
+        """
+        if not text.strip():
+            raise InvalidInput("a continuity note needs text")
+        now = now or utc_now()
+        name = f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}.md"
+        body = text if text.endswith("\n") else text + "\n"
+        first = " ".join(text.split())[:60]
+        self.store.transact(
+            lambda tip: Mutation({f"{CONTINUITY_DIR}/{name}": body.encode()}, f"spark: {first}")
+        )
+        return name
+
+    def continuity(self) -> str | None:
+        """The latest continuity note (names sort by time), or ``None``."""
+        tip = self.store.tip()
+        notes = self.store.list_dir(tip, CONTINUITY_DIR)
+        if not notes:
+            return None
+        latest = max(notes)
+        return self.store.read_blob(notes[latest]).decode("utf-8", "replace").rstrip("\n")
+
+    # -- wake and recall -------------------------------------------------------------------
+
+    def token_counter(self):  # noqa: ANN201 - gitmem.tokens.TokenCounter
+        """The configured tokenizer (loaded lazily on first count)."""
+        from gitmem.tokens import TokenCounter
+
+        return TokenCounter(self.settings.tokenizer)
+
+    def wake(
+        self, token_budget: int | None = None, now: datetime | None = None
+    ) -> tuple[WakeResult, list[Skipped]]:
+        """Compile the wake prompt (EP-0132) within ``token_budget`` tokens.
+
+        Args:
+            token_budget: tokens; ``None`` takes the configured default (4096); 0 is unbounded.
+            now: the time decay is computed at (default: now, UTC).
+
+        Returns:
+            The :class:`~gitmem.wake.WakeResult` (text + assembly record) and the skipped blobs.
+
+        Raises:
+            InvalidInput: negative budget.
+            TokenizerUnavailable: the configured encoding cannot be loaded offline.
+        """
+        from gitmem.wake import compile_wake
+
+        budget = self.settings.wake.token_budget if token_budget is None else token_budget
+        if budget < 0:
+            raise InvalidInput(f"token budget must be >= 0, got {budget}")
+        view = self.status_view(now=now)
+        memories = [r.memory for r in view.rows]
+        persona = self._persona_or_warn(view.skipped)
+        result = compile_wake(
+            memories,
+            weights={r.memory.id: r.weight for r in view.rows},
+            persona=persona,
+            continuity=self.continuity(),
+            budget=budget or None,
+            shares=self.settings.wake.shares,
+            threshold=self.settings.decay.threshold,
+            counter=self.token_counter(),
+            entry_tokens=self._entry_tokens(memories),
+        )
+        return result, view.skipped
+
+    def _persona_or_warn(self, skipped: list[Skipped]) -> dict[str, Any] | None:
+        try:
+            return self.persona()
+        except MalformedRecord as exc:
+            skipped.append(Skipped("persona", self.store.blob_id_at(self.store.tip(), PERSONA_PATH)
+                                   or "?", exc.reason))
+            return None
+
+    def _entry_tokens(self, memories: list[Memory]) -> dict[str, int] | None:
+        cache = self._record_cache()
+        if cache is None or not hasattr(cache, "entry_tokens"):
+            return None
+        return cache.entry_tokens(memories, self.settings.tokenizer)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        token_budget: int | None = None,
+        include_stale: bool = False,
+        now: datetime | None = None,
+    ) -> tuple[RecallResult, list[Skipped]]:
+        """Memories relevant to ``query``: BM25 + recency + trigram vectors fused by RRF.
+
+        Refuted memories never appear; stale ones only with ``include_stale``.
+
+        Raises:
+            InvalidInput: empty query, ``top_k`` < 1 or negative budget.
+        """
+        from gitmem.recall import recall
+
+        if not query.strip():
+            raise InvalidInput("recall needs a query")
+        top_k = self.settings.recall.top_k if top_k is None else top_k
+        if top_k < 1:
+            raise InvalidInput(f"top-k must be >= 1, got {top_k}")
+        if token_budget is not None and token_budget < 0:
+            raise InvalidInput(f"token budget must be >= 0, got {token_budget}")
+        memories, skipped = self.memories()
+        result = recall(
+            memories,
+            query,
+            top_k=top_k,
+            include_stale=include_stale,
+            token_budget=token_budget or None,
+            counter=self.token_counter() if token_budget else None,
+            now=now or utc_now(),
+        )
+        return result, skipped
+
+    def pre_turn(self, payload: bytes | str, top_k: int | None = None,
+                 token_budget: int | None = 1024) -> str:
+        """The recall block for a harness hook payload (JSON with a ``prompt`` field), or ``""``.
+
+        Raises:
+            InvalidInput: the payload is not JSON or has no prompt (the CLI turns
+                every error into a stderr line and exit 0).
+        """
+        from gitmem.render import render_recall
+
+        try:
+            doc = json.loads(payload or b"{}")
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"hook input is not JSON: {exc}") from None
+        prompt = _prompt_of(doc)
+        if not prompt:
+            return ""
+        result, _ = self.recall(prompt, top_k=top_k, token_budget=token_budget)
+        return render_recall(result, "markdown-prompt") if result.hits else ""
+
+
+def _prompt_of(doc: Any) -> str:
+    # Harnesses differ: Claude Code sends {"prompt": ...}; others nest it.
+    if isinstance(doc, dict):
+        for key in ("prompt", "user_prompt", "message", "query"):
+            value = doc.get(key)
+            if isinstance(value, str) and value.strip():
+                return value
+            if isinstance(value, dict):
+                inner = _prompt_of(value)
+                if inner:
+                    return inner
+    return ""

@@ -1,0 +1,230 @@
+"""The :class:`gitmem.api.Gitmem` methods for staleness and weight: verify, status, and the status view."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from gitmem import codec
+from gitmem.decay import DecayPolicy, weight
+from gitmem.errors import EmptyRepository
+from gitmem.models import Memory, Status, utc_now
+from gitmem.reader import Skipped, record_path
+from gitmem.store import CommitInfo, Mutation
+
+__all__ = ["StatusRow", "StatusView", "VerifyMixin", "VerifyOutcome"]
+
+_ORDER = (Status.FRESH, Status.STALE, Status.UNANCHORED, Status.REFUTED)
+
+
+@dataclass
+class StatusRow:
+    """One memory with its status, reason, weight (in [0, 1]) and commit distance (commits)."""
+
+    memory: Memory
+    status: Status
+    reason: str | None
+    weight: float
+    commit_distance: int | None = None
+    changed: bool = False
+    moved: bool = False
+    new_ref: str | None = None
+    hint: str | None = None
+
+    @property
+    def memory_id(self) -> str:
+        """The memory's id."""
+        return self.memory.id
+
+
+@dataclass
+class StatusView:
+    """Every readable memory with its stored status and current weight; skipped blobs."""
+
+    rows: list[StatusRow] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    head: str | None = None
+
+
+@dataclass
+class VerifyOutcome(StatusView):
+    """Result of ``verify`` / ``status``: one row per memory checked, and the commit (if any)."""
+
+    commit: CommitInfo | None = None
+
+    def counts(self) -> dict[str, int]:
+        """Memories per status, in the order fresh, stale, unanchored, refuted (zeros left out)."""
+        counts = Counter(r.status for r in self.rows)
+        return {s.value: counts[s] for s in _ORDER if counts[s]}
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready summary: counts, the commit, and one entry per memory."""
+        return {
+            "head": self.head,
+            "counts": self.counts(),
+            "commit": self.commit.sha if self.commit else None,
+            "memories": [
+                {
+                    "id": r.memory_id,
+                    "status": r.status.value,
+                    "reason": r.reason,
+                    "hint": r.hint,
+                    "weight": round(r.weight, 6),
+                    "commit_distance": r.commit_distance,
+                    "changed": r.changed,
+                    "context_ref": r.new_ref or (r.memory.provenance.context_ref
+                                                 if r.memory.provenance else None),
+                }
+                for r in self.rows
+            ],
+        }
+
+
+class VerifyMixin:
+    """Staleness (EP-0131) for ``Gitmem``: verify, status, weights."""
+
+    @property
+    def policy(self) -> DecayPolicy:
+        """The decay policy from the configuration."""
+        d = self.settings.decay
+        return DecayPolicy(
+            half_life_days=dict(d.half_life_days),
+            commit_lambda=dict(d.commit_lambda),
+            threshold=d.threshold,
+            max_commit_distance=d.max_commit_distance,
+        )
+
+    def identity(self) -> str:
+        """``Name <email>`` of the repository's git identity (or the fallback)."""
+        sig = self.store.signature()
+        return f"{sig.name} <{sig.email}>"
+
+    def record_text(self, memory_id: str) -> str:
+        """The record exactly as stored on the ref (YAML text).
+
+        Raises:
+            UnknownMemory: no such id.
+        """
+        from gitmem.ids import resolve_id
+
+        snap_blobs = self.store.entries(self.store.tip())
+        found = resolve_id(memory_id, snap_blobs)
+        return self.store.read_blob(snap_blobs[found]).decode("utf-8", "replace")
+
+    def _distances(self, memories: list[Memory], head: str | None) -> dict[str, int | None]:
+        """Commit distance of each memory's anchor SHA to HEAD, one walk per distinct SHA."""
+        out: dict[str, int | None] = {}
+        if head is None:
+            return {m.id: None for m in memories}
+        history = self.store.code()
+        per_sha: dict[str, int | None] = {}
+        for m in memories:
+            sha = m.provenance.git_sha if m.provenance else None
+            if sha is None:
+                out[m.id] = None
+                continue
+            if sha not in per_sha:
+                full = history.resolve_commit(sha)
+                per_sha[sha] = history.commit_distance(full, head).commits if full else None
+            out[m.id] = per_sha[sha]
+        return out
+
+    def status_view(self, now: datetime | None = None) -> StatusView:
+        """Stored statuses with current weights (no staleness check, nothing written)."""
+        now = now or utc_now()
+        memories, skipped = self.memories()
+        head = self.store.head_sha()
+        distances = self._distances(memories, head)
+        policy = self.policy
+        rows = [
+            StatusRow(
+                memory=m,
+                status=m.status,
+                reason=m.refutation.reason if m.refutation else (m.decay.reason if m.decay else
+                                                                 "no provenance (legacy record)"),
+                weight=weight(m, now, distances[m.id], policy),
+                commit_distance=distances[m.id],
+            )
+            for m in memories
+        ]
+        return StatusView(rows=rows, skipped=skipped, head=head)
+
+    def verify(
+        self, ids: list[str] | None = None, *, write: bool = True, now: datetime | None = None
+    ) -> VerifyOutcome:
+        """Check memories against HEAD and the working tree; with ``write``, record changes.
+
+        Every memory (or those in ``ids``) gets a verdict (see :mod:`gitmem.staleness`).
+        With ``write``, every changed record (status, reason, moved or corroborated
+        anchor) is rewritten in one commit ``verify: …``; a memory another process
+        changed meanwhile is left to that process's write.
+
+        Raises:
+            EmptyRepository: HEAD is unborn.
+            UnknownMemory, AmbiguousId: a bad id in ``ids``.
+        """
+        from gitmem.ids import resolve_id
+        from gitmem.staleness import apply_verdict, check
+
+        now = now or utc_now()
+        snap = self.snapshot()
+        if ids:
+            wanted = {resolve_id(i, snap.blobs) for i in ids}
+            memories = [snap.records[i] for i in sorted(wanted) if i in snap.records]
+        else:
+            memories = [snap.records[k] for k in sorted(snap.records)]
+        if self.store.head_sha() is None:
+            raise EmptyRepository(
+                "the repository has no commits yet: nothing to verify memories against",
+                "commit something first",
+            )
+        policy = self.policy
+        report = check(memories, self.store.code(), policy)
+        updated: dict[str, Memory] = {}
+        rows = []
+        for memory, verdict in zip(memories, report.verdicts, strict=True):
+            new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
+            if verdict.changed:
+                updated[memory.id] = new
+            rows.append(StatusRow(
+                memory=new, status=verdict.status, reason=verdict.reason,
+                weight=weight(new, now, verdict.commit_distance, policy),
+                commit_distance=verdict.commit_distance, changed=verdict.changed,
+                moved=bool(verdict.new_context_ref and memory.provenance
+                           and verdict.new_context_ref != memory.provenance.context_ref),
+                new_ref=verdict.new_context_ref, hint=verdict.hint,
+            ))
+        outcome = VerifyOutcome(rows=rows, skipped=snap.skipped, head=report.head_sha)
+        if write and updated:
+            outcome.commit = self._record_verdicts(snap.blobs, updated, rows)
+        return outcome
+
+    def _record_verdicts(
+        self, judged_blobs: dict[str, str], updated: dict[str, Memory], rows: list[StatusRow]
+    ) -> CommitInfo | None:
+        counts = Counter(r.status.value for r in rows if r.changed)
+        moved = sum(1 for r in rows if r.moved)
+        parts = [f"{n} {s}" for s, n in sorted(counts.items())]
+        if moved:
+            parts.append(f"{moved} re-anchored")
+        message = "verify: " + ", ".join(parts) + "\n\n" + "\n".join(
+            f"{r.memory_id}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
+            + (f" -> {r.new_ref}" if r.moved else "")
+            for r in rows if r.changed
+        )
+
+        def build(tip: str | None) -> Mutation | None:
+            blobs = self.store.entries(tip)
+            changes: dict[str, bytes | None] = {}
+            for memory_id, memory in updated.items():
+                # Only records still as we judged them: a concurrent edit wins.
+                if blobs.get(memory_id) != judged_blobs.get(memory_id):
+                    continue
+                original = self.store.read_blob(blobs[memory_id])
+                changes[record_path(memory_id)] = codec.update(original, memory)
+            return Mutation(changes, message) if changes else None
+
+        commit, _ = self.store.transact(build)
+        return commit

@@ -1,0 +1,82 @@
+"""Reading every record on the memory ref into models, skipping malformed blobs with a warning."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitmem import codec
+from gitmem.errors import MalformedRecord
+from gitmem.models import Memory
+from gitmem.store import Store
+
+__all__ = ["Skipped", "Snapshot", "read_snapshot", "record_path"]
+
+
+def record_path(memory_id: str) -> str:
+    """Tree path of a record: ``memories/<2 hex>/<id>.yaml``."""
+    from gitmem.ids import shard_of
+
+    return f"memories/{shard_of(memory_id)}/{memory_id}.yaml"
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A blob on the ref that could not be read as a record."""
+
+    memory_id: str
+    blob_id: str
+    reason: str
+
+    def warning(self) -> str:
+        """One line naming the blob, for stderr."""
+        return f"warning: skipped malformed record blob {self.blob_id[:12]} ({self.memory_id}): {self.reason}"
+
+
+@dataclass
+class Snapshot:
+    """All records at one tip of the memory ref.
+
+    ``records`` maps id to model (each with its ``blob_id``); ``skipped`` lists the
+    blobs that failed to parse or validate; ``blobs`` maps id to blob id for every
+    entry, readable or not.
+    """
+
+    tip: str | None
+    records: dict[str, Memory] = field(default_factory=dict)
+    skipped: list[Skipped] = field(default_factory=list)
+    blobs: dict[str, str] = field(default_factory=dict)
+
+
+def read_snapshot(store: Store, tip: str | None, cache: object | None = None) -> Snapshot:
+    """Parse every record at ``tip``; a malformed blob is skipped, never fatal.
+
+    Args:
+        store: the repository's store.
+        tip: commit on the memory ref (``None``: empty snapshot).
+        cache: a :class:`gitmem.cache.RecordCache` keyed by blob id, or ``None`` to parse every blob.
+    """
+    snap = Snapshot(tip=tip)
+    snap.blobs = store.entries(tip)
+    for memory_id, blob_id in snap.blobs.items():
+        try:
+            memory = _parse(store, memory_id, blob_id, cache)
+        except MalformedRecord as exc:
+            snap.skipped.append(Skipped(memory_id, blob_id, exc.reason))
+            continue
+        snap.records[memory.id] = memory
+    return snap
+
+
+def _parse(store: Store, memory_id: str, blob_id: str, cache: object | None) -> Memory:
+    if cache is not None:
+        hit = cache.get(blob_id)  # type: ignore[attr-defined]
+        if hit is not None:
+            return hit
+    where = f"blob {blob_id[:12]} (memories/{memory_id}.yaml)"
+    memory = codec.load(store.read_blob(blob_id), where)
+    if memory.id != memory_id:
+        raise MalformedRecord(where, f"id field {memory.id!r} does not match the file name")
+    memory._blob_id = blob_id
+    if cache is not None:
+        cache.put(blob_id, memory)  # type: ignore[attr-defined]
+    return memory

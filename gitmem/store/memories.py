@@ -1,0 +1,456 @@
+"""The memory ref ``refs/tur/memories``: fan-out trees, blobs, and compare-and-swap commits.
+
+This is the only code that writes the memory ref. It deals in bytes and object
+ids; parsing records is the codec's job. The ref is an orphan commit chain:
+every change is one commit whose tree is::
+
+    .gitmem                  format marker ("format: 1")
+    memories/<2 hex>/<id>.yaml
+    persona.yaml             optional
+    continuity/<name>.md     optional spark notes
+
+A change rewrites only the trees on the paths it touches (O(1) trees for one
+record, whatever the number of records).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import subprocess
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pygit2
+
+from gitmem.errors import (
+    EmptyRepository,
+    FormatVersion,
+    GitmemError,
+    NotARepository,
+    RefConflict,
+    RefLocked,
+)
+
+__all__ = [
+    "FORMAT_PATH",
+    "FORMAT_VERSION",
+    "MEMORY_REF",
+    "CommitInfo",
+    "Mutation",
+    "Store",
+]
+
+MEMORY_REF = "refs/tur/memories"
+FORMAT_PATH = ".gitmem"
+FORMAT_VERSION = 1
+_FORMAT_BLOB = f"format: {FORMAT_VERSION}\n".encode()
+_ZERO = "0" * 40
+_FALLBACK_NAME = "tur"
+_FALLBACK_EMAIL = "tur@localhost"
+
+
+@dataclass(frozen=True)
+class CommitInfo:
+    """One commit on the memory ref, as shown by ``tur show`` and ``tur log``."""
+
+    sha: str
+    message: str
+    author: str
+    time: datetime
+    parents: tuple[str, ...] = ()
+
+
+@dataclass
+class Mutation:
+    """A change to the memory tree: ``changes`` maps a tree path to new bytes, or ``None`` to delete.
+
+    ``parents_extra`` adds parents after the current tip (a sync merge).
+    """
+
+    changes: Mapping[str, bytes | None]
+    message: str
+    parents_extra: tuple[str, ...] = ()
+    allow_empty: bool = False
+    result: object = field(default=None)
+
+
+class Store:
+    """Git access for gitmem: the memory ref, its objects, and the repository it lives in.
+
+    Open with :meth:`discover`. Reads go through pygit2; the ref update goes
+    through ``git update-ref`` because that is git's own atomic compare-and-swap
+    under the ref lock, which libgit2's bindings do not expose.
+    """
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo = repo
+        self._code = None
+
+    def code(self):  # noqa: ANN201 - gitmem.store.code.CodeHistory
+        """The :class:`~gitmem.store.code.CodeHistory` of this repository (one per store)."""
+        if self._code is None:
+            from gitmem.store.code import CodeHistory
+
+            self._code = CodeHistory(self.repo)
+        return self._code
+
+    # -- opening ---------------------------------------------------------------------------
+
+    @classmethod
+    def discover(cls, path: str | os.PathLike[str] = ".") -> Store:
+        """Find the repository containing ``path`` as git does (subdirectories, linked worktrees).
+
+        Raises:
+            NotARepository: ``path`` is not inside a git repository.
+        """
+        start = Path(path).resolve()
+        found = pygit2.discover_repository(str(start))
+        if found is None:
+            raise NotARepository(
+                f"not a git repository (or any parent up to /): {start}",
+                "run tur inside a git repository, or `git init` one first",
+            )
+        try:
+            return cls(pygit2.Repository(found))
+        except pygit2.GitError as exc:
+            raise NotARepository(f"cannot open git repository at {found}: {exc}") from exc
+
+    @property
+    def workdir(self) -> Path | None:
+        """Root of the working tree, or ``None`` for a bare repository."""
+        return Path(self.repo.workdir) if self.repo.workdir else None
+
+    @property
+    def git_dir(self) -> Path:
+        """The ``.git`` directory of this worktree."""
+        return Path(self.repo.path)
+
+    @property
+    def common_dir(self) -> Path:
+        """The git directory shared by all worktrees (where refs and objects live)."""
+        marker = self.git_dir / "commondir"
+        if marker.exists():
+            return (self.git_dir / marker.read_text().strip()).resolve()
+        return self.git_dir
+
+    @property
+    def is_bare(self) -> bool:
+        """True for a bare repository (no working tree)."""
+        return bool(self.repo.is_bare)
+
+    def head_sha(self) -> str | None:
+        """Full SHA of HEAD's commit, or ``None`` when HEAD is unborn (no commits yet)."""
+        if self.repo.head_is_unborn:
+            return None
+        return str(self.repo.head.target)
+
+    def require_head(self) -> str:
+        """Return HEAD's SHA.
+
+        Raises:
+            EmptyRepository: the repository has no commits yet.
+        """
+        sha = self.head_sha()
+        if sha is None:
+            raise EmptyRepository("the repository has no commits yet", "commit something first")
+        return sha
+
+    # -- reading the memory ref ------------------------------------------------------------
+
+    def tip(self, ref: str = MEMORY_REF) -> str | None:
+        """Commit SHA the ref points at, or ``None`` when the ref does not exist."""
+        try:
+            return str(self.repo.references[ref].resolve().target)
+        except KeyError:
+            return None
+
+    def _root(self, commit_sha: str | None) -> pygit2.Tree | None:
+        if commit_sha is None:
+            return None
+        commit = self.repo[commit_sha]
+        if not isinstance(commit, pygit2.Commit):
+            raise FormatVersion(f"{commit_sha[:12]} on the memory ref is not a commit")
+        return commit.tree
+
+    def check_format(self, commit_sha: str | None) -> None:
+        """Check the format marker of the tree at ``commit_sha``.
+
+        Raises:
+            FormatVersion: the tree is not a gitmem memory tree, or from a newer gitmem.
+        """
+        root = self._root(commit_sha)
+        if root is None:
+            return
+        names = {entry.name for entry in root}
+        if FORMAT_PATH in names:
+            text = self.repo[root[FORMAT_PATH].id].data.decode("utf-8", "replace")
+            version = text.strip().removeprefix("format:").strip()
+            if version != str(FORMAT_VERSION):
+                raise FormatVersion(
+                    f"memory ref {commit_sha[:12]} has format {version!r}, this gitmem reads "
+                    f"{FORMAT_VERSION}",
+                    "upgrade gitmem (pip install -U gitmem)",
+                )
+        elif names - {"memories", "persona.yaml", "continuity"}:
+            raise FormatVersion(
+                f"commit {commit_sha[:12]} is not a gitmem memory history "
+                f"(its tree holds {', '.join(sorted(names)[:4])})",
+                "check which ref you are reading",
+            )
+
+    def subtree_id(self, commit_sha: str | None, path: str) -> str | None:
+        """Id of the tree at ``path`` in the commit's tree (``memories`` → the record tree)."""
+        root = self._root(commit_sha)
+        if root is None:
+            return None
+        try:
+            obj = root[path]
+        except KeyError:
+            return None
+        return str(obj.id) if obj.type_str == "tree" else None
+
+    def entries(self, commit_sha: str | None, directory: str = "memories") -> dict[str, str]:
+        """Map each record id to its blob id, walking ``memories/<2 hex>/<id>.yaml``.
+
+        Returns:
+            ``{id: blob hex}``; empty when the ref or the directory is missing. Entries
+            that are not ``*.yaml`` blobs are ignored.
+        """
+        tree_id = self.subtree_id(commit_sha, directory)
+        if tree_id is None:
+            return {}
+        out: dict[str, str] = {}
+        for shard in self.repo[tree_id]:
+            if shard.type_str != "tree":
+                continue
+            for entry in self.repo[shard.id]:
+                if entry.type_str == "blob" and entry.name.endswith(".yaml"):
+                    out[entry.name[: -len(".yaml")]] = str(entry.id)
+        return out
+
+    def list_dir(self, commit_sha: str | None, directory: str) -> dict[str, str]:
+        """Map the names of blobs directly under ``directory`` to their blob ids."""
+        tree_id = self.subtree_id(commit_sha, directory)
+        if tree_id is None:
+            return {}
+        return {e.name: str(e.id) for e in self.repo[tree_id] if e.type_str == "blob"}
+
+    def read_blob(self, blob_id: str) -> bytes:
+        """Return the bytes of a blob.
+
+        Raises:
+            KeyError: no such object.
+        """
+        return bytes(self.repo[blob_id].data)
+
+    def read_path(self, commit_sha: str | None, path: str) -> bytes | None:
+        """Bytes of the blob at ``path`` in the commit's tree, or ``None`` when absent."""
+        root = self._root(commit_sha)
+        if root is None:
+            return None
+        try:
+            obj = root[path]
+        except KeyError:
+            return None
+        return bytes(self.repo[obj.id].data) if obj.type_str == "blob" else None
+
+    def blob_id_at(self, commit_sha: str | None, path: str) -> str | None:
+        """Blob id at ``path`` in the commit's tree, or ``None``."""
+        root = self._root(commit_sha)
+        if root is None:
+            return None
+        try:
+            obj = root[path]
+        except KeyError:
+            return None
+        return str(obj.id) if obj.type_str == "blob" else None
+
+    def log(self, path: str | None = None, ref: str = MEMORY_REF, limit: int = 200) -> list[CommitInfo]:
+        """Commits on the ref, newest first; with ``path``, only those that changed it.
+
+        A commit "changes" a path when the path's blob differs from every parent's
+        (so a sync merge that only carries one side's version is not listed).
+        """
+        tip = self.tip(ref)
+        if tip is None:
+            return []
+        out: list[CommitInfo] = []
+        for commit in self.repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME):
+            if path is not None:
+                here = _blob_at(commit.tree, path)
+                before = [_blob_at(p.tree, path) for p in commit.parents] or [None]
+                if all(here == b for b in before):
+                    continue
+            out.append(_info(commit))
+            if len(out) >= limit:
+                break
+        return out
+
+    # -- writing ---------------------------------------------------------------------------
+
+    def signature(self) -> pygit2.Signature:
+        """The repository's git identity (user.name/user.email), or ``tur <tur@localhost>``."""
+        try:
+            sig = self.repo.default_signature
+        except (KeyError, pygit2.GitError):
+            return pygit2.Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
+        return pygit2.Signature(sig.name, sig.email)
+
+    def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | None]) -> str:
+        """Write the tree of ``base_commit`` with ``changes`` applied; return the new root tree id.
+
+        Only trees on the changed paths are rewritten. Empty directories are pruned.
+        """
+        root = self._root(base_commit)
+        all_changes = dict(changes)
+        if root is None or FORMAT_PATH not in {e.name for e in root}:
+            all_changes.setdefault(FORMAT_PATH, _FORMAT_BLOB)
+        return str(self._apply(root, _nest(all_changes)))
+
+    def _apply(self, tree: pygit2.Tree | None, nested: dict) -> pygit2.Oid:
+        builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
+        for name, change in nested.items():
+            if isinstance(change, dict):
+                sub = None
+                if tree is not None and name in tree and tree[name].type_str == "tree":
+                    sub = self.repo[tree[name].id]
+                oid = self._apply(sub, change)
+                if len(self.repo[oid]) == 0:
+                    if builder.get(name) is not None:
+                        builder.remove(name)
+                else:
+                    builder.insert(name, oid, pygit2.enums.FileMode.TREE)
+            elif change is None:
+                if builder.get(name) is not None:
+                    builder.remove(name)
+            else:
+                blob = self.repo.create_blob(change)
+                builder.insert(name, blob, pygit2.enums.FileMode.BLOB)
+        return builder.write()
+
+    def transact(
+        self,
+        build: Callable[[str | None], Mutation | None],
+        *,
+        ref: str = MEMORY_REF,
+        attempts: int = 40,
+        lock_wait_seconds: float = 5.0,
+    ) -> tuple[CommitInfo | None, Mutation | None]:
+        """Build a change on the current tip and commit it with compare-and-swap.
+
+        ``build(tip)`` sees the tip the change is built on and returns a
+        :class:`Mutation` (or ``None`` for nothing to do). If another writer moves
+        the ref first, ``build`` runs again on the new tip, so no write is lost.
+        A change that leaves the tree as it was makes no commit.
+
+        Returns:
+            ``(commit, mutation)``; ``commit`` is ``None`` when nothing changed.
+
+        Raises:
+            RefLocked: ``<ref>.lock`` stayed in place for ``lock_wait_seconds``.
+            RefConflict: the ref moved on every one of ``attempts`` tries.
+        """
+        locked_since: float | None = None
+        for attempt in range(attempts):
+            tip = self.tip(ref)
+            self.check_format(tip)
+            mutation = build(tip)
+            if mutation is None:
+                return None, None
+            tree = self.write_tree(tip, mutation.changes)
+            base_tree = str(self._root(tip).id) if tip else None
+            if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
+                return None, mutation
+            sig = self.signature()
+            parents = ([tip] if tip else []) + list(mutation.parents_extra)
+            new = str(self.repo.create_commit(None, sig, sig, mutation.message, tree, parents))
+            outcome = self._update_ref(ref, new, tip)
+            if outcome == "ok":
+                return _info(self.repo[new]), mutation
+            if outcome == "locked":
+                locked_since = locked_since or time.monotonic()
+                if time.monotonic() - locked_since > lock_wait_seconds:
+                    raise self._locked_error(ref)
+            else:
+                locked_since = None
+            # Jittered back-off so that writers racing for the ref spread out.
+            time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 8))
+        raise RefConflict(
+            f"{ref} kept moving during {attempts} attempts; nothing was committed",
+            "try again",
+        )
+
+    def _update_ref(self, ref: str, new: str, old: str | None) -> str:
+        proc = subprocess.run(
+            ["git", "--git-dir", str(self.git_dir), "update-ref", "-m", "tur", ref, new, old or _ZERO],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode == 0:
+            return "ok"
+        err = proc.stderr
+        if ".lock" in err and ("exists" in err or "Unable to create" in err):
+            return "locked"
+        if "but expected" in err or "already exists" in err or "reference already exists" in err:
+            return "moved"
+        raise GitmemError(f"git update-ref {ref} failed: {err.strip().splitlines()[-1] if err else '?'}")
+
+    def _locked_error(self, ref: str) -> RefLocked:
+        lock = self.common_dir / (ref + ".lock")
+        when = ""
+        try:
+            mtime = datetime.fromtimestamp(lock.stat().st_mtime, UTC)
+            when = f" (created {mtime:%Y-%m-%d %H:%M:%S} UTC)"
+        except OSError:
+            pass
+        return RefLocked(
+            f"{lock} exists{when}: another process holds the memory ref",
+            "if no tur or git process is running, it is safe to delete that file",
+        )
+
+    def update_ref(self, ref: str, new: str, old: str | None) -> bool:
+        """Compare-and-swap ``ref`` from ``old`` (``None``: must not exist) to ``new``.
+
+        Returns:
+            True on success, False when the ref no longer points at ``old``.
+
+        Raises:
+            RefLocked: the ref's lock file is held.
+        """
+        outcome = self._update_ref(ref, new, old)
+        if outcome == "locked":
+            raise self._locked_error(ref)
+        return outcome == "ok"
+
+
+def _nest(changes: Mapping[str, bytes | None]) -> dict:
+    nested: dict = {}
+    for path, data in changes.items():
+        parts = path.strip("/").split("/")
+        node = nested
+        for part in parts[:-1]:
+            node = node.setdefault(part, {})
+        node[parts[-1]] = data
+    return nested
+
+
+def _blob_at(tree: pygit2.Tree, path: str) -> str | None:
+    try:
+        return str(tree[path].id)
+    except KeyError:
+        return None
+
+
+def _info(commit: pygit2.Commit) -> CommitInfo:
+    return CommitInfo(
+        sha=str(commit.id),
+        message=commit.message.strip(),
+        author=f"{commit.author.name} <{commit.author.email}>",
+        time=datetime.fromtimestamp(commit.commit_time, UTC),
+        parents=tuple(str(p) for p in commit.parent_ids),
+    )

@@ -1,0 +1,78 @@
+"""The layering rules, checked on the source: who may import pygit2, read os.environ, or load UI."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+GITMEM = ROOT / "gitmem"
+
+#: Only the store package talks to git through pygit2.
+PYGIT2_ALLOWED = {"gitmem/store"}
+#: Only configuration, the CLI and the cache location read the environment.
+ENVIRON_ALLOWED = {"gitmem/config.py", "gitmem/cli/__init__.py", "gitmem/cache.py"}
+
+
+def _imports(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text())
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module.split(".")[0])
+    return names
+
+
+def _rel(path: Path) -> str:
+    return path.relative_to(ROOT).as_posix()
+
+
+def test_only_the_store_imports_pygit2():
+    offenders = [
+        _rel(p) for p in GITMEM.rglob("*.py")
+        if "pygit2" in _imports(p) and not any(_rel(p).startswith(a) for a in PYGIT2_ALLOWED)
+    ]
+    assert offenders == [], f"pygit2 imported outside {sorted(PYGIT2_ALLOWED)}: {offenders}"
+
+
+def test_only_config_and_cli_read_the_environment():
+    offenders = []
+    for p in GITMEM.rglob("*.py"):
+        if _rel(p) in ENVIRON_ALLOWED:
+            continue
+        if "os.environ" in p.read_text() or "getenv(" in p.read_text():
+            offenders.append(_rel(p))
+    assert offenders == [], f"os.environ read outside {sorted(ENVIRON_ALLOWED)}: {offenders}"
+
+
+def test_the_core_never_imports_the_tui_or_textual():
+    offenders = [
+        _rel(p) for p in GITMEM.rglob("*.py")
+        if {"textual", "tui", "rich"} & _imports(p) and _rel(p) != "gitmem/cli/tui_cmds.py"
+    ]
+    assert offenders == [], offenders
+
+
+def _loaded_after(code: str) -> set[str]:
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nimport sys; print('\\n'.join(sys.modules))"],
+        capture_output=True, text=True, check=True, cwd=ROOT,
+    )
+    return set(out.stdout.split())
+
+
+def test_import_gitmem_and_tur_help_load_no_heavy_modules():
+    heavy = {"textual", "tiktoken", "watchfiles", "ruamel", "detect_secrets", "bm25s", "numpy"}
+    assert heavy & _loaded_after("import gitmem") == set()
+    loaded = _loaded_after(
+        "from gitmem.cli import main\n"
+        "import contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--help'])"
+    )
+    assert heavy & loaded == set()
+    assert "pygit2" not in loaded

@@ -1,0 +1,259 @@
+"""Every ``tur`` command, run in-process on real temporary repositories; bad input gives one stderr line."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from gitmem.cli import Env, main
+from gitmem.store import Mutation, Store
+from tests.conftest import commit_file, git
+
+
+class Result:
+    def __init__(self, code: int, out: str, err: str):
+        self.code, self.out, self.err = code, out, err
+
+
+def tur(repo, *args: str, stdin: str | None = None) -> Result:
+    out, err = io.StringIO(), io.StringIO()
+    env = Env(out=out, err=err)
+    if stdin is not None:
+        old = sys.stdin
+        sys.stdin = io.StringIO(stdin)
+        try:
+            code = main(["-C", str(repo), *args], env)
+        finally:
+            sys.stdin = old
+    else:
+        code = main(["-C", str(repo), *args], env)
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+def memory_ref(repo) -> str:
+    return git(repo, "rev-parse", "-q", "--verify", "refs/tur/memories", check=False).strip()
+
+
+def assert_one_line_error(result: Result, *needles: str) -> None:
+    assert result.code != 0
+    lines = result.err.strip().splitlines()
+    assert len(lines) == 1, result.err
+    assert "Traceback" not in result.err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+
+
+def test_learn_prints_the_id_and_commits_one_record(repo):
+    r = tur(repo, "learn", "SQLite queue uses WAL mode", "--type", "fact", "--agent", "claude")
+    assert r.code == 0, r.err
+    mid = r.out.strip()
+    assert mid.startswith("fact-") and len(mid) == 13
+    files = git(repo, "ls-tree", "-r", "--name-only", "refs/tur/memories").split()
+    assert f"memories/{mid[5:7]}/{mid}.yaml" in files
+    msg = git(repo, "log", "-1", "--format=%s", "refs/tur/memories").strip()
+    assert msg == f"learn {mid}: SQLite queue uses WAL mode"
+    # The ref is an orphan chain: no shared history with the code.
+    assert git(repo, "merge-base", "HEAD", "refs/tur/memories", check=False).strip() == ""
+
+
+def test_learning_the_same_content_twice_reverifies_instead_of_duplicating(repo):
+    first = tur(repo, "learn", "SQLite queue uses WAL mode.").out.strip()
+    again = tur(repo, "learn", "sqlite   queue uses WAL mode")
+    assert again.out.strip() == first
+    assert "re-verified" in again.err
+    listed = json.loads(tur(repo, "list", "--format", "json").out)
+    assert [m["id"] for m in listed] == [first]
+
+
+def test_learn_anchored_to_a_line_range_records_head_and_range(repo):
+    head = git(repo, "rev-parse", "HEAD").strip()
+    mid = tur(repo, "learn", "lines five to seven", "--file", "src/app.py#L5-L7").out.strip()
+    shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert shown["provenance"]["git_sha"] == head
+    assert shown["provenance"]["context_ref"] == "src/app.py#L5-L7"
+    assert shown["decay"]["staleness_status"] == "fresh"
+    assert shown["commits"][0]["message"].startswith(f"learn {mid}")
+
+
+@pytest.mark.parametrize(
+    ("args", "needle"),
+    [
+        (["--file", "../outside.py"], "outside"),
+        (["--file", "src/missing.py"], "does not exist"),
+        (["--file", "src/app.py#L15-L40"], "past the end"),
+        (["--file", "src/app.py#L9-L3"], "L9-L3"),
+        (["--confidence", "1.5"], "confidence"),
+    ],
+)
+def test_bad_learn_input_is_one_line_and_stores_nothing(repo, args, needle):
+    r = tur(repo, "learn", "something", *args)
+    assert_one_line_error(r, needle)
+    assert memory_ref(repo) == ""
+
+
+def test_content_with_a_credential_is_refused_unless_allowed(repo):
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    r = tur(repo, "learn", f"deploy token is {token}")
+    assert_one_line_error(r, "secret")
+    assert memory_ref(repo) == ""
+    ok = tur(repo, "learn", f"deploy token is {token}", "--allow-secret")
+    assert ok.code == 0
+
+
+def test_unknown_id_is_a_clear_error(repo):
+    tur(repo, "learn", "a fact")
+    before = memory_ref(repo)
+    for cmd in (["show", "fact-deadbeef"], ["refute", "fact-deadbeef", "--reason", "x"],
+                ["forget", "fact-deadbeef"]):
+        assert_one_line_error(tur(repo, *cmd), "fact-deadbeef")
+    assert memory_ref(repo) == before
+
+
+def test_not_a_repository_is_one_line(tmp_path):
+    r = tur(tmp_path, "list")
+    assert_one_line_error(r, "not a git repository")
+
+
+def test_subdirectory_and_linked_worktree_find_the_repository(repo, tmp_path):
+    mid = tur(repo / "src", "learn", "from a subdirectory", "--file", "app.py#L1-L2").out.strip()
+    shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert shown["provenance"]["context_ref"] == "src/app.py#L1-L2"
+    wt = tmp_path / "wt"
+    git(repo, "worktree", "add", "-q", str(wt), "-b", "side")
+    listed = json.loads(tur(wt, "list", "--format", "json").out)
+    assert [m["id"] for m in listed] == [mid]
+
+
+def test_empty_repository_learns_an_unanchored_memory(empty_repo):
+    r = tur(empty_repo, "learn", "we use tabs")
+    assert r.code == 0, r.err
+    listed = json.loads(tur(empty_repo, "list", "--format", "json").out)
+    assert listed[0]["status"] == "unanchored"
+    assert "no commits" in listed[0]["decay"]["reason"]
+
+
+def test_refute_and_forget_keep_history(repo):
+    mid = tur(repo, "learn", "port is 8080").out.strip()
+    assert tur(repo, "refute", mid, "--reason", "it moved to 9090").code == 0
+    shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert shown["refutation"]["reason"] == "it moved to 9090"
+    assert shown["decay"]["staleness_status"] == "refuted"
+    assert tur(repo, "forget", mid).code == 0
+    assert json.loads(tur(repo, "list", "--format", "json").out) == []
+    log = git(repo, "log", "--format=%s", "refs/tur/memories").splitlines()
+    assert log[0] == f"forget {mid}"
+    assert any(line.startswith(f"refute {mid}") for line in log)
+
+
+def test_markup_like_text_reaches_stdout_exactly(repo):
+    text = "[bold]not bold[/bold] and list[int] and [/x]"
+    mid = tur(repo, "learn", text).out.strip()
+    out = tur(repo, "list", "--format", "table").out
+    assert text in out
+    wake = tur(repo, "wake", "--token-budget", "500").out
+    assert text in wake
+    assert mid in wake
+
+
+def test_long_content_is_never_hard_wrapped_when_piped(repo):
+    text = "word " * 80
+    tur(repo, "learn", text.strip())
+    out = tur(repo, "list").out
+    assert text.strip() in out
+
+
+def test_verify_reports_a_changed_range_as_stale_and_records_it(repo):
+    mid = tur(repo, "learn", "line six says six", "--file", "src/app.py#L5-L7").out.strip()
+    body = "".join(f"line {i}\n" if i != 6 else "line six changed\n" for i in range(1, 21))
+    sha = commit_file(repo, "src/app.py", body, "change line 6")
+    r = tur(repo, "verify")
+    assert r.code == 0, r.err
+    assert "1 stale" in r.out
+    assert mid in r.out and sha[:7] in r.out
+    shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert shown["decay"]["staleness_status"] == "stale"
+    assert tur(repo, "verify").out.splitlines()[-1] == "nothing changed"
+
+
+def test_status_does_not_write(repo):
+    tur(repo, "learn", "line six says six", "--file", "src/app.py#L5-L7")
+    commit_file(repo, "src/app.py", "changed\n" * 20, "rewrite")
+    before = memory_ref(repo)
+    r = tur(repo, "status")
+    assert "1 stale" in r.out
+    assert memory_ref(repo) == before
+
+
+def test_wake_never_exceeds_the_budget_and_says_how_many_were_omitted(repo):
+    for i in range(30):
+        tur(repo, "learn", f"fact number {i} about module {i} and its quirks in detail")
+    out = tur(repo, "wake", "--token-budget", "120", "--format", "json").out
+    doc = json.loads(out)
+    assert doc["tokens"] <= 120
+    assert doc["omitted"] > 0
+    assert f"{doc['omitted']} lower-salience memories omitted" in doc["text"]
+    full = tur(repo, "wake", "--unbounded").out
+    assert full.count("[fact-") == 30
+
+
+def test_recall_finds_by_words_and_frames_hypotheses(repo):
+    mid = tur(repo, "learn", "SQLite signal queue uses WAL mode", "--confidence", "0.95").out.strip()
+    tur(repo, "learn", "The frontend is written in Svelte")
+    r = tur(repo, "recall", "--query", "sqlite queue journal mode")
+    assert r.code == 0, r.err
+    assert f"[{mid}] SQLite signal queue uses WAL mode" in r.out
+    assert "Conf: 0.95" in r.out
+    assert "Svelte" not in r.out
+    nothing = tur(repo, "recall", "--query", "kubernetes helm chart", "--format", "json")
+    assert json.loads(nothing.out)["hits"] == []
+
+
+def test_import_legacy_records_in_one_commit(repo, tmp_path):
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "a.yaml").write_text(
+        '# legacy record\nid: "concept-8f2a1b9c"\ntype: fact\nscope: incarnation\n'
+        'content: "Auth uses JWT"\nconfidence: 0.8\nowner: team-a\n'
+    )
+    (legacy / "b.yaml").write_text('id: "concept-00000001"\ntype: axiom\ncontent: Always type-hint\n')
+    r = tur(repo, "import", str(legacy))
+    assert r.code == 0, r.err
+    assert "imported 2" in r.out
+    assert git(repo, "rev-list", "--count", "refs/tur/memories").strip() == "1"
+    listed = {m["content"]: m for m in json.loads(tur(repo, "list", "--format", "json").out)}
+    assert listed["Always type-hint"]["status"] == "unanchored"
+    assert listed["Always type-hint"]["confidence"] == 1.0
+    assert listed["Auth uses JWT"]["legacy_id"] == "concept-8f2a1b9c"
+
+
+def test_malformed_blob_on_the_ref_is_skipped_with_a_warning(repo):
+    good = tur(repo, "learn", "a good memory about caching").out.strip()
+    # A teammate's broken gitmem pushed an unparsable record: write one the same way.
+    Store.discover(repo).transact(
+        lambda tip: Mutation({"memories/ab/fact-ab000000.yaml": b"id: [unclosed\n"}, "bad push")
+    )
+    blob = git(repo, "rev-parse", "refs/tur/memories:memories/ab/fact-ab000000.yaml").strip()
+    r = tur(repo, "list", "--format", "json")
+    assert r.code == 0
+    assert [m["id"] for m in json.loads(r.out)] == [good]
+    assert "fact-ab000000" in r.err and blob[:12] in r.err
+    w = tur(repo, "wake")
+    assert w.code == 0 and "a good memory about caching" in w.out
+
+
+def test_hook_pre_turn_prints_recall_and_never_fails(repo):
+    tur(repo, "learn", "SQLite signal queue uses WAL mode")
+    r = tur(repo, "hook", "pre-turn", stdin=json.dumps({"prompt": "refactor the sqlite queue"}))
+    assert r.code == 0 and "WAL mode" in r.out
+    bad = tur(repo, "hook", "pre-turn", stdin="{not json")
+    assert bad.code == 0 and bad.out == "" and bad.err
+    none = tur(repo, "hook", "pre-turn", stdin=json.dumps({"prompt": "zzz qqq"}))
+    assert none.code == 0 and none.out == ""
+
+
+def test_version_and_help_work_outside_a_repository(tmp_path):
+    assert tur(tmp_path, "--version").code == 0
+    assert tur(tmp_path, "--help").code == 0
