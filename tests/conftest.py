@@ -22,11 +22,24 @@ def isolated_env(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "TUR_CONFIG"):
         monkeypatch.delenv(var, raising=False)
+    # libgit2 reads its config search path once per process, not from GIT_CONFIG_*.
+    import pygit2
+    from pygit2.enums import ConfigLevel
+
+    empty = home / ".empty"
+    empty.mkdir()
+    paths = pygit2.settings.search_path
+    saved = {level: paths[level] for level in (ConfigLevel.SYSTEM, ConfigLevel.XDG, ConfigLevel.GLOBAL)}
+    paths[ConfigLevel.SYSTEM] = str(empty)
+    paths[ConfigLevel.XDG] = str(empty)
+    paths[ConfigLevel.GLOBAL] = str(home)
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test User\n\temail = test@example.com\n"
         "[init]\n\tdefaultBranch = main\n"
     )
     yield home
+    for level, value in saved.items():
+        paths[level] = value
 
 
 def git(cwd: Path, *args: str, date: str = FIXED_DATE, check: bool = True) -> str:
