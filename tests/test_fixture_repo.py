@@ -233,3 +233,59 @@ def test_head_is_ten_commits_after_initial(fixture_repo):
     initial = fixture_repo.commits["initial"]
     count = _git(fixture_repo.path, "rev-list", "--count", f"{initial}..HEAD")
     assert count.strip() == "10"
+
+
+LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "legacy" / ".tur" / "memories"
+
+
+def _legacy(name: str) -> dict:
+    import yaml
+
+    return yaml.safe_load((LEGACY / f"{name}.yaml").read_text())
+
+
+def _as_memory(data: dict):
+    from gitmem.models import Memory
+
+    # Legacy ids (concept-<hex>) are not gitmem ids; an import assigns new ones.
+    return Memory.model_validate({**data, "id": f"{data['type']}-{data['id'][-8:]}"})
+
+
+def test_legacy_records_are_four_concept_ids_that_validate_once_re_ided():
+    names = sorted(p.stem for p in LEGACY.glob("*.yaml"))
+    assert names == [
+        "concept-3c7d9e10", "concept-5b1e4f77", "concept-8f2a1b9c", "concept-a41c0d2e",
+    ]
+    for name in names:
+        data = _legacy(name)
+        assert data["id"] == name
+        assert _as_memory(data).content.strip()
+
+
+def test_legacy_record_without_provenance_is_unanchored_with_full_confidence():
+    from gitmem.models import Status
+
+    data = _legacy("concept-3c7d9e10")
+    assert set(data) == {"id", "type", "scope", "content"}
+    memory = _as_memory(data)
+    assert memory.confidence == 1.0
+    assert memory.status == Status.UNANCHORED
+    assert memory.half_life_days is None
+
+
+def test_legacy_record_with_comments_keeps_unknown_keys():
+    text = (LEGACY / "concept-5b1e4f77.yaml").read_text()
+    assert text.startswith("# Written by tur 0.9")
+    assert "# lowered after the 2026-08 refactor review" in text
+    memory = _as_memory(_legacy("concept-5b1e4f77"))
+    assert memory.model_extra == {
+        "tags": ["architecture", "layering"], "okf": {"version": 2, "cluster": "layering"},
+    }
+    assert memory.provenance.git_sha is None
+
+
+def test_legacy_naive_timestamps_are_taken_as_utc():
+    memory = _as_memory(_legacy("concept-a41c0d2e"))
+    assert memory.provenance.observed_at.isoformat() == "2026-08-25T18:05:00+00:00"
+    assert memory.provenance.context_ref == "CONTRIBUTING.md"
+    assert memory.decay.staleness_status == "stale"
