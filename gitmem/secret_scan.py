@@ -25,8 +25,9 @@ Known gap: a random key without a recognisable prefix and without quotes after a
 (``API_KEY=sk-live-9f8e7d6c5b4a``) is short and low-entropy enough to pass. Lines carrying
 detect-secrets' ``pragma: allowlist secret`` marker are skipped, as the library does.
 
-Cost: importing detect-secrets takes about 0.15-0.25 s, so it is imported inside
-:func:`find_secrets`; a warm check of a one-line memory takes about 1-2 ms.
+Cost (measured on 2 cores): the first check in a process takes about 0.25-0.3 s, mostly
+importing detect-secrets, which is why it is imported inside :func:`find_secrets`; after
+that a one-line memory takes about 2.5 ms and ten 260-character lines about 30 ms.
 """
 
 from __future__ import annotations
