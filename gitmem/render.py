@@ -45,7 +45,7 @@ def format_confidence(confidence: float) -> str:
 def format_entry(memory: Memory, *, stale_reason: str | None = None) -> str:
     """One memory as a list item: ``- [fact-8f2a1b9c] content (Observed 2026-08-27, Conf: 0.95)``.
 
-    The result depends only on the memory (and ``stale_reason``), ends with ``"\\n"``, and is
+    The result depends only on the memory (and ``stale_reason``), ends with a newline, and is
     what token counts are cached for. ``Observed`` is the UTC date of the first observation and
     is left out for legacy records without provenance.
 

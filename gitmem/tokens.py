@@ -93,4 +93,5 @@ class TokenCounter:
         return len(_load(self.encoding).encode_ordinary(text))
 
     def __call__(self, text: str) -> int:
+        """Same as :meth:`count`, so that a counter is a ``Callable[[str], int]``."""
         return self.count(text)

@@ -252,10 +252,11 @@ def compile_wake(
         text = format_entry(m)
         return _Unit(m.id, text, counter(text) if tokens is None else tokens, True)
 
+    persona_units = _lines(PERSONA_ID, _persona_lines(persona), counter)
+    continuity_units = _lines(CONTINUITY_ID, _text_lines(continuity), counter)
     sections = [
-        _Section(0, _HEADERS["persona"], _lines(PERSONA_ID, _persona_lines(persona), counter), True),
-        _Section(1, _HEADERS["continuity"], _lines(CONTINUITY_ID, _text_lines(continuity), counter),
-                 True),
+        _Section(0, _HEADERS["persona"], persona_units, True),
+        _Section(1, _HEADERS["continuity"], continuity_units, True),
         _Section(1, _HEADERS["axioms"], [unit(m) for m in tier1 if m.id not in reasons], False),
         _Section(2, _HEADERS["salient"], [unit(m) for m in tier2 if m.id not in reasons], False),
     ]
