@@ -176,8 +176,17 @@ class RecallResult:
     format: str = "markdown-prompt"
 
 
-def _ranks(keys: Iterable[tuple[object, str]]) -> dict[str, int]:
-    return {memory_id: i for i, (_, memory_id) in enumerate(sorted(keys), start=1)}
+def _ranks(keys: Iterable[tuple[float, str]]) -> dict[str, int]:
+    # Competition ranking ("1224"): equal scores share a rank, so that a tie in one ranker
+    # is left for the others to break instead of being broken by id.
+    ranks: dict[str, int] = {}
+    previous = None
+    rank = 0
+    for position, (key, memory_id) in enumerate(sorted(keys), start=1):
+        if key != previous:
+            rank, previous = position, key
+        ranks[memory_id] = rank
+    return ranks
 
 
 def rank_memories(
