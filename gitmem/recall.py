@@ -17,11 +17,12 @@ import math
 import re
 from collections import Counter as Multiset
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gitmem.errors import InvalidInput
 from gitmem.models import Memory, Status
 from gitmem.render import RECALL_FORMATS, render_hits
+from gitmem.wake import superseded_by
 
 __all__ = [
     "RRF_K",
@@ -146,9 +147,10 @@ class Hit:
         score: its RRF score.
         ranks: 1-based rank per ranker (``bm25``, ``trigram``, ``recency``); ``None`` where
             that ranker did not rank it.
-        stale: whether it is stale (only with ``include_stale``).
+        stale: whether it is stale or superseded (only with ``include_stale``).
         bm25: its BM25 score (0 = no query term).
         trigram: its trigram cosine.
+        stale_reason: why it is stale (the recorded reason, or ``superseded by <id>``).
     """
 
     memory: Memory
@@ -157,6 +159,7 @@ class Hit:
     stale: bool
     bm25: float
     trigram: float
+    stale_reason: str | None = None
 
 
 @dataclass(frozen=True)
@@ -224,7 +227,8 @@ def rank_memories(
         own = {name: ranking.get(memory.id) for name, ranking in ranks.items()}
         score = sum(weights[name] / (RRF_K + r) for name, r in own.items() if r is not None)
         stale = memory.status is Status.STALE
-        hits.append(Hit(memory, score, own, stale, bm25[i], tri[i]))
+        reason = (memory.decay.reason if memory.decay else None) if stale else None
+        hits.append(Hit(memory, score, own, stale, bm25[i], tri[i], reason))
     hits.sort(key=lambda h: (-h.score, h.memory.id))
     return hits
 
@@ -241,7 +245,8 @@ def recall(
 ) -> RecallResult:
     """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
 
-    Refuted memories never appear; stale ones only with ``include_stale`` (and are marked).
+    Refuted memories never appear; stale ones, and ones superseded by a memory that is neither
+    stale nor refuted, only with ``include_stale`` (and are marked stale, with the reason).
     With a ``token_budget`` the top ``top_k`` hits are taken in rank order, skipping any whose
     addition would make the output rendered in ``fmt`` exceed the budget (counted on the whole
     rendered string, so the cap is exact).
@@ -269,9 +274,20 @@ def recall(
     if fmt not in RECALL_FORMATS:
         hint = f"use one of {', '.join(RECALL_FORMATS)}"
         raise InvalidInput(f"unknown recall format {fmt!r}", hint)
-    excluded = (Status.REFUTED,) if include_stale else (Status.REFUTED, Status.STALE)
-    candidates = [m for m in memories if m.status not in excluded]
-    top = rank_memories(query, candidates)[:top_k]
+    candidates = [m for m in memories if m.status is not Status.REFUTED]
+    # A memory superseded by a live one is as outdated as a stale one.
+    superseded = superseded_by(candidates, lambda m: m.status is not Status.STALE)
+    if not include_stale:
+        candidates = [
+            m for m in candidates if m.status is not Status.STALE and m.id not in superseded
+        ]
+    ranked = [
+        replace(hit, stale=True, stale_reason=f"superseded by {superseded[hit.memory.id]}")
+        if hit.memory.id in superseded
+        else hit
+        for hit in rank_memories(query, candidates)
+    ]
+    top = ranked[:top_k]
     if not token_budget:
         return RecallResult(query, tuple(top), 0, fmt)
     if counter is None:

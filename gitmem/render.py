@@ -71,11 +71,6 @@ def _quote(text: str) -> str:
     return "".join(f"> {line}\n" for line in text.splitlines())
 
 
-def _stale_reason(memory: Memory) -> str:
-    reason = memory.decay.reason if memory.decay is not None else None
-    return reason or ""
-
-
 def render_hits(hits: Sequence[Hit], fmt: str, query: str = "") -> str:
     """Render recall hits in ``fmt`` (one of :data:`RECALL_FORMATS`).
 
@@ -94,7 +89,7 @@ def render_hits(hits: Sequence[Hit], fmt: str, query: str = "") -> str:
             indent=2,
         ) + "\n"
     entries = "".join(
-        format_entry(h.memory, stale_reason=_stale_reason(h.memory) if h.stale else None)
+        format_entry(h.memory, stale_reason=(h.stale_reason or "") if h.stale else None)
         for h in hits
     )
     if fmt == "plain":
@@ -114,7 +109,7 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
         "observed_at": memory.provenance.observed_at.isoformat() if memory.provenance else None,
         "status": memory.status.value,
         "stale": hit.stale,
-        "stale_reason": _stale_reason(memory) or None if hit.stale else None,
+        "stale_reason": hit.stale_reason,
         "score": round(hit.score, 6),
         "ranks": hit.ranks,
         "bm25": round(hit.bm25, 6),

@@ -31,6 +31,7 @@ __all__ = [
     "centrality",
     "compile_wake",
     "relation_degrees",
+    "superseded_by",
 ]
 
 DEFAULT_BUDGET = 4096
@@ -140,6 +141,25 @@ def relation_degrees(memories: Iterable[Memory]) -> dict[str, int]:
                 neighbours[memory.id].add(target)
                 neighbours[target].add(memory.id)
     return {key: len(value) for key, value in neighbours.items()}
+
+
+def superseded_by(
+    memories: Iterable[Memory], active: Callable[[Memory], bool]
+) -> dict[str, str]:
+    """Ids superseded by an active memory, mapped to the (smallest) id superseding them.
+
+    Args:
+        memories: the memories whose ``supersedes`` relations are read.
+        active: whether a memory's ``supersedes`` relations count (an inactive one, e.g.
+            stale or refuted, supersedes nothing).
+    """
+    result: dict[str, str] = {}
+    for memory in sorted(memories, key=lambda m: m.id, reverse=True):
+        if active(memory):
+            for target in memory.relation_targets(RelationType.SUPERSEDES):
+                if target != memory.id:
+                    result[target] = memory.id
+    return result
 
 
 def centrality(degree: int) -> float:
@@ -294,13 +314,7 @@ def _status_reasons(
             reasons[memory.id] = "stale"
         elif weights.get(memory.id, memory.confidence) < threshold:
             reasons[memory.id] = "low_weight"
-    superseded = {
-        target
-        for memory in memories
-        if memory.id not in reasons
-        for target in memory.relation_targets(RelationType.SUPERSEDES)
-        if target != memory.id
-    }
+    superseded = superseded_by(memories, lambda m: m.id not in reasons)
     for memory in memories:
         if memory.id in superseded and memory.id not in reasons:
             reasons[memory.id] = "superseded"

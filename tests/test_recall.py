@@ -186,3 +186,13 @@ def test_fusion_is_not_worse_than_bm25_on_the_labelled_set():
     assert figures["fusion (gitmem default)"][0] >= figures["bm25"][0]
     assert round(figures["bm25"][0], 3) == 0.739
     assert round(figures["fusion (gitmem default)"][0], 3) == 0.757
+
+
+def test_superseded_memories_are_treated_as_stale():
+    new = Memory(id="fact-00000009", type="fact", content="api listens on port 9090",
+                 relations=[{"type": "supersedes", "target": "fact-00000008"}])
+    old = mem(8, "api listens on port 9000")
+    assert ids(recall([new, old], "api port")) == ["fact-00000009"]
+    hits = recall([new, old], "api port", include_stale=True).hits
+    assert sorted((h.memory.id, h.stale, h.stale_reason) for h in hits) == [
+        ("fact-00000008", True, "superseded by fact-00000009"), ("fact-00000009", False, None)]
