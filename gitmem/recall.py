@@ -1,0 +1,374 @@
+"""Query-time recall: BM25, recency and character-trigram rankers fused by reciprocal rank fusion.
+
+Source of the fusion: G. V. Cormack, C. L. A. Clarke, S. Büttcher, "Reciprocal rank fusion
+outperforms Condorcet and individual rank learning methods", SIGIR 2009:
+``score(d) = Σ_r w_r / (k + rank_r(d))`` over the rankers that rank ``d``, with ``k = 60``.
+Cormack et al. weight every ranker 1; here recency gets :data:`RRF_WEIGHTS` ``0.25``
+(weighted RRF) because it is a prior, not evidence of relevance: at full weight it reorders
+the whole affinity pool by date and cost recall@5 on the labelled set of
+``bench/bench_recall.py`` (0.721 against 0.739 for BM25 alone); at a quarter it only breaks
+near-ties between lexical matches.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections import Counter as Multiset
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from gitmem.errors import InvalidInput
+from gitmem.models import Memory, Status
+from gitmem.render import RECALL_FORMATS, render_hits
+from gitmem.wake import superseded_by
+
+__all__ = [
+    "RRF_K",
+    "RRF_WEIGHTS",
+    "TRIGRAM_FLOOR",
+    "Hit",
+    "RecallResult",
+    "bm25_scores",
+    "pre_turn_block",
+    "query_from_payload",
+    "rank_memories",
+    "recall",
+    "tokenize",
+    "trigram_scores",
+]
+
+RRF_K = 60
+"""The ``k`` of reciprocal rank fusion (Cormack et al. 2009)."""
+RRF_WEIGHTS = {"bm25": 1.0, "trigram": 1.0, "recency": 0.25}
+"""Weight of each ranker in the fusion (see the module docstring)."""
+TRIGRAM_FLOOR = 0.15
+"""Trigram cosine below which a memory has no trigram affinity to the query."""
+MAX_QUERY_CHARS = 4000
+"""A longer query (e.g. a pasted log in a prompt) is cut to this many characters."""
+
+# A tiny built-in list: function words carry no affinity, and no list is ever downloaded.
+_STOPWORDS = frozenset(
+    [
+        "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did",
+        "do", "does", "for", "from", "had", "has", "have", "how", "i", "if", "in", "into", "is",
+        "it", "its", "me", "my", "no", "not", "of", "on", "or", "our", "should", "so", "than",
+        "that", "the", "their", "them", "then", "there", "these", "this", "those", "to", "was",
+        "we", "were", "what", "when", "where", "which", "who", "why", "will", "with", "would",
+        "you", "your",
+    ]
+)
+_WORD = re.compile(r"[^\W_]+")
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W_]+")
+
+
+def _stem(word: str) -> str:
+    # Light suffix stripping so that cache / caches / cached / caching meet; no dictionary.
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        if len(word) > len(suffix) + 3 and word.endswith(suffix):
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 4 and word.endswith("e"):
+        word = word[:-1]
+    return word
+
+
+def tokenize(text: str) -> list[str]:
+    """BM25 terms of ``text``.
+
+    Words are split at non-alphanumerics and at camelCase humps, lowercased, stop words
+    dropped (a small built-in list) and lightly stemmed (``caching`` → ``cach``).
+    """
+    terms = []
+    for word in _WORD.findall(text):
+        for part in _CAMEL.findall(word):
+            lower = part.lower()
+            if lower not in _STOPWORDS:
+                terms.append(_stem(lower))
+    return terms
+
+
+def _trigrams(text: str) -> Multiset[str]:
+    grams: Multiset[str] = Multiset()
+    for word in _WORD.findall(text.lower()):
+        if word in _STOPWORDS:
+            continue
+        padded = f" {word} "
+        grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
+    return grams
+
+
+def trigram_scores(query: str, documents: Sequence[str]) -> list[float]:
+    """Cosine similarity in [0, 1] of character-trigram count vectors, query against each document.
+
+    Words are lowercased and padded with one space each side; stop words are left out.
+    """
+    q = _trigrams(query)
+    q_norm = math.sqrt(sum(v * v for v in q.values()))
+    scores = []
+    for document in documents:
+        d = _trigrams(document)
+        dot = sum(v * d[g] for g, v in q.items() if g in d)
+        d_norm = math.sqrt(sum(v * v for v in d.values()))
+        scores.append(dot / (q_norm * d_norm) if dot else 0.0)
+    return scores
+
+
+def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
+    """BM25 score of each document for ``query``, terms from :func:`tokenize`.
+
+    bm25s defaults (Lucene variant, k1 = 1.5, b = 0.75); 0 means no query term occurs in the
+    document.
+    """
+    terms = tokenize(query)
+    corpus = [tokenize(d) for d in documents]
+    vocabulary = {t for doc in corpus for t in doc}
+    terms = [t for t in terms if t in vocabulary]
+    if not terms:
+        return [0.0] * len(documents)
+    import bm25s  # lazy: it pulls in numpy and costs ~0.2 s to import
+
+    retriever = bm25s.BM25()
+    retriever.index(corpus, show_progress=False)
+    return [float(s) for s in retriever.get_scores(terms)]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory.
+
+    Attributes:
+        memory: the record.
+        score: its RRF score.
+        ranks: 1-based rank per ranker (``bm25``, ``trigram``, ``recency``); ``None`` where
+            that ranker did not rank it.
+        stale: whether it is stale or superseded (only with ``include_stale``).
+        bm25: its BM25 score (0 = no query term).
+        trigram: its trigram cosine.
+        stale_reason: why it is stale (the recorded reason, or ``superseded by <id>``).
+    """
+
+    memory: Memory
+    score: float
+    ranks: dict[str, int | None]
+    stale: bool
+    bm25: float
+    trigram: float
+    stale_reason: str | None = None
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """Hits of one recall, best first.
+
+    Attributes:
+        query: the query.
+        hits: at most ``top_k`` hits, fitting ``token_budget`` when rendered in ``format``.
+        omitted: hits among the top ``top_k`` left out for budget.
+        format: the format the budget was measured in.
+    """
+
+    query: str
+    hits: tuple[Hit, ...]
+    omitted: int = 0
+    format: str = "markdown-prompt"
+
+
+def _ranks(keys: Iterable[tuple[float, str]]) -> dict[str, int]:
+    # Competition ranking ("1224"): equal scores share a rank, so that a tie in one ranker
+    # is left for the others to break instead of being broken by id.
+    ranks: dict[str, int] = {}
+    previous = None
+    rank = 0
+    for position, (key, memory_id) in enumerate(sorted(keys), start=1):
+        if key != previous:
+            rank, previous = position, key
+        ranks[memory_id] = rank
+    return ranks
+
+
+def rank_memories(
+    query: str, memories: Sequence[Memory], weights: Mapping[str, float] = RRF_WEIGHTS
+) -> list[Hit]:
+    """Every memory with affinity to ``query``, fused and sorted best first (ties by id).
+
+    Affinity: BM25 score > 0 or trigram cosine >= :data:`TRIGRAM_FLOOR`. Recency (last
+    verification, else observation time; legacy records are not ranked) orders only memories
+    that have affinity, so recency alone never recalls.
+
+    Args:
+        query: free text.
+        memories: candidates (no status filtering here).
+        weights: weight per ranker name (``bm25``, ``trigram``, ``recency``) in the fusion.
+    """
+    if not query.strip() or not memories:
+        return []
+    texts = [m.content for m in memories]
+    bm25 = bm25_scores(query, texts)
+    tri = trigram_scores(query, texts)
+    pool = [i for i, m in enumerate(memories) if bm25[i] > 0 or tri[i] >= TRIGRAM_FLOOR]
+    ranks = {
+        "bm25": _ranks((-bm25[i], memories[i].id) for i in pool if bm25[i] > 0),
+        "trigram": _ranks((-tri[i], memories[i].id) for i in pool if tri[i] >= TRIGRAM_FLOOR),
+        "recency": _ranks(
+            (-memories[i].last_verified_at.timestamp(), memories[i].id)
+            for i in pool
+            if memories[i].last_verified_at is not None
+        ),
+    }
+    hits = []
+    for i in pool:
+        memory = memories[i]
+        own = {name: ranking.get(memory.id) for name, ranking in ranks.items()}
+        score = sum(weights[name] / (RRF_K + r) for name, r in own.items() if r is not None)
+        stale = memory.status is Status.STALE
+        reason = (memory.decay.reason if memory.decay else None) if stale else None
+        hits.append(Hit(memory, score, own, stale, bm25[i], tri[i], reason))
+    hits.sort(key=lambda h: (-h.score, h.memory.id))
+    return hits
+
+
+def recall(
+    memories: Sequence[Memory],
+    query: str,
+    *,
+    top_k: int = 5,
+    include_stale: bool = False,
+    token_budget: int | None = None,
+    counter: Callable[[str], int] | None = None,
+    fmt: str = "markdown-prompt",
+) -> RecallResult:
+    """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
+
+    Refuted memories never appear; stale ones, and ones superseded by a memory that is neither
+    stale nor refuted, only with ``include_stale`` (and are marked stale, with the reason).
+    With a ``token_budget`` the top ``top_k`` hits are taken in rank order, skipping any whose
+    addition would make the output rendered in ``fmt`` exceed the budget (counted on the whole
+    rendered string, so the cap is exact).
+
+    Args:
+        memories: candidate records.
+        query: free text.
+        top_k: maximum number of hits, >= 1.
+        include_stale: let stale memories through.
+        token_budget: tokens; ``None`` or 0 means no cap.
+        counter: token counter; default :class:`gitmem.tokens.TokenCounter` (only with a budget).
+        fmt: output format the budget is measured in, one of :data:`~gitmem.render.RECALL_FORMATS`.
+
+    Returns:
+        The :class:`RecallResult`.
+
+    Raises:
+        InvalidInput: ``top_k`` < 1, a negative budget, or an unknown format.
+        TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
+    """
+    if top_k < 1:
+        raise InvalidInput(f"top-k must be >= 1, got {top_k}")
+    if token_budget is not None and token_budget < 0:
+        raise InvalidInput(f"token budget must be >= 0, got {token_budget}", "0 means no cap")
+    if fmt not in RECALL_FORMATS:
+        hint = f"use one of {', '.join(RECALL_FORMATS)}"
+        raise InvalidInput(f"unknown recall format {fmt!r}", hint)
+    candidates = [m for m in memories if m.status is not Status.REFUTED]
+    # A memory superseded by a live one is as outdated as a stale one.
+    superseded = superseded_by(candidates, lambda m: m.status is not Status.STALE)
+    if not include_stale:
+        candidates = [
+            m for m in candidates if m.status is not Status.STALE and m.id not in superseded
+        ]
+    ranked = [
+        replace(hit, stale=True, stale_reason=f"superseded by {superseded[hit.memory.id]}")
+        if hit.memory.id in superseded
+        else hit
+        for hit in rank_memories(query, candidates)
+    ]
+    top = ranked[:top_k]
+    if not token_budget:
+        return RecallResult(query, tuple(top), 0, fmt)
+    if counter is None:
+        from gitmem.tokens import TokenCounter
+
+        counter = TokenCounter()
+    chosen: list[Hit] = []
+    for hit in top:
+        if counter(render_hits([*chosen, hit], fmt, query)) <= token_budget:
+            chosen.append(hit)
+    return RecallResult(query, tuple(chosen), len(top) - len(chosen), fmt)
+
+
+def query_from_payload(payload: bytes | str) -> str:
+    """The user's prompt in a harness hook payload, or ``""``; never raises.
+
+    Accepts a JSON object with one of ``prompt``, ``user_prompt``, ``query``, ``message``,
+    ``input``, ``text`` (a string), or ``messages`` (a list whose last ``user`` message's
+    ``content`` is a string or a list of ``{"type": "text", "text": ...}`` parts); a JSON
+    string; or, when the payload is not JSON, the payload itself as text. Bytes are decoded as
+    UTF-8 with replacement. The query is cut to :data:`MAX_QUERY_CHARS`.
+    """
+    try:
+        text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else str(payload)
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return text.strip()[:MAX_QUERY_CHARS]
+        return _prompt_of(data).strip()[:MAX_QUERY_CHARS]
+    except Exception:  # a hook must never break the harness's turn
+        return ""
+
+
+def _prompt_of(data: object) -> str:
+    if isinstance(data, str):
+        return data
+    if not isinstance(data, dict):
+        return ""
+    for key in ("prompt", "user_prompt", "query", "message", "input", "text"):
+        if isinstance(data.get(key), str):
+            return data[key]
+    messages = data.get("messages")
+    if isinstance(messages, list):
+        for message in reversed(messages):
+            if isinstance(message, dict) and message.get("role", "user") == "user":
+                return _content_text(message.get("content"))
+    return ""
+
+
+def _content_text(content: object) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return " ".join(
+            part["text"]
+            for part in content
+            if isinstance(part, dict) and isinstance(part.get("text"), str)
+        )
+    return ""
+
+
+def pre_turn_block(
+    payload: bytes | str,
+    memories: Sequence[Memory],
+    *,
+    top_k: int = 5,
+    token_budget: int | None = None,
+    counter: Callable[[str], int] | None = None,
+) -> str:
+    """What ``tur hook pre-turn`` prints: a ``markdown-prompt`` recall block, or ``""``.
+
+    The query is the prompt found in the hook ``payload`` (see :func:`query_from_payload`).
+
+    Never raises: garbage input, no prompt, no hit, a bad argument or a failing tokenizer all
+    give ``""``, so a harness turn is never blocked by memory.
+    """
+    try:
+        query = query_from_payload(payload)
+        if not query:
+            return ""
+        result = recall(memories, query, top_k=top_k, token_budget=token_budget, counter=counter)
+        return render_hits(result.hits, "markdown-prompt", query)
+    except Exception:  # never let the hook fail the turn
+        return ""

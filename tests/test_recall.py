@@ -1,0 +1,198 @@
+"""Recall: fused ranking, affinity floor, status filtering, budget, pre-turn hook payloads."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitmem.errors import InvalidInput
+from gitmem.models import Memory
+from gitmem.recall import (
+    TRIGRAM_FLOOR,
+    pre_turn_block,
+    query_from_payload,
+    rank_memories,
+    recall,
+    tokenize,
+)
+from gitmem.render import render_hits
+from gitmem.tokens import TokenCounter
+
+COUNT = TokenCounter()
+T0 = datetime(2026, 8, 1, tzinfo=UTC)
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def mem(n: int, content: str, *, days: int = 0, status: str = "fresh", refuted: bool = False,
+        reason: str | None = None) -> Memory:
+    data = {
+        "id": f"fact-{n:08x}", "type": "fact", "content": content, "confidence": 0.95,
+        "provenance": {"observed_at": T0 + timedelta(days=days)},
+        "decay": {"last_verified_at": T0 + timedelta(days=days), "staleness_status": status,
+                  "reason": reason},
+    }
+    if refuted:
+        data["refutation"] = {"reason": "wrong"}
+    return Memory(**data)
+
+
+STORE = [
+    mem(1, "SQLite signal queue uses WAL mode and busy_timeout=5000ms.", days=1),
+    mem(2, "Auth service issues JWT tokens configured in src/auth.py.", days=30),
+    mem(3, "The frontend is built with Vite and proxies /api to port 8000.", days=20),
+    mem(4, "Invoice PDFs are rendered by WeasyPrint in the worker.", days=10),
+]
+
+
+def ids(result) -> list[str]:
+    return [h.memory.id for h in result.hits]
+
+
+def test_tokenizer_splits_lowercases_stems_and_drops_stop_words():
+    assert tokenize("The Caching of cachedQueries, busy_timeout=5000ms") == [
+        "cach", "cach", "query", "busy", "timeout", "5000", "ms"]
+
+
+def test_recall_finds_the_memory_by_words_and_by_word_forms():
+    result = recall(STORE, "is the queue in write-ahead WAL mode?")
+    assert ids(result)[0] == "fact-00000001"
+    hit = result.hits[0]
+    assert hit.ranks["bm25"] == 1 and hit.bm25 > 0 and hit.stale is False
+    # "rendering" and "rendered" meet through the stemmer and the trigrams.
+    assert ids(recall(STORE, "who is rendering pdfs"))[0] == "fact-00000004"
+
+
+def test_recency_alone_never_recalls():
+    # The newest memory shares nothing with the query; nothing may come back.
+    assert recall(STORE, "kubernetes helm chart values") .hits == ()
+    assert recall(STORE, "").hits == () and recall(STORE, "the of and").hits == ()
+
+
+def test_recency_breaks_ties_between_equal_matches():
+    older = mem(1, "redis cache keys are prefixed", days=1)
+    newer = mem(2, "redis cache keys are prefixed", days=9)
+    hits = recall([older, newer], "redis cache").hits
+    assert [h.memory.id for h in hits] == ["fact-00000002", "fact-00000001"]
+    assert [h.ranks["recency"] for h in hits] == [1, 2]
+
+
+def test_refuted_never_appear_and_stale_only_when_asked():
+    store = [mem(1, "queue uses WAL mode", refuted=True),
+             mem(2, "queue uses WAL journal", days=2, status="stale", reason="lines 3-4 changed"),
+             mem(3, "queue uses rollback journal", days=3)]
+    assert ids(recall(store, "queue WAL journal")) == ["fact-00000003"]
+    with_stale = recall(store, "queue WAL journal", include_stale=True)
+    assert ids(with_stale) == ["fact-00000002", "fact-00000003"]
+    assert [h.stale for h in with_stale.hits] == [True, False]
+    assert render_hits(with_stale.hits, "plain") == (
+        "- [fact-00000002] queue uses WAL journal (Observed 2026-08-03, Conf: 0.95)"
+        " (STALE: lines 3-4 changed)\n"
+        "- [fact-00000003] queue uses rollback journal (Observed 2026-08-04, Conf: 0.95)\n"
+    )
+
+
+def test_top_k_caps_the_number_of_hits():
+    store = [mem(i, f"deploy step {i} runs the migration job") for i in range(1, 9)]
+    assert len(recall(store, "migration job", top_k=3).hits) == 3
+    with pytest.raises(InvalidInput, match="top-k must be >= 1, got 0"):
+        recall(store, "x", top_k=0)
+
+
+def test_token_budget_caps_the_rendered_output_exactly():
+    store = [mem(i, f"deploy step {i} runs the database migration job " * 3) for i in
+             range(1, 9)]
+    full = recall(store, "migration job", top_k=8)
+    capped = recall(store, "migration job", top_k=8, token_budget=120, counter=COUNT)
+    text = render_hits(capped.hits, "markdown-prompt", capped.query)
+    assert COUNT(text) <= 120
+    assert 0 < len(capped.hits) < 8 and capped.omitted == 8 - len(capped.hits)
+    assert ids(capped) == ids(full)[: len(capped.hits)]  # equal-size entries: a prefix
+
+
+def test_pre_turn_block_reads_a_claude_code_payload():
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit",
+                          "prompt": "refactor the signal queue SQLite backend"})
+    block = pre_turn_block(payload.encode(), STORE, top_k=1)
+    assert block == (
+        "> [!NOTE] Working Hypotheses (Memory Recall)\n"
+        "> - [fact-00000001] SQLite signal queue uses WAL mode and busy_timeout=5000ms. "
+        "(Observed 2026-08-02, Conf: 0.95)\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("payload", "query"),
+    [
+        ('{"prompt": "a"}', "a"),
+        ('{"user_prompt": " b "}', "b"),
+        ('{"messages": [{"role": "user", "content": "old"}, {"role": "assistant", '
+         '"content": "x"}, {"role": "user", "content": [{"type": "text", "text": "new"}]}]}',
+         "new"),
+        ('"just a string"', "just a string"),
+        ("not json at all", "not json at all"),
+        (b"\xff\xfe{\x00garbage", "\ufffd\ufffd{\x00garbage"),
+        ("[1, 2, 3]", ""),
+        ('{"prompt": 42}', ""),
+        ("null", ""),
+        ("", ""),
+    ],
+)
+def test_query_is_taken_from_any_payload_shape(payload, query):
+    assert query_from_payload(payload) == query
+
+
+def test_pre_turn_block_never_raises():
+    def broken_counter(text: str) -> int:
+        raise RuntimeError("tokenizer exploded")
+
+    assert pre_turn_block(b"\x00\xff", STORE) == ""
+    assert pre_turn_block('{"prompt": "unrelated kubernetes"}', STORE) == ""
+    assert pre_turn_block('{"prompt": "WAL queue"}', STORE, token_budget=50,
+                          counter=broken_counter) == ""
+    assert pre_turn_block('{"prompt": "WAL queue"}', STORE, top_k=-3) == ""
+    assert pre_turn_block(None, STORE) == ""  # type: ignore[arg-type]
+
+
+@settings(max_examples=100, derandomize=True, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(
+    contents=st.lists(st.text(min_size=1, max_size=50).filter(str.strip), min_size=1,
+                      max_size=10),
+    query=st.text(max_size=30),
+    refuted=st.sets(st.integers(0, 9)),
+)
+def test_recall_never_returns_a_memory_without_affinity(contents, query, refuted):
+    store = [mem(i, c, days=i, refuted=i in refuted) for i, c in enumerate(contents)]
+    result = recall(store, query, top_k=10)
+    for hit in result.hits:
+        assert hit.bm25 > 0 or hit.trigram >= TRIGRAM_FLOOR
+        assert hit.memory.refutation is None
+    ranked = {h.memory.id for h in rank_memories(query, store)}
+    assert {h.memory.id for h in result.hits} <= ranked
+
+
+def test_fusion_is_not_worse_than_bm25_on_the_labelled_set():
+    spec = importlib.util.spec_from_file_location("bench_recall",
+                                                  ROOT / "bench" / "bench_recall.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    figures = bench.run()
+    assert figures["fusion (gitmem default)"][0] >= figures["bm25"][0]
+    assert round(figures["bm25"][0], 3) == 0.739
+    assert round(figures["fusion (gitmem default)"][0], 3) == 0.757
+
+
+def test_superseded_memories_are_treated_as_stale():
+    new = Memory(id="fact-00000009", type="fact", content="api listens on port 9090",
+                 relations=[{"type": "supersedes", "target": "fact-00000008"}])
+    old = mem(8, "api listens on port 9000")
+    assert ids(recall([new, old], "api port")) == ["fact-00000009"]
+    hits = recall([new, old], "api port", include_stale=True).hits
+    assert sorted((h.memory.id, h.stale, h.stale_reason) for h in hits) == [
+        ("fact-00000008", True, "superseded by fact-00000009"), ("fact-00000009", False, None)]
