@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import secrets
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -174,40 +173,24 @@ class ContextMixin:
             include_stale=include_stale,
             token_budget=token_budget or None,
             counter=self.token_counter() if token_budget else None,
-            now=now or utc_now(),
         )
         return result, skipped
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = 1024) -> str:
-        """The recall block for a harness hook payload (JSON with a ``prompt`` field), or ``""``.
+        """The recall block for a harness hook payload, or ``""`` when nothing matches.
+
+        The prompt is found as :func:`gitmem.recall.query_from_payload` does (a JSON
+        object's ``prompt`` field, a message list, or the raw text).
 
         Raises:
-            InvalidInput: the payload is not JSON or has no prompt (the CLI turns
-                every error into a stderr line and exit 0).
+            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
         """
+        from gitmem.recall import query_from_payload
         from gitmem.render import render_recall
 
-        try:
-            doc = json.loads(payload or b"{}")
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise InvalidInput(f"hook input is not JSON: {exc}") from None
-        prompt = _prompt_of(doc)
+        prompt = query_from_payload(payload)
         if not prompt:
             return ""
         result, _ = self.recall(prompt, top_k=top_k, token_budget=token_budget)
         return render_recall(result, "markdown-prompt") if result.hits else ""
-
-
-def _prompt_of(doc: Any) -> str:
-    # Harnesses differ: Claude Code sends {"prompt": ...}; others nest it.
-    if isinstance(doc, dict):
-        for key in ("prompt", "user_prompt", "message", "query"):
-            value = doc.get(key)
-            if isinstance(value, str) and value.strip():
-                return value
-            if isinstance(value, dict):
-                inner = _prompt_of(value)
-                if inner:
-                    return inner
-    return ""

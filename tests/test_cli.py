@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 
 import pytest
 
@@ -20,16 +19,8 @@ class Result:
 
 def tur(repo, *args: str, stdin: str | None = None) -> Result:
     out, err = io.StringIO(), io.StringIO()
-    env = Env(out=out, err=err)
-    if stdin is not None:
-        old = sys.stdin
-        sys.stdin = io.StringIO(stdin)
-        try:
-            code = main(["-C", str(repo), *args], env)
-        finally:
-            sys.stdin = old
-    else:
-        code = main(["-C", str(repo), *args], env)
+    env = Env(inp=io.StringIO(stdin or ""), out=out, err=err)
+    code = main(["-C", str(repo), *args], env)
     return Result(code, out.getvalue(), err.getvalue())
 
 
@@ -248,10 +239,16 @@ def test_hook_pre_turn_prints_recall_and_never_fails(repo):
     tur(repo, "learn", "SQLite signal queue uses WAL mode")
     r = tur(repo, "hook", "pre-turn", stdin=json.dumps({"prompt": "refactor the sqlite queue"}))
     assert r.code == 0 and "WAL mode" in r.out
-    bad = tur(repo, "hook", "pre-turn", stdin="{not json")
-    assert bad.code == 0 and bad.out == "" and bad.err
+    garbage = tur(repo, "hook", "pre-turn", stdin="{not json")
+    assert garbage.code == 0 and garbage.out == ""
     none = tur(repo, "hook", "pre-turn", stdin=json.dumps({"prompt": "zzz qqq"}))
     assert none.code == 0 and none.out == ""
+
+
+def test_hook_pre_turn_outside_a_repository_reports_on_stderr_and_exits_0(tmp_path):
+    r = tur(tmp_path, "hook", "pre-turn", stdin=json.dumps({"prompt": "anything"}))
+    assert r.code == 0 and r.out == ""
+    assert "not a git repository" in r.err
 
 
 def test_version_and_help_work_outside_a_repository(tmp_path):

@@ -26,8 +26,9 @@ _COMMAND_MODULES = (
 
 @dataclass
 class Env:
-    """Where a command writes, and the repository it works on (opened on first use)."""
+    """Where a command reads and writes, and the repository it works on (opened on first use)."""
 
+    inp: IO[str] = field(default_factory=lambda: sys.stdin)
     out: IO[str] = field(default_factory=lambda: sys.stdout)
     err: IO[str] = field(default_factory=lambda: sys.stderr)
     path: str = "."

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -84,7 +83,7 @@ def cmd_recall(args, env) -> int:  # noqa: ANN001
 def cmd_hook_pre_turn(args, env) -> int:  # noqa: ANN001
     """Never block a harness turn: print the block or nothing, always exit 0."""
     try:
-        payload = sys.stdin.buffer.read() if env.out is sys.stdout else sys.stdin.read()
+        payload = env.inp.read()
         text = env.gm.pre_turn(payload, top_k=args.top_k, token_budget=args.token_budget)
         if text:
             env.out.write(text)
