@@ -419,7 +419,8 @@ def _conclude(
 
 def _status_changed(memory: Memory, status: Status, reason: str | None) -> bool:
     if memory.decay is None:
-        return status is not memory.status or reason is not None
+        # no decay block to hold a reason: only a status change is a change
+        return status is not memory.status
     return memory.decay.staleness_status is not status or memory.decay.reason != reason
 
 
