@@ -1,0 +1,132 @@
+"""Memory weight: time decay by half-life times commit-distance decay (EP-0131).
+
+Pure functions; the caller supplies "now" and the commit distance.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from gitmem.errors import ConfigError
+from gitmem.models import Memory, MemoryType, Status
+
+__all__ = ["DecayPolicy", "half_life_for", "is_active", "weight"]
+
+_FACT_HALF_LIFE = 14.0
+_FACT_LAMBDA = 0.05
+
+
+def _default_half_lives() -> dict[MemoryType, float | None]:
+    return {
+        MemoryType.FACT: _FACT_HALF_LIFE,
+        MemoryType.INSIGHT: 90.0,
+        MemoryType.PREFERENCE: 180.0,
+        MemoryType.AXIOM: None,
+        MemoryType.CORE: None,
+    }
+
+
+def _default_lambdas() -> dict[MemoryType, float]:
+    # EP-0131 fixes lambda only for facts (0.05 per commit). Insights and preferences
+    # get the same rate scaled by their half-life (0.05 * 14 / half-life), so that one
+    # commit costs each type the same share of its lifetime as one day does.
+    return {
+        MemoryType.FACT: _FACT_LAMBDA,
+        MemoryType.INSIGHT: round(_FACT_LAMBDA * _FACT_HALF_LIFE / 90.0, 6),
+        MemoryType.PREFERENCE: round(_FACT_LAMBDA * _FACT_HALF_LIFE / 180.0, 6),
+        MemoryType.AXIOM: 0.0,
+        MemoryType.CORE: 0.0,
+    }
+
+
+@dataclass(frozen=True)
+class DecayPolicy:
+    """Decay parameters per memory type.
+
+    Attributes:
+        half_life_days: days for the time factor to halve; ``None`` = never decays.
+        commit_lambda: per-commit rate λ of the factor ``e^(−λ × commits)`` (1/commits).
+        threshold: weights below it drop a memory from wake (unitless, in [0, 1]).
+        max_commit_distance: commits after which a memory with no checkable anchor is stale.
+
+    Raises:
+        ConfigError: a non-positive half-life, a negative λ, a threshold outside [0, 1]
+            or a negative distance limit (the message names the key).
+    """
+
+    half_life_days: dict[MemoryType, float | None] = field(default_factory=_default_half_lives)
+    commit_lambda: dict[MemoryType, float] = field(default_factory=_default_lambdas)
+    threshold: float = 0.3
+    max_commit_distance: int = 20
+
+    def __post_init__(self) -> None:
+        for kind, days in self.half_life_days.items():
+            if days is not None and not days > 0:
+                raise ConfigError(f"decay.half_life_days.{kind}: must be positive, got {days}")
+        for kind, lam in self.commit_lambda.items():
+            if not lam >= 0:
+                raise ConfigError(f"decay.commit_lambda.{kind}: must be >= 0, got {lam}")
+        if not 0.0 <= self.threshold <= 1.0:
+            raise ConfigError(f"decay.threshold: must be in [0, 1], got {self.threshold}")
+        if self.max_commit_distance < 0:
+            raise ConfigError(
+                f"decay.max_commit_distance: must be >= 0, got {self.max_commit_distance}"
+            )
+
+    @classmethod
+    def default(cls) -> DecayPolicy:
+        """Fact 14 d / λ 0.05, insight 90 d, preference 180 d, axiom and core never; 0.3; 20."""
+        return cls()
+
+
+def half_life_for(kind: MemoryType, policy: DecayPolicy) -> float | None:
+    """Half-life in days to store in a new record of type ``kind`` (``None`` = no decay)."""
+    return policy.half_life_days.get(kind)
+
+
+def _effective_half_life(memory: Memory, policy: DecayPolicy) -> float | None:
+    if memory.type in policy.half_life_days and policy.half_life_days[memory.type] is None:
+        return None  # axiom/core never decay, whatever an old record says
+    if memory.decay is not None:
+        return memory.decay.half_life_days  # the record's own value wins (None = never)
+    if memory.provenance is None:
+        return None  # legacy record: infinite half-life (EP-0131)
+    return policy.half_life_days.get(memory.type)
+
+
+def weight(
+    memory: Memory, now: datetime, commit_distance: int | None, policy: DecayPolicy
+) -> float:
+    """Return ``confidence × 2^(−days / half-life) × e^(−λ × commits)``, in [0, 1].
+
+    Days count from ``memory.last_verified_at`` (clamped at 0 for a timestamp in the
+    future); commits are ``commit_distance`` (``None`` = unknown, no commit decay).
+    A refuted memory weighs 0. Axiom and core (half-life ``None`` in the policy)
+    never decay; otherwise the record's ``decay.half_life_days`` wins over the
+    policy. Formula: EP-0131 "Epistemic Half-Life Defaults".
+
+    Args:
+        memory: the record.
+        now: an aware datetime (UTC).
+        commit_distance: commits between the anchor's SHA and HEAD, or ``None``.
+        policy: the decay parameters.
+    """
+    if memory.status is Status.REFUTED:
+        return 0.0
+    value = memory.confidence
+    half_life = _effective_half_life(memory, policy)
+    verified = memory.last_verified_at
+    if half_life is not None and verified is not None:
+        days = max(0.0, (now - verified).total_seconds() / 86400.0)
+        value *= 2.0 ** (-days / half_life)
+    lam = policy.commit_lambda.get(memory.type, 0.0)
+    if half_life is not None and commit_distance and lam:
+        value *= math.exp(-lam * commit_distance)
+    return value
+
+
+def is_active(memory_weight: float, policy: DecayPolicy) -> bool:
+    """True when ``memory_weight`` reaches the wake threshold."""
+    return memory_weight >= policy.threshold

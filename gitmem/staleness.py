@@ -1,0 +1,480 @@
+"""Staleness of memories against the code: anchored-range diffs, re-anchoring, renames.
+
+``check`` turns memories into one :class:`Verdict` each (EP-0131, DESIGN.md
+"Staleness and decay"); ``apply_verdict`` turns a verdict back into an updated
+record. Nothing here writes to git.
+
+Algorithm, per anchored memory (work shared by every memory with the same observed
+SHA and path, and diffs shared by blob pair):
+
+1. Find the file at HEAD: same path, else the rename target (similarity detection
+   between the observed tree and HEAD's), else it was deleted.
+2. Whole file: stale when the blob changed. Range: map it through git's zero-context
+   diff of the two blobs. Lines only shifted -> re-anchor; a line inside changed ->
+   look for the fingerprinted lines elsewhere (exactly once), else stale, naming the
+   commit that changed them (bisection of ``observed..HEAD``) and the lines.
+3. The fingerprint confirms a mapped range; when the observed commit is gone it is
+   the only way back: the lines found unchanged at HEAD keep the memory fresh.
+4. The index and working tree are compared with HEAD: an uncommitted change to the
+   anchored lines makes the memory stale until it is reverted.
+5. Fresh anchored memories are corroborated: the anchor moves to HEAD.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from gitmem.anchors import (
+    Anchor,
+    LinesChanged,
+    find_fingerprint,
+    fingerprint,
+    map_range,
+    parse_anchor,
+    split_lines,
+)
+from gitmem.decay import DecayPolicy, half_life_for
+from gitmem.errors import EmptyRepository, InvalidAnchor
+from gitmem.models import Decay, Memory, Status
+from gitmem.store.code import CodeHistory, Distance, WorktreeState
+
+__all__ = ["StalenessReport", "Verdict", "apply_verdict", "check"]
+
+UNSHALLOW_HINT = (
+    "run `git fetch --unshallow` if this is a shallow clone, "
+    "or `tur verify <id>` to re-anchor the memory at HEAD"
+)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """Result of checking one memory against HEAD (and the working tree).
+
+    Attributes:
+        memory_id: the memory's id.
+        status: fresh | stale | unanchored | refuted (refuted is passed through untouched).
+        reason: why, e.g. ``lines 3-7 changed in 3f2a1b9``; ``None`` when fresh.
+        hint: what the user can do (e.g. ``git fetch --unshallow``), or ``None``.
+        new_git_sha: HEAD when the anchor moves (corroboration), else ``None``.
+        new_context_ref: the moved anchor (new path and line range), else ``None``.
+        new_fingerprint: fingerprint of the moved anchor's lines, else ``None``.
+        commit_distance: commits from the anchor to HEAD once the verdict is applied
+            (0 when corroborated), ``None`` when unknown.
+        observed_distance: commits from the stored ``git_sha`` to HEAD, ``None`` if unknown.
+        diverged: HEAD does not descend from the stored ``git_sha``.
+        merge_base: full SHA of the merge base when diverged.
+        corroborated: the anchored code was found unchanged (``last_verified_at`` resets).
+        changed: applying the verdict changes the record (status, reason or anchor).
+        last_text: the last known anchored text, when the anchor was lost.
+    """
+
+    memory_id: str
+    status: Status
+    reason: str | None = None
+    hint: str | None = None
+    new_git_sha: str | None = None
+    new_context_ref: str | None = None
+    new_fingerprint: str | None = None
+    commit_distance: int | None = None
+    observed_distance: int | None = None
+    diverged: bool = False
+    merge_base: str | None = None
+    corroborated: bool = False
+    changed: bool = False
+    last_text: str | None = None
+
+
+@dataclass
+class StalenessReport:
+    """One verdict per input memory, in input order.
+
+    Attributes:
+        head_sha: the HEAD everything was compared with.
+        verdicts: the verdicts.
+        bare: the repository has no working tree (only HEAD's tree was compared).
+    """
+
+    head_sha: str
+    verdicts: list[Verdict] = field(default_factory=list)
+    bare: bool = False
+
+    def by_id(self) -> dict[str, Verdict]:
+        """Verdicts keyed by memory id."""
+        return {v.memory_id: v for v in self.verdicts}
+
+    def changed(self) -> list[Verdict]:
+        """Verdicts whose application changes the record (what verify must commit)."""
+        return [v for v in self.verdicts if v.changed]
+
+    def counts(self) -> dict[Status, int]:
+        """Number of verdicts per status."""
+        return dict(Counter(v.status for v in self.verdicts))
+
+
+@dataclass(frozen=True)
+class _Located:
+    """Where the anchored code is at HEAD when it is unchanged there."""
+
+    path: str
+    start: int | None
+    end: int | None
+
+
+@dataclass(frozen=True)
+class _Outcome:
+    """Intermediate result at HEAD: either located, or a final status with reason."""
+
+    located: _Located | None = None
+    status: Status = Status.STALE
+    reason: str | None = None
+    hint: str | None = None
+    last_text: str | None = None
+
+
+class _Run:
+    """Per-run memo of everything shared by memories (HEAD blobs, lines, file targets)."""
+
+    def __init__(self, history: CodeHistory, head: str, policy: DecayPolicy) -> None:
+        self.h = history
+        self.head = head
+        self.policy = policy
+        self.worktree: WorktreeState = history.worktree()
+        self._lines: dict[str, list[str]] = {}
+        self._targets: dict[tuple[str, str], str | None] = {}
+
+    def lines(self, blob_id: str) -> list[str]:
+        if blob_id not in self._lines:
+            self._lines[blob_id] = split_lines(self.h.blob(blob_id))
+        return self._lines[blob_id]
+
+    def target(self, obs: str, path: str) -> str | None:
+        """Path of the observed file at HEAD: same path, rename target, or ``None``."""
+        key = (obs, path)
+        if key not in self._targets:
+            if self.h.blob_id_at(self.head, path) is not None:
+                self._targets[key] = path
+            else:
+                self._targets[key] = self.h.renamed_path(obs, self.head, path)
+        return self._targets[key]
+
+    def short(self, sha: str) -> str:
+        return self.h.short(sha)
+
+
+def check(
+    memories: list[Memory], history: CodeHistory, policy: DecayPolicy | None = None
+) -> StalenessReport:
+    """Check every memory against HEAD and the working tree; one verdict each, in order.
+
+    Args:
+        memories: records to check (refuted ones are passed through untouched).
+        history: the code history of the repository the memories belong to.
+        policy: decay parameters (for the commit-distance limit); default policy if ``None``.
+
+    Returns:
+        A :class:`StalenessReport`. A weird stored anchor gives a stale or unanchored
+        verdict with a reason, never an exception.
+
+    Raises:
+        EmptyRepository: HEAD is unborn, so there is nothing to compare with.
+    """
+    policy = policy or DecayPolicy.default()
+    head = history.head_sha()
+    if head is None:
+        raise EmptyRepository(
+            "HEAD is unborn: the repository has no commits to verify memories against",
+            "commit something first",
+        )
+    run = _Run(history, head, policy)
+    verdicts = [_judge(m, run) for m in memories]
+    return StalenessReport(head_sha=head, verdicts=verdicts, bare=run.worktree.bare)
+
+
+def _judge(memory: Memory, run: _Run) -> Verdict:
+    if memory.refutation is not None:
+        return Verdict(memory.id, Status.REFUTED, memory.refutation.reason)
+    prov = memory.provenance
+    if prov is None:
+        return _final(memory, Status.UNANCHORED, "no provenance (legacy record)")
+    anchor: Anchor | None = None
+    if prov.context_ref:
+        try:
+            anchor = parse_anchor(prov.context_ref)
+        except InvalidAnchor as err:
+            return _final(memory, Status.UNANCHORED, f"invalid anchor: {err.message}")
+    obs = run.h.resolve_commit(prov.git_sha) if prov.git_sha else None
+    if obs is None:
+        return _judge_without_commit(memory, anchor, run)
+    dist = run.h.commit_distance(obs, run.head)
+    if anchor is None:
+        return _judge_by_distance(memory, obs, dist, run)
+    outcome = _locate(memory, anchor, obs, run)
+    return _conclude(memory, anchor, outcome, dist, run)
+
+
+def _judge_without_commit(memory: Memory, anchor: Anchor | None, run: _Run) -> Verdict:
+    prov = memory.provenance
+    assert prov is not None
+    if prov.git_sha:
+        reason = f"observed commit {prov.git_sha[:7]} is not in the object database"
+        hint: str | None = UNSHALLOW_HINT
+    else:
+        reason, hint = "no observed commit", None
+    if anchor is not None and prov.fingerprint:
+        located = _search_head(anchor, prov.fingerprint, run, unique=False)
+        if located is not None:
+            return _conclude(memory, anchor, _Outcome(located), None, run)
+        reason += f"; the anchored lines of {anchor.ref()} are not at HEAD"
+    return _final(memory, Status.UNANCHORED, reason, hint=hint)
+
+
+def _judge_by_distance(memory: Memory, obs: str, dist: Distance, run: _Run) -> Verdict:
+    limit = run.policy.max_commit_distance
+    if dist.commits > limit:
+        reason = f"{dist.commits} commits since observed {run.short(obs)} (limit {limit})"
+        if dist.diverged:
+            reason += _diverged_note(dist, run)
+        return _final(memory, Status.STALE, reason, dist=dist)
+    return _final(memory, Status.FRESH, None, dist=dist)
+
+
+def _diverged_note(dist: Distance, run: _Run) -> str:
+    if dist.merge_base is None:
+        return "; diverged: no common history with HEAD"
+    return f"; diverged, measured from merge base {run.short(dist.merge_base)}"
+
+
+def _search_head(anchor: Anchor, fp: str, run: _Run, *, unique: bool) -> _Located | None:
+    """Find the fingerprinted lines (or file) at HEAD, at the anchor's path."""
+    blob_id = run.h.blob_id_at(run.head, anchor.path)
+    if blob_id is None or run.h.is_binary(run.h.blob(blob_id)):
+        return None
+    lines = run.lines(blob_id)
+    if anchor.start is None or anchor.end is None:
+        return _Located(anchor.path, None, None) if fingerprint(lines) == fp else None
+    length = anchor.end - anchor.start + 1
+    start = find_fingerprint(lines, fp, length, near=anchor.start, unique=unique)
+    if start is None:
+        return None
+    return _Located(anchor.path, start, start + length - 1)
+
+
+def _locate(memory: Memory, anchor: Anchor, obs: str, run: _Run) -> _Outcome:
+    """Follow the anchor from the observed commit to HEAD."""
+    prov = memory.provenance
+    assert prov is not None
+    old_blob = run.h.blob_id_at(obs, anchor.path)
+    if old_blob is None:
+        if prov.fingerprint:
+            located = _search_head(anchor, prov.fingerprint, run, unique=False)
+            if located is not None:
+                return _Outcome(located)
+        return _Outcome(
+            status=Status.UNANCHORED,
+            reason=f"{anchor.path} is not in observed commit {run.short(obs)}",
+        )
+    new_path = run.target(obs, anchor.path)
+    if new_path is None:
+        sha = run.h.last_commit_touching(anchor.path, obs, run.head)
+        where = f"deleted in {sha}" if sha else f"deleted since {run.short(obs)}"
+        return _Outcome(reason=where, last_text=_old_text(run, old_blob, anchor))
+    new_blob = run.h.blob_id_at(run.head, new_path)
+    assert new_blob is not None
+    if anchor.start is None or anchor.end is None:
+        if new_blob == old_blob:
+            return _Outcome(_Located(new_path, None, None))
+        sha = run.h.last_commit_touching(anchor.path, obs, run.head, new_path=new_path)
+        return _Outcome(reason=f"changed in {sha}" if sha else _differs(run, obs, new_path))
+    return _locate_range(memory, anchor, obs, old_blob, new_path, new_blob, run)
+
+
+def _differs(run: _Run, obs: str, path: str) -> str:
+    return f"{path} differs from observed {run.short(obs)} (on the observed side of history)"
+
+
+def _old_text(run: _Run, blob_id: str, anchor: Anchor) -> str | None:
+    if run.h.is_binary(run.h.blob(blob_id)):
+        return None
+    lines = run.lines(blob_id)
+    if anchor.start is None:
+        return "\n".join(lines)
+    return "\n".join(lines[anchor.start - 1 : anchor.end])
+
+
+def _locate_range(
+    memory: Memory,
+    anchor: Anchor,
+    obs: str,
+    old_blob: str,
+    new_path: str,
+    new_blob: str,
+    run: _Run,
+) -> _Outcome:
+    assert anchor.start is not None and anchor.end is not None
+    fp = memory.provenance.fingerprint if memory.provenance else None
+    if run.h.is_binary(run.h.blob(old_blob)) or run.h.is_binary(run.h.blob(new_blob)):
+        if old_blob == new_blob:
+            return _Outcome(_Located(new_path, anchor.start, anchor.end))
+        return _Outcome(reason=f"{new_path} is binary and changed since {run.short(obs)}")
+    old_lines = run.lines(old_blob)
+    if anchor.end > len(old_lines):
+        return _Outcome(
+            status=Status.UNANCHORED,
+            reason=f"range L{anchor.start}-L{anchor.end} is past the end of {anchor.path} "
+            f"at {run.short(obs)} ({len(old_lines)} lines)",
+        )
+    last_text = "\n".join(old_lines[anchor.start - 1 : anchor.end])
+    hunks = run.h.hunks(old_blob, new_blob) or []
+    mapped = map_range(hunks, anchor.start, anchor.end)
+    moved = Anchor(new_path, anchor.start, anchor.end)
+    if isinstance(mapped, LinesChanged):
+        if fp:
+            found = _search_head(moved, fp, run, unique=True)
+            if found is not None:
+                return _Outcome(found)
+        sha = run.h.last_commit_touching(
+            anchor.path, obs, run.head, lines=(anchor.start, anchor.end), new_path=new_path
+        )
+        span = f"line {mapped.start}" if mapped.start == mapped.end else (
+            f"lines {mapped.start}-{mapped.end}"
+        )
+        reason = f"{span} changed in {sha}" if sha else (
+            f"{span} differ from observed {run.short(obs)} (on the observed side of history)"
+        )
+        return _Outcome(reason=reason, last_text=last_text)
+    located = _Located(new_path, mapped.start, mapped.end)
+    if fp and fingerprint(run.lines(new_blob)[mapped.start - 1 : mapped.end]) != fp:
+        found = _search_head(Anchor(new_path, mapped.start, mapped.end), fp, run, unique=False)
+        if found is None:
+            return _Outcome(reason="anchor lost", last_text=last_text)
+        located = found
+    return _Outcome(located)
+
+
+def _worktree_reason(located: _Located, anchor: Anchor, run: _Run) -> str | None:
+    """Why uncommitted changes (index, then working tree) make the memory stale, or ``None``."""
+    if not run.worktree.is_dirty(located.path):
+        return None
+    head_data = run.h.blob_at(run.head, located.path)
+    for change in run.worktree.changes(located.path, head_data):
+        if change.data is None:
+            return f"deleted in {change.where}"
+        if located.start is None or located.end is None:
+            return f"modified in {change.where}"
+        old = (head_data or b"").replace(b"\r\n", b"\n")
+        hunks = run.h.hunks_of(old, change.data.replace(b"\r\n", b"\n"))
+        if hunks is None:
+            return f"modified in {change.where}"
+        mapped = map_range(hunks, located.start, located.end)
+        if isinstance(mapped, LinesChanged):
+            # report in the stored anchor's numbering, which the user still sees
+            shift = (anchor.start or located.start) - located.start
+            lo, hi = mapped.start + shift, mapped.end + shift
+            span = f"line {lo}" if lo == hi else f"lines {lo}-{hi}"
+            return f"{span} modified in {change.where}"
+    return None
+
+
+def _conclude(
+    memory: Memory, anchor: Anchor, outcome: _Outcome, dist: Distance | None, run: _Run
+) -> Verdict:
+    located = outcome.located
+    if located is None:
+        return _final(
+            memory,
+            outcome.status,
+            outcome.reason,
+            hint=outcome.hint,
+            dist=dist,
+            last_text=outcome.last_text,
+        )
+    wt = _worktree_reason(located, anchor, run)
+    if wt is not None:
+        return _final(memory, Status.STALE, wt, dist=dist)
+    new_anchor = Anchor(located.path, located.start, located.end)
+    lines = run.lines(run.h.blob_id_at(run.head, located.path) or "")
+    if located.start is None:
+        fp = fingerprint(lines)
+    else:
+        fp = fingerprint(lines[located.start - 1 : located.end])
+    prov = memory.provenance
+    assert prov is not None
+    moved = (prov.git_sha, prov.context_ref, prov.fingerprint) != (run.head, new_anchor.ref(), fp)
+    return Verdict(
+        memory_id=memory.id,
+        status=Status.FRESH,
+        new_git_sha=run.head,
+        new_context_ref=new_anchor.ref(),
+        new_fingerprint=fp,
+        commit_distance=0,
+        observed_distance=dist.commits if dist else None,
+        diverged=dist.diverged if dist else False,
+        merge_base=dist.merge_base if dist and dist.diverged else None,
+        corroborated=True,
+        changed=moved or _status_changed(memory, Status.FRESH, None),
+    )
+
+
+def _status_changed(memory: Memory, status: Status, reason: str | None) -> bool:
+    if memory.decay is None:
+        # no decay block to hold a reason: only a status change is a change
+        return status is not memory.status
+    return memory.decay.staleness_status is not status or memory.decay.reason != reason
+
+
+def _final(
+    memory: Memory,
+    status: Status,
+    reason: str | None,
+    *,
+    hint: str | None = None,
+    dist: Distance | None = None,
+    last_text: str | None = None,
+) -> Verdict:
+    """A verdict that leaves the anchor where it is."""
+    return Verdict(
+        memory_id=memory.id,
+        status=status,
+        reason=reason,
+        hint=hint,
+        commit_distance=dist.commits if dist else None,
+        observed_distance=dist.commits if dist else None,
+        diverged=dist.diverged if dist else False,
+        merge_base=dist.merge_base if dist and dist.diverged else None,
+        changed=_status_changed(memory, status, reason),
+        last_text=last_text,
+    )
+
+
+def apply_verdict(
+    memory: Memory, verdict: Verdict, now: datetime, policy: DecayPolicy | None = None
+) -> Memory:
+    """Return ``memory`` updated by ``verdict`` (a copy; the input is not modified).
+
+    Sets status and reason; on corroboration moves ``git_sha``, ``context_ref`` and
+    ``fingerprint`` to HEAD and sets ``last_verified_at`` to ``now``, leaving
+    ``observed_at`` alone. A refuted memory is returned unchanged. A record without a
+    ``decay`` block gets one, with the policy's half-life for its type.
+    """
+    if memory.refutation is not None or verdict.status is Status.REFUTED:
+        return memory
+    if not verdict.changed and not verdict.corroborated:
+        return memory
+    out = memory.model_copy(deep=True)
+    if out.decay is None:
+        if out.provenance is None:
+            return memory  # legacy record: stays as loaded (unanchored, no decay)
+        out.decay = Decay(
+            half_life_days=half_life_for(out.type, policy or DecayPolicy.default()),
+            last_verified_at=out.provenance.observed_at,
+        )
+    out.decay.staleness_status = verdict.status
+    out.decay.reason = verdict.reason
+    if verdict.corroborated and out.provenance is not None:
+        out.provenance.git_sha = verdict.new_git_sha
+        out.provenance.context_ref = verdict.new_context_ref
+        out.provenance.fingerprint = verdict.new_fingerprint
+        out.decay.last_verified_at = now
+    return out

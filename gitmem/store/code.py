@@ -1,0 +1,351 @@
+"""Read-only access to the *code* history (HEAD, trees, blobs, diffs, walks, working tree).
+
+The only module besides the rest of ``gitmem.store`` that touches pygit2 for the
+user's code. Every answer keyed by immutable object ids (blob diffs, rename maps,
+commit distances, walks) is memoised for the life of the :class:`CodeHistory`, so a
+long-lived instance (the watcher, the TUI) makes repeated verifies cheap; the working
+tree is read through a fresh :class:`WorktreeState` snapshot per run.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+import pygit2
+from pygit2.enums import DeltaStatus, DiffFind, FileStatus, SortMode
+
+from gitmem.anchors import Hunk, LinesChanged, is_binary, map_range
+
+__all__ = ["CodeHistory", "Distance", "WorktreeChange", "WorktreeState"]
+
+#: Length of the abbreviated SHAs put in reasons (``changed in 3f2a1b9``).
+SHORT = 7
+
+_INDEX_FLAGS = (
+    FileStatus.INDEX_MODIFIED
+    | FileStatus.INDEX_DELETED
+    | FileStatus.INDEX_RENAMED
+    | FileStatus.INDEX_TYPECHANGE
+)
+_WT_FLAGS = (
+    FileStatus.WT_MODIFIED
+    | FileStatus.WT_DELETED
+    | FileStatus.WT_RENAMED
+    | FileStatus.WT_TYPECHANGE
+    | FileStatus.CONFLICTED
+)
+
+
+@dataclass(frozen=True)
+class Distance:
+    """Commit distance between an observed commit and HEAD.
+
+    Attributes:
+        ahead: commits reachable from HEAD and not from the observed commit.
+        behind: commits reachable from the observed commit and not from HEAD.
+        diverged: HEAD does not descend from the observed commit.
+        merge_base: full SHA of the best common ancestor (``None`` if unrelated).
+    """
+
+    ahead: int
+    behind: int
+    diverged: bool
+    merge_base: str | None
+
+    @property
+    def commits(self) -> int:
+        """Distance in commits: ``ahead``, or ``behind`` when HEAD is an ancestor.
+
+        Never 0 unless HEAD is the observed commit.
+        """
+        return self.ahead if self.ahead else self.behind
+
+
+@dataclass(frozen=True)
+class WorktreeChange:
+    """One uncommitted version of a file that differs from HEAD's blob.
+
+    Attributes:
+        where: ``"index (staged)"`` or ``"working tree"``.
+        data: the content, ``None`` when the file is deleted there.
+    """
+
+    where: str
+    data: bytes | None
+
+
+class WorktreeState:
+    """Snapshot of index and working-tree changes against HEAD, taken once per verify run.
+
+    In a bare repository there is nothing to compare and every path is clean.
+    """
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self._repo = repo
+        self.bare = repo.is_bare or repo.workdir is None
+        # untracked files cannot hold an anchored (committed) line, so skip scanning them
+        self._status: dict[str, FileStatus] = (
+            {} if self.bare else dict(repo.status(untracked_files="no"))
+        )
+        self._cache: dict[tuple[str, str | None], list[WorktreeChange]] = {}
+
+    def is_dirty(self, path: str) -> bool:
+        """True when the index or the working tree differs from HEAD at ``path``."""
+        return path in self._status
+
+    def changes(self, path: str, head_data: bytes | None) -> list[WorktreeChange]:
+        """Versions of ``path`` that differ from ``head_data``: index first, then working tree.
+
+        Contents are compared after CRLF -> LF, so that a checkout filter is not a change.
+        """
+        flags = self._status.get(path)
+        if flags is None:
+            return []
+        key = (path, None if head_data is None else pygit2.hash(head_data).raw.hex())
+        if key in self._cache:
+            return self._cache[key]
+        out: list[WorktreeChange] = []
+        if flags & _INDEX_FLAGS:
+            staged = self._index_data(path)
+            if _norm(staged) != _norm(head_data):
+                out.append(WorktreeChange("index (staged)", staged))
+        if flags & _WT_FLAGS:
+            disk = self._disk_data(path)
+            if _norm(disk) != _norm(head_data):
+                out.append(WorktreeChange("working tree", disk))
+        self._cache[key] = out
+        return out
+
+    def _index_data(self, path: str) -> bytes | None:
+        try:
+            entry = self._repo.index[path]
+        except KeyError:
+            return None
+        return self._repo[entry.id].data
+
+    def _disk_data(self, path: str) -> bytes | None:
+        full = os.path.join(self._repo.workdir, path)
+        try:
+            if os.path.islink(full):
+                return os.readlink(full).encode("utf-8", errors="surrogateescape")
+            with open(full, "rb") as handle:
+                return handle.read()
+        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+            return None
+
+
+def _norm(data: bytes | None) -> bytes | None:
+    return None if data is None else data.replace(b"\r\n", b"\n")
+
+
+class CodeHistory:
+    """Memoised questions about the user's code history, over an open ``pygit2.Repository``.
+
+    SHAs in and out are full hex strings unless a method says "short".
+    """
+
+    def __init__(self, repo: pygit2.Repository) -> None:
+        self.repo = repo
+        self._blob_ids: dict[tuple[str, str], str | None] = {}
+        self._blobs: dict[str, bytes] = {}
+        self._hunks: dict[tuple[str, str], list[Hunk] | None] = {}
+        self._renames: dict[tuple[str, str], dict[str, str]] = {}
+        self._distances: dict[tuple[str, str], Distance] = {}
+        self._between: dict[tuple[str, str], list[str]] = {}
+        self._resolved: dict[str, str | None] = {}
+
+    # -- commits --------------------------------------------------------------
+
+    def head_sha(self) -> str | None:
+        """Full SHA of HEAD (attached or detached), or ``None`` when HEAD is unborn."""
+        if self.repo.head_is_unborn:
+            return None
+        return str(self.repo.head.target)
+
+    def resolve_commit(self, sha_prefix: str) -> str | None:
+        """Full SHA of the commit named by a hex SHA or unique prefix, or ``None``.
+
+        ``None`` covers missing objects (shallow clone, history rewritten and
+        collected), ambiguous prefixes and objects that are not commits.
+        """
+        if sha_prefix in self._resolved:
+            return self._resolved[sha_prefix]
+        try:
+            obj = self.repo[sha_prefix]
+            found = str(obj.id) if isinstance(obj, pygit2.Commit) else None
+        except (KeyError, ValueError, pygit2.GitError):
+            found = None
+        self._resolved[sha_prefix] = found
+        return found
+
+    def has_commit(self, sha: str) -> bool:
+        """True when ``sha`` (or a unique prefix) names a commit in the object database."""
+        return self.resolve_commit(sha) is not None
+
+    def short(self, sha: str) -> str:
+        """Abbreviated SHA for messages (7 hex digits)."""
+        return sha[:SHORT]
+
+    def commit_distance(self, from_sha: str, to_sha: str) -> Distance:
+        """Distance from the observed commit ``from_sha`` to ``to_sha`` (HEAD).
+
+        Uses libgit2's ahead/behind walk, which stops at the merge base; memoised
+        per pair, so a run costs one walk per distinct observed SHA.
+        """
+        key = (from_sha, to_sha)
+        if key in self._distances:
+            return self._distances[key]
+        if from_sha == to_sha:
+            dist = Distance(0, 0, False, from_sha)
+        else:
+            a, b = pygit2.Oid(hex=to_sha), pygit2.Oid(hex=from_sha)
+            ahead, behind = self.repo.ahead_behind(a, b)
+            base = self.repo.merge_base(a, b)
+            dist = Distance(ahead, behind, behind > 0, str(base) if base else None)
+        self._distances[key] = dist
+        return dist
+
+    def commits_between(self, since_sha: str, until_sha: str) -> list[str]:
+        """Commits reachable from ``until_sha`` and not from ``since_sha``, oldest first.
+
+        Topological order, so a parent always precedes its children.
+        """
+        key = (since_sha, until_sha)
+        if key not in self._between:
+            walker = self.repo.walk(
+                pygit2.Oid(hex=until_sha), SortMode.TOPOLOGICAL | SortMode.REVERSE
+            )
+            walker.hide(pygit2.Oid(hex=since_sha))
+            self._between[key] = [str(c.id) for c in walker]
+        return self._between[key]
+
+    # -- trees and blobs ------------------------------------------------------
+
+    def blob_id_at(self, commit_sha: str, path: str) -> str | None:
+        """Blob id of ``path`` in ``commit_sha``'s tree, ``None`` if absent or not a file."""
+        key = (commit_sha, path)
+        if key in self._blob_ids:
+            return self._blob_ids[key]
+        try:
+            entry = self.repo[commit_sha].tree[path]
+            found = str(entry.id) if entry.type_str == "blob" else None
+        except (KeyError, ValueError):
+            found = None
+        self._blob_ids[key] = found
+        return found
+
+    def blob(self, blob_id: str) -> bytes:
+        """Content of a blob by id."""
+        data = self._blobs.get(blob_id)
+        if data is None:
+            data = self.repo[blob_id].data
+            self._blobs[blob_id] = data
+        return data
+
+    def blob_at(self, commit_sha: str, path: str) -> bytes | None:
+        """Content of ``path`` at ``commit_sha``, or ``None`` if absent."""
+        blob_id = self.blob_id_at(commit_sha, path)
+        return None if blob_id is None else self.blob(blob_id)
+
+    def is_binary(self, data: bytes) -> bool:
+        """True when ``data`` looks binary (git's NUL rule)."""
+        return is_binary(data)
+
+    def worktree(self) -> WorktreeState:
+        """A fresh snapshot of index and working-tree changes (empty for a bare repository)."""
+        return WorktreeState(self.repo)
+
+    # -- diffs ----------------------------------------------------------------
+
+    def hunks(self, old_blob_id: str, new_blob_id: str) -> list[Hunk] | None:
+        """Zero-context hunks from one blob to another, ``None`` if either is binary.
+
+        git's own diff (libgit2, Myers), memoised per blob pair.
+        """
+        key = (old_blob_id, new_blob_id)
+        if key not in self._hunks:
+            if old_blob_id == new_blob_id:
+                self._hunks[key] = []
+            else:
+                self._hunks[key] = self.hunks_of(self.blob(old_blob_id), self.blob(new_blob_id))
+        return self._hunks[key]
+
+    @staticmethod
+    def hunks_of(old: bytes, new: bytes) -> list[Hunk] | None:
+        """Zero-context hunks between two byte strings, ``None`` if either is binary."""
+        if is_binary(old) or is_binary(new):
+            return None
+        patch = pygit2.Patch.create_from(old, new, context_lines=0)
+        return [Hunk(h.old_start, h.old_lines, h.new_start, h.new_lines) for h in patch.hunks]
+
+    def renamed_path(self, old_sha: str, new_sha: str, path: str) -> str | None:
+        """Where ``path`` of ``old_sha`` went in ``new_sha`` by rename detection, or ``None``.
+
+        Tree diff with git's similarity detection (50 % threshold), memoised per
+        commit pair: one diff serves every anchored path of that pair.
+        """
+        key = (old_sha, new_sha)
+        if key not in self._renames:
+            diff = self.repo.diff(self.repo[old_sha].tree, self.repo[new_sha].tree)
+            diff.find_similar(DiffFind.FIND_RENAMES)
+            self._renames[key] = {
+                delta.old_file.path: delta.new_file.path
+                for delta in diff.deltas
+                if delta.status == DeltaStatus.RENAMED
+            }
+        return self._renames[key].get(path)
+
+    # -- history of one file --------------------------------------------------
+
+    def _changed_at(
+        self, commit: str, paths: tuple[str, ...], old_blob: str, lines: tuple[int, int] | None
+    ) -> bool:
+        blob_id = None
+        for p in paths:
+            blob_id = self.blob_id_at(commit, p)
+            if blob_id is not None:
+                break
+        if blob_id is None:
+            return True
+        if blob_id == old_blob:
+            return False
+        if lines is None:
+            return True
+        hunks = self.hunks(old_blob, blob_id)
+        return hunks is None or isinstance(map_range(hunks, *lines), LinesChanged)
+
+    def last_commit_touching(
+        self,
+        path: str,
+        since_sha: str,
+        until_sha: str,
+        lines: tuple[int, int] | None = None,
+        new_path: str | None = None,
+    ) -> str | None:
+        """Short SHA of the commit that changed ``path`` (or its ``lines``) after ``since_sha``.
+
+        Bisects the commits of ``since..until`` (topological order) for the first one
+        where the file, or the given old line range, no longer matches ``since_sha``'s
+        version; a deletion counts as a change. ``new_path`` is where a rename took the
+        file by ``until_sha``. ``O(log n)`` tree lookups and diffs, all memoised.
+
+        Returns:
+            The short SHA, or ``None`` when nothing on HEAD's side changed it (e.g. the
+            difference comes from the observed side of a diverged history).
+        """
+        old_blob = self.blob_id_at(since_sha, path)
+        commits = self.commits_between(since_sha, until_sha)
+        if old_blob is None or not commits:
+            return None
+        paths = (path,) if new_path is None or new_path == path else (path, new_path)
+        if not self._changed_at(commits[-1], paths, old_blob, lines):
+            return None
+        lo, hi = 0, len(commits) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self._changed_at(commits[mid], paths, old_blob, lines):
+                hi = mid
+            else:
+                lo = mid + 1
+        return self.short(commits[lo])

@@ -1,0 +1,110 @@
+"""Decay: weight formula, per-type defaults, policy validation."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from gitmem.decay import DecayPolicy, half_life_for, is_active, weight
+from gitmem.errors import ConfigError
+from gitmem.models import Decay, Memory, MemoryType, Provenance, Refutation
+
+NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
+POLICY = DecayPolicy.default()
+
+
+def make(kind: str, confidence: float = 1.0, days: float = 0.0, half_life="policy") -> Memory:
+    verified = NOW - timedelta(days=days)
+    hl = half_life_for(MemoryType(kind), POLICY) if half_life == "policy" else half_life
+    return Memory(
+        id=f"{kind}-0000abcd",
+        type=kind,
+        content="something true",
+        confidence=confidence,
+        provenance=Provenance(observed_at=verified - timedelta(days=3), git_sha="abcd1234"),
+        decay=Decay(half_life_days=hl, last_verified_at=verified),
+    )
+
+
+def test_default_policy_values():
+    assert POLICY.half_life_days == {
+        MemoryType.FACT: 14.0,
+        MemoryType.INSIGHT: 90.0,
+        MemoryType.PREFERENCE: 180.0,
+        MemoryType.AXIOM: None,
+        MemoryType.CORE: None,
+    }
+    assert POLICY.commit_lambda[MemoryType.FACT] == 0.05
+    assert POLICY.commit_lambda[MemoryType.AXIOM] == 0.0
+    assert POLICY.commit_lambda[MemoryType.CORE] == 0.0
+    assert POLICY.commit_lambda[MemoryType.INSIGHT] == pytest.approx(0.05 * 14 / 90, abs=1e-6)
+    assert POLICY.threshold == 0.3
+    assert POLICY.max_commit_distance == 20
+
+
+def test_fact_halves_after_one_half_life():
+    assert weight(make("fact", 0.8, days=14), NOW, 0, POLICY) == pytest.approx(0.4)
+
+
+def test_time_and_commit_decay_multiply():
+    expected = 0.9 * 2 ** (-7 / 14) * math.exp(-0.05 * 10)
+    assert weight(make("fact", 0.9, days=7), NOW, 10, POLICY) == pytest.approx(expected)
+
+
+def test_unknown_commit_distance_applies_no_commit_decay():
+    assert weight(make("fact", 1.0, days=0), NOW, None, POLICY) == 1.0
+
+
+def test_insight_and_preference_use_their_half_lives():
+    assert weight(make("insight", days=90), NOW, 0, POLICY) == pytest.approx(0.5)
+    assert weight(make("preference", days=360), NOW, 0, POLICY) == pytest.approx(0.25)
+
+
+@pytest.mark.parametrize("kind", ["axiom", "core"])
+def test_axiom_and_core_never_decay_even_with_an_old_half_life_in_the_record(kind):
+    memory = make(kind, 0.7, days=1000, half_life=14.0)
+    assert weight(memory, NOW, 500, POLICY) == 0.7
+
+
+def test_record_half_life_wins_over_policy():
+    assert weight(make("fact", days=30, half_life=30.0), NOW, 0, POLICY) == pytest.approx(0.5)
+    assert weight(make("fact", 0.6, days=300, half_life=None), NOW, 99, POLICY) == 0.6
+
+
+def test_refuted_memory_weighs_zero():
+    memory = make("fact").model_copy(update={"refutation": Refutation(reason="wrong")})
+    assert weight(memory, NOW, 0, POLICY) == 0.0
+
+
+def test_legacy_record_without_provenance_keeps_its_confidence():
+    legacy = Memory(id="fact-0000beef", type="fact", content="old note")
+    assert weight(legacy, NOW, 50, POLICY) == 1.0
+
+
+def test_verification_in_the_future_does_not_raise_weight_above_confidence():
+    assert weight(make("fact", 0.5, days=-3), NOW, 0, POLICY) == 0.5
+
+
+def test_threshold_decides_activity():
+    assert is_active(0.3, POLICY)
+    assert not is_active(0.2999, POLICY)
+    # a fact at confidence 1 drops below 0.3 after log2(1/0.3)*14 = 24.3 days
+    assert is_active(weight(make("fact", days=24), NOW, 0, POLICY), POLICY)
+    assert not is_active(weight(make("fact", days=25), NOW, 0, POLICY), POLICY)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"threshold": 1.5}, "decay.threshold: must be in [0, 1], got 1.5"),
+        ({"max_commit_distance": -1}, "decay.max_commit_distance: must be >= 0, got -1"),
+        ({"half_life_days": {MemoryType.FACT: 0}}, "decay.half_life_days.fact: must be positive"),
+        ({"commit_lambda": {MemoryType.FACT: -0.1}}, "decay.commit_lambda.fact: must be >= 0"),
+    ],
+)
+def test_policy_rejects_bad_values_naming_the_key(kwargs, message):
+    with pytest.raises(ConfigError) as err:
+        DecayPolicy(**kwargs)
+    assert err.value.message.startswith(message)
