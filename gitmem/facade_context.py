@@ -66,7 +66,8 @@ class ContextMixin:
         now = now or utc_now()
         name = f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}.md"
         body = text if text.endswith("\n") else text + "\n"
-        first = " ".join(text.split())[:60]
+        first = " ".join(text.split())
+        first = first if len(first) <= 60 else first[:59] + "…"
         self.store.transact(
             lambda tip: Mutation({f"{CONTINUITY_DIR}/{name}": body.encode()}, f"spark: {first}")
         )

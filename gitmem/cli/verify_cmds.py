@@ -35,7 +35,10 @@ def cmd_verify(args, env) -> int:  # noqa: ANN001
         if args.write and not row.changed:
             continue
         anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
-        env.print(f"{row.memory_id}  {row.status}  w={row.weight:.2f}  {row.reason}{anchor}")
+        reason = row.reason or ("re-anchored" if row.moved else "unchanged")
+        env.print(f"{row.memory_id}  {row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
+        if row.hint and row.status.value != "fresh":
+            env.print(f"    hint: {row.hint}")
     if args.write:
         if outcome.commit:
             env.print(f"recorded in {outcome.commit.sha[:12]} on refs/tur/memories")
