@@ -19,11 +19,11 @@ demo: $(STAMP)
 	$(BIN)/python fixtures/demo.py
 
 test: $(STAMP)
-	$(BIN)/ruff check gitmem tui tests bench fixtures
+	$(BIN)/ruff check gitmem tests bench fixtures
 	$(BIN)/python -m pytest -q -n 2
 
 lint: $(STAMP)
-	$(BIN)/ruff check gitmem tui tests bench fixtures
+	$(BIN)/ruff check gitmem tests bench fixtures
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scale.py
