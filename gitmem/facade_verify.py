@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from gitmem import codec
 from gitmem.decay import DecayPolicy, weight
-from gitmem.errors import EmptyRepository
+from gitmem.errors import EmptyRepository, InvalidInput
 from gitmem.models import Memory, Status, utc_now
 from gitmem.reader import Skipped, record_path
+from gitmem.staleness import Verdict
 from gitmem.store import CommitInfo, Mutation
 
 __all__ = ["StatusRow", "StatusView", "VerifyMixin", "VerifyOutcome"]
@@ -152,7 +153,12 @@ class VerifyMixin:
         return StatusView(rows=rows, skipped=skipped, head=head)
 
     def verify(
-        self, ids: list[str] | None = None, *, write: bool = True, now: datetime | None = None
+        self,
+        ids: list[str] | None = None,
+        *,
+        write: bool = True,
+        confirm: bool = False,
+        now: datetime | None = None,
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
@@ -161,10 +167,19 @@ class VerifyMixin:
         anchor) is rewritten in one commit ``verify: …``; a memory another process
         changed meanwhile is left to that process's write.
 
+        Naming ``ids`` is an explicit check: a memory found fresh also gets
+        ``last_verified_at = now``, restarting its time decay. With ``confirm`` a
+        person vouches for the named memories: each is set ``fresh`` and re-anchored
+        to HEAD (same path, lines clamped to the file; the anchor is dropped if the
+        file is gone). Refuted memories are never changed by verify.
+
         Raises:
             EmptyRepository: HEAD is unborn.
+            InvalidInput: ``confirm`` without ``ids``.
             UnknownMemory, AmbiguousId: a bad id in ``ids``.
         """
+        if confirm and not ids:
+            raise InvalidInput("--confirm needs the ids of the memories you vouch for")
         from gitmem.ids import resolve_id
         from gitmem.staleness import apply_verdict, check
 
@@ -185,6 +200,8 @@ class VerifyMixin:
         updated: dict[str, Memory] = {}
         rows = []
         for memory, verdict in zip(memories, report.verdicts, strict=True):
+            if ids and memory.refutation is None and (confirm or verdict.status is Status.FRESH):
+                verdict = self._explicit(memory, verdict, report.head_sha, confirm)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
             if verdict.changed:
                 updated[memory.id] = new
@@ -200,6 +217,40 @@ class VerifyMixin:
         if write and updated:
             outcome.commit = self._record_verdicts(snap.blobs, updated, rows)
         return outcome
+
+    def _explicit(self, memory: Memory, verdict: Verdict, head: str, confirm: bool) -> Verdict:
+        """Turn a verdict on a named memory into a corroboration at HEAD (see :meth:`verify`)."""
+        if verdict.status is Status.FRESH and verdict.corroborated:
+            return replace(verdict, changed=True)
+        ref, fp = None, None
+        prov = memory.provenance
+        if verdict.status is Status.FRESH and prov is not None:
+            # Fresh but not re-anchored (no anchor, or unanchored by design): move the SHA only.
+            ref, fp = prov.context_ref, prov.fingerprint
+        elif confirm and prov is not None and prov.context_ref:
+            ref, fp = self._anchor_at_head(prov.context_ref, head)
+        # A fresh memory carries no reason; who confirmed it is in the commit's author.
+        return replace(
+            verdict, status=Status.FRESH, reason=None, new_git_sha=head, new_context_ref=ref,
+            new_fingerprint=fp, commit_distance=0, corroborated=True, changed=True,
+        )
+
+    def _anchor_at_head(self, context_ref: str, head: str) -> tuple[str | None, str | None]:
+        """The same path and lines at HEAD (clamped to the file), with their fingerprint."""
+        from gitmem.anchors import Anchor, InvalidAnchor, fingerprint, parse_anchor, split_lines
+
+        try:
+            anchor = parse_anchor(context_ref)
+        except InvalidAnchor:
+            return None, None
+        data = self.store.code().blob_at(head, anchor.path)
+        if data is None:
+            return None, None
+        lines = split_lines(data)
+        if anchor.start is None or anchor.end is None or anchor.start > len(lines):
+            return Anchor(anchor.path, None, None).ref(), fingerprint(lines)
+        end = min(anchor.end, len(lines))
+        return Anchor(anchor.path, anchor.start, end).ref(), fingerprint(lines[anchor.start - 1 : end])
 
     def _record_verdicts(
         self, judged_blobs: dict[str, str], updated: dict[str, Memory], rows: list[StatusRow]

@@ -254,3 +254,28 @@ def test_hook_pre_turn_outside_a_repository_reports_on_stderr_and_exits_0(tmp_pa
 def test_version_and_help_work_outside_a_repository(tmp_path):
     assert tur(tmp_path, "--version").code == 0
     assert tur(tmp_path, "--help").code == 0
+
+
+def test_verify_id_restarts_time_decay_and_confirm_vouches_for_a_stale_memory(repo):
+    mid = tur(repo, "learn", "line six says six", "--file", "src/app.py#L5-L7").out.strip()
+    before = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    body = "".join(f"line {i}\n" if i != 6 else "line six changed\n" for i in range(1, 21))
+    sha = commit_file(repo, "src/app.py", body, "change line 6")
+    r = tur(repo, "verify", mid)
+    assert "stale" in r.out
+    assert json.loads(tur(repo, "show", mid, "--format", "json").out)["decay"]["staleness_status"] == "stale"
+    c = tur(repo, "verify", "--confirm", mid)
+    assert c.code == 0, c.err
+    after = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert after["decay"]["staleness_status"] == "fresh"
+    assert "reason" not in after["decay"]
+    assert "confirmed" in c.out
+    assert after["provenance"]["git_sha"] == sha
+    assert after["provenance"]["context_ref"] == "src/app.py#L5-L7"
+    assert after["provenance"]["observed_at"] == before["provenance"]["observed_at"]
+    # The new fingerprint is of the new lines: a plain verify now finds it fresh and unchanged.
+    assert tur(repo, "verify").out.splitlines()[-1] == "nothing changed"
+
+
+def test_confirm_without_ids_is_refused(repo):
+    assert_one_line_error(tur(repo, "verify", "--confirm"), "--confirm")

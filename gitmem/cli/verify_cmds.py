@@ -13,18 +13,20 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Check every memory (or the given ids) against HEAD and the "
                        "working tree; re-anchor moved lines; record new statuses in one commit.")
     p.add_argument("ids", nargs="*", metavar="ID")
+    p.add_argument("--confirm", action="store_true",
+                   help="vouch for the named memories: set fresh and re-anchor them at HEAD")
     p.add_argument("--format", default="plain", choices=("plain", "json"))
     p.set_defaults(func=cmd_verify, write=True)
 
     p = sub.add_parser("status", help="staleness summary with weight and reason, without writing")
     p.add_argument("ids", nargs="*", metavar="ID")
     p.add_argument("--format", default="plain", choices=("plain", "json"))
-    p.set_defaults(func=cmd_verify, write=False)
+    p.set_defaults(func=cmd_verify, write=False, confirm=False)
 
 
 def cmd_verify(args, env) -> int:  # noqa: ANN001
     """Print counts per status and one line per memory whose status or anchor changed."""
-    outcome = env.gm.verify(args.ids or None, write=args.write)
+    outcome = env.gm.verify(args.ids or None, write=args.write, confirm=args.confirm)
     env.warn_skipped(outcome.skipped)
     if args.format == "json":
         env.print(json_dump(outcome.to_json()))
@@ -35,7 +37,8 @@ def cmd_verify(args, env) -> int:  # noqa: ANN001
         if args.write and not row.changed:
             continue
         anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
-        reason = row.reason or ("re-anchored" if row.moved else "unchanged")
+        reason = row.reason or ("confirmed" if args.confirm else
+                                "re-anchored" if row.moved else "unchanged")
         env.print(f"{row.memory_id}  {row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
         if row.hint and row.status.value != "fresh":
             env.print(f"    hint: {row.hint}")
