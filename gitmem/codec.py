@@ -1,0 +1,725 @@
+"""YAML codec between record blobs on the memory ref and :class:`gitmem.models.Memory`.
+
+Two readers, one writer:
+
+* :func:`load` / :func:`load_mapping` are the hot path. They use PyYAML's C
+  loader (``yaml.CSafeLoader``; the pure-Python ``SafeLoader`` if libyaml is
+  missing) with the YAML 1.2 *core* schema (bool only ``true``/``false``, null
+  only ``~``/``null``/empty, ints decimal/``0o``/``0x``, floats) and no
+  timestamp resolver: timestamps stay strings and pydantic parses them. The
+  node tree is turned into plain dicts/lists/scalars by a small walker that
+  refuses aliases, duplicate keys, non-string keys and every tag outside the
+  core schema, so no object is ever built from a YAML tag. ``ruamel.yaml`` is
+  not imported on this path.
+* :func:`dump_new` and :func:`update` use ``ruamel.yaml`` round-trip mode
+  (imported lazily, one ``YAML`` object per indentation style, created once),
+  configured with the *same* core-schema resolver so that both readers agree
+  on every scalar. :func:`update` applies a model onto the original YAML and
+  keeps unknown keys, key order and comments; only edited lines change, and
+  an unchanged record comes back byte-identical.
+
+Strings are written so that any YAML reader gets them back as the same
+string: a string that a YAML 1.1 or 1.2 reader (PyYAML, ruamel, core schema)
+would resolve to a non-string (``no``, ``on``, ``~``, ``0x10``, ``1e3``,
+``2024-01-02``, ``12:30:00``, ``.inf``, ``0192117``) is double-quoted, as are
+timestamps (``"2026-08-27T15:00:00Z"``), every ``git_sha`` and any string with
+control characters, tabs or unusual line breaks. Multi-line text without such
+characters is written as a literal block (``|``, ``|-`` or ``|+``).
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import threading
+from datetime import UTC, datetime
+from enum import Enum
+from functools import cache
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, TypeAdapter, ValidationError
+from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+from gitmem.errors import MalformedRecord
+from gitmem.models import Decay, Memory, Provenance, Refutation, Relation
+
+__all__ = ["MAX_RECORD_BYTES", "dump_new", "load", "load_mapping", "update"]
+
+#: Largest record blob the readers accept (bytes); larger blobs are refused unparsed.
+MAX_RECORD_BYTES = 1 << 20
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))
+_MAP, _SEQ = _TAG + "map", _TAG + "seq"
+
+# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
+_CORE_RESOLVERS: list[tuple[str, str, str]] = [
+    (_BOOL, r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
+    (_NULL, r"^(?:~|null|Null|NULL|)$", "~nN"),
+    (_INT, r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
+    (
+        _FLOAT,
+        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
+        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
+        "-+0123456789.",
+    ),
+]
+
+# Field order of each model, and which fields hold nested models: the writer
+# emits known keys in this order and inserts new keys at their canonical place.
+_NESTED: dict[type[BaseModel], dict[str, type[BaseModel]]] = {
+    Memory: {
+        "provenance": Provenance,
+        "decay": Decay,
+        "relations": Relation,
+        "refutation": Refutation,
+    },
+}
+
+# ---------------------------------------------------------------------------
+# Fast safe reader
+# ---------------------------------------------------------------------------
+
+_BaseLoader: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _CoreLoader(_BaseLoader):  # type: ignore[misc,valid-type]
+    """PyYAML loader with the YAML 1.2 core-schema resolvers and no timestamps.
+
+    Only composition (parse + resolve) is used; construction is done by
+    :func:`_build`, which is faster than PyYAML's constructor and refuses what
+    a record must not contain.
+    """
+
+    yaml_implicit_resolvers: dict[Any, list[Any]] = {}  # noqa: RUF012 - PyYAML API
+    yaml_path_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - PyYAML API
+
+    # The composer calls these three once per node; these lean versions (no
+    # path resolvers, quoted scalars are strings at once) save ~15% of a load.
+    def resolve(self, kind: Any, value: Any, implicit: Any) -> str:
+        """Tag of a node without an explicit tag (core schema; quoted scalars are strings)."""
+        if kind is ScalarNode:
+            if implicit[0]:
+                for tag, regexp in self.yaml_implicit_resolvers.get(value[:1], ()):
+                    if regexp.match(value):
+                        return tag  # type: ignore[no-any-return]
+            return _STR
+        return _SEQ if kind is SequenceNode else _MAP
+
+    def descend_resolver(self, current_node: Any, current_index: Any) -> None:
+        """No path resolvers: nothing to track."""
+
+    def ascend_resolver(self) -> None:
+        """No path resolvers: nothing to track."""
+
+
+for _tag, _pattern, _first in _CORE_RESOLVERS:
+    _CoreLoader.add_implicit_resolver(_tag, re.compile(_pattern), list(_first))
+# Empty plain scalars (``key:``) are null.
+_CoreLoader.add_implicit_resolver(_NULL, re.compile(r"^$"), [""])
+
+
+class _Refused(Exception):
+    """A construct a record may not contain; carries the YAML node for its position."""
+
+    def __init__(self, reason: str, node: Any) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.node = node
+
+
+def _int(text: str) -> int:
+    sign, digits = (-1, text[1:]) if text[:1] == "-" else (1, text.lstrip("+"))
+    if digits[:2] == "0o":
+        return sign * int(digits[2:], 8)
+    if digits[:2] == "0x":
+        return sign * int(digits[2:], 16)
+    return sign * int(digits, 10)
+
+
+def _float(text: str) -> float:
+    lowered = text.lower()
+    if lowered.endswith(".inf"):
+        return -math.inf if lowered[0] == "-" else math.inf
+    if lowered == ".nan":
+        return math.nan
+    return float(text)
+
+
+def _scalar(node: Any) -> Any:
+    tag, value = node.tag, node.value
+    if tag == _STR:
+        return value
+    if tag == _NULL:
+        return None
+    try:
+        if tag == _INT:
+            return _int(value)
+        if tag == _FLOAT:
+            return _float(value)
+    except ValueError:
+        raise _Refused(f"{value!r} is not a valid {tag.removeprefix(_TAG)}", node) from None
+    if tag == _BOOL and value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    raise _Refused(f"tag {tag!r} is not allowed in a record", node)
+
+
+def _build(node: Any, seen: set[int]) -> Any:
+    # An alias is the same node object reached a second time: refusing it here
+    # stops alias bombs before anything is expanded.
+    if id(node) in seen:
+        raise _Refused("aliases (*name) are not allowed in a record", node)
+    seen.add(id(node))
+    if node.__class__ is ScalarNode:
+        return node.value if node.tag == _STR else _scalar(node)
+    if node.__class__ is MappingNode:
+        if node.tag != _MAP:
+            raise _Refused(f"tag {node.tag!r} is not allowed in a record", node)
+        return _build_mapping(node, seen)
+    if node.__class__ is SequenceNode and node.tag == _SEQ:
+        return [_build(child, seen) for child in node.value]
+    raise _Refused(f"tag {node.tag!r} is not allowed in a record", node)
+
+
+def _build_mapping(node: Any, seen: set[int]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key_node, value_node in node.value:
+        key = _build(key_node, seen)
+        if not isinstance(key, str):
+            raise _Refused(f"key {key!r} is not a string", key_node)
+        if key in out:
+            raise _Refused(f"duplicate key {key!r}", key_node)
+        if id(value_node) in seen:  # the node's own mark is the anchor's, not the alias's
+            raise _Refused(f"aliases (*name) are not allowed in a record (key {key!r})", key_node)
+        out[key] = _build(value_node, seen)
+    return out
+
+
+def _position(mark: Any) -> str:
+    return f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
+
+
+def _yaml_error_reason(exc: yaml.YAMLError) -> str:
+    if isinstance(exc, yaml.MarkedYAMLError):
+        parts = [p for p in (exc.context, exc.problem) if p]
+        return ": ".join(parts) + _position(exc.problem_mark or exc.context_mark)
+    lines = str(exc).splitlines()
+    return lines[0] if lines else type(exc).__name__
+
+
+def load_mapping(data: bytes, where: str) -> dict[str, Any]:
+    """Parse a record blob into a plain dict, safely, without validating its fields.
+
+    Used for records of any vintage, including legacy EP-0131 files
+    (``.tur/memories/*.yaml``). Scalars follow the YAML 1.2 core schema;
+    timestamps are returned as strings.
+
+    Args:
+        data: The blob's bytes (UTF-8, at most :data:`MAX_RECORD_BYTES`).
+        where: Human label of the blob, e.g.
+            ``blob 3f2a1b9 (memories/ab/fact-ab12cd34.yaml)``.
+
+    Returns:
+        The top-level mapping with string keys; values are str, int, float,
+        bool, None, lists and dicts.
+
+    Raises:
+        MalformedRecord: naming ``where`` when the blob is too large, is not
+            YAML, has more than one document, is not a mapping at top level,
+            uses an alias, a duplicate or non-string key, or any tag outside
+            the core schema (``!!str``, ``!!int``, ``!!float``, ``!!bool``,
+            ``!!null``, ``!!map``, ``!!seq``).
+    """
+    if len(data) > MAX_RECORD_BYTES:
+        raise MalformedRecord(
+            where, f"record is {len(data)} bytes, larger than the {MAX_RECORD_BYTES} byte limit"
+        )
+    try:
+        loader = _CoreLoader(data)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
+        if node is None:
+            raise MalformedRecord(where, "empty document; a record must be a mapping")
+        if node.__class__ is not MappingNode:
+            _build(node, set())  # a forbidden tag or alias is the better reason
+            raise _Refused("top level must be a mapping", node)
+        result = _build(node, set())
+    except _Refused as exc:
+        raise MalformedRecord(where, exc.reason + _position(exc.node.start_mark)) from None
+    except yaml.YAMLError as exc:
+        raise MalformedRecord(where, _yaml_error_reason(exc)) from None
+    except RecursionError:
+        raise MalformedRecord(where, "record is nested too deeply") from None
+    return result  # type: ignore[no-any-return]
+
+
+def _validation_reason(exc: ValidationError) -> str:
+    reasons = []
+    for error in exc.errors():
+        message = error["msg"].removeprefix("Value error, ")
+        loc = ".".join(str(part) for part in error["loc"])
+        reasons.append(f"{loc}: {message}" if loc else message)
+    return "; ".join(reasons)
+
+
+def load(data: bytes, where: str) -> Memory:
+    """Parse and validate a record blob (the hot path: PyYAML C loader + pydantic).
+
+    Args:
+        data: The blob's bytes.
+        where: Human label of the blob, named in every error.
+
+    Returns:
+        The validated :class:`Memory`; unknown keys are kept as model extras.
+
+    Raises:
+        MalformedRecord: as :func:`load_mapping`, or when a field is invalid;
+            the reason names the field, e.g.
+            ``confidence: Input should be less than or equal to 1``.
+    """
+    mapping = load_mapping(data, where)
+    try:
+        return Memory.model_validate(mapping)
+    except ValidationError as exc:
+        raise MalformedRecord(where, _validation_reason(exc)) from None
+
+
+# ---------------------------------------------------------------------------
+# Model -> plain values
+# ---------------------------------------------------------------------------
+
+
+def _plain(model: BaseModel) -> dict[str, Any]:
+    # Known fields in declaration order (the canonical key order), ``None`` and
+    # empty lists omitted; then extras, whose ``None`` values are kept because
+    # they were in the YAML.
+    out: dict[str, Any] = {}
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if value is None or (isinstance(value, list) and not value):
+            continue
+        out[name] = _plain_value(value)
+    for name, value in (model.model_extra or {}).items():
+        out[name] = _plain_value(value)
+    return out
+
+
+def _plain_value(value: Any) -> Any:
+    if isinstance(value, BaseModel):
+        return _plain(value)
+    if isinstance(value, Enum):
+        return value.value
+    if isinstance(value, dict):
+        return {str(k): _plain_value(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain_value(v) for v in value]
+    return value
+
+
+def _iso(value: datetime) -> str:
+    value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+    return value.isoformat().replace("+00:00", "Z")
+
+
+# ---------------------------------------------------------------------------
+# Writer (ruamel.yaml round-trip, imported lazily)
+# ---------------------------------------------------------------------------
+
+#: Indentation of records written by :func:`dump_new`: (mapping, sequence, offset).
+_DEFAULT_INDENT = (2, 4, 2)
+_rt_lock = threading.Lock()
+_rt_instances: dict[tuple[int, int, int], Any] = {}
+
+# Characters a plain or single-quoted scalar may hold; anything else (control
+# characters, tabs, line breaks, BOM, non-characters) goes double-quoted.
+_SIMPLE_TEXT = re.compile("[^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*")
+# Text a literal block scalar reproduces exactly: ``\n`` line breaks only, no
+# trailing spaces on any line and no leading space (which would need an
+# indentation indicator).
+_LITERAL_TEXT = re.compile("[^ \n][^\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*")
+_TRAILING_SPACE = re.compile(r" (?:\n|$)")
+
+
+@cache
+def _ruamel_resolver() -> type:
+    from ruamel.yaml.resolver import BaseResolver
+
+    class CoreResolver(BaseResolver):  # type: ignore[misc]
+        """ruamel resolver with exactly the fast reader's YAML 1.2 core schema."""
+
+        def __init__(self, version: Any = None, loader: Any = None, loadumper: Any = None):
+            super().__init__(loader if loader is not None else loadumper)
+            self._loader_version = version
+
+        @property
+        def processing_version(self) -> tuple[int, int]:
+            return (1, 2)
+
+    for tag, pattern, first in _CORE_RESOLVERS:
+        CoreResolver.add_implicit_resolver_base(tag, re.compile(pattern), list(first))
+    CoreResolver.add_implicit_resolver_base(_NULL, re.compile(r"^$"), [""])
+    return CoreResolver
+
+
+def _rt_yaml(indent: tuple[int, int, int]) -> Any:
+    # Creating a YAML object is slow, so one per indentation style is kept.
+    instance = _rt_instances.get(indent)
+    if instance is None:
+        from ruamel.yaml import YAML
+
+        instance = YAML(typ="rt")
+        instance.Resolver = _ruamel_resolver()
+        instance.width = 2**20  # never re-fold long strings
+        instance.preserve_quotes = True
+        instance.allow_duplicate_keys = False
+        instance.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
+        _rt_instances[indent] = instance
+    return instance
+
+
+@cache
+def _non_string_patterns() -> tuple[Any, ...]:
+    # Every implicit resolver of YAML 1.1 (PyYAML, ruamel) and 1.2 (ruamel,
+    # core): a plain scalar matching any of them is not read as a string by
+    # some YAML reader, so it must be quoted.
+    from ruamel.yaml.resolver import implicit_resolvers
+
+    patterns: dict[str, Any] = {}
+    for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values():
+        for _tag, regexp in resolvers:
+            patterns.setdefault(regexp.pattern, regexp)
+    for _versions, _tag, regexp, _first in implicit_resolvers:
+        patterns.setdefault(str(regexp.pattern), regexp)
+    for _tag, pattern, _first in _CORE_RESOLVERS:
+        patterns.setdefault(pattern, re.compile(pattern))
+    return tuple(patterns.values())
+
+
+def _needs_quotes(text: str) -> bool:
+    """True when some YAML 1.1 or 1.2 reader would not read ``text`` unquoted as a string."""
+    return text == "" or any(p.match(text) for p in _non_string_patterns())
+
+
+def _styled_str(text: str, key: Any = None) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
+
+    if key == "git_sha":
+        return DoubleQuotedScalarString(text)
+    if "\n" in text and _LITERAL_TEXT.fullmatch(text) and not _TRAILING_SPACE.search(text):
+        return LiteralScalarString(text)
+    if not _SIMPLE_TEXT.fullmatch(text) or "\t" in text or _needs_quotes(text):
+        return DoubleQuotedScalarString(text)
+    # ruamel still picks single quotes when the syntax needs them ('# x', '- x', 'a: b').
+    return text
+
+
+def _to_node(value: Any, key: Any = None) -> Any:
+    """Turn a plain value into ruamel round-trip nodes with gitmem's scalar styles."""
+    from ruamel.yaml.comments import CommentedMap, CommentedSeq
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    if isinstance(value, dict):
+        node = CommentedMap()
+        for k, v in value.items():
+            node[_styled_key(k)] = _to_node(v, k)
+        return node
+    if isinstance(value, list):
+        return CommentedSeq(_to_node(v) for v in value)
+    if isinstance(value, datetime):
+        return DoubleQuotedScalarString(_iso(value))
+    if isinstance(value, str):
+        return _styled_str(value, key)
+    if value is None or isinstance(value, bool | int | float):
+        return value
+    raise TypeError(f"cannot write {type(value).__name__} value {value!r} of key {key!r} to YAML")
+
+
+def _styled_key(key: str) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    if _needs_quotes(key) or not _SIMPLE_TEXT.fullmatch(key):
+        return DoubleQuotedScalarString(key)
+    return key
+
+
+def _dump(node: Any, indent: tuple[int, int, int]) -> bytes:
+    buffer = io.BytesIO()
+    with _rt_lock:
+        _rt_yaml(indent).dump(node, buffer)
+    return buffer.getvalue()
+
+
+def dump_new(memory: Memory) -> bytes:
+    """Serialise a new record in canonical form.
+
+    Key order: ``id, type, scope, content, confidence, provenance{observed_at,
+    git_sha, source_agent, source_harness, context_ref, fingerprint},
+    decay{half_life_days, last_verified_at, staleness_status, reason},
+    relations, refutation``, then unknown (extra) keys in their order. Known
+    fields that are ``None`` and an empty ``relations`` are omitted.
+    Timestamps are quoted ISO-8601 UTC strings (``"2026-08-27T15:00:00Z"``).
+
+    Args:
+        memory: The record to write.
+
+    Returns:
+        UTF-8 YAML ending with a newline; :func:`load` reads it back equal.
+
+    Raises:
+        TypeError: if an extra value is not YAML data (str, number, bool,
+            None, datetime, list, dict).
+    """
+    return _dump(_to_node(_plain(memory)), _DEFAULT_INDENT)
+
+
+# --- read-modify-write -----------------------------------------------------
+
+
+def _same_scalar(old: Any, new: Any) -> bool:
+    if new is None or old is None:
+        return old is None and new is None
+    if isinstance(new, datetime):
+        return _same_time(old, new)
+    if isinstance(new, bool) or isinstance(old, bool):
+        return isinstance(new, bool) and isinstance(old, bool) and old == new
+    if isinstance(new, int | float):
+        if not isinstance(old, int | float):
+            return False
+        return old == new or (math.isnan(old) and math.isnan(new))
+    if isinstance(new, str):
+        return isinstance(old, str) and str(old) == new
+    return False
+
+
+_DATETIME = TypeAdapter(datetime)
+
+
+def _same_time(old: Any, new: datetime) -> bool:
+    try:
+        parsed = _DATETIME.validate_python(str(old) if isinstance(old, str) else old)
+    except ValidationError:
+        return False
+    parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    return bool(parsed == new)
+
+
+def _is_container(value: Any) -> bool:
+    return isinstance(value, dict | list)
+
+
+def _merge(
+    old: Any, new: Any, schema: type[BaseModel] | None, key: Any = None
+) -> tuple[Any, bool]:
+    """Return (node, changed): ``old`` edited in place to equal ``new``, or a new node."""
+    if isinstance(new, dict) and isinstance(old, dict):
+        return old, _merge_map(old, new, schema)
+    if isinstance(new, list) and isinstance(old, list):
+        return old, _merge_seq(old, new, schema)
+    if not _is_container(new) and not _is_container(old) and _same_scalar(old, new):
+        return old, False
+    return _replacement(old, new, key), True
+
+
+def _replacement(old: Any, new: Any, key: Any) -> Any:
+    from ruamel.yaml.scalarstring import DoubleQuotedScalarString
+
+    node = _to_node(new, key)
+    # Keep a hand-written double-quoted style when the new text allows it.
+    if isinstance(old, DoubleQuotedScalarString) and type(node) is str:
+        return DoubleQuotedScalarString(node)
+    return node
+
+
+def _merge_map(node: Any, target: dict[str, Any], schema: type[BaseModel] | None) -> bool:
+    fields = tuple(schema.model_fields) if schema is not None else ()
+    nested = _NESTED.get(schema, {}) if schema is not None else {}
+    changed = False
+    for key in list(node):
+        if key in target:
+            continue
+        # A known field that is null or [] in the YAML equals its absence in the model.
+        if key in fields and (node[key] is None or node[key] == []):
+            continue
+        _delete_key(node, key)
+        changed = True
+    for key, value in target.items():
+        if key in node:
+            merged, edited = _merge(node[key], value, nested.get(key), key)
+            if edited:
+                if merged is not node[key]:
+                    _replace_value(node, key, merged)
+                changed = True
+        else:
+            _insert_key(node, key, _to_node(value, key), fields)
+            changed = True
+    return changed
+
+
+def _replace_value(node: Any, key: Any, value: Any) -> None:
+    # CommentedMap.__setitem__ would re-apply the old value's scalar style
+    # (e.g. a literal block) to a plain str; gitmem picks the style itself.
+    from ruamel.yaml.compat import ordereddict
+
+    ordereddict.__setitem__(node, key, value)
+
+
+def _merge_seq(node: Any, target: list[Any], schema: type[BaseModel] | None) -> bool:
+    changed = False
+    for index, value in enumerate(target[: len(node)]):
+        merged, edited = _merge(node[index], value, schema)
+        if edited:
+            if merged is not node[index]:
+                node[index] = merged
+            changed = True
+    for value in target[len(node) :]:
+        node.append(_to_node(value))
+        changed = True
+    while len(node) > len(target):
+        del node[-1]
+        changed = True
+    return changed
+
+
+# --- comment bookkeeping ----------------------------------------------------
+# ruamel attaches the comment lines *after* a value (e.g. a blank line and
+# "# Decay Configuration" before the next block) to the last key before them.
+# When that key is deleted, or a key is inserted after it, those lines are
+# moved so that they stay in front of the block they introduce.
+
+
+def _last_leaf(node: Any, key: Any) -> tuple[Any, Any]:
+    """The (mapping, key) holding the comment that follows ``node[key]``'s subtree."""
+    from ruamel.yaml.comments import CommentedMap
+
+    value = node[key]
+    while isinstance(value, CommentedMap) and len(value):
+        node, key = value, next(reversed(value))
+        value = node[key]
+    return node, key
+
+
+def _take_following_lines(node: Any, key: Any) -> str:
+    """Detach and return the comment lines after ``node[key]``'s own line ('' if none)."""
+    from ruamel.yaml.comments import CommentedMap
+
+    if not isinstance(node, CommentedMap) or key not in node:
+        return ""
+    leaf, leaf_key = _last_leaf(node, key)
+    entry = leaf.ca.items.get(leaf_key)
+    token = entry[2] if entry and len(entry) > 2 else None
+    if token is None or "\n" not in token.value:
+        return ""
+    head, _, rest = token.value.partition("\n")
+    if not rest:
+        return ""
+    if head:
+        token.value = head + "\n"
+    else:
+        entry[2] = None
+    return rest
+
+
+def _give_following_lines(node: Any, key: Any, lines: str) -> None:
+    from ruamel.yaml.comments import CommentedMap
+    from ruamel.yaml.error import CommentMark
+    from ruamel.yaml.tokens import CommentToken
+
+    if not lines or not isinstance(node, CommentedMap) or key not in node:
+        return
+    leaf, leaf_key = _last_leaf(node, key)
+    entry = leaf.ca.items.setdefault(leaf_key, [None, None, None, None])
+    token = entry[2]
+    if token is None:
+        entry[2] = CommentToken("\n" + lines, CommentMark(0), None)
+    else:
+        token.value = token.value + lines
+
+
+def _insert_key(node: Any, key: str, value: Any, fields: tuple[str, ...]) -> None:
+    keys = list(node)
+    position = len(keys)
+    if key in fields:
+        before = set(fields[: fields.index(key)])
+        position = 0
+        for index, existing in enumerate(keys):
+            if existing in before:
+                position = index + 1
+    node.insert(position, _styled_key(key), value)
+    if position > 0:
+        lines = _take_following_lines(node, keys[position - 1])
+        _give_following_lines(node, key, lines)
+
+
+def _delete_key(node: Any, key: Any) -> None:
+    keys = list(node)
+    lines = _take_following_lines(node, key)
+    index = keys.index(key)
+    del node[key]
+    if index > 0:
+        _give_following_lines(node, keys[index - 1], lines)
+
+
+_INDENT_LINE = re.compile(r"^( *)(- |-$)?(\S)")
+
+
+def _guess_indent(text: str) -> tuple[int, int, int]:
+    """Guess (mapping, sequence, offset) indentation of a block-style YAML text."""
+    mapping = sequence_offset = None
+    previous: tuple[int, bool] | None = None  # (indent, ends with ':')
+    for line in text.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        match = _INDENT_LINE.match(line)
+        if match is None:
+            continue
+        indent = len(match.group(1))
+        if previous is not None and previous[1] and indent >= previous[0]:
+            if match.group(2) is not None and sequence_offset is None:
+                sequence_offset = indent - previous[0]
+            elif match.group(2) is None and indent > previous[0] and mapping is None:
+                mapping = indent - previous[0]
+        previous = (indent, stripped.endswith(":"))
+        if mapping is not None and sequence_offset is not None:
+            break
+    mapping = mapping or _DEFAULT_INDENT[0]
+    offset = _DEFAULT_INDENT[2] if sequence_offset is None else sequence_offset
+    return (mapping, max(offset + 2, mapping), offset)
+
+
+def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
+    """Apply ``memory`` onto an existing record's YAML (ruamel round-trip).
+
+    Unknown keys (top level and nested), key order, comments and scalar
+    styles survive; only the lines of edited values change; new keys go to
+    their canonical place. Known fields that became ``None`` (e.g. a cleared
+    ``refutation``) and extras missing from the model are deleted. Values are
+    compared by meaning, so ``half_life_days: 14`` stays as written for 14.0.
+
+    Args:
+        original: The current blob's bytes.
+        memory: The record's new state.
+        where: Human label of the blob, named in errors.
+
+    Returns:
+        The new YAML bytes; exactly ``original`` (same bytes) if nothing changed.
+
+    Raises:
+        MalformedRecord: if ``original`` is not a safe record mapping (see
+            :func:`load_mapping`).
+    """
+    load_mapping(original, where)  # refuses tags, aliases, oversize blobs first
+    text = original.decode("utf-8")
+    indent = _guess_indent(text)
+    try:
+        with _rt_lock:
+            document = _rt_yaml(indent).load(text)
+    except Exception as exc:  # ruamel raises many unrelated types for bad input
+        raise MalformedRecord(where, f"cannot round-trip: {exc}".splitlines()[0]) from None
+    if not _merge_map(document, _plain(memory), Memory):
+        return original
+    return _dump(document, indent)
