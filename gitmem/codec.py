@@ -191,6 +191,8 @@ def _build_mapping(node: Any, seen: set[int]) -> dict[str, Any]:
             raise _Refused(f"key {key!r} is not a string", key_node)
         if key in out:
             raise _Refused(f"duplicate key {key!r}", key_node)
+        if id(value_node) in seen:  # the node's own mark is the anchor's, not the alias's
+            raise _Refused(f"aliases (*name) are not allowed in a record (key {key!r})", key_node)
         out[key] = _build(value_node, seen)
     return out
 
@@ -243,6 +245,7 @@ def load_mapping(data: bytes, where: str) -> dict[str, Any]:
         if node is None:
             raise MalformedRecord(where, "empty document; a record must be a mapping")
         if node.__class__ is not MappingNode:
+            _build(node, set())  # a forbidden tag or alias is the better reason
             raise _Refused("top level must be a mapping", node)
         result = _build(node, set())
     except _Refused as exc:

@@ -1,0 +1,595 @@
+"""Tests of the YAML codec: canonical writing, lossless round-trips, safe reading."""
+
+from __future__ import annotations
+
+import difflib
+import subprocess
+import sys
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ruamel.yaml import YAML
+
+from gitmem.codec import MAX_RECORD_BYTES, dump_new, load, load_mapping, update
+from gitmem.errors import MalformedRecord
+from gitmem.models import Decay, Memory, Provenance, Refutation, Relation, Status
+
+WHERE = "blob 3f2a1b9 (memories/ab/fact-ab12cd34.yaml)"
+SHA = "9f83ab2c104e9f83ab2c104e9f83ab2c104e0000"
+T0 = datetime(2026, 8, 27, 15, 0, tzinfo=UTC)
+T1 = datetime(2026, 9, 1, 8, 30, 5, tzinfo=UTC)
+
+
+def full_memory(**changes) -> Memory:
+    fields = dict(
+        id="fact-ab12cd34",
+        type="fact",
+        scope="incarnation",
+        content="SQLite signal queue uses WAL mode and busy_timeout=5000ms.",
+        confidence=0.95,
+        provenance=Provenance(
+            observed_at=T0,
+            git_sha=SHA,
+            source_agent="copilot-chuck",
+            source_harness="github-copilot",
+            context_ref="src/tur/signals.py#L45-L60",
+            fingerprint="sha256:00ff",
+        ),
+        decay=Decay(half_life_days=14, last_verified_at=T0, staleness_status="fresh"),
+        relations=[Relation(type="supports", target="fact-11223344")],
+    )
+    fields.update(changes)
+    return Memory(**fields)
+
+
+def changed_lines(before: bytes, after: bytes) -> list[str]:
+    diff = difflib.unified_diff(
+        before.decode().splitlines(), after.decode().splitlines(), lineterm="", n=0
+    )
+    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("---", "+++")]
+
+
+# --- writing ------------------------------------------------------------------
+
+
+def test_dump_new_writes_canonical_order_and_quoted_utc_timestamps():
+    memory = full_memory(
+        refutation=Refutation(reason="queue moved to redis", by="ada", at=T1), x_team="core"
+    )
+    assert dump_new(memory).decode() == (
+        "id: fact-ab12cd34\n"
+        "type: fact\n"
+        "scope: incarnation\n"
+        "content: SQLite signal queue uses WAL mode and busy_timeout=5000ms.\n"
+        "confidence: 0.95\n"
+        "provenance:\n"
+        '  observed_at: "2026-08-27T15:00:00Z"\n'
+        f'  git_sha: "{SHA}"\n'
+        "  source_agent: copilot-chuck\n"
+        "  source_harness: github-copilot\n"
+        "  context_ref: src/tur/signals.py#L45-L60\n"
+        "  fingerprint: sha256:00ff\n"
+        "decay:\n"
+        "  half_life_days: 14.0\n"
+        '  last_verified_at: "2026-08-27T15:00:00Z"\n'
+        "  staleness_status: fresh\n"
+        "relations:\n"
+        "  - type: supports\n"
+        "    target: fact-11223344\n"
+        "refutation:\n"
+        "  reason: queue moved to redis\n"
+        "  by: ada\n"
+        '  at: "2026-09-01T08:30:05Z"\n'
+        "x_team: core\n"
+    )
+
+
+def test_dump_new_omits_none_values_and_empty_relations():
+    memory = Memory(id="axiom-00000001", type="axiom", content="Tests run against real git.")
+    assert dump_new(memory) == (
+        b"id: axiom-00000001\ntype: axiom\nscope: universal\n"
+        b"content: Tests run against real git.\nconfidence: 1.0\n"
+    )
+
+
+def test_load_reads_timestamps_back_as_aware_utc_datetimes():
+    memory = load(dump_new(full_memory()), WHERE)
+    assert memory.provenance.observed_at == T0
+    assert memory.provenance.observed_at.tzinfo is UTC
+    assert memory.decay.last_verified_at == T0
+
+
+def test_load_reads_hand_written_offset_and_unquoted_timestamps_as_utc():
+    data = (
+        b"id: fact-ab12cd34\ntype: fact\ncontent: x\n"
+        b"provenance:\n  observed_at: 2026-08-27 17:00:00+02:00\n"
+    )
+    assert load(data, WHERE).provenance.observed_at == T0
+
+
+def test_dump_then_load_returns_an_equal_memory_with_extras():
+    memory = full_memory(
+        refutation=Refutation(reason="r", at=T1),
+        x_list=[1, "2", None, {"yes": "no"}],
+        x_map={"when": "2024-01-02", "n": 0.5},
+    )
+    assert load(dump_new(memory), WHERE) == memory
+
+
+# --- strings YAML would retype ------------------------------------------------
+
+RETYPED = [
+    "no", "No", "NO", "on", "yes", "off", "y", "n", "true", "False", "~", "null", "Null", "",
+    "0x10", "0o17", "017", "1e3", "1E3", "+1", "-2.5", ".5", "1_000", "2024-01-02",
+    "2024-01-02 12:30:00", "2001-12-14t21:59:43.10-05:00", "12:30:00", "190:20:30",
+    ".inf", "-.inf", ".NaN", "=", "<<", "0192117", "12e4567", "0b101",
+]
+
+
+def read_with_every_yaml_reader(data: bytes) -> list[dict]:
+    readers = [
+        yaml.safe_load(data), yaml.load(data, Loader=yaml.SafeLoader), load_mapping(data, WHERE)
+    ]
+    for version in ("1.1", "1.2"):
+        reader = YAML(typ="safe", pure=True)
+        reader.version = version
+        readers.append(reader.load(data))
+    return readers
+
+
+@pytest.mark.parametrize("text", RETYPED)
+def test_strings_that_yaml_would_retype_survive_in_content_and_agent_names(text):
+    memory = full_memory(
+        content=f"value {text}",
+        provenance=Provenance(observed_at=T0, source_agent=text, source_harness=text),
+        x_value=text,
+    )
+    data = dump_new(memory)
+    assert load(data, WHERE) == memory
+    for mapping in read_with_every_yaml_reader(data):
+        assert mapping["provenance"]["source_agent"] == text
+        assert mapping["x_value"] == text
+
+
+@pytest.mark.parametrize("text", [t for t in RETYPED if t.strip()])
+def test_content_that_yaml_would_retype_is_quoted(text):
+    data = dump_new(full_memory(content=text))
+    assert f"content: {text}\n".encode() not in data
+    for mapping in read_with_every_yaml_reader(data):
+        assert mapping["content"] == text
+
+
+@pytest.mark.parametrize("sha", ["0192117", "12e4567", "1234567", "abcdef0", SHA])
+def test_git_sha_is_always_double_quoted(sha):
+    data = dump_new(full_memory(provenance=Provenance(observed_at=T0, git_sha=sha)))
+    assert f'  git_sha: "{sha}"\n'.encode() in data
+    assert load(data, WHERE).provenance.git_sha == sha
+
+
+# --- lossless content -----------------------------------------------------------
+
+AWKWARD_CONTENT = [
+    "\x1b[31mred\x1b[0m text",
+    "bell\x07 nul\x00 del\x7f c1\x9f",
+    "tab\tseparated\tvalues",
+    "trailing spaces   ",
+    "   leading and trailing   ",
+    "\n starts with a newline",
+    "line one\nline two",
+    "line one\nline two\n",
+    "line one\nline two\n\n\n",
+    "line one\n\n\nline three",
+    "line one   \nline two",
+    "line one\n  indented two\n\tthird",
+    "windows\r\nline ends\r\n",
+    "unicode breaks\u2028line\u2029para\x85nel",
+    "bom\ufeff and non-characters \ufffe\uffff",
+    "ünïcödé ✓ 日本語 😀 \U0001F600",
+    "[bold]markup[/bold] and list[int] and {braces}",
+    "# leading hash",
+    "- leading dash",
+    "key: value inside",
+    "ends with colon:",
+    "'single' and \"double\" quotes \\ backslash",
+    "& anchor * alias ! tag | pipe > fold % directive @ at ` tick",
+    "--- document marker\n...",
+    "x" * 5000 + " long line without folding " + "y" * 5000,
+]
+
+
+@pytest.mark.parametrize("content", AWKWARD_CONTENT)
+def test_awkward_content_reads_back_identical(content):
+    memory = full_memory(content=content)
+    data = dump_new(memory)
+    assert load(data, WHERE).content == content
+    assert load_mapping(update(data, memory), WHERE)["content"] == content
+    for mapping in read_with_every_yaml_reader(data):
+        assert mapping["content"] == content
+
+
+def test_long_content_is_written_on_one_line():
+    content = "word " * 2000 + "end"
+    data = dump_new(full_memory(content=content))
+    assert f"content: {content}\n".encode() in data
+
+
+@pytest.mark.parametrize(
+    ("content", "header"),
+    [("a\nb", "|-"), ("a\nb\n", "|"), ("a\nb\n\n", "|+")],
+)
+def test_plain_multi_line_content_uses_a_literal_block(content, header):
+    data = dump_new(full_memory(content=content))
+    assert f"content: {header}\n".encode() in data
+    assert load(data, WHERE).content == content
+
+
+# --- read-modify-write ----------------------------------------------------------
+
+HAND_WRITTEN = b"""\
+# Written by hand; keep this header.
+id: "fact-ab12cd34"
+type: "fact"               # axiom | fact | insight | preference | core
+scope: "incarnation"       # universal | incarnation
+content: "SQLite signal queue uses WAL mode and busy_timeout=5000ms."
+confidence: 0.95           # Float in [0.0, 1.0]
+x_owner: platform-team
+
+# Provenance Anchors
+provenance:
+  observed_at: "2026-08-27T15:00:00Z"
+  git_sha: "9f83ab2c104e"
+  source_agent: "copilot-chuck"
+  x_host: {name: ci-7, cores: 8}
+  source_harness: "github-copilot"
+  context_ref: "src/tur/signals.py#L45-L60"
+
+# Decay Configuration
+decay:
+  half_life_days: 14       # None for non-decaying types (axiom/core)
+  last_verified_at: "2026-08-27T15:00:00Z"
+  staleness_status: "fresh" # fresh | stale | unanchored | refuted
+relations:
+- type: supports
+  target: fact-11223344
+  x_note: kept
+x_tail:
+  flags: [1_000, 0x1F, 010, yes, 2024-01-02, 1e3]
+"""
+
+
+def test_update_with_no_change_returns_identical_bytes():
+    assert update(HAND_WRITTEN, load(HAND_WRITTEN, WHERE), WHERE) == HAND_WRITTEN
+    fresh = dump_new(full_memory(x_extra={"a": None, "b": [1, 2]}))
+    assert update(fresh, load(fresh, WHERE)) == fresh
+
+
+def test_update_of_confidence_changes_exactly_one_line_and_keeps_comments():
+    memory = load(HAND_WRITTEN, WHERE)
+    memory.confidence = 0.5
+    after = update(HAND_WRITTEN, memory, WHERE)
+    assert changed_lines(HAND_WRITTEN, after) == [
+        "-confidence: 0.95           # Float in [0.0, 1.0]",
+        "+confidence: 0.5            # Float in [0.0, 1.0]",
+    ]
+
+
+def test_update_keeps_unknown_keys_top_level_and_nested():
+    memory = load(HAND_WRITTEN, WHERE)
+    memory.decay.staleness_status = Status.STALE
+    memory.decay.reason = "lines 45-60 changed in 3f2a1b9"
+    after = update(HAND_WRITTEN, memory, WHERE)
+    assert changed_lines(HAND_WRITTEN, after) == [
+        '-  staleness_status: "fresh" # fresh | stale | unanchored | refuted',
+        '+  staleness_status: "stale" # fresh | stale | unanchored | refuted',
+        "+  reason: lines 45-60 changed in 3f2a1b9",
+    ]
+    mapping = load_mapping(after, WHERE)
+    assert mapping["x_owner"] == "platform-team"
+    assert mapping["provenance"]["x_host"] == {"name": "ci-7", "cores": 8}
+    assert mapping["relations"][0]["x_note"] == "kept"
+    assert mapping["x_tail"] == {"flags": ["1_000", 31, 10, "yes", "2024-01-02", 1000.0]}
+
+
+def test_update_inserts_a_new_nested_key_before_the_comment_of_the_next_block():
+    memory = load(HAND_WRITTEN, WHERE)
+    memory.provenance.fingerprint = "sha256:abcd"
+    after = update(HAND_WRITTEN, memory, WHERE)
+    assert changed_lines(HAND_WRITTEN, after) == ["+  fingerprint: sha256:abcd"]
+    expected = b'  context_ref: "src/tur/signals.py#L45-L60"\n  fingerprint: sha256:abcd\n\n# Decay'
+    assert expected in after
+
+
+def test_update_adds_then_clears_refutation():
+    original = dump_new(full_memory())
+    refuted = load(original, WHERE)
+    refuted.refutation = Refutation(reason="moved to redis", by="ada", at=T1)
+    after = update(original, refuted)
+    assert changed_lines(original, after) == [
+        "+refutation:",
+        "+  reason: moved to redis",
+        "+  by: ada",
+        '+  at: "2026-09-01T08:30:05Z"',
+    ]
+    cleared = load(after, WHERE)
+    cleared.refutation = None
+    assert update(after, cleared) == original
+
+
+def test_update_deleting_a_key_keeps_the_comment_before_the_next_block():
+    memory = load(HAND_WRITTEN, WHERE)
+    memory.provenance.context_ref = None
+    after = update(HAND_WRITTEN, memory, WHERE)
+    assert changed_lines(HAND_WRITTEN, after) == [
+        '-  context_ref: "src/tur/signals.py#L45-L60"'
+    ]
+
+
+def test_update_writes_changed_git_sha_and_timestamps_quoted():
+    memory = load(HAND_WRITTEN, WHERE)
+    memory.provenance.git_sha = "0192117"
+    memory.decay.last_verified_at = T1
+    after = update(HAND_WRITTEN, memory, WHERE)
+    assert changed_lines(HAND_WRITTEN, after) == [
+        '-  git_sha: "9f83ab2c104e"',
+        '+  git_sha: "0192117"',
+        '-  last_verified_at: "2026-08-27T15:00:00Z"',
+        '+  last_verified_at: "2026-09-01T08:30:05Z"',
+    ]
+
+
+def test_update_appends_a_relation_in_the_original_sequence_indentation():
+    memory = load(HAND_WRITTEN, WHERE)
+    memory.relations.append(Relation(type="refines", target="insight-00000002"))
+    after = update(HAND_WRITTEN, memory, WHERE)
+    assert changed_lines(HAND_WRITTEN, after) == [
+        "+- type: refines",
+        "+  target: insight-00000002",
+    ]
+
+
+def test_update_does_not_refold_long_strings():
+    original = dump_new(full_memory(content="word " * 400 + "end"))
+    memory = load(original, WHERE)
+    memory.confidence = 0.25
+    assert changed_lines(original, update(original, memory)) == [
+        "-confidence: 0.95",
+        "+confidence: 0.25",
+    ]
+
+
+def test_update_of_content_to_multi_line_and_back():
+    original = dump_new(full_memory())
+    memory = load(original, WHERE)
+    memory.content = "first\nsecond\n"
+    multi = update(original, memory)
+    assert load(multi, WHERE).content == "first\nsecond\n"
+    memory.content = full_memory().content
+    assert update(multi, memory) == original
+
+
+def test_update_refuses_a_malformed_original():
+    with pytest.raises(MalformedRecord, match="malformed record blob 3f2a1b9"):
+        update(b"id: [unclosed\n", full_memory(), WHERE)
+
+
+# --- safe reading -----------------------------------------------------------------
+
+VALID = dump_new(full_memory())
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"!!python/object/apply:os.system ['echo pwned']\n",
+        VALID + b"x: !!python/object/apply:os.system ['echo pwned']\n",
+        VALID + b"x: !!python/name:os.system\n",
+        VALID + b"x: !!binary aGVsbG8=\n",
+        VALID + b"x: !!timestamp 2024-01-02\n",
+        VALID + b"x: !!set {a, b}\n",
+        VALID + b"x: !local thing\n",
+        VALID + b"x: !!omap [a: 1]\n",
+    ],
+)
+def test_load_refuses_non_core_tags(data):
+    with pytest.raises(MalformedRecord) as caught:
+        load(data, WHERE)
+    assert caught.value.where == WHERE
+    assert "not allowed" in caught.value.reason
+
+
+def test_load_accepts_standard_core_tags():
+    data = VALID + b"x_tags: [!!str 123, !!int '7', !!float '1', !!bool 'true', !!null '']\n"
+    assert load(data, WHERE).model_extra["x_tags"] == ["123", 7, 1.0, True, None]
+
+
+def test_load_refuses_aliases_with_a_positioned_reason():
+    data = VALID + b"x_a: &anchor hello\nx_b: *anchor\n"
+    with pytest.raises(MalformedRecord) as caught:
+        load(data, WHERE)
+    assert caught.value.reason == (
+        "aliases (*name) are not allowed in a record (key 'x_b') (line 21, column 1)"
+    )
+
+
+def test_load_refuses_a_billion_laughs_alias_bomb_quickly():
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    for level in range(1, 10):
+        refs = ",".join([f"*a{level - 1}"] * 9)
+        lines.append(f"a{level}: &a{level} [{refs}]")
+    bomb = ("\n".join(lines) + "\n").encode()
+    started = time.perf_counter()
+    with pytest.raises(MalformedRecord, match="aliases"):
+        load_mapping(bomb, WHERE)
+    assert time.perf_counter() - started < 0.2
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (b"id: a\nid: b\n", "duplicate key 'id' (line 2, column 1)"),
+        (b"p:\n  a: 1\n  a: 2\n", "duplicate key 'a' (line 3, column 3)"),
+        (b"- a\n- b\n", "top level must be a mapping (line 1, column 1)"),
+        (b"just text\n", "top level must be a mapping (line 1, column 1)"),
+        (b"", "empty document; a record must be a mapping"),
+        (b"# only a comment\n", "empty document; a record must be a mapping"),
+        (b"1: one\n", "key 1 is not a string (line 1, column 1)"),
+        (b"a: 1\n---\nb: 2\n", "expected a single document in the stream: "
+                               "but found another document (line 2, column 1)"),
+    ],
+)
+def test_load_mapping_refuses_bad_structure_naming_where(data, reason):
+    with pytest.raises(MalformedRecord) as caught:
+        load_mapping(data, WHERE)
+    assert caught.value.reason == reason
+    assert str(caught.value) == f"malformed record {WHERE}: {reason}"
+
+
+def test_load_refuses_blobs_over_one_mebibyte_without_parsing():
+    data = b"id: fact-ab12cd34\ncontent: " + b"x" * MAX_RECORD_BYTES + b"\n"
+    with pytest.raises(MalformedRecord, match=f"larger than the {MAX_RECORD_BYTES} byte limit"):
+        load(data, WHERE)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"id: \xff\xfe broken utf-8\n", b"id: [unclosed\n", b"a: b: c\n", b"\tid: tab-indented\n"],
+)
+def test_load_refuses_invalid_yaml_naming_where(data):
+    with pytest.raises(MalformedRecord) as caught:
+        load(data, WHERE)
+    assert str(caught.value).startswith(f"malformed record {WHERE}: ")
+    assert "\n" not in str(caught.value)
+
+
+def test_load_refuses_deep_nesting():
+    with pytest.raises(MalformedRecord, match="nest"):
+        load_mapping(b"a: " + b"[" * 5000 + b"\n", WHERE)
+
+
+@pytest.mark.parametrize(
+    ("patch", "reason"),
+    [
+        (b"confidence: 1.5", "confidence: Input should be less than or equal to 1"),
+        (b"confidence: yes", "confidence: Input should be a valid number, "
+                             "unable to parse string as a number"),
+        (
+            b"type: wisdom",
+            "type: Input should be 'axiom', 'core', 'fact', 'insight' or 'preference'",
+        ),
+    ],
+)
+def test_load_names_the_invalid_field(patch, reason):
+    data = VALID.replace(b"confidence: 0.95", patch) if b"confidence" in patch else (
+        VALID.replace(b"type: fact", patch)
+    )
+    with pytest.raises(MalformedRecord) as caught:
+        load(data, WHERE)
+    assert caught.value.reason.startswith(reason)
+    assert caught.value.where == WHERE
+
+
+def test_load_names_nested_fields_and_validator_messages():
+    data = VALID.replace(f'git_sha: "{SHA}"'.encode(), b"git_sha: not-hex")
+    with pytest.raises(MalformedRecord) as caught:
+        load(data, WHERE)
+    assert caught.value.reason == (
+        "provenance.git_sha: git_sha must be a hex commit id, got 'not-hex'"
+    )
+
+
+def test_core_schema_resolution_of_unquoted_scalars():
+    data = (
+        b"a: [yes, no, on, off, y, ~, null, '', 0x1F, 0o17, 010, 1_000, 1e3, .inf, -.inf,\n"
+        b"    2024-01-02, 12:30:00, true, FALSE, +7, -0.5, .5, 1., 0b11]\n"
+    )
+    inf = float("inf")
+    assert load_mapping(data, WHERE)["a"] == [
+        "yes", "no", "on", "off", "y", None, None, "", 31, 15, 10, "1_000", 1000.0, inf, -inf,
+        "2024-01-02", "12:30:00", True, False, 7, -0.5, 0.5, 1.0, "0b11",
+    ]
+
+
+def test_load_mapping_reads_a_legacy_ep0131_record():
+    legacy = b"""\
+id: "concept-8f2a1b9c"
+type: "fact"               # axiom | fact | insight | preference | core
+scope: "incarnation"       # universal | incarnation
+content: "SQLite signal queue uses WAL mode and busy_timeout=5000ms."
+confidence: 0.95           # Float in [0.0, 1.0]
+"""
+    assert load_mapping(legacy, ".tur/memories/concept-8f2a1b9c.yaml") == {
+        "id": "concept-8f2a1b9c",
+        "type": "fact",
+        "scope": "incarnation",
+        "content": "SQLite signal queue uses WAL mode and busy_timeout=5000ms.",
+        "confidence": 0.95,
+    }
+
+
+def test_load_does_not_import_ruamel():
+    code = (
+        "import sys\n"
+        "from gitmem.codec import load\n"
+        f"load({VALID!r}, 'x')\n"
+        "assert 'ruamel' not in sys.modules and 'ruamel.yaml' not in sys.modules, "
+        "sorted(m for m in sys.modules if 'ruamel' in m)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_load_of_a_typical_record_is_fast():
+    # Budget 0.15 ms a record on a quiet machine; the bound here is loose
+    # because CI machines are shared. CPU time, best of several rounds.
+    best = min(_cpu_per_call(lambda: load(VALID, WHERE)) for _ in range(5))
+    assert best < 1e-3
+
+
+def _cpu_per_call(call, rounds: int = 200) -> float:
+    started = time.process_time()
+    for _ in range(rounds):
+        call()
+    return (time.process_time() - started) / rounds
+
+
+# --- properties -------------------------------------------------------------------
+
+TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)
+
+
+@settings(
+    derandomize=True,
+    max_examples=200,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    content=TEXT.filter(lambda s: s.strip()),
+    agent=TEXT,
+    new_content=TEXT.filter(lambda s: s.strip()),
+    new_agent=st.one_of(st.none(), TEXT),
+    confidence=st.floats(0, 1),
+)
+def test_any_text_round_trips_through_dump_new_and_update(
+    content, agent, new_content, new_agent, confidence
+):
+    memory = full_memory(
+        content=content,
+        provenance=Provenance(observed_at=T0, source_agent=agent, source_harness=agent),
+    )
+    data = dump_new(memory)
+    assert load(data, WHERE) == memory
+    assert update(data, memory) == data
+
+    changed = full_memory(
+        content=new_content,
+        confidence=confidence,
+        provenance=Provenance(observed_at=T1, source_agent=new_agent, git_sha="0192117"),
+    )
+    assert load(update(data, changed), WHERE) == changed
