@@ -399,7 +399,7 @@ def _locate(memory: Memory, anchor: Anchor, obs: str, run: _Run) -> _Outcome:
         )
     new_path = run.target(obs, anchor.path)
     if new_path is None:
-        sha = run.h.last_commit_touching(anchor.path, obs, run.head)
+        sha = run.h.commit_deleting(anchor.path, obs, run.head)
         where = f"deleted in {sha}" if sha else f"deleted since {run.short(obs)}"
         return _Outcome(reason=where, last_text=_old_text(run, old_blob, anchor))
     new_blob = run.h.blob_id_at(run.head, new_path)

@@ -365,6 +365,26 @@ class CodeHistory:
         hunks = self.hunks(old_blob, blob_id)
         return hunks is None or isinstance(map_range(hunks, *lines), LinesChanged)
 
+    def commit_deleting(self, path: str, since_sha: str, until_sha: str) -> str | None:
+        """Short SHA of the commit of ``since..until`` that removed ``path``, or ``None``.
+
+        Bisection for the first commit (topological order) without the path; ``None``
+        when the path is still there at ``until_sha`` or was never in ``since_sha``.
+        """
+        commits = self.commits_between(since_sha, until_sha)
+        if not commits or self.blob_id_at(since_sha, path) is None:
+            return None
+        if self.blob_id_at(commits[-1], path) is not None:
+            return None
+        lo, hi = 0, len(commits) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.blob_id_at(commits[mid], path) is None:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self.short(commits[lo])
+
     def last_commit_touching(
         self,
         path: str,
