@@ -21,6 +21,7 @@ __all__ = [
     "anchor_fingerprint",
     "find_fingerprint",
     "fingerprint",
+    "fingerprint_windows",
     "is_binary",
     "map_range",
     "parse_anchor",
@@ -59,6 +60,11 @@ class Anchor:
 
 
 def _check_path(path: str, ref: str) -> str:
+    # Fast path for the common, already normal path (verify parses thousands).
+    segments = path.split("/")
+    odd = "\\" in path or "\x00" in path or segments[0] == ".git"
+    if not odd and not {"", ".", ".."} & set(segments):
+        return path
     if not path:
         raise InvalidAnchor(f"anchor {ref!r} has no path")
     if "\\" in path or "\x00" in path:
@@ -153,8 +159,34 @@ def anchor_fingerprint(anchor: Anchor, data: bytes) -> str:
     return fingerprint(lines[anchor.start - 1 : anchor.end])
 
 
+def fingerprint_windows(lines: list[str], length: int) -> dict[str, list[int]]:
+    """Map the fingerprint of every run of ``length`` consecutive lines to its 1-based starts.
+
+    One SHA-256 per position over a once-normalised text, O(lines); build it once per
+    (file version, length) and share it between memories.
+    """
+    out: dict[str, list[int]] = {}
+    if length < 1 or length > len(lines):
+        return out
+    text = "\n".join(line.rstrip() for line in lines)
+    # offsets[i] = where line i starts in `text`; the last entry is one past the end
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line.rstrip()) + 1)
+    for i in range(len(lines) - length + 1):
+        window = text[offsets[i] : offsets[i + length] - 1]
+        digest = hashlib.sha256(window.encode("utf-8", errors="surrogateescape")).hexdigest()
+        out.setdefault(f"sha256:{digest}", []).append(i + 1)
+    return out
+
+
 def find_fingerprint(
-    lines: list[str], fp: str, length: int, near: int | None = None, unique: bool = False
+    lines: list[str],
+    fp: str,
+    length: int,
+    near: int | None = None,
+    unique: bool = False,
+    windows: dict[str, list[int]] | None = None,
 ) -> int | None:
     """Find where ``length`` consecutive lines with fingerprint ``fp`` start (1-based).
 
@@ -164,24 +196,16 @@ def find_fingerprint(
         length: number of lines in the fingerprinted block (>= 1).
         near: preferred start line; among several matches the closest one wins.
         unique: return a match only if there is exactly one.
+        windows: :func:`fingerprint_windows` of ``lines`` for ``length``, if already built.
 
     Returns:
         The 1-based start line, or ``None`` when not found (or ambiguous with ``unique``).
-        Cost: one hash per candidate position whose first line matches, O(lines).
     """
-    if length < 1 or length > len(lines):
+    if windows is None:
+        windows = fingerprint_windows(lines, length)
+    hits = windows.get(fp, [])
+    if not hits or (unique and len(hits) > 1):
         return None
-    stripped = [line.rstrip() for line in lines]
-    hits: list[int] = []
-    for i in range(len(lines) - length + 1):
-        if fingerprint(stripped[i : i + length]) == fp:
-            hits.append(i + 1)
-            if unique and len(hits) > 1:
-                return None
-    if not hits:
-        return None
-    if unique:
-        return hits[0]
     pivot = near if near is not None else 1
     return min(hits, key=lambda s: (abs(s - pivot), s))
 

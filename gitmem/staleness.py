@@ -22,6 +22,7 @@ SHA and path, and diffs shared by blob pair):
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -31,6 +32,7 @@ from gitmem.anchors import (
     LinesChanged,
     find_fingerprint,
     fingerprint,
+    fingerprint_windows,
     map_range,
     parse_anchor,
     split_lines,
@@ -40,7 +42,7 @@ from gitmem.errors import EmptyRepository, InvalidAnchor
 from gitmem.models import Decay, Memory, Status
 from gitmem.store.code import CodeHistory, Distance, WorktreeState
 
-__all__ = ["StalenessReport", "Verdict", "apply_verdict", "check"]
+__all__ = ["StalenessReport", "Verdict", "VerifyCache", "apply_verdict", "check"]
 
 UNSHALLOW_HINT = (
     "run `git fetch --unshallow` if this is a shallow clone, "
@@ -133,21 +135,111 @@ class _Outcome:
     last_text: str | None = None
 
 
+class VerifyCache:
+    """Where anchored code stands at HEAD, keyed by (observed SHA, HEAD SHA, anchor, fingerprint).
+
+    Every key part is immutable (commits and blob contents never change), so an entry
+    never goes stale; only the working-tree comparison is redone on each run. Keep
+    one across runs (in memory, or serialised with :meth:`to_bytes` under the git
+    directory) to make a verify with nothing changed cost a status scan plus a
+    lookup per memory.
+    """
+
+    VERSION = 1
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[str, str, str, str], _Outcome] = {}
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get(self, key: tuple[str, str, str, str]) -> _Outcome | None:
+        """The stored outcome for ``key``, or ``None``."""
+        return self._entries.get(key)
+
+    def put(self, key: tuple[str, str, str, str], outcome: _Outcome) -> None:
+        """Store the outcome for ``key``."""
+        self._entries[key] = outcome
+
+    def to_bytes(self, head_sha: str | None = None) -> bytes:
+        """JSON form; with ``head_sha`` only the entries computed against that HEAD."""
+        rows = []
+        for (obs, head, ref, fp), out in self._entries.items():
+            if head_sha is not None and head != head_sha:
+                continue
+            loc = out.located
+            rows.append([
+                obs, head, ref, fp,
+                None if loc is None else [loc.path, loc.start, loc.end],
+                out.status.value, out.reason, out.hint, out.last_text,
+            ])
+        return json.dumps({"version": self.VERSION, "entries": rows}).encode()
+
+    @classmethod
+    def from_bytes(cls, data: bytes) -> VerifyCache:
+        """Load :meth:`to_bytes` output; unreadable or other-version data gives an empty cache."""
+        cache = cls()
+        try:
+            doc = json.loads(data)
+            if doc.get("version") != cls.VERSION:
+                return cache
+            for obs, head, ref, fp, loc, status, reason, hint, last in doc["entries"]:
+                located = None if loc is None else _Located(loc[0], loc[1], loc[2])
+                cache._entries[(obs, head, ref, fp)] = _Outcome(
+                    located, Status(status), reason, hint, last
+                )
+        except (ValueError, TypeError, KeyError, AttributeError):
+            return cls()
+        return cache
+
+
 class _Run:
     """Per-run memo of everything shared by memories (HEAD blobs, lines, file targets)."""
 
-    def __init__(self, history: CodeHistory, head: str, policy: DecayPolicy) -> None:
+    def __init__(
+        self,
+        history: CodeHistory,
+        head: str,
+        policy: DecayPolicy,
+        cache: VerifyCache | None = None,
+    ) -> None:
         self.h = history
         self.head = head
         self.policy = policy
+        self.cache = cache
         self.worktree: WorktreeState = history.worktree()
         self._lines: dict[str, list[str]] = {}
         self._targets: dict[tuple[str, str], str | None] = {}
+        self._windows: dict[tuple[str, int], dict[str, list[int]]] = {}
+        self._line_index: dict[str, dict[str, list[int]]] = {}
 
     def lines(self, blob_id: str) -> list[str]:
         if blob_id not in self._lines:
             self._lines[blob_id] = split_lines(self.h.blob(blob_id))
         return self._lines[blob_id]
+
+    def windows(self, blob_id: str, length: int) -> dict[str, list[int]]:
+        """Fingerprint -> starts of every ``length``-line window of a blob (memoised)."""
+        key = (blob_id, length)
+        if key not in self._windows:
+            self._windows[key] = fingerprint_windows(self.lines(blob_id), length)
+        return self._windows[key]
+
+    def occurrences(self, blob_id: str, block: list[str]) -> list[int]:
+        """1-based starts where ``block`` (rstripped lines) occurs in a blob's lines."""
+        index = self._line_index.get(blob_id)
+        if index is None:
+            index = {}
+            for i, line in enumerate(self.lines(blob_id), start=1):
+                index.setdefault(line.rstrip(), []).append(i)
+            self._line_index[blob_id] = index
+        lines = self.lines(blob_id)
+        n = len(block)
+        return [
+            s
+            for s in index.get(block[0], [])
+            if [x.rstrip() for x in lines[s - 1 : s - 1 + n]] == block
+        ]
 
     def target(self, obs: str, path: str) -> str | None:
         """Path of the observed file at HEAD: same path, rename target, or ``None``."""
@@ -164,7 +256,10 @@ class _Run:
 
 
 def check(
-    memories: list[Memory], history: CodeHistory, policy: DecayPolicy | None = None
+    memories: list[Memory],
+    history: CodeHistory,
+    policy: DecayPolicy | None = None,
+    cache: VerifyCache | None = None,
 ) -> StalenessReport:
     """Check every memory against HEAD and the working tree; one verdict each, in order.
 
@@ -172,6 +267,7 @@ def check(
         memories: records to check (refuted ones are passed through untouched).
         history: the code history of the repository the memories belong to.
         policy: decay parameters (for the commit-distance limit); default policy if ``None``.
+        cache: outcomes from earlier runs, read and filled in (see :class:`VerifyCache`).
 
     Returns:
         A :class:`StalenessReport`. A weird stored anchor gives a stale or unanchored
@@ -187,7 +283,7 @@ def check(
             "HEAD is unborn: the repository has no commits to verify memories against",
             "commit something first",
         )
-    run = _Run(history, head, policy)
+    run = _Run(history, head, policy, cache)
     verdicts = [_judge(m, run) for m in memories]
     return StalenessReport(head_sha=head, verdicts=verdicts, bare=run.worktree.bare)
 
@@ -210,7 +306,12 @@ def _judge(memory: Memory, run: _Run) -> Verdict:
     dist = run.h.commit_distance(obs, run.head)
     if anchor is None:
         return _judge_by_distance(memory, obs, dist, run)
-    outcome = _locate(memory, anchor, obs, run)
+    key = (obs, run.head, prov.context_ref or "", prov.fingerprint or "")
+    outcome = run.cache.get(key) if run.cache is not None else None
+    if outcome is None:
+        outcome = _locate(memory, anchor, obs, run)
+        if run.cache is not None:
+            run.cache.put(key, outcome)
     return _conclude(memory, anchor, outcome, dist, run)
 
 
@@ -246,8 +347,20 @@ def _diverged_note(dist: Distance, run: _Run) -> str:
     return f"; diverged, measured from merge base {run.short(dist.merge_base)}"
 
 
-def _search_head(anchor: Anchor, fp: str, run: _Run, *, unique: bool) -> _Located | None:
-    """Find the fingerprinted lines (or file) at HEAD, at the anchor's path."""
+def _search_head(
+    anchor: Anchor,
+    fp: str,
+    run: _Run,
+    *,
+    unique: bool,
+    known: list[str] | None = None,
+) -> _Located | None:
+    """Find the fingerprinted lines (or file) at HEAD, at the anchor's path.
+
+    ``known`` is the anchored text as observed; when its fingerprint is ``fp`` the
+    search compares lines through an index of HEAD's lines instead of hashing every
+    window of the file.
+    """
     blob_id = run.h.blob_id_at(run.head, anchor.path)
     if blob_id is None or run.h.is_binary(run.h.blob(blob_id)):
         return None
@@ -255,7 +368,16 @@ def _search_head(anchor: Anchor, fp: str, run: _Run, *, unique: bool) -> _Locate
     if anchor.start is None or anchor.end is None:
         return _Located(anchor.path, None, None) if fingerprint(lines) == fp else None
     length = anchor.end - anchor.start + 1
-    start = find_fingerprint(lines, fp, length, near=anchor.start, unique=unique)
+    if known is not None and len(known) == length and fingerprint(known) == fp:
+        hits = run.occurrences(blob_id, [line.rstrip() for line in known])
+        if not hits or (unique and len(hits) > 1):
+            return None
+        start = min(hits, key=lambda s: (abs(s - anchor.start), s))  # type: ignore[operator]
+    else:
+        start = find_fingerprint(
+            lines, fp, length, near=anchor.start, unique=unique,
+            windows=run.windows(blob_id, length),
+        )
     if start is None:
         return None
     return _Located(anchor.path, start, start + length - 1)
@@ -277,7 +399,7 @@ def _locate(memory: Memory, anchor: Anchor, obs: str, run: _Run) -> _Outcome:
         )
     new_path = run.target(obs, anchor.path)
     if new_path is None:
-        sha = run.h.last_commit_touching(anchor.path, obs, run.head)
+        sha = run.h.commit_deleting(anchor.path, obs, run.head)
         where = f"deleted in {sha}" if sha else f"deleted since {run.short(obs)}"
         return _Outcome(reason=where, last_text=_old_text(run, old_blob, anchor))
     new_blob = run.h.blob_id_at(run.head, new_path)
@@ -325,13 +447,14 @@ def _locate_range(
             reason=f"range L{anchor.start}-L{anchor.end} is past the end of {anchor.path} "
             f"at {run.short(obs)} ({len(old_lines)} lines)",
         )
-    last_text = "\n".join(old_lines[anchor.start - 1 : anchor.end])
+    known = old_lines[anchor.start - 1 : anchor.end]
+    last_text = "\n".join(known)
     hunks = run.h.hunks(old_blob, new_blob) or []
     mapped = map_range(hunks, anchor.start, anchor.end)
     moved = Anchor(new_path, anchor.start, anchor.end)
     if isinstance(mapped, LinesChanged):
         if fp:
-            found = _search_head(moved, fp, run, unique=True)
+            found = _search_head(moved, fp, run, unique=True, known=known)
             if found is not None:
                 return _Outcome(found)
         sha = run.h.last_commit_touching(

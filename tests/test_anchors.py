@@ -14,6 +14,7 @@ from gitmem.anchors import (
     anchor_fingerprint,
     find_fingerprint,
     fingerprint,
+    fingerprint_windows,
     is_binary,
     map_range,
     parse_anchor,
@@ -204,3 +205,11 @@ def test_is_binary_uses_the_nul_rule():
 )
 def test_map_range_moves_or_reports_changed_lines(hunks, expected):
     assert map_range(hunks, 10, 14) == expected
+
+
+def test_fingerprint_windows_index_every_run_of_lines():
+    lines = ["a", "b  ", "a", "b"]
+    windows = fingerprint_windows(lines, 2)
+    assert windows[fingerprint(["a", "b"])] == [1, 3]
+    assert windows[fingerprint(["b", "a"])] == [2]
+    assert fingerprint_windows(lines, 5) == {}

@@ -13,7 +13,7 @@ from gitmem.anchors import anchor_fingerprint, fingerprint, parse_anchor
 from gitmem.decay import DecayPolicy
 from gitmem.errors import EmptyRepository
 from gitmem.models import Decay, Memory, Provenance, Refutation, Status
-from gitmem.staleness import UNSHALLOW_HINT, apply_verdict, check
+from gitmem.staleness import UNSHALLOW_HINT, VerifyCache, apply_verdict, check
 from gitmem.store.code import CodeHistory
 from tests.conftest import commit_file, git
 
@@ -182,6 +182,7 @@ def test_renamed_and_edited_file_maps_lines_through_the_rename(repo):
 def test_deleted_file_is_stale_naming_the_deleting_commit(repo):
     memory = learn(repo, "src/app.py#L3-L5")
     commit_file(repo, "keep.txt", "k\n")
+    edit(repo, "src/app.py", lambda ls: ["edited first\n", *ls])
     git(repo, "rm", "-q", "src/app.py")
     git(repo, "commit", "-q", "-m", "delete app")
     deleter = head(repo)[:7]
@@ -483,3 +484,64 @@ def test_many_memories_on_one_file_share_one_diff(repo):
     assert report.counts() == {Status.FRESH: 19, Status.STALE: 1}
     assert report.by_id()["fact-0000000a"].reason == f"line 10 changed in {culprit}"
     assert report.by_id()["fact-00000014"].new_context_ref == "src/app.py#L21-L21"
+
+
+# -- commit distance on merge-heavy history, cache ---------------------------------
+
+
+def build_merges(repo: Path) -> list[str]:
+    """main with two merged feature branches and a criss-cross; returns every commit."""
+    commit_file(repo, "m.txt", "1\n")
+    git(repo, "checkout", "-q", "-b", "f1")
+    commit_file(repo, "f1.txt", "a\n")
+    commit_file(repo, "f1.txt", "b\n")
+    git(repo, "checkout", "-q", "main")
+    commit_file(repo, "m.txt", "2\n")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge f1", "f1")
+    git(repo, "checkout", "-q", "-b", "f2", "HEAD~1")
+    commit_file(repo, "f2.txt", "x\n")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge f1 into f2", "f1")
+    git(repo, "checkout", "-q", "main")
+    commit_file(repo, "m.txt", "3\n")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge f2", "f2")
+    return git(repo, "rev-list", "--all").split()
+
+
+def test_commit_distance_matches_git_rev_list_on_merges(repo):
+    commits = build_merges(repo)
+    hist = history(repo)
+    top = head(repo)
+    for sha in commits:
+        expected = int(git(repo, "rev-list", "--count", f"{sha}..{top}").strip())
+        dist = hist.commit_distance(sha, top)
+        assert (dist.ahead, dist.diverged) == (expected, False), sha
+    side = git(repo, "rev-parse", "f2").strip()
+    git(repo, "checkout", "-q", "f1")
+    dist = history(repo).commit_distance(side, head(repo))
+    assert (dist.ahead, dist.behind, dist.diverged) == (0, 3, True)
+    assert dist.commits == 3
+
+
+def test_verify_cache_reuses_outcomes_and_survives_serialisation(repo):
+    memory = learn(repo, "src/app.py#L3-L5")
+    culprit = edit(repo, "src/app.py", lambda ls: [*ls[:3], "changed\n", *ls[4:]])
+    cache = VerifyCache()
+    first = check([memory], history(repo), cache=cache).verdicts[0]
+    assert len(cache) == 1
+    loaded = VerifyCache.from_bytes(cache.to_bytes(head(repo)))
+    hist = history(repo)
+    again = check([memory], hist, cache=loaded).verdicts[0]
+    assert again == first
+    assert again.reason == f"line 4 changed in {culprit}"
+    assert hist._hunks == {}  # answered from the cache, no diff computed
+    assert len(VerifyCache.from_bytes(cache.to_bytes("0" * 40))) == 0
+    assert len(VerifyCache.from_bytes(b"not json")) == 0
+
+
+def test_cached_outcome_still_sees_the_working_tree(repo):
+    memory = learn(repo, "src/app.py#L3-L5")
+    cache = VerifyCache()
+    assert check([memory], history(repo), cache=cache).verdicts[0].status is Status.FRESH
+    (repo / "src/app.py").write_text(BODY.replace("line 3\n", "line three\n"))
+    v = check([memory], history(repo), cache=cache).verdicts[0]
+    assert (v.status, v.reason) == (Status.STALE, "line 3 modified in working tree")

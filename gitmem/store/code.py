@@ -139,6 +139,15 @@ def _norm(data: bytes | None) -> bytes | None:
     return None if data is None else data.replace(b"\r\n", b"\n")
 
 
+@dataclass(frozen=True)
+class _Graph:
+    """HEAD's history: topological order (parents first), positions, ancestor counts."""
+
+    order: list[str]
+    index: dict[str, int]
+    count: dict[str, int]
+
+
 class CodeHistory:
     """Memoised questions about the user's code history, over an open ``pygit2.Repository``.
 
@@ -154,6 +163,7 @@ class CodeHistory:
         self._distances: dict[tuple[str, str], Distance] = {}
         self._between: dict[tuple[str, str], list[str]] = {}
         self._resolved: dict[str, str | None] = {}
+        self._graphs: dict[str, _Graph] = {}
 
     # -- commits --------------------------------------------------------------
 
@@ -190,27 +200,67 @@ class CodeHistory:
     def commit_distance(self, from_sha: str, to_sha: str) -> Distance:
         """Distance from the observed commit ``from_sha`` to ``to_sha`` (HEAD).
 
-        Uses libgit2's ahead/behind walk, which stops at the merge base; memoised
-        per pair, so a run costs one walk per distinct observed SHA.
+        When ``from_sha`` is an ancestor of ``to_sha`` the answer comes from ancestor
+        counts computed once per ``to_sha`` (see :meth:`_graph`); otherwise from
+        libgit2's ahead/behind walk and merge base. Memoised per pair.
         """
         key = (from_sha, to_sha)
         if key in self._distances:
             return self._distances[key]
+        graph = self._graph(to_sha)
         if from_sha == to_sha:
             dist = Distance(0, 0, False, from_sha)
+        elif from_sha in graph.index:
+            dist = Distance(graph.count[to_sha] - graph.count[from_sha], 0, False, from_sha)
         else:
             a, b = pygit2.Oid(hex=to_sha), pygit2.Oid(hex=from_sha)
             ahead, behind = self.repo.ahead_behind(a, b)
             base = self.repo.merge_base(a, b)
-            dist = Distance(ahead, behind, behind > 0, str(base) if base else None)
+            dist = Distance(ahead, behind, True, str(base) if base else None)
         self._distances[key] = dist
         return dist
 
-    def commits_between(self, since_sha: str, until_sha: str) -> list[str]:
-        """Commits reachable from ``until_sha`` and not from ``since_sha``, oldest first.
+    def _graph(self, head_sha: str) -> _Graph:
+        """Topological order and ancestor counts of ``head_sha``'s history (memoised).
 
-        Topological order, so a parent always precedes its children.
+        ``count[c] = |ancestors(c) ∪ {c}|``: one more than the first parent's count,
+        plus, for each further parent of a merge, the commits a libgit2 walk finds in
+        that parent and not in the earlier ones (usually a short side branch). So
+        ``ahead = count[HEAD] − count[X]`` for any ancestor X, exactly, in one walk.
         """
+        graph = self._graphs.get(head_sha)
+        if graph is not None:
+            return graph
+        order: list[str] = []
+        count: dict[str, int] = {}
+        walker = self.repo.walk(pygit2.Oid(hex=head_sha), SortMode.TOPOLOGICAL | SortMode.REVERSE)
+        for commit in walker:
+            sha = str(commit.id)
+            parents = commit.parent_ids
+            total = 1
+            if parents:
+                total += count.get(str(parents[0]), 0)
+            for i in range(1, len(parents)):
+                side = self.repo.walk(parents[i])
+                for earlier in parents[:i]:
+                    side.hide(earlier)
+                total += sum(1 for _ in side)
+            count[sha] = total
+            order.append(sha)
+        graph = _Graph(order, {sha: i for i, sha in enumerate(order)}, count)
+        self._graphs = {head_sha: graph}  # one HEAD at a time is enough
+        return graph
+
+    def commits_between(self, since_sha: str, until_sha: str) -> list[str]:
+        """Commits reachable from ``until_sha`` and not from ``since_sha``, parents first.
+
+        When ``since_sha`` is an ancestor this is the tail of ``until_sha``'s topological
+        order after it (which may, in a merge-heavy history, omit side-branch commits
+        ordered earlier; their effect is then seen at the merge). Otherwise a walk.
+        """
+        graph = self._graph(until_sha)
+        if since_sha in graph.index:
+            return graph.order[graph.index[since_sha] + 1 :]
         key = (since_sha, until_sha)
         if key not in self._between:
             walker = self.repo.walk(
@@ -314,6 +364,26 @@ class CodeHistory:
             return True
         hunks = self.hunks(old_blob, blob_id)
         return hunks is None or isinstance(map_range(hunks, *lines), LinesChanged)
+
+    def commit_deleting(self, path: str, since_sha: str, until_sha: str) -> str | None:
+        """Short SHA of the commit of ``since..until`` that removed ``path``, or ``None``.
+
+        Bisection for the first commit (topological order) without the path; ``None``
+        when the path is still there at ``until_sha`` or was never in ``since_sha``.
+        """
+        commits = self.commits_between(since_sha, until_sha)
+        if not commits or self.blob_id_at(since_sha, path) is None:
+            return None
+        if self.blob_id_at(commits[-1], path) is not None:
+            return None
+        lo, hi = 0, len(commits) - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.blob_id_at(commits[mid], path) is None:
+                hi = mid
+            else:
+                lo = mid + 1
+        return self.short(commits[lo])
 
     def last_commit_touching(
         self,
