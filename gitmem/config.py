@@ -7,26 +7,11 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from gitmem.decay import default_commit_lambdas, default_half_lives
 from gitmem.errors import ConfigError
 from gitmem.models import MemoryType
 
 __all__ = ["DecaySettings", "RecallSettings", "Settings", "WakeSettings", "config_path", "load_settings"]
-
-_DEFAULT_HALF_LIFE: dict[str, float | None] = {
-    "fact": 14.0,
-    "insight": 90.0,
-    "preference": 180.0,
-    "axiom": None,
-    "core": None,
-}
-_DEFAULT_LAMBDA: dict[str, float] = {
-    "fact": 0.05,
-    "insight": 0.0,
-    "preference": 0.0,
-    "axiom": 0.0,
-    "core": 0.0,
-}
-
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -35,13 +20,9 @@ class _Section(BaseModel):
 class DecaySettings(_Section):
     """Decay of memory weight with time and with commit distance (EP-0131)."""
 
-    half_life_days: dict[MemoryType, float | None] = Field(
-        default_factory=lambda: {MemoryType(k): v for k, v in _DEFAULT_HALF_LIFE.items()}
-    )
+    half_life_days: dict[MemoryType, float | None] = Field(default_factory=default_half_lives)
     """Half-life in days per type; ``null`` means the type never decays."""
-    commit_lambda: dict[MemoryType, float] = Field(
-        default_factory=lambda: {MemoryType(k): v for k, v in _DEFAULT_LAMBDA.items()}
-    )
+    commit_lambda: dict[MemoryType, float] = Field(default_factory=default_commit_lambdas)
     """λ per type in ``e^(−λ × commit distance)``; commits are counted on HEAD's history."""
     threshold: float = Field(default=0.3, ge=0.0, le=1.0)
     """Weight below which a memory leaves wake (it stays reachable by recall --include-stale)."""
@@ -51,10 +32,10 @@ class DecaySettings(_Section):
     @model_validator(mode="after")
     def _fill_types(self) -> DecaySettings:
         # A config that names only some types keeps the defaults for the others.
-        for key, value in _DEFAULT_HALF_LIFE.items():
-            self.half_life_days.setdefault(MemoryType(key), value)
-        for key, value in _DEFAULT_LAMBDA.items():
-            self.commit_lambda.setdefault(MemoryType(key), value)
+        for key, value in default_half_lives().items():
+            self.half_life_days.setdefault(key, value)
+        for key, value in default_commit_lambdas().items():
+            self.commit_lambda.setdefault(key, value)
         for key, value in self.half_life_days.items():
             if value is not None and value <= 0:
                 raise ValueError(f"half_life_days.{key.value} must be positive or null")

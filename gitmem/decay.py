@@ -12,13 +12,21 @@ from datetime import datetime
 from gitmem.errors import ConfigError
 from gitmem.models import Memory, MemoryType, Status
 
-__all__ = ["DecayPolicy", "half_life_for", "is_active", "weight"]
+__all__ = [
+    "DecayPolicy",
+    "default_commit_lambdas",
+    "default_half_lives",
+    "half_life_for",
+    "is_active",
+    "weight",
+]
 
 _FACT_HALF_LIFE = 14.0
 _FACT_LAMBDA = 0.05
 
 
-def _default_half_lives() -> dict[MemoryType, float | None]:
+def default_half_lives() -> dict[MemoryType, float | None]:
+    """Default half-life in days per type (``None``: never decays)."""
     return {
         MemoryType.FACT: _FACT_HALF_LIFE,
         MemoryType.INSIGHT: 90.0,
@@ -28,7 +36,8 @@ def _default_half_lives() -> dict[MemoryType, float | None]:
     }
 
 
-def _default_lambdas() -> dict[MemoryType, float]:
+def default_commit_lambdas() -> dict[MemoryType, float]:
+    """Default commit-decay rate λ per type (per commit)."""
     # EP-0131 fixes lambda only for facts (0.05 per commit). Insights and preferences
     # get the same rate scaled by their half-life (0.05 * 14 / half-life), so that one
     # commit costs each type the same share of its lifetime as one day does.
@@ -56,8 +65,8 @@ class DecayPolicy:
             or a negative distance limit (the message names the key).
     """
 
-    half_life_days: dict[MemoryType, float | None] = field(default_factory=_default_half_lives)
-    commit_lambda: dict[MemoryType, float] = field(default_factory=_default_lambdas)
+    half_life_days: dict[MemoryType, float | None] = field(default_factory=default_half_lives)
+    commit_lambda: dict[MemoryType, float] = field(default_factory=default_commit_lambdas)
     threshold: float = 0.3
     max_commit_distance: int = 20
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -12,7 +13,7 @@ from gitmem.decay import DecayPolicy, weight
 from gitmem.errors import EmptyRepository, InvalidInput
 from gitmem.models import Memory, Status, utc_now
 from gitmem.reader import Skipped, record_path
-from gitmem.staleness import Verdict
+from gitmem.staleness import Verdict, VerifyCache
 from gitmem.store import CommitInfo, Mutation
 
 __all__ = ["StatusRow", "StatusView", "VerifyMixin", "VerifyOutcome"]
@@ -196,7 +197,9 @@ class VerifyMixin:
                 "commit something first",
             )
         policy = self.policy
-        report = check(memories, self.store.code(), policy)
+        verify_cache = self._load_verify_cache()
+        report = check(memories, self.store.code(), policy, cache=verify_cache)
+        self._save_verify_cache(verify_cache, report.head_sha)
         updated: dict[str, Memory] = {}
         rows = []
         for memory, verdict in zip(memories, report.verdicts, strict=True):
@@ -217,6 +220,27 @@ class VerifyMixin:
         if write and updated:
             outcome.commit = self._record_verdicts(snap.blobs, updated, rows)
         return outcome
+
+    def _verify_cache_path(self):  # noqa: ANN202
+        return self.store.cache_dir / "verify.json"
+
+    def _load_verify_cache(self) -> VerifyCache:
+        """Outcomes of earlier runs (keys are immutable SHAs, so they never go stale)."""
+        try:
+            return VerifyCache.from_bytes(self._verify_cache_path().read_bytes())
+        except OSError:
+            return VerifyCache()
+
+    def _save_verify_cache(self, cache: VerifyCache, head: str) -> None:
+        # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
+        path = self._verify_cache_path()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_bytes(cache.to_bytes(head))
+            os.replace(tmp, path)
+        except OSError:
+            pass  # a cache that cannot be written only costs time
 
     def _explicit(self, memory: Memory, verdict: Verdict, head: str, confirm: bool) -> Verdict:
         """Turn a verdict on a named memory into a corroboration at HEAD (see :meth:`verify`)."""

@@ -42,6 +42,9 @@ def offline_encodings() -> list[str]:
 def _load(name: str) -> Any:
     # One Encoding per name and process: loading the BPE table costs ~0.3 s.
     available = offline_encodings()
+    if name not in available and f"{name}_offline" in available:
+        # `cl100k_base` in a config means the same table as its bundled twin.
+        name = f"{name}_offline"
     if name not in available:
         raise TokenizerUnavailable(
             f"tokenizer encoding {name!r} is not available offline",

