@@ -412,6 +412,23 @@ def _locate(memory: Memory, anchor: Anchor, obs: str, run: _Run) -> _Outcome:
     return _locate_range(memory, anchor, obs, old_blob, new_path, new_blob, run)
 
 
+def _earlier_culprit(memory: Memory, span: str, obs: str, run: _Run) -> str | None:
+    """The commit named by the stored reason, if it still explains this change.
+
+    A memory already stale for the same lines keeps its culprit while that commit is
+    still between the observed commit and HEAD: the reason stays stable across runs
+    and the bisection is skipped.
+    """
+    decay = memory.decay
+    prefix = f"{span} changed in "
+    if decay is None or decay.staleness_status is not Status.STALE or not decay.reason:
+        return None
+    if not decay.reason.startswith(prefix):
+        return None
+    short = decay.reason[len(prefix) :]
+    return short if run.h.is_between(short, obs, run.head) else None
+
+
 def _differs(run: _Run, obs: str, path: str) -> str:
     return f"{path} differs from observed {run.short(obs)} (on the observed side of history)"
 
@@ -457,11 +474,11 @@ def _locate_range(
             found = _search_head(moved, fp, run, unique=True, known=known)
             if found is not None:
                 return _Outcome(found)
-        sha = run.h.last_commit_touching(
-            anchor.path, obs, run.head, lines=(anchor.start, anchor.end), new_path=new_path
-        )
         span = f"line {mapped.start}" if mapped.start == mapped.end else (
             f"lines {mapped.start}-{mapped.end}"
+        )
+        sha = _earlier_culprit(memory, span, obs, run) or run.h.last_commit_touching(
+            anchor.path, obs, run.head, lines=(anchor.start, anchor.end), new_path=new_path
         )
         reason = f"{span} changed in {sha}" if sha else (
             f"{span} differ from observed {run.short(obs)} (on the observed side of history)"

@@ -251,6 +251,17 @@ class CodeHistory:
         self._graphs = {head_sha: graph}  # one HEAD at a time is enough
         return graph
 
+    def is_between(self, sha: str, since_sha: str, until_sha: str) -> bool:
+        """True when commit ``sha`` (or a prefix) is after ``since_sha`` in ``until_sha``'s history.
+
+        Both must be ancestors of ``until_sha``; "after" is topological order.
+        """
+        full = self.resolve_commit(sha)
+        graph = self._graph(until_sha)
+        if full is None or full not in graph.index or since_sha not in graph.index:
+            return False
+        return graph.index[full] > graph.index[since_sha]
+
     def commits_between(self, since_sha: str, until_sha: str) -> list[str]:
         """Commits reachable from ``until_sha`` and not from ``since_sha``, parents first.
 
