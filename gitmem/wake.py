@@ -190,7 +190,7 @@ def advisory_line(omitted: int, stale: int, *, short: bool = False) -> str:
     if omitted:
         clauses.append(
             f"{plural(omitted, 'lower-salience memor')} omitted to preserve token budget. "
-            "Use `tur recall --query ...` or MCP `recall()` for dynamic on-demand retrieval."
+            "Use `tur recall --query ...` for on-demand retrieval."
         )
     if stale:
         clauses.append(

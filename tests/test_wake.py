@@ -164,8 +164,7 @@ def test_advisory_counts_exactly_the_memories_omitted_for_budget():
     assert 0 < len(included) < 30
     assert result.text.endswith(
         f"[Tur Context Manager]: {len(over)} lower-salience memories omitted to preserve token "
-        "budget. Use `tur recall --query ...` or MCP `recall()` for dynamic on-demand "
-        "retrieval.\n"
+        "budget. Use `tur recall --query ...` for on-demand retrieval.\n"
     )
     assert result.tokens == COUNT(result.text) <= 200
 
@@ -173,7 +172,7 @@ def test_advisory_counts_exactly_the_memories_omitted_for_budget():
 def test_advisory_mentions_stale_exclusions_in_a_second_clause():
     assert advisory_line(1, 2) == (
         "[Tur Context Manager]: 1 lower-salience memory omitted to preserve token budget. Use "
-        "`tur recall --query ...` or MCP `recall()` for dynamic on-demand retrieval. "
+        "`tur recall --query ...` for on-demand retrieval. "
         "2 stale memories excluded (recall with `--include-stale`)."
     )
     assert advisory_line(0, 1) == (
