@@ -64,7 +64,8 @@ def test_explain_lists_every_memory_with_a_reason(repo):
 def test_recall_budget_caps_output_and_stale_needs_include_stale(repo):
     from tests.conftest import commit_file
 
-    mid = tur(repo, "learn", "parser lines five to seven handle quoting", "--file", "src/app.py#L5-L7").out.strip()
+    mid = tur(repo, "learn", "parser lines five to seven handle quoting",
+              "--file", "src/app.py#L5-L7").out.strip()
     commit_file(repo, "src/app.py", "".join(f"changed {i}\n" for i in range(20)), "rewrite")
     tur(repo, "verify")
     assert tur(repo, "recall", "--query", "parser quoting").out == ""
