@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench venv clean
+.PHONY: demo test lint bench bench-verify bench-recall venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -27,6 +27,12 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scale.py
+
+bench-verify: $(STAMP)
+	$(BIN)/python bench/bench_verify.py
+
+bench-recall: $(STAMP)
+	$(BIN)/python bench/bench_recall.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -76,3 +76,10 @@ def test_import_gitmem_and_tur_help_load_no_heavy_modules():
     )
     assert heavy & loaded == set()
     assert "pygit2" not in loaded
+    version = _loaded_after(
+        "from gitmem.cli import main\n"
+        "import contextlib, io\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--version'])"
+    )
+    assert heavy & version == set()
