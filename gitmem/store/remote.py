@@ -214,7 +214,7 @@ class Remote:
             self.store, "push", "--porcelain", lease, self.name, f"{sha}:{MEMORY_REF}"
         )
         flag, detail = _porcelain_status(proc.stdout, MEMORY_REF)
-        if flag == "!" and _is_race(detail):
+        if flag == "!" and _is_race(detail, proc.stderr):
             return PushOutcome("rejected", sha, detail)
         if proc.returncode != 0 or flag not in (" ", "+", "*", "="):
             reason = detail if flag == "!" else _meaningful_line(proc.stderr)
@@ -235,9 +235,13 @@ def _porcelain_status(stdout: str, dst: str) -> tuple[str | None, str]:
     return None, ""
 
 
-def _is_race(detail: str) -> bool:
-    # "stale info" is a failed lease; "fetch first"/"non-fast-forward" a plain race.
-    return any(word in detail for word in ("stale info", "fetch first", "non-fast-forward"))
+def _is_race(detail: str, stderr: str) -> bool:
+    # "stale info": the lease failed at the advertisement; "fetch first"/"non-fast-forward": a
+    # plain race; "failed to update ref" with "but expected": the remote moved after the
+    # advertisement and its receive-pack refused the compare-and-swap.
+    if any(word in detail for word in ("stale info", "fetch first", "non-fast-forward")):
+        return True
+    return "failed to update ref" in detail and "but expected" in stderr
 
 
 # -- object graph helpers for sync (pygit2) ----------------------------------------------------
