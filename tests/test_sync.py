@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import sys
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -307,6 +308,40 @@ def test_push_race_is_recovered_by_fetch_merge_and_push_without_loss(origin):
     assert b.store.tip() == tip
 
 
+def test_a_remote_that_keeps_moving_fails_after_bounded_attempts_and_is_never_overwritten(origin):
+    a, b = Gitmem.open(clone(origin, "a")), Gitmem.open(clone(origin, "b"))
+    learn(a, "base fact")
+    a.sync()
+    b.sync()
+    mine = learn(a, "a's fact")
+    # Every push of A is preceded by a new push from B: A can never win the race.
+    hook = a.store.git_dir / "hooks" / "pre-push"
+    hook.parent.mkdir(exist_ok=True)
+    root = Path(__file__).resolve().parent.parent
+    counter = a.store.git_dir / "races"
+    hook.write_text(
+        "#!/bin/sh\n"
+        "unset GIT_DIR GIT_WORK_TREE GIT_INDEX_FILE\n"
+        f"echo x >> '{counter}'\n"
+        f"PYTHONPATH='{root}' '{sys.executable}' -m gitmem -C '{b.store.workdir}' "
+        f"learn \"race $(wc -l < '{counter}')\" >/dev/null\n"
+        f"git -C '{b.store.workdir}' push -q --no-verify origin {MEMORY_REF} >/dev/null 2>&1\n"
+    )
+    hook.chmod(0o755)
+    with pytest.raises(RemoteError) as err:
+        a.sync(attempts=3)
+    assert err.value.message == (
+        f"{MEMORY_REF} on origin kept moving: 3 pushes were rejected; nothing was overwritten"
+    )
+    assert remote_tip(origin) == b.store.tip()
+    assert {m.content for m in b.memories()[0]} == {"base fact", "race 1", "race 2", "race 3"}
+    hook.unlink()
+    assert (a.sync().pushed, b.sync().status) == (True, "fast-forward")
+    assert a.store.tip() == b.store.tip() == remote_tip(origin)
+    assert {m.content for m in b.memories()[0]} == {"base fact", "a's fact", "race 1", "race 2", "race 3"}
+    assert mine in ids(b)
+
+
 # -- interoperation with plain git -----------------------------------------------------------------
 
 
@@ -372,6 +407,28 @@ def test_unreachable_remote_is_a_clear_error_and_leaves_the_local_ref_untouched(
     assert err.value.message.startswith(f"cannot fetch {MEMORY_REF} from gone (")
     assert a.store.tip() == before
     assert a.store.tip("refs/tur/remotes/gone/memories") is None
+
+
+def test_a_push_the_remote_refuses_is_a_clear_error_and_nothing_is_forced(origin):
+    a = Gitmem.open(clone(origin, "a"))
+    hook = origin / "hooks" / "pre-receive"
+    hook.parent.mkdir(exist_ok=True)
+    hook.write_text("#!/bin/sh\necho 'memories are frozen' >&2\nexit 1\n")
+    hook.chmod(0o755)
+    learn(a, "will not get through")
+    local = a.store.tip()
+    with pytest.raises(RemoteError) as err:
+        a.sync()
+    assert err.value.message.startswith(f"cannot push {MEMORY_REF} to origin (")
+    assert "pre-receive hook declined" in err.value.message
+    assert (a.store.tip(), remote_tip(origin)) == (local, None)
+
+
+def test_nothing_on_either_side_is_up_to_date(origin):
+    a = Gitmem.open(clone(origin, "a"))
+    result = a.sync()
+    assert (result.status, result.pushed, result.local_after, result.remote_after) == (
+        "up-to-date", False, None, None)
 
 
 def test_a_remote_ref_that_is_not_a_memory_history_is_refused(origin):
