@@ -395,8 +395,8 @@ def _check_remote(store: Store, remote_name: str, sha: str | None) -> None:
         store.check_format(sha)
     except FormatVersion as exc:
         raise FormatVersion(
-            f"{MEMORY_REF} on {remote_name} is not a gitmem memory history: {exc.message}",
-            "nothing was merged or pushed; check what was pushed to that ref on the remote",
+            f"refusing {MEMORY_REF} from {remote_name}: {exc.message}",
+            f"{exc.hint or 'check what was pushed to that ref'}; nothing was merged or pushed",
         ) from None
 
 
