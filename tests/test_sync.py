@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import sys
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -258,9 +259,6 @@ def test_persona_changed_on_both_sides_keeps_the_later_version_and_notes_union(o
     write_raw(a, "persona.yaml", b"name: from-a\n")
     write_raw(a, "continuity/a-note.md", b"note a\n")
     b.store.transact(lambda tip: Mutation({"continuity/b-note.md": b"note b\n"}, "note"))
-    git(b.store.workdir, "commit", "-q", "--allow-empty", "-m", "tick")  # nothing to do with memories
-    import time
-
     time.sleep(1.1)  # commit times have one-second resolution: B's persona edit is later
     write_raw(b, "persona.yaml", b"name: from-b\n")
     a.sync()
