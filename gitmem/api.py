@@ -12,6 +12,7 @@ from gitmem import codec
 from gitmem.config import Settings, load_settings
 from gitmem.errors import InvalidInput, MalformedRecord, UnknownMemory
 from gitmem.facade_context import ContextMixin
+from gitmem.facade_sync import SyncMixin
 from gitmem.facade_verify import VerifyMixin
 from gitmem.ids import content_key, memory_id, resolve_id
 from gitmem.models import (
@@ -59,7 +60,7 @@ def _first_words(text: str, limit: int = 60) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-class Gitmem(VerifyMixin, ContextMixin):
+class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
     """A repository's memory store.
 
     Open with :meth:`open`. Every method that changes memories makes exactly one

@@ -1,0 +1,76 @@
+"""Sharing commands: ``tur remote setup [REMOTE]`` and ``tur sync [REMOTE] [--dry-run]``."""
+
+from __future__ import annotations
+
+import argparse
+
+from gitmem.cli.output import json_dump
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``remote setup`` and ``sync``."""
+    p = sub.add_parser("remote", help="configure a git remote to carry memories",
+                       description="Configure how a git remote carries refs/tur/memories.")
+    remote_sub = p.add_subparsers(dest="remote_command", metavar="SUBCOMMAND")
+    setup = remote_sub.add_parser(
+        "setup", help="make a plain `git fetch` also fetch teammates' memories",
+        description="Add the fetch refspec +refs/tur/memories:refs/tur/remotes/<REMOTE>/memories "
+        "(idempotent). No push refspec is added: a plain `git push` sends what it sent before.",
+    )
+    setup.add_argument("remote", nargs="?", default="origin", metavar="REMOTE")
+    setup.set_defaults(func=cmd_remote_setup)
+    p.set_defaults(func=lambda args, env: _usage(p, env))
+
+    p = sub.add_parser(
+        "sync", help="fetch, merge and push memories (never a force push)",
+        description="Fetch refs/tur/memories from REMOTE (default origin); adopt it, fast-forward, "
+        "or merge record by record; then push with a lease, retrying if the remote moved.",
+    )
+    p.add_argument("remote", nargs="?", default="origin", metavar="REMOTE")
+    p.add_argument("--dry-run", action="store_true",
+                   help="show what would be merged and pushed; change nothing but the tracking ref")
+    p.add_argument("--format", default="plain", choices=("plain", "json"))
+    p.set_defaults(func=cmd_sync)
+
+
+def _usage(parser: argparse.ArgumentParser, env) -> int:  # noqa: ANN001
+    parser.print_help(env.out)
+    return 2
+
+
+def cmd_remote_setup(args, env) -> int:  # noqa: ANN001
+    """Add the memory fetch refspec to the remote and say whether it was new."""
+    added = env.gm.setup_remote(args.remote)
+    spec = f"+refs/tur/memories:refs/tur/remotes/{args.remote}/memories"
+    env.print(f"{'added' if added else 'already configured'}: remote.{args.remote}.fetch {spec}")
+    return 0
+
+
+def _short(sha: str | None) -> str:
+    return sha[:12] if sha else "(none)"
+
+
+def cmd_sync(args, env) -> int:  # noqa: ANN001
+    """Print the outcome: one summary line, then one line per record the merge decided."""
+    result = env.gm.sync(args.remote, dry_run=args.dry_run)
+    for line in result.warnings:
+        env.warn(line)
+    if args.format == "json":
+        env.print(json_dump(result.to_json()))
+        return 0
+    prefix = "would " if result.dry_run else ""
+    summary = {
+        "up-to-date": "up to date",
+        "adopted": f"{prefix}adopt {args.remote}'s memories",
+        "fast-forward": f"{prefix}fast-forward to {args.remote}",
+        "merged": f"{prefix}merge {args.remote}",
+        "pushed": f"{prefix}push to {args.remote}",
+    }[result.status]
+    env.print(f"{summary}: local {_short(result.local_before)} -> {_short(result.local_after)}, "
+              f"{args.remote} {_short(result.remote_before)} -> {_short(result.remote_after)} "
+              f"({result.ahead} ahead, {result.behind} behind)")
+    for row in result.merged:
+        env.print(f"  {row.status:<17} {row.memory_id}  {row.reason}")
+    if result.pushed and result.status != "pushed":
+        env.print(f"{prefix}push to {args.remote}" + ("" if result.dry_run else " done"))
+    return 0
