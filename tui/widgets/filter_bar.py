@@ -20,7 +20,7 @@ class FilterBar(Horizontal):
     """Type select, status select, search input; posts :class:`FilterChanged` on every change."""
 
     DEFAULT_CSS = """
-    FilterBar { height: auto; dock: top; padding: 0 1; }
+    FilterBar { height: auto; padding: 0 1; }
     FilterBar Select { width: 22; margin-right: 1; }
     FilterBar #search { width: 1fr; }
     """
