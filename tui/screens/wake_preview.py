@@ -13,7 +13,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.validation import Integer
-from textual.widgets import DataTable, Footer, Input, Label, Static
+from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
 from gitmem.api import Gitmem
 from gitmem.errors import GitmemError
@@ -77,6 +77,7 @@ class WakePreviewScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         """Budget row, usage, tiers, then the text and the assembly side by side."""
+        yield Header()
         with Horizontal(id="budget-row"):
             yield Label("token budget (0 = unbounded)")
             yield Input(str(self.budget), id="budget", type="integer",
@@ -91,6 +92,7 @@ class WakePreviewScreen(Screen[None]):
 
     def on_mount(self) -> None:
         """Set up the assembly columns and compile once."""
+        self.sub_title = "wake preview"
         table = self.query_one("#assembly", DataTable)
         for name in ("tier", "id", "tokens", "salience", "outcome"):
             table.add_column(name, key=name)
@@ -104,12 +106,13 @@ class WakePreviewScreen(Screen[None]):
         except GitmemError as exc:
             self.notify(str(exc), title="wake", severity="error", markup=False)
             return
-        self._render(self.result)
+        self._show(self.result)
 
-    def _render(self, result: WakeResult) -> None:
+    def _show(self, result: WakeResult) -> None:
         self.query_one("#usage", Static).update(Text(usage_line(result)))
+        shares = self.gm.settings.wake.shares
         self.query_one("#tiers", Static).update(Text("   ".join(
-            f"tier {t.tier}: {t.tokens} tokens, {t.included} in, {t.excluded} out"
+            f"tier {t.tier} ({shares[t.tier]:.0%}): {t.tokens} tokens, {t.included} in, {t.excluded} out"
             for t in tier_use(result)
         )))
         self.query_one("#wake-text", Static).update(literal(result.text.rstrip("\n") or "(empty)"))
