@@ -10,6 +10,7 @@ from rich.text import Text
 from gitmem.api import Gitmem
 from gitmem.errors import UnknownMemory
 from tui import make_app
+from tui.messages import MemoryChanged
 from tui.screens.confidence import ConfidenceScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.refute import RefuteScreen
@@ -18,11 +19,11 @@ from tui.widgets.memory_table import MemoryTable
 SIZE = (140, 40)
 
 
-def run(app, scenario):
+def run(app, scenario, message_hook=None):
     """Run ``scenario(pilot)`` inside ``app.run_test`` (no async test plugin needed)."""
 
     async def main():
-        async with app.run_test(size=SIZE) as pilot:
+        async with app.run_test(size=SIZE, message_hook=message_hook) as pilot:
             await pilot.pause()
             await scenario(pilot)
 
@@ -98,6 +99,11 @@ def test_filter_by_status_and_search_narrow_the_table(tui_repo, clock):
 def test_refute_through_the_modal_records_the_reason(tui_repo, clock):
     _, gm, ids = tui_repo
     app = make_app(gm, clock=clock)
+    changes = []
+
+    def hook(message):
+        if isinstance(message, MemoryChanged):
+            changes.append((message.memory_id, message.action))
 
     async def scenario(pilot):
         await select(pilot, ids["port"])
@@ -111,7 +117,8 @@ def test_refute_through_the_modal_records_the_reason(tui_repo, clock):
         assert stored.refutation.by == "Test User <test@example.com>"
         assert app.screen.query_one(MemoryTable).get_row(ids["port"])[2].plain == "refuted"
 
-    run(app, scenario)
+    run(app, scenario, hook)
+    assert set(changes) == {(ids["port"], "refute")}  # seen by the screen, then the app
 
 
 def test_refute_cancelled_or_empty_writes_nothing(tui_repo, clock):
