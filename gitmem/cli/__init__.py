@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "gitmem.cli.verify_cmds",
     "gitmem.cli.context_cmds",
     "gitmem.cli.sync_cmds",
+    "gitmem.cli.tui_cmds",
 )
 
 

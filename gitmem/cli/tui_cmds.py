@@ -1,0 +1,34 @@
+"""``tur tui``: the interactive browser (Textual). Textual is imported only when the command runs."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``tui``."""
+    p = sub.add_parser(
+        "tui", help="browse, verify, refute and curate memories; preview wake",
+        description="Open the terminal UI: a table of memories with a detail pane "
+        "(provenance, history, anchored diff), actions v verify, r refute, d forget, "
+        "c confidence, w wake preview, / search, q quit. Example: tur tui",
+    )
+    p.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
+                   help="how often to check whether another process wrote (default 1)")
+    p.set_defaults(func=cmd_tui)
+
+
+def cmd_tui(args, env) -> int:  # noqa: ANN001
+    """Run the app until the user quits."""
+    from gitmem.errors import InvalidInput
+
+    if args.poll <= 0:
+        raise InvalidInput(f"--poll must be > 0, got {args.poll}")
+    gm = env.gm  # open (and fail on a non-repository) before the screen switches
+    try:
+        # Lazy: `tur --help` and every other command must not pay for importing Textual.
+        from tui import make_app
+    except ImportError as exc:
+        raise InvalidInput(f"the TUI needs textual ({exc})", "pip install 'textual>=0.80'") from None
+    make_app(gm, poll_interval=args.poll).run()
+    return 0

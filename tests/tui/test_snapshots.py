@@ -1,0 +1,52 @@
+"""SVG snapshots (pytest-textual-snapshot) of the browse screen, the refute modal and the wake preview.
+
+Determinism (see ``conftest.py``): memories learned at ``LEARNED`` and shown with a clock
+fixed there, code commits with fixed dates, a fixed terminal size; the detail pane's
+history section (memory-ref commits carry the real time) is hidden before the shot.
+Update with ``pytest tests/tui/test_snapshots.py --snapshot-update`` after checking the
+report (``snapshot_report.html``).
+"""
+
+from __future__ import annotations
+
+from tui import make_app
+from tui.widgets.memory_table import MemoryTable
+
+SIZE = (140, 40)
+
+
+def prepare(memory_id):
+    async def run_before(pilot):
+        screen = pilot.app.screen
+        screen.query_one("#history").display = False
+        table = screen.query_one(MemoryTable)
+        table.move_cursor(row=table.get_row_index(memory_id))
+        await pilot.pause()
+
+    return run_before
+
+
+def modified(repo):
+    path = repo / "src/app.py"
+    path.write_text(path.read_text().replace("line 4\n", "line four\n"))
+
+
+def test_browse_screen_with_the_detail_of_a_changed_anchor(tui_repo, clock, snap_compare):
+    repo, gm, ids = tui_repo
+    modified(repo)
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=SIZE, run_before=prepare(ids["port"]))
+
+
+def test_refute_modal(tui_repo, clock, snap_compare):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=SIZE, run_before=prepare(ids["wal"]),
+                        press=["r", *"checked: it is DELETE mode"])
+
+
+def test_wake_preview_at_120_tokens(tui_repo, clock, snap_compare):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=SIZE, run_before=prepare(ids["port"]),
+                        press=["w", "ctrl+a", "ctrl+k", *"120", "_"])

@@ -1,0 +1,48 @@
+"""Everything the detail pane shows about one memory, gathered through the public facade."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from gitmem.api import Gitmem
+from gitmem.models import Memory
+from gitmem.store import CommitInfo
+from tui.diff import AnchoredDiff, anchored_diff
+from tui.rows import Row
+
+__all__ = ["Detail", "load_detail"]
+
+
+@dataclass(frozen=True)
+class Detail:
+    """One memory with its record text, commits on the memory ref and the anchored diff.
+
+    Attributes:
+        row: the table row (status, weight, reason).
+        memory: the parsed record.
+        record: the YAML exactly as stored on the ref.
+        history: commits on ``refs/tur/memories`` that changed the record, newest first.
+        diff: the anchored file's diff since ``provenance.git_sha``.
+    """
+
+    row: Row
+    memory: Memory
+    record: str
+    history: list[CommitInfo] = field(default_factory=list)
+    diff: AnchoredDiff = AnchoredDiff("")
+
+
+def load_detail(gm: Gitmem, row: Row) -> Detail:
+    """Read ``row``'s memory, record text, history and diff.
+
+    Raises:
+        GitmemError: the memory vanished (another process forgot it) or cannot be read.
+    """
+    memory = gm.get(row.id)
+    return Detail(
+        row=row,
+        memory=memory,
+        record=gm.record_text(memory.id),
+        history=gm.history(memory.id),
+        diff=anchored_diff(memory, gm.cwd),
+    )

@@ -1,0 +1,33 @@
+"""Messages between the app, its screens and widgets."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.message import Message
+
+from tui.rows import Filter
+
+__all__ = ["FilterChanged", "MemoryChanged", "RefMoved"]
+
+
+@dataclass
+class RefMoved(Message):
+    """``refs/tur/memories`` moved (this or another process wrote); ``tip`` is the new SHA or None."""
+
+    tip: str | None
+
+
+@dataclass
+class MemoryChanged(Message):
+    """The TUI changed a memory: ``action`` is verify | refute | forget | confidence."""
+
+    memory_id: str
+    action: str
+
+
+@dataclass
+class FilterChanged(Message):
+    """The filter bar's state changed."""
+
+    filter: Filter

@@ -1,0 +1,77 @@
+"""What the browse table shows: one :class:`Row` per memory, and the filter over them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from gitmem.facade_verify import StatusRow
+
+__all__ = ["Filter", "Row", "apply_filter", "to_rows"]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One memory as the table lists it.
+
+    Attributes:
+        id: memory id.
+        type: memory type value (``fact`` …).
+        status: status value (``fresh`` | ``stale`` | ``unanchored`` | ``refuted``).
+        weight: current weight in [0, 1].
+        confidence: in [0, 1].
+        anchor: ``path#Lx-Ly`` or ``""``.
+        content: the full content (unescaped; escaping is the widget's job).
+        reason: why the status is what it is, or ``None``.
+    """
+
+    id: str
+    type: str
+    status: str
+    weight: float
+    confidence: float
+    anchor: str
+    content: str
+    reason: str | None
+
+
+@dataclass(frozen=True)
+class Filter:
+    """The filter bar's state: ``None`` means any type / status; ``text`` is a search."""
+
+    type: str | None = None
+    status: str | None = None
+    text: str = ""
+
+    def matches(self, row: Row) -> bool:
+        """True when ``row`` has the type and status and contains every search word.
+
+        The search is case-insensitive over the content and the id; words are ANDed.
+        """
+        if self.type is not None and row.type != self.type:
+            return False
+        if self.status is not None and row.status != self.status:
+            return False
+        hay = f"{row.id}\n{row.content}".casefold()
+        return all(word in hay for word in self.text.casefold().split())
+
+
+def to_rows(status_rows: list[StatusRow]) -> list[Row]:
+    """Table rows from ``Gitmem.status_view().rows`` (same order: by id)."""
+    return [
+        Row(
+            id=r.memory.id,
+            type=r.memory.type.value,
+            status=r.status.value,
+            weight=r.weight,
+            confidence=r.memory.confidence,
+            anchor=(r.memory.provenance.context_ref or "") if r.memory.provenance else "",
+            content=r.memory.content,
+            reason=r.reason,
+        )
+        for r in status_rows
+    ]
+
+
+def apply_filter(rows: list[Row], flt: Filter) -> list[Row]:
+    """The rows ``flt`` matches, in their order."""
+    return [r for r in rows if flt.matches(r)]

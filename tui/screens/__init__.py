@@ -1,0 +1,1 @@
+"""Screens: browse (the main one), wake preview, and the refute / confirm / confidence modals."""

@@ -1,0 +1,148 @@
+"""The wake preview: what an agent would read at session start, under a budget the user changes."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+
+from rich.text import Text
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.validation import Integer
+from textual.widgets import DataTable, Footer, Header, Input, Label, Static
+
+from gitmem.api import Gitmem
+from gitmem.errors import GitmemError
+from gitmem.wake import WakeResult
+from tui.messages import RefMoved
+from tui.text import literal
+
+__all__ = ["TierUse", "WakePreviewScreen", "tier_use", "usage_line"]
+
+
+@dataclass(frozen=True)
+class TierUse:
+    """Token use of one wake tier: tokens of included entries, entries included and excluded."""
+
+    tier: int
+    tokens: int
+    included: int
+    excluded: int
+
+
+def tier_use(result: WakeResult) -> list[TierUse]:
+    """Per-tier use (tiers 0, 1, 2) from the assembly record.
+
+    The tokens are the entries' own tokens; section headers and the advisory are only in
+    ``result.tokens``, so the tiers' sum can be a little lower than the total.
+    """
+    out = []
+    for tier in (0, 1, 2):
+        entries = [e for e in result.assembly if e.tier == tier]
+        out.append(TierUse(
+            tier=tier,
+            tokens=sum(e.tokens for e in entries if e.included),
+            included=sum(1 for e in entries if e.included),
+            excluded=sum(1 for e in entries if not e.included),
+        ))
+    return out
+
+
+def usage_line(result: WakeResult) -> str:
+    """``wake: 108/120 tokens; excluded: 1 over_budget, 1 stale`` (``/unbounded`` without a budget)."""
+    budget = "unbounded" if result.budget is None else str(result.budget)
+    excluded = ", ".join(f"{n} {reason}" for reason, n in result.excluded_counts().items())
+    return f"wake: {result.tokens}/{budget} tokens" + (f"; excluded: {excluded}" if excluded else "")
+
+
+class WakePreviewScreen(Screen[None]):
+    """Budget input, tokens used / budget, per-tier use, the wake text and the assembly table.
+
+    Every valid change of the budget recompiles; so does a move of the memory ref.
+    """
+
+    CSS_PATH = "wake_preview.tcss"
+    BINDINGS = [Binding("escape", "close", "Back")]
+
+    def __init__(self, gm: Gitmem, budget: int, clock: Callable[[], datetime] | None = None) -> None:
+        super().__init__()
+        self.gm = gm
+        self.budget = budget
+        self.clock = clock
+        self.result: WakeResult | None = None
+
+    def compose(self) -> ComposeResult:
+        """Budget row, usage, tiers, then the text and the assembly side by side."""
+        yield Header()
+        with Horizontal(id="budget-row"):
+            yield Label("token budget (0 = unbounded)")
+            yield Input(str(self.budget), id="budget", type="integer",
+                        validators=[Integer(minimum=0)])
+        yield Static("", id="usage", markup=False)
+        yield Static("", id="tiers", markup=False)
+        with Horizontal(id="panes"):
+            with VerticalScroll(id="wake-scroll"):
+                yield Static("", id="wake-text", markup=False)
+            yield DataTable(id="assembly", cursor_type="row", zebra_stripes=True)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        """Set up the assembly columns and compile once."""
+        self.sub_title = "wake preview"
+        table = self.query_one("#assembly", DataTable)
+        for name in ("tier", "id", "tokens", "salience", "outcome"):
+            table.add_column(name, key=name)
+        self.compile()
+
+    def compile(self) -> None:
+        """Compile the wake at :attr:`budget` and render it; a GitmemError is notified."""
+        try:
+            now = self.clock() if self.clock else None
+            self.result, _ = self.gm.wake(token_budget=self.budget, now=now)
+        except GitmemError as exc:
+            self.notify(str(exc), title="wake", severity="error", markup=False)
+            return
+        self._show(self.result)
+
+    def _show(self, result: WakeResult) -> None:
+        self.query_one("#usage", Static).update(Text(usage_line(result)))
+        shares = self.gm.settings.wake.shares
+        self.query_one("#tiers", Static).update(Text("   ".join(
+            f"tier {t.tier} ({shares[t.tier]:.0%}): {t.tokens} tokens, {t.included} in, {t.excluded} out"
+            for t in tier_use(result)
+        )))
+        self.query_one("#wake-text", Static).update(literal(result.text.rstrip("\n") or "(empty)"))
+        table = self.query_one("#assembly", DataTable)
+        table.clear()
+        for e in result.assembly:
+            outcome = "included" if e.included and not e.reason else (
+                f"included: {e.reason}" if e.included else f"excluded: {e.reason}")
+            table.add_row(
+                Text(str(e.tier)), literal(e.memory_id), Text(str(e.tokens), justify="right"),
+                Text("-" if e.salience is None else f"{e.salience:.3f}", justify="right"),
+                Text(outcome, style="green" if e.included else "yellow"),
+            )
+
+    @on(Input.Changed, "#budget")
+    def _budget_changed(self, event: Input.Changed) -> None:
+        if event.validation_result is not None and not event.validation_result.is_valid:
+            return
+        try:
+            budget = int(event.value)
+        except ValueError:
+            return
+        if budget != self.budget:
+            self.budget = budget
+            self.compile()
+
+    def on_ref_moved(self, message: RefMoved) -> None:
+        """Another write: recompile."""
+        self.compile()
+
+    def action_close(self) -> None:
+        """Back to the browse screen."""
+        self.dismiss(None)
