@@ -262,7 +262,10 @@ class Watcher:
         )
         started = False
         try:
-            for raw in changes_iter:
+            while True:
+                raw = _next_changes(changes_iter, self.root)
+                if raw is None:
+                    return
                 if not started:
                     started = True
                     self.ready.set()
@@ -358,6 +361,25 @@ class Watcher:
         verified = tuple(r.memory_id for r in outcome.rows)
         return WatchEvent(at=utc_now(), trigger=trigger, paths=paths, ids=verified,
                           outcome=outcome, changes=_changes(before, outcome))
+
+
+def _next_changes(changes_iter: Iterator[set], root: str) -> set | None:
+    """The next batch from ``watchfiles`` (``None`` when it stopped).
+
+    Raises:
+        GitmemError: the operating system refused the watch (e.g. the inotify limit).
+    """
+    from watchfiles._rust_notify import WatchfilesRustInternalError
+
+    try:
+        return next(changes_iter)
+    except StopIteration:
+        return None
+    except (OSError, WatchfilesRustInternalError) as exc:
+        raise GitmemError(
+            f"cannot watch {root}: {exc}",
+            "on Linux, raise fs.inotify.max_user_watches, or set WATCHFILES_FORCE_POLLING=1",
+        ) from exc
 
 
 def _changes(before: dict[str, Memory], outcome: VerifyOutcome) -> tuple[StatusChange, ...]:

@@ -343,3 +343,14 @@ def test_tur_watch_prints_status_changes_and_stops_cleanly_on_a_signal(learned, 
     assert proc.stderr.read() == ""
     _wait_line(lines, "stopped")
     assert lines[-1] == "stopped: 1 status change recorded in 1 commit\n"
+
+
+def test_an_empty_repository_is_watched_until_its_first_commit(empty_repo):
+    with watching(empty_repo) as run:
+        assert run.events[0].outcome is None  # nothing to verify against yet
+        (empty_repo / "a.txt").write_text("a\n")
+        time.sleep(QUIET_S)
+        assert run.verifies() == []
+        commit_file(empty_repo, "a.txt", "a\n", "first")
+        event = run.wait_for(lambda e: e.trigger == "head", "first commit")
+    assert (event.error, event.ids, event.outcome.commit) == (None, (), None)
