@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import secrets
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gitmem import codec
@@ -63,8 +63,9 @@ class ContextMixin:
         """
         if not text.strip():
             raise InvalidInput("a continuity note needs text")
-        now = now or utc_now()
-        name = f"{now:%Y%m%dT%H%M%SZ}-{secrets.token_hex(3)}.md"
+        now = now or datetime.now(UTC)
+        # Microseconds keep two notes of the same second in order; the name sorts by time.
+        name = f"{now:%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}.md"
         body = text if text.endswith("\n") else text + "\n"
         first = " ".join(text.split())
         first = first if len(first) <= 60 else first[:59] + "…"

@@ -160,6 +160,7 @@ class VerifyMixin:
         write: bool = True,
         confirm: bool = False,
         now: datetime | None = None,
+        explicit: bool = True,
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
@@ -173,6 +174,11 @@ class VerifyMixin:
         person vouches for the named memories: each is set ``fresh`` and re-anchored
         to HEAD (same path, lines clamped to the file; the anchor is dropped if the
         file is gone). Refuted memories are never changed by verify.
+
+        With ``explicit=False`` the ``ids`` only narrow the check, as a background
+        re-check does (``tur watch``): each named memory is judged exactly as the bulk
+        path (no ``ids``) would judge it, and its time decay is not restarted.
+        ``confirm`` is always explicit.
 
         Raises:
             EmptyRepository: HEAD is unborn.
@@ -203,7 +209,8 @@ class VerifyMixin:
         updated: dict[str, Memory] = {}
         rows = []
         for memory, verdict in zip(memories, report.verdicts, strict=True):
-            if ids and memory.refutation is None and (confirm or verdict.status is Status.FRESH):
+            if (ids and (explicit or confirm) and memory.refutation is None
+                    and (confirm or verdict.status is Status.FRESH)):
                 verdict = self._explicit(memory, verdict, report.head_sha, confirm)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
             if verdict.changed:

@@ -23,6 +23,7 @@ _COMMAND_MODULES = (
     "gitmem.cli.context_cmds",
     "gitmem.cli.sync_cmds",
     "gitmem.cli.tui_cmds",
+    "gitmem.cli.watch_cmds",
 )
 
 
