@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem import codec
 from gitmem.errors import InvalidInput, MalformedRecord
-from gitmem.models import Memory, utc_now
+from gitmem.models import Memory
 from gitmem.reader import Skipped
 from gitmem.store import CommitInfo, Mutation
 
