@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-verify bench-recall venv clean
+.PHONY: demo test lint bench bench-verify bench-recall snapshots venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -19,11 +19,11 @@ demo: $(STAMP)
 	$(BIN)/python fixtures/demo.py
 
 test: $(STAMP)
-	$(BIN)/ruff check gitmem tests bench fixtures
+	$(BIN)/ruff check gitmem tui tests bench fixtures
 	$(BIN)/python -m pytest -q -n 2
 
 lint: $(STAMP)
-	$(BIN)/ruff check gitmem tests bench fixtures
+	$(BIN)/ruff check gitmem tui tests bench fixtures
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scale.py
@@ -33,6 +33,9 @@ bench-verify: $(STAMP)
 
 bench-recall: $(STAMP)
 	$(BIN)/python bench/bench_recall.py
+
+snapshots: $(STAMP)
+	$(BIN)/python -m pytest -q tests/tui/test_snapshots.py --snapshot-update
 
 clean:
 	rm -rf $(VENV) build *.egg-info
