@@ -93,8 +93,8 @@ class _CoreLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     a record must not contain.
     """
 
-    yaml_implicit_resolvers: dict[Any, list[Any]] = {}  # noqa: RUF012 - PyYAML API
-    yaml_path_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - PyYAML API
+    yaml_implicit_resolvers: dict[Any, list[Any]] = {}  # PyYAML API: per-class tables
+    yaml_path_resolvers: dict[Any, Any] = {}  # PyYAML API: per-class tables
 
     # The composer calls these three once per node; these lean versions (no
     # path resolvers, quoted scalars are strings at once) save ~15% of a load.
@@ -340,7 +340,9 @@ _SIMPLE_TEXT = re.compile("[^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*"
 # Text a literal block scalar reproduces exactly: ``\n`` line breaks only, no
 # trailing spaces on any line and no leading space (which would need an
 # indentation indicator).
-_LITERAL_TEXT = re.compile("[^ \n][^\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*")
+_LITERAL_TEXT = re.compile(
+    "(?![ \n])[^\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*"
+)
 _TRAILING_SPACE = re.compile(r" (?:\n|$)")
 
 
@@ -373,12 +375,56 @@ def _rt_yaml(indent: tuple[int, int, int]) -> Any:
 
         instance = YAML(typ="rt")
         instance.Resolver = _ruamel_resolver()
+        instance.Representer = _ruamel_representer()
         instance.width = 2**20  # never re-fold long strings
         instance.preserve_quotes = True
         instance.allow_duplicate_keys = False
         instance.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
         _rt_instances[indent] = instance
     return instance
+
+
+def _float_text(value: float) -> str:
+    # Python's repr is the shortest text that reads back as the same float
+    # (ruamel's own formatting loses digits of subnormals); a ".0" mantissa
+    # keeps exponent forms a float for YAML 1.1 readers too.
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+@cache
+def _ruamel_representer() -> type:
+    from ruamel.yaml.representer import RoundTripRepresenter
+    from ruamel.yaml.scalarfloat import ScalarFloat
+
+    class Representer(RoundTripRepresenter):  # type: ignore[misc]
+        """Round-trip representer that writes new floats exactly (see :func:`_float_text`)."""
+
+        def represent_exact_float(self, data: float) -> Any:
+            return self.represent_scalar(_FLOAT, _float_text(data))
+
+        def represent_scalar_float(self, data: Any) -> Any:
+            # A float read from the original keeps its written form, unless
+            # ruamel's re-formatting would change its value.
+            node = super().represent_scalar_float(data)
+            try:
+                exact = _float(node.value.replace("_", "")) == float(data)
+            except ValueError:
+                exact = False
+            if not exact and not math.isnan(data):
+                node.value = _float_text(float(data))
+            return node
+
+    Representer.add_representer(float, Representer.represent_exact_float)
+    Representer.add_representer(ScalarFloat, Representer.represent_scalar_float)
+    return Representer
 
 
 @cache
@@ -553,10 +599,20 @@ def _merge_map(node: Any, target: dict[str, Any], schema: type[BaseModel] | None
                 if merged is not node[key]:
                     _replace_value(node, key, merged)
                 changed = True
-        else:
+        elif not (schema is not None and _is_static_default(schema, key, value)):
             _insert_key(node, key, _to_node(value, key), fields)
             changed = True
     return changed
+
+
+def _is_static_default(schema: type[BaseModel], key: str, value: Any) -> bool:
+    # A missing key means the field's default (``scope: universal``,
+    # ``confidence: 1.0``), so writing the default would change bytes, not
+    # meaning. Defaults from a factory (timestamps: now) are real new values.
+    field = schema.model_fields.get(key)
+    if field is None or field.default_factory is not None or field.is_required():
+        return False
+    return _same_scalar(_plain_value(field.default), value)
 
 
 def _replace_value(node: Any, key: Any, value: Any) -> None:
@@ -663,32 +719,32 @@ def _delete_key(node: Any, key: Any) -> None:
         _give_following_lines(node, keys[index - 1], lines)
 
 
-_INDENT_LINE = re.compile(r"^( *)(- |-$)?(\S)")
+_INDENT_LINE = re.compile(r"( *)(- +)?")
 
 
 def _guess_indent(text: str) -> tuple[int, int, int]:
-    """Guess (mapping, sequence, offset) indentation of a block-style YAML text."""
-    mapping = sequence_offset = None
-    previous: tuple[int, bool] | None = None  # (indent, ends with ':')
+    """Guess the (mapping, sequence, offset) indentation of block-style YAML.
+
+    ruamel applies one indentation to a whole document, so a record written
+    with other indentation than gitmem's is dumped with its own, lest an edit
+    re-indent unrelated lines. ``sequence`` is the column of an item's content
+    and ``offset`` the column of its dash, both relative to the parent key.
+    """
+    mapping = sequence = None
+    parent: int | None = None  # indent of the previous line if it opened a block
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         match = _INDENT_LINE.match(line)
-        if match is None:
-            continue
-        indent = len(match.group(1))
-        if previous is not None and previous[1] and indent >= previous[0]:
-            if match.group(2) is not None and sequence_offset is None:
-                sequence_offset = indent - previous[0]
-            elif match.group(2) is None and indent > previous[0] and mapping is None:
-                mapping = indent - previous[0]
-        previous = (indent, stripped.endswith(":"))
-        if mapping is not None and sequence_offset is not None:
-            break
-    mapping = mapping or _DEFAULT_INDENT[0]
-    offset = _DEFAULT_INDENT[2] if sequence_offset is None else sequence_offset
-    return (mapping, max(offset + 2, mapping), offset)
+        indent, dash = len(match.group(1)), match.group(2)  # type: ignore[union-attr]
+        if parent is not None and dash and sequence is None and indent >= parent:
+            sequence = (indent - parent, indent - parent + len(dash))
+        elif parent is not None and not dash and mapping is None and indent > parent:
+            mapping = indent - parent
+        parent = indent if stripped.endswith(":") and not dash else None
+    offset, content = sequence or (_DEFAULT_INDENT[2], _DEFAULT_INDENT[1])
+    return (mapping or _DEFAULT_INDENT[0], content, offset)
 
 
 def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
@@ -713,7 +769,10 @@ def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
             :func:`load_mapping`).
     """
     load_mapping(original, where)  # refuses tags, aliases, oversize blobs first
-    text = original.decode("utf-8")
+    try:
+        text = original.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MalformedRecord(where, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     indent = _guess_indent(text)
     try:
         with _rt_lock:

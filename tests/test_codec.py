@@ -199,6 +199,8 @@ AWKWARD_CONTENT = [
     "& anchor * alias ! tag | pipe > fold % directive @ at ` tick",
     "--- document marker\n...",
     "x" * 5000 + " long line without folding " + "y" * 5000,
+    "\x08control first\nsecond line",
+    "\u00e9first\n\u00e9second\n",
 ]
 
 
@@ -266,6 +268,11 @@ def test_update_with_no_change_returns_identical_bytes():
     assert update(HAND_WRITTEN, load(HAND_WRITTEN, WHERE), WHERE) == HAND_WRITTEN
     fresh = dump_new(full_memory(x_extra={"a": None, "b": [1, 2]}))
     assert update(fresh, load(fresh, WHERE)) == fresh
+
+
+def test_update_does_not_write_defaults_a_record_leaves_out():
+    minimal = b"id: fact-ab12cd34\ntype: fact\ncontent: x\nrelations: []\nrefutation:\n"
+    assert update(minimal, load(minimal, WHERE)) == minimal
 
 
 def test_update_of_confidence_changes_exactly_one_line_and_keeps_comments():
@@ -350,6 +357,42 @@ def test_update_appends_a_relation_in_the_original_sequence_indentation():
         "+- type: refines",
         "+  target: insight-00000002",
     ]
+
+
+FOUR_SPACES = b"""\
+id: fact-ab12cd34
+type: fact
+content: indented by four
+provenance:
+    observed_at: "2026-08-27T15:00:00Z"
+    source_agent: ada
+relations:
+    -   type: supports
+        target: fact-11223344
+"""
+
+
+def test_update_keeps_four_space_indentation():
+    memory = load(FOUR_SPACES, WHERE)
+    memory.provenance.source_agent = "bob"
+    memory.relations.append(Relation(type="refines", target="fact-00000002"))
+    assert changed_lines(FOUR_SPACES, update(FOUR_SPACES, memory, WHERE)) == [
+        "-    source_agent: ada",
+        "+    source_agent: bob",
+        "+    -   type: refines",
+        "+        target: fact-00000002",
+    ]
+
+
+@pytest.mark.parametrize("value", [5e-324, 2.225073858507e-311, 1e-05, 0.1 + 0.2, 1e300])
+def test_floats_are_written_exactly_and_stay_floats_for_yaml_1_1(value):
+    memory = full_memory(confidence=min(value, 1.0), x_float=value, x_list=[value])
+    data = dump_new(memory)
+    assert load(data, WHERE) == memory
+    assert yaml.safe_load(data)["x_float"] == value
+    edited = load(data, WHERE)
+    edited.content = "edited"
+    assert load(update(data, edited), WHERE) == edited
 
 
 def test_update_does_not_refold_long_strings():
@@ -544,6 +587,28 @@ def test_load_does_not_import_ruamel():
     assert result.returncode == 0, result.stderr
 
 
+def test_pure_python_fallback_reader_is_just_as_strict():
+    code = (
+        "import yaml\n"
+        "del yaml.CSafeLoader\n"
+        "from gitmem import codec\n"
+        "from gitmem.errors import MalformedRecord\n"
+        "assert codec._CoreLoader.__mro__[1] is yaml.SafeLoader\n"
+        "assert codec.load_mapping(b'a: [yes, 010, 0x1F, 1e3, ~]\\n', 'x') == "
+        "{'a': ['yes', 10, 31, 1000.0, None]}\n"
+        "for bad in (b'a: &x 1\\nb: *x\\n', b'a: 1\\na: 2\\n', b'a: !!python/name:os.system\\n'):\n"
+        "    try:\n"
+        "        codec.load_mapping(bad, 'x')\n"
+        "    except MalformedRecord:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise AssertionError(bad)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
 def test_load_of_a_typical_record_is_fast():
     # Budget 0.15 ms a record on a quiet machine; the bound here is loose
     # because CI machines are shared. CPU time, best of several rounds.
@@ -560,7 +625,17 @@ def _cpu_per_call(call, rounds: int = 200) -> float:
 
 # --- properties -------------------------------------------------------------------
 
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)
+# Any text without surrogates, mixed with text built from YAML's syntax
+# characters and from words YAML would retype, which random text rarely hits.
+YAML_PIECES = [
+    *" \n\t\r#-:'\"\\|>!&*%@`[]{},?\x1b\x00\x85\u2028\ufeff",
+    "no", "on", "~", "null", "true", "---", "...", "<<", "=", "0x10", "1e3", ".inf",
+    "2024-01-02", "12:30:00", "0192117",
+]
+TEXT = st.one_of(
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=80),
+    st.lists(st.sampled_from(YAML_PIECES), max_size=12).map("".join),
+)
 
 
 @settings(
