@@ -67,8 +67,8 @@ _CORE_RESOLVERS: list[tuple[str, str, str]] = [
     ),
 ]
 
-# Field order of each model, and which fields hold nested models: the writer
-# emits known keys in this order and inserts new keys at their canonical place.
+# Which fields of a model hold nested models, so that a read-modify-write
+# merges them key by key (key order itself comes from ``model_fields``).
 _NESTED: dict[type[BaseModel], dict[str, type[BaseModel]]] = {
     Memory: {
         "provenance": Provenance,
@@ -457,7 +457,7 @@ def _styled_str(text: str, key: Any = None) -> Any:
         return DoubleQuotedScalarString(text)
     if "\n" in text and _LITERAL_TEXT.fullmatch(text) and not _TRAILING_SPACE.search(text):
         return LiteralScalarString(text)
-    if not _SIMPLE_TEXT.fullmatch(text) or "\t" in text or _needs_quotes(text):
+    if not _SIMPLE_TEXT.fullmatch(text) or _needs_quotes(text):
         return DoubleQuotedScalarString(text)
     # ruamel still picks single quotes when the syntax needs them ('# x', '- x', 'a: b').
     return text
@@ -747,6 +747,15 @@ def _guess_indent(text: str) -> tuple[int, int, int]:
     return (mapping or _DEFAULT_INDENT[0], content, offset)
 
 
+def _unchanged(mapping: dict[str, Any], memory: Memory) -> bool:
+    try:
+        current = Memory.model_validate(mapping)
+    except ValidationError:
+        return False
+    # Field-wise equality; Memory.__eq__ would also compare the private blob id.
+    return current.__dict__ == memory.__dict__ and current.model_extra == memory.model_extra
+
+
 def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
     """Apply ``memory`` onto an existing record's YAML (ruamel round-trip).
 
@@ -768,7 +777,9 @@ def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
         MalformedRecord: if ``original`` is not a safe record mapping (see
             :func:`load_mapping`).
     """
-    load_mapping(original, where)  # refuses tags, aliases, oversize blobs first
+    mapping = load_mapping(original, where)  # refuses tags, aliases, oversize blobs first
+    if _unchanged(mapping, memory):
+        return original  # the common case, without the ~3 ms ruamel round-trip
     try:
         text = original.decode("utf-8-sig")
     except UnicodeDecodeError as exc:

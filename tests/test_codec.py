@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from gitmem import codec
 from gitmem.codec import MAX_RECORD_BYTES, dump_new, load, load_mapping, update
 from gitmem.errors import MalformedRecord
 from gitmem.models import Decay, Memory, Provenance, Refutation, Relation, Status
@@ -264,14 +265,25 @@ x_tail:
 """
 
 
-def test_update_with_no_change_returns_identical_bytes():
+@pytest.fixture(params=["shortcut", "round-trip"])
+def no_change_path(request, monkeypatch):
+    """Run a no-change test through update's equality shortcut and through the ruamel merge."""
+    if request.param == "round-trip":
+        monkeypatch.setattr(codec, "_unchanged", lambda mapping, memory: False)
+    return request.param
+
+
+def test_update_with_no_change_returns_identical_bytes(no_change_path):
     assert update(HAND_WRITTEN, load(HAND_WRITTEN, WHERE), WHERE) == HAND_WRITTEN
     fresh = dump_new(full_memory(x_extra={"a": None, "b": [1, 2]}))
     assert update(fresh, load(fresh, WHERE)) == fresh
 
 
-def test_update_does_not_write_defaults_a_record_leaves_out():
-    minimal = b"id: fact-ab12cd34\ntype: fact\ncontent: x\nrelations: []\nrefutation:\n"
+def test_update_does_not_write_defaults_a_record_leaves_out(no_change_path):
+    minimal = (
+        b"id: fact-ab12cd34\ntype: fact\ncontent: x\nrelations: []\nrefutation:\n"
+        b"decay:\n  half_life_days: 14\n  last_verified_at: 2026-08-27 17:00:00+02:00\n"
+    )
     assert update(minimal, load(minimal, WHERE)) == minimal
 
 
@@ -661,6 +673,9 @@ def test_any_text_round_trips_through_dump_new_and_update(
     data = dump_new(memory)
     assert load(data, WHERE) == memory
     assert update(data, memory) == data
+    with pytest.MonkeyPatch.context() as patch:  # the ruamel merge, not the shortcut
+        patch.setattr(codec, "_unchanged", lambda mapping, memory: False)
+        assert update(data, memory) == data
 
     changed = full_memory(
         content=new_content,
