@@ -8,8 +8,9 @@ Two readers, one writer:
   only ``~``/``null``/empty, ints decimal/``0o``/``0x``, floats) and no
   timestamp resolver: timestamps stay strings and pydantic parses them. The
   node tree is turned into plain dicts/lists/scalars by a small walker that
-  refuses aliases, duplicate keys, non-string keys and every tag outside the
-  core schema, so no object is ever built from a YAML tag. ``ruamel.yaml`` is
+  refuses duplicate keys, non-string keys and every tag outside the core
+  schema, so no object is ever built from a YAML tag. Anchors and aliases are
+  refused before composing (alias bombs never expand). ``ruamel.yaml`` is
   not imported on this path.
 * :func:`dump_new` and :func:`update` use ``ruamel.yaml`` round-trip mode
   (imported lazily, one ``YAML`` object per indentation style, created once),
@@ -170,7 +171,7 @@ def _build(node: Any, seen: set[int]) -> Any:
     # An alias is the same node object reached a second time: refusing it here
     # stops alias bombs before anything is expanded.
     if id(node) in seen:
-        raise _Refused("aliases (*name) are not allowed in a record", node)
+        raise _Refused(_NO_ANCHORS, node)
     seen.add(id(node))
     if node.__class__ is ScalarNode:
         return node.value if node.tag == _STR else _scalar(node)
@@ -192,9 +193,31 @@ def _build_mapping(node: Any, seen: set[int]) -> dict[str, Any]:
         if key in out:
             raise _Refused(f"duplicate key {key!r}", key_node)
         if id(value_node) in seen:  # the node's own mark is the anchor's, not the alias's
-            raise _Refused(f"aliases (*name) are not allowed in a record (key {key!r})", key_node)
+            raise _Refused(f"{_NO_ANCHORS} (key {key!r})", key_node)
         out[key] = _build(value_node, seen)
     return out
+
+
+_NO_ANCHORS = "anchors and aliases (&name, *name) are not allowed in a record"
+
+
+def _first_anchor(data: bytes) -> Any:
+    """Mark of the first anchor in ``data``, or ``None`` (also for unparsable data)."""
+    # Only blobs containing "&" get this extra event pass, so typical records
+    # pay nothing; aliases need an anchor, so this also stops alias bombs.
+    if b"&" not in data:
+        return None
+    loader = _CoreLoader(data)
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if getattr(event, "anchor", None) is not None:
+                return event.start_mark
+    except yaml.YAMLError:
+        return None  # reported by the composing pass with its position
+    finally:
+        loader.dispose()
+    return None
 
 
 def _position(mark: Any) -> str:
@@ -228,7 +251,7 @@ def load_mapping(data: bytes, where: str) -> dict[str, Any]:
     Raises:
         MalformedRecord: naming ``where`` when the blob is too large, is not
             YAML, has more than one document, is not a mapping at top level,
-            uses an alias, a duplicate or non-string key, or any tag outside
+            uses an anchor or alias, a duplicate or non-string key, or any tag outside
             the core schema (``!!str``, ``!!int``, ``!!float``, ``!!bool``,
             ``!!null``, ``!!map``, ``!!seq``).
     """
@@ -236,6 +259,9 @@ def load_mapping(data: bytes, where: str) -> dict[str, Any]:
         raise MalformedRecord(
             where, f"record is {len(data)} bytes, larger than the {MAX_RECORD_BYTES} byte limit"
         )
+    anchor = _first_anchor(data)
+    if anchor is not None:
+        raise MalformedRecord(where, _NO_ANCHORS + _position(anchor))
     try:
         loader = _CoreLoader(data)
         try:

@@ -462,13 +462,30 @@ def test_load_accepts_standard_core_tags():
     assert load(data, WHERE).model_extra["x_tags"] == ["123", 7, 1.0, True, None]
 
 
-def test_load_refuses_aliases_with_a_positioned_reason():
-    data = VALID + b"x_a: &anchor hello\nx_b: *anchor\n"
+@pytest.mark.parametrize(
+    ("tail", "position"),
+    [
+        (b"x_a: &anchor hello\nx_b: *anchor\n", "(line 20, column 6)"),
+        (b"x_a: &unused hello\n", "(line 20, column 6)"),
+        (b"x_a: [1, &a {b: 2}]\n", "(line 20, column 10)"),
+    ],
+)
+def test_load_refuses_anchors_and_aliases_with_a_positioned_reason(tail, position):
     with pytest.raises(MalformedRecord) as caught:
-        load(data, WHERE)
+        load(VALID + tail, WHERE)
     assert caught.value.reason == (
-        "aliases (*name) are not allowed in a record (key 'x_b') (line 21, column 1)"
+        f"anchors and aliases (&name, *name) are not allowed in a record {position}"
     )
+
+
+def test_load_refuses_an_undefined_alias():
+    with pytest.raises(MalformedRecord, match="found undefined alias"):
+        load(VALID + b"x_b: *nowhere\n", WHERE)
+
+
+def test_ampersands_in_text_are_not_anchors():
+    data = VALID + b"x_r: R&D & co &amp;\n"
+    assert load(data, WHERE).model_extra["x_r"] == "R&D & co &amp;"
 
 
 def test_load_refuses_a_billion_laughs_alias_bomb_quickly():
@@ -478,7 +495,7 @@ def test_load_refuses_a_billion_laughs_alias_bomb_quickly():
         lines.append(f"a{level}: &a{level} [{refs}]")
     bomb = ("\n".join(lines) + "\n").encode()
     started = time.perf_counter()
-    with pytest.raises(MalformedRecord, match="aliases"):
+    with pytest.raises(MalformedRecord, match="anchors and aliases"):
         load_mapping(bomb, WHERE)
     assert time.perf_counter() - started < 0.2
 
