@@ -8,8 +8,9 @@ Two readers, one writer:
   only ``~``/``null``/empty, ints decimal/``0o``/``0x``, floats) and no
   timestamp resolver: timestamps stay strings and pydantic parses them. The
   node tree is turned into plain dicts/lists/scalars by a small walker that
-  refuses aliases, duplicate keys, non-string keys and every tag outside the
-  core schema, so no object is ever built from a YAML tag. ``ruamel.yaml`` is
+  refuses duplicate keys, non-string keys and every tag outside the core
+  schema, so no object is ever built from a YAML tag. Anchors and aliases are
+  refused before composing (alias bombs never expand). ``ruamel.yaml`` is
   not imported on this path.
 * :func:`dump_new` and :func:`update` use ``ruamel.yaml`` round-trip mode
   (imported lazily, one ``YAML`` object per indentation style, created once),
@@ -67,8 +68,8 @@ _CORE_RESOLVERS: list[tuple[str, str, str]] = [
     ),
 ]
 
-# Field order of each model, and which fields hold nested models: the writer
-# emits known keys in this order and inserts new keys at their canonical place.
+# Which fields of a model hold nested models, so that a read-modify-write
+# merges them key by key (key order itself comes from ``model_fields``).
 _NESTED: dict[type[BaseModel], dict[str, type[BaseModel]]] = {
     Memory: {
         "provenance": Provenance,
@@ -93,8 +94,8 @@ class _CoreLoader(_BaseLoader):  # type: ignore[misc,valid-type]
     a record must not contain.
     """
 
-    yaml_implicit_resolvers: dict[Any, list[Any]] = {}  # noqa: RUF012 - PyYAML API
-    yaml_path_resolvers: dict[Any, Any] = {}  # noqa: RUF012 - PyYAML API
+    yaml_implicit_resolvers: dict[Any, list[Any]] = {}  # PyYAML API: per-class tables
+    yaml_path_resolvers: dict[Any, Any] = {}  # PyYAML API: per-class tables
 
     # The composer calls these three once per node; these lean versions (no
     # path resolvers, quoted scalars are strings at once) save ~15% of a load.
@@ -170,7 +171,7 @@ def _build(node: Any, seen: set[int]) -> Any:
     # An alias is the same node object reached a second time: refusing it here
     # stops alias bombs before anything is expanded.
     if id(node) in seen:
-        raise _Refused("aliases (*name) are not allowed in a record", node)
+        raise _Refused(_NO_ANCHORS, node)
     seen.add(id(node))
     if node.__class__ is ScalarNode:
         return node.value if node.tag == _STR else _scalar(node)
@@ -192,9 +193,31 @@ def _build_mapping(node: Any, seen: set[int]) -> dict[str, Any]:
         if key in out:
             raise _Refused(f"duplicate key {key!r}", key_node)
         if id(value_node) in seen:  # the node's own mark is the anchor's, not the alias's
-            raise _Refused(f"aliases (*name) are not allowed in a record (key {key!r})", key_node)
+            raise _Refused(f"{_NO_ANCHORS} (key {key!r})", key_node)
         out[key] = _build(value_node, seen)
     return out
+
+
+_NO_ANCHORS = "anchors and aliases (&name, *name) are not allowed in a record"
+
+
+def _first_anchor(data: bytes) -> Any:
+    """Mark of the first anchor in ``data``, or ``None`` (also for unparsable data)."""
+    # Only blobs containing "&" get this extra event pass, so typical records
+    # pay nothing; aliases need an anchor, so this also stops alias bombs.
+    if b"&" not in data:
+        return None
+    loader = _CoreLoader(data)
+    try:
+        while loader.check_event():
+            event = loader.get_event()
+            if getattr(event, "anchor", None) is not None:
+                return event.start_mark
+    except yaml.YAMLError:
+        return None  # reported by the composing pass with its position
+    finally:
+        loader.dispose()
+    return None
 
 
 def _position(mark: Any) -> str:
@@ -228,7 +251,7 @@ def load_mapping(data: bytes, where: str) -> dict[str, Any]:
     Raises:
         MalformedRecord: naming ``where`` when the blob is too large, is not
             YAML, has more than one document, is not a mapping at top level,
-            uses an alias, a duplicate or non-string key, or any tag outside
+            uses an anchor or alias, a duplicate or non-string key, or any tag outside
             the core schema (``!!str``, ``!!int``, ``!!float``, ``!!bool``,
             ``!!null``, ``!!map``, ``!!seq``).
     """
@@ -236,6 +259,9 @@ def load_mapping(data: bytes, where: str) -> dict[str, Any]:
         raise MalformedRecord(
             where, f"record is {len(data)} bytes, larger than the {MAX_RECORD_BYTES} byte limit"
         )
+    anchor = _first_anchor(data)
+    if anchor is not None:
+        raise MalformedRecord(where, _NO_ANCHORS + _position(anchor))
     try:
         loader = _CoreLoader(data)
         try:
@@ -340,7 +366,9 @@ _SIMPLE_TEXT = re.compile("[^\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*"
 # Text a literal block scalar reproduces exactly: ``\n`` line breaks only, no
 # trailing spaces on any line and no leading space (which would need an
 # indentation indicator).
-_LITERAL_TEXT = re.compile("[^ \n][^\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*")
+_LITERAL_TEXT = re.compile(
+    "(?![ \n])[^\x00-\x09\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff]*"
+)
 _TRAILING_SPACE = re.compile(r" (?:\n|$)")
 
 
@@ -373,12 +401,56 @@ def _rt_yaml(indent: tuple[int, int, int]) -> Any:
 
         instance = YAML(typ="rt")
         instance.Resolver = _ruamel_resolver()
+        instance.Representer = _ruamel_representer()
         instance.width = 2**20  # never re-fold long strings
         instance.preserve_quotes = True
         instance.allow_duplicate_keys = False
         instance.indent(mapping=indent[0], sequence=indent[1], offset=indent[2])
         _rt_instances[indent] = instance
     return instance
+
+
+def _float_text(value: float) -> str:
+    # Python's repr is the shortest text that reads back as the same float
+    # (ruamel's own formatting loses digits of subnormals); a ".0" mantissa
+    # keeps exponent forms a float for YAML 1.1 readers too.
+    if math.isnan(value):
+        return ".nan"
+    if math.isinf(value):
+        return ".inf" if value > 0 else "-.inf"
+    text = repr(value)
+    mantissa, e, exponent = text.partition("e")
+    if e and "." not in mantissa:
+        text = f"{mantissa}.0e{exponent}"
+    return text
+
+
+@cache
+def _ruamel_representer() -> type:
+    from ruamel.yaml.representer import RoundTripRepresenter
+    from ruamel.yaml.scalarfloat import ScalarFloat
+
+    class Representer(RoundTripRepresenter):  # type: ignore[misc]
+        """Round-trip representer that writes new floats exactly (see :func:`_float_text`)."""
+
+        def represent_exact_float(self, data: float) -> Any:
+            return self.represent_scalar(_FLOAT, _float_text(data))
+
+        def represent_scalar_float(self, data: Any) -> Any:
+            # A float read from the original keeps its written form, unless
+            # ruamel's re-formatting would change its value.
+            node = super().represent_scalar_float(data)
+            try:
+                exact = _float(node.value.replace("_", "")) == float(data)
+            except ValueError:
+                exact = False
+            if not exact and not math.isnan(data):
+                node.value = _float_text(float(data))
+            return node
+
+    Representer.add_representer(float, Representer.represent_exact_float)
+    Representer.add_representer(ScalarFloat, Representer.represent_scalar_float)
+    return Representer
 
 
 @cache
@@ -411,7 +483,7 @@ def _styled_str(text: str, key: Any = None) -> Any:
         return DoubleQuotedScalarString(text)
     if "\n" in text and _LITERAL_TEXT.fullmatch(text) and not _TRAILING_SPACE.search(text):
         return LiteralScalarString(text)
-    if not _SIMPLE_TEXT.fullmatch(text) or "\t" in text or _needs_quotes(text):
+    if not _SIMPLE_TEXT.fullmatch(text) or _needs_quotes(text):
         return DoubleQuotedScalarString(text)
     # ruamel still picks single quotes when the syntax needs them ('# x', '- x', 'a: b').
     return text
@@ -553,10 +625,20 @@ def _merge_map(node: Any, target: dict[str, Any], schema: type[BaseModel] | None
                 if merged is not node[key]:
                     _replace_value(node, key, merged)
                 changed = True
-        else:
+        elif not (schema is not None and _is_static_default(schema, key, value)):
             _insert_key(node, key, _to_node(value, key), fields)
             changed = True
     return changed
+
+
+def _is_static_default(schema: type[BaseModel], key: str, value: Any) -> bool:
+    # A missing key means the field's default (``scope: universal``,
+    # ``confidence: 1.0``), so writing the default would change bytes, not
+    # meaning. Defaults from a factory (timestamps: now) are real new values.
+    field = schema.model_fields.get(key)
+    if field is None or field.default_factory is not None or field.is_required():
+        return False
+    return _same_scalar(_plain_value(field.default), value)
 
 
 def _replace_value(node: Any, key: Any, value: Any) -> None:
@@ -663,32 +745,41 @@ def _delete_key(node: Any, key: Any) -> None:
         _give_following_lines(node, keys[index - 1], lines)
 
 
-_INDENT_LINE = re.compile(r"^( *)(- |-$)?(\S)")
+_INDENT_LINE = re.compile(r"( *)(- +)?")
 
 
 def _guess_indent(text: str) -> tuple[int, int, int]:
-    """Guess (mapping, sequence, offset) indentation of a block-style YAML text."""
-    mapping = sequence_offset = None
-    previous: tuple[int, bool] | None = None  # (indent, ends with ':')
+    """Guess the (mapping, sequence, offset) indentation of block-style YAML.
+
+    ruamel applies one indentation to a whole document, so a record written
+    with other indentation than gitmem's is dumped with its own, lest an edit
+    re-indent unrelated lines. ``sequence`` is the column of an item's content
+    and ``offset`` the column of its dash, both relative to the parent key.
+    """
+    mapping = sequence = None
+    parent: int | None = None  # indent of the previous line if it opened a block
     for line in text.splitlines():
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
         match = _INDENT_LINE.match(line)
-        if match is None:
-            continue
-        indent = len(match.group(1))
-        if previous is not None and previous[1] and indent >= previous[0]:
-            if match.group(2) is not None and sequence_offset is None:
-                sequence_offset = indent - previous[0]
-            elif match.group(2) is None and indent > previous[0] and mapping is None:
-                mapping = indent - previous[0]
-        previous = (indent, stripped.endswith(":"))
-        if mapping is not None and sequence_offset is not None:
-            break
-    mapping = mapping or _DEFAULT_INDENT[0]
-    offset = _DEFAULT_INDENT[2] if sequence_offset is None else sequence_offset
-    return (mapping, max(offset + 2, mapping), offset)
+        indent, dash = len(match.group(1)), match.group(2)  # type: ignore[union-attr]
+        if parent is not None and dash and sequence is None and indent >= parent:
+            sequence = (indent - parent, indent - parent + len(dash))
+        elif parent is not None and not dash and mapping is None and indent > parent:
+            mapping = indent - parent
+        parent = indent if stripped.endswith(":") and not dash else None
+    offset, content = sequence or (_DEFAULT_INDENT[2], _DEFAULT_INDENT[1])
+    return (mapping or _DEFAULT_INDENT[0], content, offset)
+
+
+def _unchanged(mapping: dict[str, Any], memory: Memory) -> bool:
+    try:
+        current = Memory.model_validate(mapping)
+    except ValidationError:
+        return False
+    # Field-wise equality; Memory.__eq__ would also compare the private blob id.
+    return current.__dict__ == memory.__dict__ and current.model_extra == memory.model_extra
 
 
 def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
@@ -712,8 +803,13 @@ def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
         MalformedRecord: if ``original`` is not a safe record mapping (see
             :func:`load_mapping`).
     """
-    load_mapping(original, where)  # refuses tags, aliases, oversize blobs first
-    text = original.decode("utf-8")
+    mapping = load_mapping(original, where)  # refuses tags, aliases, oversize blobs first
+    if _unchanged(mapping, memory):
+        return original  # the common case, without the ~3 ms ruamel round-trip
+    try:
+        text = original.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise MalformedRecord(where, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
     indent = _guess_indent(text)
     try:
         with _rt_lock:

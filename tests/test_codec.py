@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
+from gitmem import codec
 from gitmem.codec import MAX_RECORD_BYTES, dump_new, load, load_mapping, update
 from gitmem.errors import MalformedRecord
 from gitmem.models import Decay, Memory, Provenance, Refutation, Relation, Status
@@ -199,6 +200,8 @@ AWKWARD_CONTENT = [
     "& anchor * alias ! tag | pipe > fold % directive @ at ` tick",
     "--- document marker\n...",
     "x" * 5000 + " long line without folding " + "y" * 5000,
+    "\x08control first\nsecond line",
+    "\u00e9first\n\u00e9second\n",
 ]
 
 
@@ -262,10 +265,26 @@ x_tail:
 """
 
 
-def test_update_with_no_change_returns_identical_bytes():
+@pytest.fixture(params=["shortcut", "round-trip"])
+def no_change_path(request, monkeypatch):
+    """Run a no-change test through update's equality shortcut and through the ruamel merge."""
+    if request.param == "round-trip":
+        monkeypatch.setattr(codec, "_unchanged", lambda mapping, memory: False)
+    return request.param
+
+
+def test_update_with_no_change_returns_identical_bytes(no_change_path):
     assert update(HAND_WRITTEN, load(HAND_WRITTEN, WHERE), WHERE) == HAND_WRITTEN
     fresh = dump_new(full_memory(x_extra={"a": None, "b": [1, 2]}))
     assert update(fresh, load(fresh, WHERE)) == fresh
+
+
+def test_update_does_not_write_defaults_a_record_leaves_out(no_change_path):
+    minimal = (
+        b"id: fact-ab12cd34\ntype: fact\ncontent: x\nrelations: []\nrefutation:\n"
+        b"decay:\n  half_life_days: 14\n  last_verified_at: 2026-08-27 17:00:00+02:00\n"
+    )
+    assert update(minimal, load(minimal, WHERE)) == minimal
 
 
 def test_update_of_confidence_changes_exactly_one_line_and_keeps_comments():
@@ -352,6 +371,42 @@ def test_update_appends_a_relation_in_the_original_sequence_indentation():
     ]
 
 
+FOUR_SPACES = b"""\
+id: fact-ab12cd34
+type: fact
+content: indented by four
+provenance:
+    observed_at: "2026-08-27T15:00:00Z"
+    source_agent: ada
+relations:
+    -   type: supports
+        target: fact-11223344
+"""
+
+
+def test_update_keeps_four_space_indentation():
+    memory = load(FOUR_SPACES, WHERE)
+    memory.provenance.source_agent = "bob"
+    memory.relations.append(Relation(type="refines", target="fact-00000002"))
+    assert changed_lines(FOUR_SPACES, update(FOUR_SPACES, memory, WHERE)) == [
+        "-    source_agent: ada",
+        "+    source_agent: bob",
+        "+    -   type: refines",
+        "+        target: fact-00000002",
+    ]
+
+
+@pytest.mark.parametrize("value", [5e-324, 2.225073858507e-311, 1e-05, 0.1 + 0.2, 1e300])
+def test_floats_are_written_exactly_and_stay_floats_for_yaml_1_1(value):
+    memory = full_memory(confidence=min(value, 1.0), x_float=value, x_list=[value])
+    data = dump_new(memory)
+    assert load(data, WHERE) == memory
+    assert yaml.safe_load(data)["x_float"] == value
+    edited = load(data, WHERE)
+    edited.content = "edited"
+    assert load(update(data, edited), WHERE) == edited
+
+
 def test_update_does_not_refold_long_strings():
     original = dump_new(full_memory(content="word " * 400 + "end"))
     memory = load(original, WHERE)
@@ -407,13 +462,30 @@ def test_load_accepts_standard_core_tags():
     assert load(data, WHERE).model_extra["x_tags"] == ["123", 7, 1.0, True, None]
 
 
-def test_load_refuses_aliases_with_a_positioned_reason():
-    data = VALID + b"x_a: &anchor hello\nx_b: *anchor\n"
+@pytest.mark.parametrize(
+    ("tail", "position"),
+    [
+        (b"x_a: &anchor hello\nx_b: *anchor\n", "(line 20, column 6)"),
+        (b"x_a: &unused hello\n", "(line 20, column 6)"),
+        (b"x_a: [1, &a {b: 2}]\n", "(line 20, column 10)"),
+    ],
+)
+def test_load_refuses_anchors_and_aliases_with_a_positioned_reason(tail, position):
     with pytest.raises(MalformedRecord) as caught:
-        load(data, WHERE)
+        load(VALID + tail, WHERE)
     assert caught.value.reason == (
-        "aliases (*name) are not allowed in a record (key 'x_b') (line 21, column 1)"
+        f"anchors and aliases (&name, *name) are not allowed in a record {position}"
     )
+
+
+def test_load_refuses_an_undefined_alias():
+    with pytest.raises(MalformedRecord, match="found undefined alias"):
+        load(VALID + b"x_b: *nowhere\n", WHERE)
+
+
+def test_ampersands_in_text_are_not_anchors():
+    data = VALID + b"x_r: R&D & co &amp;\n"
+    assert load(data, WHERE).model_extra["x_r"] == "R&D & co &amp;"
 
 
 def test_load_refuses_a_billion_laughs_alias_bomb_quickly():
@@ -423,7 +495,7 @@ def test_load_refuses_a_billion_laughs_alias_bomb_quickly():
         lines.append(f"a{level}: &a{level} [{refs}]")
     bomb = ("\n".join(lines) + "\n").encode()
     started = time.perf_counter()
-    with pytest.raises(MalformedRecord, match="aliases"):
+    with pytest.raises(MalformedRecord, match="anchors and aliases"):
         load_mapping(bomb, WHERE)
     assert time.perf_counter() - started < 0.2
 
@@ -544,6 +616,28 @@ def test_load_does_not_import_ruamel():
     assert result.returncode == 0, result.stderr
 
 
+def test_pure_python_fallback_reader_is_just_as_strict():
+    code = (
+        "import yaml\n"
+        "del yaml.CSafeLoader\n"
+        "from gitmem import codec\n"
+        "from gitmem.errors import MalformedRecord\n"
+        "assert codec._CoreLoader.__mro__[1] is yaml.SafeLoader\n"
+        "assert codec.load_mapping(b'a: [yes, 010, 0x1F, 1e3, ~]\\n', 'x') == "
+        "{'a': ['yes', 10, 31, 1000.0, None]}\n"
+        "for bad in (b'a: &x 1\\nb: *x\\n', b'a: 1\\na: 2\\n', b'a: !!python/name:os.system\\n'):\n"
+        "    try:\n"
+        "        codec.load_mapping(bad, 'x')\n"
+        "    except MalformedRecord:\n"
+        "        pass\n"
+        "    else:\n"
+        "        raise AssertionError(bad)\n"
+    )
+    root = Path(__file__).resolve().parent.parent
+    result = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
 def test_load_of_a_typical_record_is_fast():
     # Budget 0.15 ms a record on a quiet machine; the bound here is loose
     # because CI machines are shared. CPU time, best of several rounds.
@@ -560,7 +654,17 @@ def _cpu_per_call(call, rounds: int = 200) -> float:
 
 # --- properties -------------------------------------------------------------------
 
-TEXT = st.text(st.characters(exclude_categories=("Cs",)), max_size=80)
+# Any text without surrogates, mixed with text built from YAML's syntax
+# characters and from words YAML would retype, which random text rarely hits.
+YAML_PIECES = [
+    *" \n\t\r#-:'\"\\|>!&*%@`[]{},?\x1b\x00\x85\u2028\ufeff",
+    "no", "on", "~", "null", "true", "---", "...", "<<", "=", "0x10", "1e3", ".inf",
+    "2024-01-02", "12:30:00", "0192117",
+]
+TEXT = st.one_of(
+    st.text(st.characters(exclude_categories=("Cs",)), max_size=80),
+    st.lists(st.sampled_from(YAML_PIECES), max_size=12).map("".join),
+)
 
 
 @settings(
@@ -586,6 +690,9 @@ def test_any_text_round_trips_through_dump_new_and_update(
     data = dump_new(memory)
     assert load(data, WHERE) == memory
     assert update(data, memory) == data
+    with pytest.MonkeyPatch.context() as patch:  # the ruamel merge, not the shortcut
+        patch.setattr(codec, "_unchanged", lambda mapping, memory: False)
+        assert update(data, memory) == data
 
     changed = full_memory(
         content=new_content,
