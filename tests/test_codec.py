@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from gitmem import codec
+from gitmem import yaml_writer
 from gitmem.codec import MAX_RECORD_BYTES, dump_new, load, load_mapping, update
 from gitmem.errors import MalformedRecord
 from gitmem.models import Decay, Memory, Provenance, Refutation, Relation, Status
@@ -269,7 +269,7 @@ x_tail:
 def no_change_path(request, monkeypatch):
     """Run a no-change test through update's equality shortcut and through the ruamel merge."""
     if request.param == "round-trip":
-        monkeypatch.setattr(codec, "_unchanged", lambda mapping, memory: False)
+        monkeypatch.setattr(yaml_writer, "_unchanged", lambda mapping, memory: False)
     return request.param
 
 
@@ -622,7 +622,8 @@ def test_pure_python_fallback_reader_is_just_as_strict():
         "del yaml.CSafeLoader\n"
         "from gitmem import codec\n"
         "from gitmem.errors import MalformedRecord\n"
-        "assert codec._CoreLoader.__mro__[1] is yaml.SafeLoader\n"
+        "from gitmem import yaml_reader\n"
+        "assert yaml_reader._CoreLoader.__mro__[1] is yaml.SafeLoader\n"
         "assert codec.load_mapping(b'a: [yes, 010, 0x1F, 1e3, ~]\\n', 'x') == "
         "{'a': ['yes', 10, 31, 1000.0, None]}\n"
         "for bad in (b'a: &x 1\\nb: *x\\n', b'a: 1\\na: 2\\n', b'a: !!python/name:os.system\\n'):\n"
@@ -691,7 +692,7 @@ def test_any_text_round_trips_through_dump_new_and_update(
     assert load(data, WHERE) == memory
     assert update(data, memory) == data
     with pytest.MonkeyPatch.context() as patch:  # the ruamel merge, not the shortcut
-        patch.setattr(codec, "_unchanged", lambda mapping, memory: False)
+        patch.setattr(yaml_writer, "_unchanged", lambda mapping, memory: False)
         assert update(data, memory) == data
 
     changed = full_memory(
