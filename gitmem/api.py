@@ -164,6 +164,9 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         scope_ = _parse_enum(Scope, scope, "scope")
         if not content or not content.strip():
             raise InvalidInput("memory content is empty", "pass the statement to remember")
+        for name, text in (("content", content), ("--agent", agent), ("--harness", harness)):
+            if text is not None and not _is_utf8(text):
+                raise InvalidInput(f"{name} is not valid UTF-8 text")
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             raise InvalidInput(f"confidence must be between 0 and 1, got {confidence}")
         secret_scan.check_content(content, allow=allow_secret)
@@ -366,6 +369,14 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
 
         result.commit, _ = self.store.transact(build)
         return result
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def _parse_enum(enum, value, what: str):  # noqa: ANN001, ANN202

@@ -192,6 +192,11 @@ class Memory(_Part):
     def _non_empty(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("content must not be empty")
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            # e.g. undecodable bytes on a command line, carried as lone surrogates
+            raise ValueError("content is not valid UTF-8 text") from None
         return value
 
     @model_validator(mode="before")

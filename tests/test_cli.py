@@ -279,3 +279,10 @@ def test_verify_id_restarts_time_decay_and_confirm_vouches_for_a_stale_memory(re
 
 def test_confirm_without_ids_is_refused(repo):
     assert_one_line_error(tur(repo, "verify", "--confirm"), "--confirm")
+
+
+def test_content_that_is_not_utf8_is_refused_in_one_line(repo):
+    # Undecodable command-line bytes reach Python as lone surrogates.
+    r = tur(repo, "learn", "bad byte \udcff here")
+    assert_one_line_error(r, "UTF-8")
+    assert memory_ref(repo) == ""
