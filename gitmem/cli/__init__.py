@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "gitmem.cli.memory_cmds",
     "gitmem.cli.verify_cmds",
     "gitmem.cli.context_cmds",
+    "gitmem.cli.cache_cmds",
 )
 
 
