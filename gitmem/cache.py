@@ -645,11 +645,12 @@ class RecordCache:
         try:
             files = sorted(self.root.glob("records-*.bin"), key=lambda p: p.stat().st_mtime,
                            reverse=True)
+            paths = list(self.root.iterdir())
         except OSError:
             return
         trees = [p.stem.removeprefix("records-") for p in files]
         keep_trees = {keep, *[t for t in trees if t != keep][: _KEEP_TREES - 1]}
-        for path in self.root.iterdir():
+        for path in paths:
             name = path.name
             for prefix in ("records-", "tokens-", "recall-"):
                 if name.startswith(prefix) and name[len(prefix):len(prefix) + 40] not in keep_trees:

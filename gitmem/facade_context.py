@@ -140,6 +140,7 @@ class ContextMixin:
         )
         if cache is not None:
             cache.flush()
+            skipped = [*cache.take_notices(), *skipped]
         return result, skipped
 
     def _records_for_reading(self) -> tuple[list[Any], list[Skipped], Any]:
@@ -207,6 +208,8 @@ class ContextMixin:
             index=cache.recall_index(table.tree) if cache is not None else None,
             materialize=(lambda view: cache.memory(table, view.row)) if cache is not None else None,
         )
+        if cache is not None:
+            skipped = [*cache.take_notices(), *skipped]
         return result, skipped
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,

@@ -197,7 +197,8 @@ class RecallIndex:
             retriever = bm25s.BM25()
             retriever.index(corpus, show_progress=False)
             scores = retriever.scores
-            vocab = {str(k): int(v) for k, v in retriever.vocab_dict.items()}
+            # bm25s adds an empty token with no column; a query term is never empty.
+            vocab = {str(k): int(v) for k, v in retriever.vocab_dict.items() if k}
             indptr = array("q", scores["indptr"].astype("int64").tobytes())
             indices = array("i", scores["indices"].astype("int32").tobytes())
             data = array("f", scores["data"].astype("float32").tobytes())
@@ -244,9 +245,7 @@ class RecallIndex:
         indices.frombytes(payload["indices"])
         data.frombytes(payload["data"])
         norms.frombytes(payload["norms"])
-        if len(norms) != size or len(indices) != len(data) or len(indptr) < len(vocab) + 1 or (
-            vocab and indptr[-1] != len(data)
-        ):
+        if len(norms) != size or len(indices) != len(data) or (vocab and indptr[-1] != len(data)):
             raise ValueError("inconsistent arrays")
         if any(not 0 <= c < len(indptr) - 1 for c in vocab.values()):
             raise ValueError("vocabulary out of range")
