@@ -765,6 +765,8 @@ class RecordCache:
         with self._lock:
             table = next(iter(self._tables.values()), None)
             counts = self._token_array(table, encoding) if table is not None else array("i")
+            if table is not None and memories is table._views and -1 not in counts:
+                return dict(zip(table.ids, counts, strict=True))  # warm: every row known
             out: dict[str, int] = {}
             for m in memories:
                 row = getattr(m, "row", None)

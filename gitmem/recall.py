@@ -267,7 +267,7 @@ class RecallIndex:
         """As :func:`trigram_scores` of ``query`` over the indexed documents."""
         q = _trigrams(query)
         q_norm = math.sqrt(sum(v * v for v in q.values()))
-        dots: dict[int, int] = {}
+        dots = [0] * self.size
         for gram, v in q.items():
             found = self.grams.get(gram)
             if found is None:
@@ -275,15 +275,10 @@ class RecallIndex:
             ids, counts = array("i"), array("i")
             ids.frombytes(found[0])
             counts.frombytes(found[1])
-            get = dots.get
             for number, count in zip(ids, counts, strict=True):
-                dots[number] = get(number, 0) + v * count
-        scores = [0.0] * self.size
+                dots[number] += v * count
         norms = self.norms
-        for number, dot in dots.items():
-            if dot:
-                scores[number] = dot / (q_norm * norms[number])
-        return scores
+        return [dot / (q_norm * norms[n]) if dot else 0.0 for n, dot in enumerate(dots)]
 
 
 @dataclass(frozen=True)
