@@ -75,6 +75,10 @@ CACHE_FORMAT = 1
 _MAGIC = b"TURCACHE"
 _KEEP_TREES = 3  # records files kept: the current tree and two before it
 _MAX_COUNTS = 50_000  # memoised text token counts kept per encoding
+# Models parsed while building a table that are kept for this process: enough for the usual
+# few new records; a cold read of 100,000 records would otherwise hold 100,000 models
+# (~400 MB) that wake and recall never use (they read views).
+_KEEP_PARSED = 2048
 _TYPES = {t.value: t for t in MemoryType}
 _STATUSES = {s.value: s for s in Status}
 _RELATIONS = {r.value: r for r in RelationType}
@@ -603,7 +607,8 @@ class RecordCache:
                     except MalformedRecord as exc:
                         bad.append(Skipped(memory_id, blob, exc.reason))
                         continue
-                    parsed[len(ids)] = memory
+                    if len(parsed) < _KEEP_PARSED:
+                        parsed[len(ids)] = memory
                     chunk = marshal.dumps(mapping)
                     row = _row_of(memory)
                     crc = zlib.crc32(chunk)
