@@ -147,26 +147,6 @@ def _stamp() -> bytes:
 # -- record stand-ins -------------------------------------------------------------------------
 
 
-class _ProvenanceView:
-    __slots__ = ("context_ref", "git_sha", "observed_at")
-
-    def __init__(self, observed_at: datetime, git_sha: str | None, context_ref: str | None):
-        self.observed_at = observed_at
-        self.git_sha = git_sha
-        self.context_ref = context_ref
-
-
-class _DecayView:
-    __slots__ = ("half_life_days", "last_verified_at", "reason", "staleness_status")
-
-    def __init__(self, half_life: float | None, verified: datetime, status: Status,
-                 reason: str | None):
-        self.half_life_days = half_life
-        self.last_verified_at = verified
-        self.staleness_status = status
-        self.reason = reason
-
-
 class _RelationView:
     __slots__ = ("target", "type")
 
@@ -185,22 +165,25 @@ class _RefutationView:
 class MemoryView:
     """A read-only stand-in for :class:`~gitmem.models.Memory` with what wake and recall read.
 
-    Attributes (same values as the record's): ``id``, ``type`` (:class:`MemoryType`),
-    ``content``, ``confidence``, ``status`` (the effective :class:`Status`), ``provenance``
-    (``observed_at``, ``git_sha``, ``context_ref``, or ``None``), ``decay``
-    (``half_life_days``, ``last_verified_at``, ``staleness_status``, ``reason``, or
-    ``None``), ``refutation`` (``reason``, or ``None``), ``blob_id``; the properties
-    ``half_life_days``, ``last_verified_at``, ``anchor_path``, ``relations`` and the method
-    :meth:`relation_targets`. Building one costs a few microseconds against about 30 for a
-    validated model; :meth:`RecordTable.memory` gives the full record.
+    Same values as the record: ``id``, ``type`` (:class:`MemoryType`), ``content``,
+    ``confidence``, ``status`` (the effective :class:`Status`), ``blob_id``,
+    ``half_life_days``, ``last_verified_at``, ``anchor_path``, ``relations``,
+    :meth:`relation_targets`; ``refutation`` (with ``reason``) or ``None``; ``provenance``
+    (with ``observed_at``, ``git_sha``, ``context_ref``) and ``decay`` (with
+    ``half_life_days``, ``last_verified_at``, ``staleness_status``, ``reason``), each
+    ``None`` when the record has none. To build one object per record, ``provenance`` and
+    ``decay`` are the view itself (their fields are its attributes, and where names meet,
+    e.g. ``last_verified_at``, the record's value is the part's value whenever the part
+    exists), and timestamps become datetimes on first use. A view costs about a microsecond
+    against about 30 for a validated model; :meth:`RecordTable.memory` gives the full record.
     """
 
-    __slots__ = ("_relations", "blob_id", "confidence", "content", "decay", "id", "provenance",
-                 "refutation", "row", "status", "type")
+    __slots__ = ("_decay", "_observed", "_prov", "_refuted", "_relations", "_verified",
+                 "blob_id", "confidence", "content", "id", "row", "status", "type")
 
     def __init__(self, row: int, memory_id: str, blob_id: str, kind: MemoryType, content: str,
-                 confidence: float, status: Status, provenance: _ProvenanceView | None,
-                 decay: _DecayView | None, relations: tuple, refutation: _RefutationView | None):
+                 confidence: float, status: Status, prov: tuple | None, decay: tuple | None,
+                 relations: tuple, refuted: str | None):
         self.row = row
         self.id = memory_id
         self.blob_id = blob_id
@@ -208,27 +191,48 @@ class MemoryView:
         self.content = content
         self.confidence = confidence
         self.status = status
-        self.provenance = provenance
-        self.decay = decay
+        self._prov = prov
+        self._decay = decay
         self._relations = relations
-        self.refutation = refutation
+        self._refuted = refuted
+        self._observed: datetime | None = None
+        self._verified: datetime | None = None
+
+    # -- the record's own fields ------------------------------------------------------------------
 
     @property
-    def half_life_days(self) -> float | None:
-        """Half-life in days, or ``None`` (as :attr:`Memory.half_life_days`)."""
-        return self.decay.half_life_days if self.decay is not None else None
+    def provenance(self) -> MemoryView | None:
+        """The provenance part (this view) or ``None``."""
+        return self if self._prov is not None else None
+
+    @property
+    def decay(self) -> MemoryView | None:
+        """The decay part (this view) or ``None``."""
+        return self if self._decay is not None else None
+
+    @property
+    def refutation(self) -> _RefutationView | None:
+        """The refutation (with ``reason``) or ``None``."""
+        return _RefutationView(self._refuted) if self._refuted is not None else None
 
     @property
     def last_verified_at(self) -> datetime | None:
-        """As :attr:`Memory.last_verified_at`."""
-        if self.decay is not None:
-            return self.decay.last_verified_at
-        return self.provenance.observed_at if self.provenance is not None else None
+        """As :attr:`Memory.last_verified_at` (and ``decay.last_verified_at``)."""
+        if self._decay is not None:
+            if self._verified is None:
+                self._verified = _fromiso(self._decay[1])
+            return self._verified
+        return self.observed_at if self._prov is not None else None
+
+    @property
+    def half_life_days(self) -> float | None:
+        """As :attr:`Memory.half_life_days` (and ``decay.half_life_days``)."""
+        return self._decay[0] if self._decay is not None else None
 
     @property
     def anchor_path(self) -> str | None:
         """As :attr:`Memory.anchor_path`."""
-        ref = self.provenance.context_ref if self.provenance else None
+        ref = self._prov[2] if self._prov is not None else None
         return ref.split("#", 1)[0] if ref else None
 
     @property
@@ -239,6 +243,37 @@ class MemoryView:
     def relation_targets(self, kind: RelationType | None = None) -> list[str]:
         """Ids this memory links to, optionally only links of one ``kind``."""
         return [t for k, t in self._relations if kind is None or k == kind]
+
+    # -- provenance fields ------------------------------------------------------------------------
+
+    @property
+    def observed_at(self) -> datetime:
+        """``provenance.observed_at``."""
+        if self._observed is None:
+            self._observed = _fromiso(self._prov[0])  # type: ignore[index]
+        return self._observed
+
+    @property
+    def git_sha(self) -> str | None:
+        """``provenance.git_sha``."""
+        return self._prov[1]  # type: ignore[index]
+
+    @property
+    def context_ref(self) -> str | None:
+        """``provenance.context_ref``."""
+        return self._prov[2]  # type: ignore[index]
+
+    # -- decay fields -----------------------------------------------------------------------------
+
+    @property
+    def staleness_status(self) -> Status:
+        """``decay.staleness_status``."""
+        return _STATUSES[self._decay[2]]  # type: ignore[index]
+
+    @property
+    def reason(self) -> str | None:
+        """``decay.reason``."""
+        return self._decay[3]  # type: ignore[index]
 
     def __repr__(self) -> str:
         return f"MemoryView({self.id!r})"
@@ -315,20 +350,15 @@ class RecordTable:
 
     def _build_views(self) -> list[MemoryView]:
         c = self.columns
-        out = []
-        types, statuses = _TYPES, _STATUSES
-        for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted) in enumerate(
-            zip(self.ids, self.blobs, c["type"], c["content"], c["conf"], c["status"], c["prov"],
-                c["decay"], c["rels"], c["refuted"], strict=True)
-        ):
-            out.append(MemoryView(
-                i, mid, blob, types[kind], content, conf, statuses[status],
-                None if prov is None else _ProvenanceView(_fromiso(prov[0]), prov[1], prov[2]),
-                None if decay is None else _DecayView(decay[0], _fromiso(decay[1]),
-                                                      statuses[decay[2]], decay[3]),
-                rels, None if refuted is None else _RefutationView(refuted),
-            ))
-        return out
+        types, statuses, view = _TYPES, _STATUSES, MemoryView
+        return [
+            view(i, mid, blob, types[kind], content, conf, statuses[status], prov, decay, rels,
+                 refuted)
+            for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted) in enumerate(
+                zip(self.ids, self.blobs, c["type"], c["content"], c["conf"], c["status"],
+                    c["prov"], c["decay"], c["rels"], c["refuted"], strict=True)
+            )
+        ]
 
     def memory(self, row: int) -> Memory:
         """The full record of ``row``, equal to a fresh parse of its blob.
