@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 
-from gitmem import codec
 from gitmem.config import Settings, load_settings
 from gitmem.errors import InvalidInput, MalformedRecord, UnknownMemory
 from gitmem.facade_context import ContextMixin
@@ -27,7 +26,7 @@ from gitmem.models import (
     Status,
     utc_now,
 )
-from gitmem.reader import Skipped, Snapshot, read_snapshot, record_path
+from gitmem.reader import Skipped, Snapshot, read_record, read_snapshot, record_path
 from gitmem.store import CommitInfo, Mutation, Store
 
 __all__ = ["Gitmem", "ImportResult", "LearnResult"]
@@ -101,6 +100,19 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             self._cache = RecordCache.for_store(self.store)
         return self._cache
 
+    def _id_entries(self, token: str, tip: str | None) -> dict[str, str]:
+        """Ids (mapped to blob ids) that ``token`` may resolve to at ``tip``.
+
+        A token whose hex part starts with two hex digits (``fact-8f2a``, ``8f2a``) can only
+        name records of that fan-out directory, so one shard tree is read instead of 256:
+        a write costs the same with 100 or 100,000 memories.
+        """
+        hex_part = token.strip().rsplit("-", 1)[-1]
+        if len(hex_part) >= 2 and all(c in "0123456789abcdef" for c in hex_part[:2]):
+            listing = self.store.list_dir(tip, f"memories/{hex_part[:2]}")
+            return {n[: -len(".yaml")]: b for n, b in listing.items() if n.endswith(".yaml")}
+        return self.store.entries(tip)
+
     def memories(self) -> tuple[list[Memory], list[Skipped]]:
         """Every readable record (sorted by id) and the skipped malformed blobs."""
         snap = self.snapshot()
@@ -114,12 +126,12 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             AmbiguousId: the prefix matches several ids.
             MalformedRecord: the record exists but cannot be read.
         """
-        snap = self.snapshot()
-        found = resolve_id(token, snap.blobs)
-        if found not in snap.records:
-            bad = next(s for s in snap.skipped if s.memory_id == found)
-            raise MalformedRecord(f"blob {bad.blob_id[:12]} ({found})", bad.reason)
-        return snap.records[found]
+        blobs = self._id_entries(token, self.store.tip())
+        found = resolve_id(token, blobs)
+        try:
+            return read_record(self.store, found, blobs[found])
+        except MalformedRecord as exc:
+            raise MalformedRecord(f"blob {blobs[found][:12]} ({found})", exc.reason) from None
 
     def history(self, memory_id_: str) -> list[CommitInfo]:
         """Commits on the memory ref that changed this record, newest first."""
@@ -158,7 +170,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             SecretRefused: the content contains a credential and ``allow_secret`` is false.
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
         """
-        from gitmem import secret_scan
+        from gitmem import codec, secret_scan
 
         type_ = _parse_enum(MemoryType, type, "type")
         scope_ = _parse_enum(Scope, scope, "scope")
@@ -190,13 +202,18 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         key = content_key(content)
 
         def build(tip: str | None) -> Mutation | None:
-            snap = self.snapshot(tip)
-            existing = next(
-                (m for i, m in snap.records.items() if i.rsplit("-", 1)[1] == key), None
-            )
+            # Every id with this content key lives in the shard named by the key.
+            existing, existing_blob = None, ""
+            for found, blob in self._id_entries(key, tip).items():
+                if "-" in found and found.rsplit("-", 1)[1] == key:
+                    try:
+                        existing, existing_blob = read_record(self.store, found, blob), blob
+                        break
+                    except MalformedRecord:
+                        continue
             if existing is not None:
                 memory = _reverify(existing, provenance, confidence, status, reason, now)
-                data = codec.update(self.store.read_blob(snap.blobs[existing.id]), memory)
+                data = codec.update(self.store.read_blob(existing_blob), memory)
                 message = f"reverify {memory.id}: {_first_words(content)}"
                 return Mutation({record_path(memory.id): data}, message, result=(memory, False))
             memory = Memory(
@@ -246,14 +263,20 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
 
     def _edit(self, token: str, verb: str, edit) -> tuple[Memory, CommitInfo | None]:  # noqa: ANN001
         """Apply ``edit(memory) -> Memory`` to one record in one commit (CAS, rebuilt on retry)."""
+        from gitmem import codec
+
         target = self.get(token).id
 
         def build(tip: str | None) -> Mutation | None:
-            snap = self.snapshot(tip)
-            if target not in snap.records:
+            blob = self.store.blob_id_at(tip, record_path(target))
+            try:
+                current = read_record(self.store, target, blob) if blob else None
+            except MalformedRecord:
+                current = None
+            if current is None or blob is None:
                 raise UnknownMemory(target)
-            memory = edit(snap.records[target].model_copy(deep=True))
-            data = codec.update(self.store.read_blob(snap.blobs[target]), memory)
+            memory = edit(current.model_copy(deep=True))
+            data = codec.update(self.store.read_blob(blob), memory)
             return Mutation({record_path(target): data}, f"{verb} {target}", result=memory)
 
         commit, mutation = self.store.transact(build)
@@ -317,11 +340,10 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
-        snap = self.snapshot()
-        target = resolve_id(token, snap.blobs)
+        target = resolve_id(token, self._id_entries(token, self.store.tip()))
 
         def build(tip: str | None) -> Mutation | None:
-            if target not in self.store.entries(tip):
+            if self.store.blob_id_at(tip, record_path(target)) is None:
                 raise UnknownMemory(target)
             return Mutation({record_path(target): None}, f"forget {target}")
 
@@ -340,7 +362,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         Raises:
             InvalidInput: a path does not exist.
         """
-        from gitmem import legacy
+        from gitmem import codec, legacy
 
         files = legacy.expand_paths(paths)
         parsed: list[Memory] = []
@@ -351,13 +373,15 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             except (MalformedRecord, InvalidInput) as exc:
                 result.failed.append(f"{path}: {exc}")
 
+        # Serialised once, outside ``build``: a retry after a concurrent write only re-diffs.
+        prepared = [(memory, codec.dump_new(memory)) for memory in parsed]
+
         def build(tip: str | None) -> Mutation | None:
             result.imported.clear()
             result.unchanged.clear()
             blobs = self.store.entries(tip)
             changes: dict[str, bytes | None] = {}
-            for memory in parsed:
-                data = codec.dump_new(memory)
+            for memory, data in prepared:
                 if memory.id in blobs and self.store.read_blob(blobs[memory.id]) == data:
                     result.unchanged.append(memory.id)
                     continue

@@ -6,9 +6,8 @@ import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from gitmem import codec
 from gitmem.errors import InvalidInput, MalformedRecord
-from gitmem.models import Memory
+from gitmem.models import Memory, utc_now
 from gitmem.reader import Skipped
 from gitmem.store import CommitInfo, Mutation
 
@@ -38,10 +37,19 @@ class ContextMixin:
         Raises:
             MalformedRecord: the stored persona is not a YAML mapping.
         """
-        data = self.store.read_path(self.store.tip(), PERSONA_PATH)
-        if data is None:
+        blob = self.store.blob_id_at(self.store.tip(), PERSONA_PATH)
+        if blob is None:
             return None
-        return codec.load_mapping(data, f"{PERSONA_PATH} on refs/tur/memories")
+        cache = self._record_cache()
+        found = cache.persona(blob) if cache is not None else None
+        if found is not None:
+            return found
+        from gitmem import codec
+
+        mapping = codec.load_mapping(self.store.read_blob(blob), f"{PERSONA_PATH} on refs/tur/memories")
+        if cache is not None:
+            cache.put_persona(blob, mapping)
+        return mapping
 
     def set_persona(self, data: bytes, where: str = "persona") -> CommitInfo | None:
         """Store ``data`` (a YAML mapping: identity and invariants) as ``persona.yaml``.
@@ -49,6 +57,8 @@ class ContextMixin:
         Raises:
             MalformedRecord: not a safe YAML mapping.
         """
+        from gitmem import codec
+
         codec.load_mapping(data, where)
         commit, _ = self.store.transact(
             lambda tip: Mutation({PERSONA_PATH: data}, "persona: set identity and invariants")
@@ -112,21 +122,41 @@ class ContextMixin:
         budget = self.settings.wake.token_budget if token_budget is None else token_budget
         if budget < 0:
             raise InvalidInput(f"token budget must be >= 0, got {budget}")
-        view = self.status_view(now=now)
-        memories = [r.memory for r in view.rows]
-        persona = self._persona_or_warn(view.skipped)
+        now = now or utc_now()
+        memories, skipped, _ = self._records_for_reading()
+        weights = self._weights(memories, now)
+        persona = self._persona_or_warn(skipped)
+        cache = self._record_cache()
         result = compile_wake(
             memories,
-            weights={r.memory.id: r.weight for r in view.rows},
+            weights=weights,
             persona=persona,
             continuity=self.continuity(),
             budget=budget or None,
             shares=self.settings.wake.shares,
             threshold=self.settings.decay.threshold,
-            counter=self.token_counter(),
+            counter=cache.counter(self.settings.tokenizer) if cache is not None
+            else self.token_counter(),
             entry_tokens=self._entry_tokens(memories),
         )
-        return result, view.skipped
+        if cache is not None:
+            cache.flush()
+            skipped = [*cache.take_notices(), *skipped]
+        return result, skipped
+
+    def _records_for_reading(self) -> tuple[list[Any], list[Skipped], Any]:
+        """Every readable record sorted by id, the skipped blobs, and the cache table (or None).
+
+        With the cache the records are :class:`gitmem.cache.MemoryView` stand-ins (wake and
+        recall read only a few fields; a full model costs ten times more to build), else
+        full models.
+        """
+        cache = self._record_cache()
+        if cache is None:
+            memories, skipped = self.memories()
+            return memories, skipped, None
+        table = cache.table(self.store.tip())
+        return table.views(), [*cache.take_notices(), *table.bad], table
 
     def _persona_or_warn(self, skipped: list[Skipped]) -> dict[str, Any] | None:
         try:
@@ -167,7 +197,8 @@ class ContextMixin:
             raise InvalidInput(f"top-k must be >= 1, got {top_k}")
         if token_budget is not None and token_budget < 0:
             raise InvalidInput(f"token budget must be >= 0, got {token_budget}")
-        memories, skipped = self.memories()
+        memories, skipped, table = self._records_for_reading()
+        cache = self._record_cache() if table is not None else None
         result = recall(
             memories,
             query,
@@ -175,7 +206,11 @@ class ContextMixin:
             include_stale=include_stale,
             token_budget=token_budget or None,
             counter=self.token_counter() if token_budget else None,
+            index=cache.recall_index(table.tree) if cache is not None else None,
+            materialize=(lambda view: cache.memory(table, view.row)) if cache is not None else None,
         )
+        if cache is not None:
+            skipped = [*cache.take_notices(), *skipped]
         return result, skipped
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,

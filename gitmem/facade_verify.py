@@ -8,11 +8,10 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
-from gitmem import codec
 from gitmem.decay import DecayPolicy, weight
-from gitmem.errors import EmptyRepository, InvalidInput
+from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
 from gitmem.models import Memory, Status, utc_now
-from gitmem.reader import Skipped, record_path
+from gitmem.reader import Skipped, read_record, record_path
 from gitmem.staleness import Verdict, VerifyCache
 from gitmem.store import CommitInfo, Mutation
 
@@ -116,22 +115,38 @@ class VerifyMixin:
         return self.store.read_blob(snap_blobs[found]).decode("utf-8", "replace")
 
     def _distances(self, memories: list[Memory], head: str | None) -> dict[str, int | None]:
-        """Commit distance of each memory's anchor SHA to HEAD, one walk per distinct SHA."""
+        """Commit distance of each memory's anchor SHA to HEAD, one walk per distinct SHA.
+
+        With the read cache, distances of full SHAs are remembered per HEAD, so a warm
+        wake walks no history.
+        """
         out: dict[str, int | None] = {}
         if head is None:
             return {m.id: None for m in memories}
-        history = self.store.code()
-        per_sha: dict[str, int | None] = {}
+        cache = self._record_cache()
+        known: dict[str, int] = cache.distances(head) if cache is not None else {}
+        history = None
+        per_sha: dict[str, int | None] = dict(known)
         for m in memories:
             sha = m.provenance.git_sha if m.provenance else None
             if sha is None:
                 out[m.id] = None
                 continue
             if sha not in per_sha:
+                history = history or self.store.code()
                 full = history.resolve_commit(sha)
                 per_sha[sha] = history.commit_distance(full, head).commits if full else None
+                if cache is not None and full == sha and per_sha[sha] is not None:
+                    known[sha] = per_sha[sha]  # type: ignore[assignment]
+                    cache.mark_distances()
             out[m.id] = per_sha[sha]
         return out
+
+    def _weights(self, memories: list[Memory], now: datetime) -> dict[str, float]:
+        """Decay weight of each memory at ``now`` (see :func:`gitmem.decay.weight`), by id."""
+        distances = self._distances(memories, self.store.head_sha())
+        policy = self.policy
+        return {m.id: weight(m, now, distances[m.id], policy) for m in memories}
 
     def status_view(self, now: datetime | None = None) -> StatusView:
         """Stored statuses with current weights (no staleness check, nothing written)."""
@@ -151,6 +166,9 @@ class VerifyMixin:
             )
             for m in memories
         ]
+        cache = self._record_cache()
+        if cache is not None:
+            cache.flush()
         return StatusView(rows=rows, skipped=skipped, head=head)
 
     def verify(
@@ -187,16 +205,15 @@ class VerifyMixin:
         """
         if confirm and not ids:
             raise InvalidInput("--confirm needs the ids of the memories you vouch for")
-        from gitmem.ids import resolve_id
         from gitmem.staleness import apply_verdict, check
 
         now = now or utc_now()
-        snap = self.snapshot()
         if ids:
-            wanted = {resolve_id(i, snap.blobs) for i in ids}
-            memories = [snap.records[i] for i in sorted(wanted) if i in snap.records]
+            memories, skipped, judged = self._read_ids(ids)
         else:
+            snap = self.snapshot()
             memories = [snap.records[k] for k in sorted(snap.records)]
+            skipped, judged = snap.skipped, snap.blobs
         if self.store.head_sha() is None:
             raise EmptyRepository(
                 "the repository has no commits yet: nothing to verify memories against",
@@ -223,9 +240,9 @@ class VerifyMixin:
                            and verdict.new_context_ref != memory.provenance.context_ref),
                 new_ref=verdict.new_context_ref, hint=verdict.hint,
             ))
-        outcome = VerifyOutcome(rows=rows, skipped=snap.skipped, head=report.head_sha)
+        outcome = VerifyOutcome(rows=rows, skipped=skipped, head=report.head_sha)
         if write and updated:
-            outcome.commit = self._record_verdicts(snap.blobs, updated, rows)
+            outcome.commit = self._record_verdicts(judged, updated, rows)
         return outcome
 
     def _verify_cache_path(self):  # noqa: ANN202
@@ -283,6 +300,31 @@ class VerifyMixin:
         end = min(anchor.end, len(lines))
         return Anchor(anchor.path, anchor.start, end).ref(), fingerprint(lines[anchor.start - 1 : end])
 
+    def _read_ids(self, ids: list[str]) -> tuple[list[Memory], list[Skipped], dict[str, str]]:
+        """The records named by ``ids`` (sorted by id), those that are malformed, their blobs.
+
+        Reads only the shard trees the ids live in, so ``verify ID`` does not grow with the
+        number of memories.
+
+        Raises:
+            UnknownMemory, AmbiguousId: a bad id.
+        """
+        from gitmem.ids import resolve_id
+
+        tip = self.store.tip()
+        blobs: dict[str, str] = {}
+        for token in ids:
+            entries = self._id_entries(token, tip)
+            found = resolve_id(token, entries)
+            blobs[found] = entries[found]
+        memories, skipped = [], []
+        for memory_id in sorted(blobs):
+            try:
+                memories.append(read_record(self.store, memory_id, blobs[memory_id]))
+            except MalformedRecord as exc:
+                skipped.append(Skipped(memory_id, blobs[memory_id], exc.reason))
+        return memories, skipped, blobs
+
     def _record_verdicts(
         self, judged_blobs: dict[str, str], updated: dict[str, Memory], rows: list[StatusRow]
     ) -> CommitInfo | None:
@@ -297,14 +339,22 @@ class VerifyMixin:
             for r in rows if r.changed
         )
 
+        from gitmem import codec
+
         def build(tip: str | None) -> Mutation | None:
-            blobs = self.store.entries(tip)
+            # A few records: look each one up (O(1) trees); many: one walk of the tree.
+            if len(updated) > 64:
+                blob_of = self.store.entries(tip).get
+            else:
+                def blob_of(memory_id: str) -> str | None:
+                    return self.store.blob_id_at(tip, record_path(memory_id))
             changes: dict[str, bytes | None] = {}
             for memory_id, memory in updated.items():
                 # Only records still as we judged them: a concurrent edit wins.
-                if blobs.get(memory_id) != judged_blobs.get(memory_id):
+                blob = blob_of(memory_id)
+                if blob is None or blob != judged_blobs.get(memory_id):
                     continue
-                original = self.store.read_blob(blobs[memory_id])
+                original = self.store.read_blob(blob)
                 changes[record_path(memory_id)] = codec.update(original, memory)
             return Mutation(changes, message) if changes else None
 

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gitmem import codec
 from gitmem.errors import MalformedRecord
 from gitmem.models import Memory
 from gitmem.store import Store
 
-__all__ = ["Skipped", "Snapshot", "read_snapshot", "record_path"]
+__all__ = ["Skipped", "Snapshot", "read_record", "read_snapshot", "record_path"]
 
 
 def record_path(memory_id: str) -> str:
@@ -54,7 +53,11 @@ def read_snapshot(store: Store, tip: str | None, cache: object | None = None) ->
         store: the repository's store.
         tip: commit on the memory ref (``None``: empty snapshot).
         cache: a :class:`gitmem.cache.RecordCache` keyed by blob id, or ``None`` to parse every blob.
+            A cache with a ``snapshot(tip)`` method answers the whole call (one file read when
+            warm); its notices about untrusted cache files come first in ``skipped``.
     """
+    if cache is not None and hasattr(cache, "snapshot"):
+        return cache.snapshot(tip)  # type: ignore[no-any-return]
     snap = Snapshot(tip=tip)
     snap.blobs = store.entries(tip)
     for memory_id, blob_id in snap.blobs.items():
@@ -67,7 +70,18 @@ def read_snapshot(store: Store, tip: str | None, cache: object | None = None) ->
     return snap
 
 
+def read_record(store: Store, memory_id: str, blob_id: str) -> Memory:
+    """Parse one record blob stored as ``memories/<shard>/<memory_id>.yaml``.
+
+    Raises:
+        MalformedRecord: the blob is not a valid record, or its id is not ``memory_id``.
+    """
+    return _parse(store, memory_id, blob_id, None)
+
+
 def _parse(store: Store, memory_id: str, blob_id: str, cache: object | None) -> Memory:
+    from gitmem import codec  # lazy: a warm read through the cache never parses YAML
+
     if cache is not None:
         hit = cache.get(blob_id)  # type: ignore[attr-defined]
         if hit is not None:

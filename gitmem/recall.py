@@ -12,12 +12,15 @@ near-ties between lexical matches.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import re
+from array import array
 from collections import Counter as Multiset
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from gitmem.errors import InvalidInput
 from gitmem.models import Memory, Status
@@ -29,6 +32,7 @@ __all__ = [
     "RRF_WEIGHTS",
     "TRIGRAM_FLOOR",
     "Hit",
+    "RecallIndex",
     "RecallResult",
     "bm25_scores",
     "pre_turn_block",
@@ -84,13 +88,28 @@ def tokenize(text: str) -> list[str]:
     Words are split at non-alphanumerics and at camelCase humps, lowercased, stop words
     dropped (a small built-in list) and lightly stemmed (``caching`` → ``cach``).
     """
-    terms = []
+    terms: list[str] = []
     for word in _WORD.findall(text):
-        for part in _CAMEL.findall(word):
-            lower = part.lower()
-            if lower not in _STOPWORDS:
-                terms.append(_stem(lower))
+        terms.extend(_word_terms(word))
     return terms
+
+
+# Words repeat across memories, so the per-word work is memoised (bounded, for long-lived
+# processes): indexing 100,000 memories then costs a dictionary lookup per word.
+@functools.lru_cache(maxsize=1 << 16)
+def _word_terms(word: str) -> tuple[str, ...]:
+    terms = []
+    for part in _CAMEL.findall(word):
+        lower = part.lower()
+        if lower not in _STOPWORDS:
+            terms.append(_stem(lower))
+    return tuple(terms)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _word_trigrams(word: str) -> tuple[str, ...]:
+    padded = f" {word} "
+    return tuple(padded[i : i + 3] for i in range(len(padded) - 2))
 
 
 def _trigrams(text: str) -> Multiset[str]:
@@ -98,8 +117,7 @@ def _trigrams(text: str) -> Multiset[str]:
     for word in _WORD.findall(text.lower()):
         if word in _STOPWORDS:
             continue
-        padded = f" {word} "
-        grams.update(padded[i : i + 3] for i in range(len(padded) - 2))
+        grams.update(_word_trigrams(word))
     return grams
 
 
@@ -136,6 +154,131 @@ def bm25_scores(query: str, documents: Sequence[str]) -> list[float]:
     retriever = bm25s.BM25()
     retriever.index(corpus, show_progress=False)
     return [float(s) for s in retriever.get_scores(terms)]
+
+
+class RecallIndex:
+    """BM25 and trigram postings of a fixed list of documents, for scoring without re-indexing.
+
+    :meth:`bm25_scores` and :meth:`trigram_scores` return exactly what :func:`bm25_scores`
+    and :func:`trigram_scores` return for the same documents: the BM25 part keeps bm25s'
+    precomputed per-(term, document) float32 scores (its eager index) and adds them per query
+    term in float32, as ``BM25.get_scores`` does; the trigram part keeps integer counts and
+    the same norms. Scoring needs neither numpy nor bm25s, whose import alone costs more than
+    a warm recall may; they are imported only by :meth:`build`. The payload is plain bytes and
+    strings (see :mod:`gitmem.cache`).
+
+    Args:
+        size: number of documents.
+        vocab: BM25 term -> column.
+        indptr, indices, data: bm25s' CSC score matrix (int64, int32, float32).
+        grams: trigram -> (document numbers, counts), each an ``array("i")`` as bytes.
+        norms: Euclidean norm of each document's trigram count vector.
+    """
+
+    def __init__(self, size: int, vocab: dict[str, int], indptr: array, indices: array,
+                 data: array, grams: dict[str, tuple[bytes, bytes]], norms: array) -> None:
+        self.size = size
+        self.vocab = vocab
+        self.indptr = indptr
+        self.indices = indices
+        self.data = data
+        self.grams = grams
+        self.norms = norms
+
+    @classmethod
+    def build(cls, documents: Sequence[str]) -> RecallIndex:
+        """Index ``documents`` (bm25s defaults, as :func:`bm25_scores`)."""
+        corpus = [tokenize(d) for d in documents]
+        vocab: dict[str, int] = {}
+        indptr, indices, data = array("q", [0]), array("i"), array("f")
+        if any(corpus):
+            import bm25s  # lazy: it pulls in numpy
+
+            retriever = bm25s.BM25()
+            retriever.index(corpus, show_progress=False)
+            scores = retriever.scores
+            # bm25s adds an empty token with no column; a query term is never empty.
+            vocab = {str(k): int(v) for k, v in retriever.vocab_dict.items() if k}
+            indptr = array("q", scores["indptr"].astype("int64").tobytes())
+            indices = array("i", scores["indices"].astype("int32").tobytes())
+            data = array("f", scores["data"].astype("float32").tobytes())
+        postings: dict[str, tuple[array, array]] = {}
+        norms = array("d")
+        for number, document in enumerate(documents):
+            counts = _trigrams(document)
+            norms.append(math.sqrt(sum(v * v for v in counts.values())))
+            for gram, count in counts.items():
+                ids_counts = postings.get(gram)
+                if ids_counts is None:
+                    ids_counts = postings[gram] = (array("i"), array("i"))
+                ids_counts[0].append(number)
+                ids_counts[1].append(count)
+        grams = {g: (ids.tobytes(), counts.tobytes()) for g, (ids, counts) in postings.items()}
+        return cls(len(documents), vocab, indptr, indices, data, grams, norms)
+
+    def to_payload(self) -> dict[str, Any]:
+        """The index as marshal-able plain values."""
+        return {
+            "size": self.size,
+            "vocab": self.vocab,
+            "indptr": self.indptr.tobytes(),
+            "indices": self.indices.tobytes(),
+            "data": self.data.tobytes(),
+            "grams": self.grams,
+            "norms": self.norms.tobytes(),
+        }
+
+    @classmethod
+    def from_payload(cls, payload: Any, size: int) -> RecallIndex:
+        """Rebuild an index from :meth:`to_payload`'s value, checking its shape.
+
+        Raises:
+            ValueError, TypeError, KeyError: not an index of ``size`` documents.
+        """
+        if not isinstance(payload, dict) or payload["size"] != size:
+            raise ValueError("index of another document list")
+        vocab, grams = payload["vocab"], payload["grams"]
+        if not isinstance(vocab, dict) or not isinstance(grams, dict):
+            raise TypeError("vocab and grams")
+        indptr, indices, data, norms = array("q"), array("i"), array("f"), array("d")
+        indptr.frombytes(payload["indptr"])
+        indices.frombytes(payload["indices"])
+        data.frombytes(payload["data"])
+        norms.frombytes(payload["norms"])
+        if len(norms) != size or len(indices) != len(data) or (vocab and indptr[-1] != len(data)):
+            raise ValueError("inconsistent arrays")
+        if any(not 0 <= c < len(indptr) - 1 for c in vocab.values()):
+            raise ValueError("vocabulary out of range")
+        return cls(size, vocab, indptr, indices, data, grams, norms)
+
+    def bm25_scores(self, query: str) -> list[float]:
+        """As :func:`bm25_scores` of ``query`` over the indexed documents."""
+        columns = [self.vocab[t] for t in tokenize(query) if t in self.vocab]
+        if not columns:
+            return [0.0] * self.size
+        scores = array("f", bytes(4 * self.size))  # float32: each += rounds as numpy's would
+        indptr, indices, data = self.indptr, self.indices, self.data
+        for column in columns:
+            for j in range(indptr[column], indptr[column + 1]):
+                scores[indices[j]] += data[j]
+        return scores.tolist()
+
+    def trigram_scores(self, query: str) -> list[float]:
+        """As :func:`trigram_scores` of ``query`` over the indexed documents."""
+        q = _trigrams(query)
+        q_norm = math.sqrt(sum(v * v for v in q.values()))
+        dots = [0] * self.size
+        for gram, v in q.items():
+            found = self.grams.get(gram)
+            if found is None:
+                continue
+            ids, counts = array("i"), array("i")
+            ids.frombytes(found[0])
+            counts.frombytes(found[1])
+            for number, count in zip(ids, counts, strict=True):
+                dots[number] += v * count
+        norms = self.norms
+        return [dot / (q_norm * norms[n]) if dot else 0.0 for n, dot in enumerate(dots)]
 
 
 @dataclass(frozen=True)
@@ -193,7 +336,10 @@ def _ranks(keys: Iterable[tuple[float, str]]) -> dict[str, int]:
 
 
 def rank_memories(
-    query: str, memories: Sequence[Memory], weights: Mapping[str, float] = RRF_WEIGHTS
+    query: str,
+    memories: Sequence[Memory],
+    weights: Mapping[str, float] = RRF_WEIGHTS,
+    index: RecallIndex | None = None,
 ) -> list[Hit]:
     """Every memory with affinity to ``query``, fused and sorted best first (ties by id).
 
@@ -205,12 +351,18 @@ def rank_memories(
         query: free text.
         memories: candidates (no status filtering here).
         weights: weight per ranker name (``bm25``, ``trigram``, ``recency``) in the fusion.
+        index: a :class:`RecallIndex` of ``[m.content for m in memories]`` (same scores,
+            without indexing at query time); ``None`` indexes here.
     """
     if not query.strip() or not memories:
         return []
-    texts = [m.content for m in memories]
-    bm25 = bm25_scores(query, texts)
-    tri = trigram_scores(query, texts)
+    if index is not None and index.size == len(memories):
+        bm25 = index.bm25_scores(query)
+        tri = index.trigram_scores(query)
+    else:
+        texts = [m.content for m in memories]
+        bm25 = bm25_scores(query, texts)
+        tri = trigram_scores(query, texts)
     pool = [i for i, m in enumerate(memories) if bm25[i] > 0 or tri[i] >= TRIGRAM_FLOOR]
     ranks = {
         "bm25": _ranks((-bm25[i], memories[i].id) for i in pool if bm25[i] > 0),
@@ -242,6 +394,8 @@ def recall(
     token_budget: int | None = None,
     counter: Callable[[str], int] | None = None,
     fmt: str = "markdown-prompt",
+    index: Callable[[Sequence[Memory]], RecallIndex] | None = None,
+    materialize: Callable[[Memory], Memory] | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
 
@@ -259,6 +413,11 @@ def recall(
         token_budget: tokens; ``None`` or 0 means no cap.
         counter: token counter; default :class:`gitmem.tokens.TokenCounter` (only with a budget).
         fmt: output format the budget is measured in, one of :data:`~gitmem.render.RECALL_FORMATS`.
+        index: given the candidates (refuted, and unless ``include_stale`` stale and
+            superseded, memories left out; in the given order), returns their
+            :class:`RecallIndex` (e.g. from a cache); ``None`` indexes at query time.
+        materialize: turns a stand-in record (e.g. :class:`gitmem.cache.MemoryView`) into the
+            full record, for the top ``top_k`` hits only; ``None`` keeps them as given.
 
     Returns:
         The :class:`RecallResult`.
@@ -285,18 +444,28 @@ def recall(
         replace(hit, stale=True, stale_reason=f"superseded by {superseded[hit.memory.id]}")
         if hit.memory.id in superseded
         else hit
-        for hit in rank_memories(query, candidates)
+        for hit in rank_memories(
+            query, candidates, index=index(candidates) if index and candidates else None
+        )
     ]
     top = ranked[:top_k]
+    if materialize is not None:
+        top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
     if not token_budget:
         return RecallResult(query, tuple(top), 0, fmt)
-    if counter is None:
-        from gitmem.tokens import TokenCounter
+    from gitmem.tokens import TokenCounter
 
+    if counter is None:
         counter = TokenCounter()
+    # A BPE token is at least one byte, so a text of at most ``budget`` UTF-8 bytes fits
+    # without counting: the common short recall never loads the BPE tables.
+    bounded = isinstance(counter, TokenCounter)
     chosen: list[Hit] = []
     for hit in top:
-        if counter(render_hits([*chosen, hit], fmt, query)) <= token_budget:
+        text = render_hits([*chosen, hit], fmt, query)
+        if (bounded and len(text.encode("utf-8", "surrogatepass")) <= token_budget) or (
+            counter(text) <= token_budget
+        ):
             chosen.append(hit)
     return RecallResult(query, tuple(chosen), len(top) - len(chosen), fmt)
 

@@ -24,6 +24,7 @@ _COMMAND_MODULES = (
     "gitmem.cli.sync_cmds",
     "gitmem.cli.tui_cmds",
     "gitmem.cli.watch_cmds",
+    "gitmem.cli.cache_cmds",
 )
 
 

@@ -1,0 +1,1006 @@
+"""Read cache under ``<git common dir>/tur/cache/``: parsed records, token counts, recall indexes.
+
+Everything here is derived from git objects and can be deleted at any time (``tur cache
+clear``); nothing is ever written to the working tree or to the memory ref. Keys are content
+hashes (blob ids, tree ids, commit ids), so a cached value can never be out of date: a changed
+record has a new blob id, a changed set of records a new ``memories`` tree id.
+
+Files (each written to a temporary name and renamed into place, so readers never see half a
+file):
+
+``records-<tree>.bin``
+    Every record of one ``memories`` tree: a *hot* section with, per record, its id, blob
+    id and the few fields wake and recall read (enough for :class:`MemoryView`), then a
+    *records* section with each record's YAML mapping, so that a full
+    :class:`~gitmem.models.Memory` is ``Memory.model_validate(mapping)`` (exactly what
+    :func:`gitmem.codec.load` does after parsing the YAML) without reading YAML. A new tree
+    reuses the rows of the latest cached tree by (id, blob id) and parses only new blobs.
+``tokens-<tree>-<encoding>.bin``
+    Tokens of ``format_entry(record)`` per record, aligned with the records file.
+``counts-<encoding>.bin``
+    Token counts of other texts wake counts (headers, persona lines, the final text), keyed
+    by a BLAKE2b digest of the text, so that a warm wake never loads the BPE tables.
+``distances.bin``
+    Commit distance from each observed SHA to HEAD, for one HEAD.
+``persona.bin``
+    The parsed ``persona.yaml`` mapping of one blob.
+``recall-<tree>-<digest>.bin``
+    A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list.
+
+Format: one header line ``TURCACHE <kind> <format> <gitmem version> <python> <marshal>
+<length> <crc32>`` and a :mod:`marshal` payload of plain tuples, lists, dicts, strings,
+numbers and bytes. marshal because it is the fastest loader in the standard library for such
+data (about 3x faster than pickle on 100,000 rows here) and, unlike pickle, never calls code
+while loading; its format is tied to the Python version, which is therefore in the header.
+The CRC is checked before unmarshalling and the structure after, and a file from another
+version, or damaged, is deleted and rebuilt with a one-line :class:`CacheNotice` that the
+caller shows (the library never prints).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import marshal
+import os
+import sys
+import threading
+import zlib
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+from gitmem import __version__
+from gitmem.errors import MalformedRecord
+from gitmem.models import Memory, MemoryType, RelationType, Status
+from gitmem.reader import Skipped, Snapshot
+
+__all__ = [
+    "CACHE_FORMAT",
+    "CacheInfo",
+    "CacheNotice",
+    "MemoryView",
+    "RecordCache",
+    "RecordTable",
+    "cache_dir",
+]
+
+CACHE_FORMAT = 1
+"""Version of the file layout; part of every header."""
+
+_MAGIC = b"TURCACHE"
+_KEEP_TREES = 3  # records files kept: the current tree and two before it
+_MAX_COUNTS = 50_000  # memoised text token counts kept per encoding
+# Models parsed while building a table that are kept for this process: enough for the usual
+# few new records; a cold read of 100,000 records would otherwise hold 100,000 models
+# (~400 MB) that wake and recall never use (they read views).
+_KEEP_PARSED = 2048
+_TYPES = {t.value: t for t in MemoryType}
+_STATUSES = {s.value: s for s in Status}
+_RELATIONS = {r.value: r for r in RelationType}
+_fromiso = datetime.fromisoformat
+
+
+def cache_dir(store: Any) -> Path:
+    """``<git common dir>/tur/cache``: shared by all worktrees, never in a working tree."""
+    return Path(store.common_dir) / "tur" / "cache"
+
+
+@dataclass(frozen=True)
+class CacheNotice(Skipped):
+    """A cache file that was not trusted (damaged, or from another version) and is rebuilt.
+
+    Travels with the skipped-blob warnings (``memory_id`` and ``blob_id`` are empty), so
+    every command that reports those reports this too, on one stderr line.
+    """
+
+    def warning(self) -> str:
+        """One line for stderr."""
+        return f"warning: {self.reason}"
+
+
+@dataclass(frozen=True)
+class CacheInfo:
+    """What ``tur cache info`` shows: the directory, its files and their total size."""
+
+    path: Path
+    files: tuple[tuple[str, int], ...]
+    """(name, bytes) of every cache file, sorted by name."""
+
+    @property
+    def total_bytes(self) -> int:
+        """Bytes of all files."""
+        return sum(size for _, size in self.files)
+
+
+class _Untrusted(Exception):
+    """A cache file that must not be used; ``reason`` says why (one line)."""
+
+    def __init__(self, reason: str, foreign: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.foreign = foreign
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    # Building 100,000 small objects triggers dozens of full collections that find nothing
+    # to collect (everything built is alive); pausing the collector halves the load time.
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _stamp() -> bytes:
+    v = sys.version_info
+    return f"{CACHE_FORMAT} {__version__} py{v[0]}.{v[1]} m{marshal.version}".encode()
+
+
+# -- record stand-ins -------------------------------------------------------------------------
+
+
+class _RelationView:
+    __slots__ = ("target", "type")
+
+    def __init__(self, kind: RelationType, target: str):
+        self.type = kind
+        self.target = target
+
+
+class _RefutationView:
+    __slots__ = ("reason",)
+
+    def __init__(self, reason: str):
+        self.reason = reason
+
+
+class MemoryView:
+    """A read-only stand-in for :class:`~gitmem.models.Memory` with what wake and recall read.
+
+    Same values as the record: ``id``, ``type`` (:class:`MemoryType`), ``content``,
+    ``confidence``, ``status`` (the effective :class:`Status`), ``blob_id``,
+    ``half_life_days``, ``last_verified_at``, ``anchor_path``, ``relations``,
+    :meth:`relation_targets`; ``refutation`` (with ``reason``) or ``None``; ``provenance``
+    (with ``observed_at``, ``git_sha``, ``context_ref``) and ``decay`` (with
+    ``half_life_days``, ``last_verified_at``, ``staleness_status``, ``reason``), each
+    ``None`` when the record has none. To build one object per record, ``provenance`` and
+    ``decay`` are the view itself (their fields are its attributes, and where names meet,
+    e.g. ``last_verified_at``, the record's value is the part's value whenever the part
+    exists), and timestamps become datetimes on first use. A view costs about a microsecond
+    against about 30 for a validated model; :meth:`RecordTable.memory` gives the full record.
+    """
+
+    __slots__ = ("_decay", "_observed", "_prov", "_refuted", "_relations", "_verified",
+                 "blob_id", "confidence", "content", "id", "row", "status", "type")
+
+    def __init__(self, row: int, memory_id: str, blob_id: str, kind: MemoryType, content: str,
+                 confidence: float, status: Status, prov: tuple | None, decay: tuple | None,
+                 relations: tuple, refuted: str | None):
+        self.row = row
+        self.id = memory_id
+        self.blob_id = blob_id
+        self.type = kind
+        self.content = content
+        self.confidence = confidence
+        self.status = status
+        self._prov = prov
+        self._decay = decay
+        self._relations = relations
+        self._refuted = refuted
+        self._observed: datetime | None = None
+        self._verified: datetime | None = None
+
+    # -- the record's own fields ------------------------------------------------------------------
+
+    @property
+    def provenance(self) -> MemoryView | None:
+        """The provenance part (this view) or ``None``."""
+        return self if self._prov is not None else None
+
+    @property
+    def decay(self) -> MemoryView | None:
+        """The decay part (this view) or ``None``."""
+        return self if self._decay is not None else None
+
+    @property
+    def refutation(self) -> _RefutationView | None:
+        """The refutation (with ``reason``) or ``None``."""
+        return _RefutationView(self._refuted) if self._refuted is not None else None
+
+    @property
+    def last_verified_at(self) -> datetime | None:
+        """As :attr:`Memory.last_verified_at` (and ``decay.last_verified_at``)."""
+        if self._decay is not None:
+            if self._verified is None:
+                self._verified = _fromiso(self._decay[1])
+            return self._verified
+        return self.observed_at if self._prov is not None else None
+
+    @property
+    def half_life_days(self) -> float | None:
+        """As :attr:`Memory.half_life_days` (and ``decay.half_life_days``)."""
+        return self._decay[0] if self._decay is not None else None
+
+    @property
+    def anchor_path(self) -> str | None:
+        """As :attr:`Memory.anchor_path`."""
+        ref = self._prov[2] if self._prov is not None else None
+        return ref.split("#", 1)[0] if ref else None
+
+    @property
+    def relations(self) -> list[_RelationView]:
+        """Relations, each with ``type`` and ``target``."""
+        return [_RelationView(_RELATIONS[k], t) for k, t in self._relations]
+
+    def relation_targets(self, kind: RelationType | None = None) -> list[str]:
+        """Ids this memory links to, optionally only links of one ``kind``."""
+        return [t for k, t in self._relations if kind is None or k == kind]
+
+    # -- provenance fields ------------------------------------------------------------------------
+
+    @property
+    def observed_at(self) -> datetime:
+        """``provenance.observed_at``."""
+        if self._observed is None:
+            self._observed = _fromiso(self._prov[0])  # type: ignore[index]
+        return self._observed
+
+    @property
+    def git_sha(self) -> str | None:
+        """``provenance.git_sha``."""
+        return self._prov[1]  # type: ignore[index]
+
+    @property
+    def context_ref(self) -> str | None:
+        """``provenance.context_ref``."""
+        return self._prov[2]  # type: ignore[index]
+
+    # -- decay fields -----------------------------------------------------------------------------
+
+    @property
+    def staleness_status(self) -> Status:
+        """``decay.staleness_status``."""
+        return _STATUSES[self._decay[2]]  # type: ignore[index]
+
+    @property
+    def reason(self) -> str | None:
+        """``decay.reason``."""
+        return self._decay[3]  # type: ignore[index]
+
+    def __repr__(self) -> str:
+        return f"MemoryView({self.id!r})"
+
+
+def _row_of(memory: Memory) -> tuple:
+    """The hot fields of a validated record, as plain marshal-able values."""
+    prov = memory.provenance
+    decay = memory.decay
+    return (
+        memory.type.value,
+        memory.content,
+        memory.confidence,
+        memory.status.value,
+        None if prov is None else (prov.observed_at.isoformat(), prov.git_sha, prov.context_ref),
+        None if decay is None else (decay.half_life_days, decay.last_verified_at.isoformat(),
+                                    decay.staleness_status.value, decay.reason),
+        tuple((r.type.value, r.target) for r in memory.relations),
+        None if memory.refutation is None else memory.refutation.reason,
+    )
+
+
+_COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted")
+
+
+# -- the records of one tree ----------------------------------------------------------------------
+
+
+@dataclass
+class RecordTable:
+    """Every record of one ``memories`` tree, from the cache file or freshly parsed.
+
+    Rows are sorted by id. ``bad`` lists the blobs that are not readable records;
+    ``entry_order`` gives every entry (readable or not) in the tree's own order, as
+    :meth:`gitmem.store.Store.entries` lists them.
+    """
+
+    tree: str | None
+    ids: list[str]
+    blobs: list[str]
+    columns: dict[str, list]
+    bad: list[Skipped]
+    entry_order: list[tuple[str, str]]
+    path: Path | None = None
+    records_at: int = 0
+    offsets: array = field(default_factory=lambda: array("q"))
+    crcs: array = field(default_factory=lambda: array("I"))
+    parsed: dict[int, Memory] = field(default_factory=dict)
+    _views: list[MemoryView] | None = None
+    _rows: dict[str, int] | None = None
+    _blob_rows: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def row(self, memory_id: str) -> int | None:
+        """Row of a readable record, or ``None``."""
+        if self._rows is None:
+            self._rows = {memory_id: i for i, memory_id in enumerate(self.ids)}
+        return self._rows.get(memory_id)
+
+    def blob_row(self, blob_id: str) -> int | None:
+        """Row of the readable record stored in ``blob_id``, or ``None``."""
+        if self._blob_rows is None:
+            self._blob_rows = {blob: i for i, blob in enumerate(self.blobs)}
+        return self._blob_rows.get(blob_id)
+
+    def views(self) -> list[MemoryView]:
+        """A :class:`MemoryView` per readable record, sorted by id (built once)."""
+        if self._views is None:
+            with _gc_paused():
+                self._views = self._build_views()
+        return self._views
+
+    def _build_views(self) -> list[MemoryView]:
+        c = self.columns
+        types, statuses, view = _TYPES, _STATUSES, MemoryView
+        return [
+            view(i, mid, blob, types[kind], content, conf, statuses[status], prov, decay, rels,
+                 refuted)
+            for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted) in enumerate(
+                zip(self.ids, self.blobs, c["type"], c["content"], c["conf"], c["status"],
+                    c["prov"], c["decay"], c["rels"], c["refuted"], strict=True)
+            )
+        ]
+
+    def memory(self, row: int) -> Memory:
+        """The full record of ``row``, equal to a fresh parse of its blob.
+
+        Raises:
+            _Untrusted: the stored mapping is damaged (the caller re-reads the blob).
+        """
+        found = self.parsed.get(row)
+        if found is not None:
+            return found
+        if self.path is None:
+            raise _Untrusted("no records section")
+        start, end = self.offsets[row], self.offsets[row + 1]
+        with open(self.path, "rb") as handle:
+            handle.seek(self.records_at + start)
+            chunk = handle.read(end - start)
+        memory = self._from_chunk(row, chunk)
+        self.parsed[row] = memory
+        return memory
+
+    def memories(self) -> list[Memory]:
+        """Every readable record as a full model, sorted by id.
+
+        Raises:
+            _Untrusted: a stored mapping is damaged.
+        """
+        if len(self.parsed) < len(self.ids) and self.path is not None:
+            with open(self.path, "rb") as handle:
+                handle.seek(self.records_at)
+                section = handle.read()
+            for row in range(len(self.ids)):
+                if row not in self.parsed:
+                    chunk = section[self.offsets[row]:self.offsets[row + 1]]
+                    self.parsed[row] = self._from_chunk(row, chunk)
+        return [self.parsed[row] for row in range(len(self.ids))]
+
+    def _from_chunk(self, row: int, chunk: bytes) -> Memory:
+        if zlib.crc32(chunk) != self.crcs[row]:
+            raise _Untrusted(f"record {self.ids[row]} fails its checksum")
+        try:
+            memory = Memory.model_validate(marshal.loads(chunk))
+        except Exception as exc:  # noqa: BLE001 - any failure means the file is not to be trusted
+            raise _Untrusted(f"record {self.ids[row]} does not load ({type(exc).__name__})") from None
+        if memory.id != self.ids[row]:
+            raise _Untrusted(f"record {self.ids[row]} holds {memory.id}")
+        memory._blob_id = self.blobs[row]
+        return memory
+
+    def snapshot(self, tip: str | None) -> Snapshot:
+        """A :class:`~gitmem.reader.Snapshot` with full records, in the tree's entry order.
+
+        Raises:
+            _Untrusted: a stored mapping is damaged.
+        """
+        records = self.memories()
+        snap = Snapshot(tip=tip, skipped=list(self.bad))
+        for memory_id, blob in self.entry_order:
+            snap.blobs[memory_id] = blob
+            row = self.row(memory_id)
+            if row is not None:
+                snap.records[memory_id] = records[row]
+        return snap
+
+
+def _parse_blob(store: Any, memory_id: str, blob_id: str) -> tuple[Memory, dict]:
+    """Parse one blob as :func:`gitmem.reader.read_snapshot` does; also return its mapping.
+
+    Raises:
+        MalformedRecord: as the reader.
+    """
+    from gitmem import codec
+
+    where = f"blob {blob_id[:12]} (memories/{memory_id}.yaml)"
+    data = store.read_blob(blob_id)
+    mapping = codec.load_mapping(data, where)
+    try:
+        memory = Memory.model_validate(mapping)
+    except Exception:  # noqa: BLE001 - re-raised with the codec's own wording
+        codec.load(data, where)
+        raise
+    if memory.id != memory_id:
+        raise MalformedRecord(where, f"id field {memory.id!r} does not match the file name")
+    memory._blob_id = blob_id
+    return memory, mapping
+
+
+# -- the cache ------------------------------------------------------------------------------------
+
+
+class RecordCache:
+    """The read cache of one repository (see the module docstring for the files).
+
+    Not trusted: every file is checked (version stamp, length, CRC, structure) before use,
+    and a bad one is deleted, rebuilt, and reported once in :attr:`notices`. A directory that
+    cannot be written only makes every read cold.
+
+    Args:
+        store: the repository's :class:`~gitmem.store.Store`.
+        root: the cache directory (default :func:`cache_dir`).
+    """
+
+    def __init__(self, store: Any, root: Path | None = None) -> None:
+        self.store = store
+        self.root = root if root is not None else cache_dir(store)
+        self.notices: list[CacheNotice] = []
+        self._lock = threading.RLock()
+        self._tables: dict[str | None, RecordTable] = {}
+        self._tokens: dict[tuple[str, str], array] = {}
+        self._dirty_tokens: set[tuple[str, str]] = set()
+        self._counts: dict[str, dict[bytes, int]] = {}
+        self._dirty_counts: set[str] = set()
+        self._distances: tuple[str, dict[str, int]] | None = None
+        self._dirty_distances = False
+        self._writable = True
+        self._pending: dict[str, Memory] = {}
+
+    @classmethod
+    def for_store(cls, store: Any) -> RecordCache:
+        """The cache of ``store``'s repository, under :func:`cache_dir`."""
+        return cls(store)
+
+    # -- notices and raw files ------------------------------------------------------------------
+
+    def take_notices(self) -> list[CacheNotice]:
+        """Return and forget the notices gathered so far (each is shown once)."""
+        with self._lock:
+            taken, self.notices = self.notices, []
+        return taken
+
+    def _notice(self, text: str) -> None:
+        self.notices.append(CacheNotice("", "", text))
+
+    def _untrusted(self, path: Path, exc: _Untrusted) -> None:
+        what = "was written by another version" if exc.foreign else "is damaged"
+        self._notice(f"gitmem cache file {path.name} {what} ({exc.reason}); rebuilding it")
+        with suppress(OSError):
+            path.unlink()
+
+    def _read(self, path: Path, kind: str) -> tuple[Any, int] | None:
+        """Payload of ``path`` and the offset just after it; ``None`` when absent or untrusted."""
+        try:
+            handle = open(path, "rb")  # noqa: SIM115 - closed below, on every path
+        except OSError:
+            return None
+        try:
+            with handle:
+                header = handle.readline(512)
+                parts = header.split()
+                if len(parts) != 8 or parts[0] != _MAGIC or parts[1] != kind.encode():
+                    raise _Untrusted("not a gitmem cache file of this kind")
+                if b" ".join(parts[2:6]) != _stamp():
+                    stamp = b" ".join(parts[2:6]).decode("ascii", "replace")
+                    raise _Untrusted(f"{stamp} is not {_stamp().decode()}", foreign=True)
+                length, crc = int(parts[6]), int(parts[7])
+                payload = handle.read(length)
+                if len(payload) != length or zlib.crc32(payload) != crc:
+                    raise _Untrusted("length or checksum mismatch")
+                with _gc_paused():
+                    try:
+                        value = marshal.loads(payload)
+                    except (EOFError, ValueError, TypeError) as exc:
+                        raise _Untrusted(f"unreadable payload: {exc}") from None
+                return value, len(header) + length
+        except _Untrusted as exc:
+            self._untrusted(path, exc)
+        except (OSError, ValueError) as exc:
+            self._untrusted(path, _Untrusted(f"unreadable: {exc}"))
+        return None
+
+    def _write(self, path: Path, kind: str, payload: Any, tail: Iterable[bytes] = ()) -> int:
+        """Write a cache file; return the offset just after the payload (0: not written)."""
+        if not self._writable:
+            return 0
+        data = marshal.dumps(payload)
+        header = b" ".join([_MAGIC, kind.encode(), _stamp(), str(len(data)).encode(),
+                            str(zlib.crc32(data)).encode()]) + b"\n"
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with open(tmp, "wb") as handle:
+                handle.write(header)
+                handle.write(data)
+                for chunk in tail:
+                    handle.write(chunk)
+            os.replace(tmp, path)
+        except OSError as exc:
+            self._writable = False
+            self._notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
+            with suppress(OSError):
+                tmp.unlink()
+            return 0
+        return len(header) + len(data)
+
+    # -- records -----------------------------------------------------------------------------------
+
+    def table(self, tip: str | None) -> RecordTable:
+        """Every record at ``tip`` (a commit on the memory ref; ``None``: no records).
+
+        Warm: one tree lookup and one file read. Otherwise the rows of the latest cached
+        tree are reused by (id, blob id), new blobs are parsed, and the file is written.
+        """
+        tree = self.store.subtree_id(tip, "memories") if tip is not None else None
+        with self._lock:
+            found = self._tables.get(tree)
+            if found is None:
+                found = self._load_table(tree) if tree is not None else None
+                if found is None:
+                    found = self._build_table(tip, tree)
+                self._tables = {tree: found}
+            return found
+
+    def _records_path(self, tree: str) -> Path:
+        return self.root / f"records-{tree}.bin"
+
+    def _load_table(self, tree: str) -> RecordTable | None:
+        path = self._records_path(tree)
+        got = self._read(path, "records")
+        if got is None:
+            return None
+        payload, end = got
+        try:
+            table = _table_from_payload(payload, tree, path, end)
+            with _gc_paused():
+                table._views = table._build_views()  # checks every hot value's type
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            self._untrusted(path, _Untrusted(f"bad structure: {type(exc).__name__}"))
+            return None
+        return table
+
+    def _latest_table(self, exclude: str | None) -> RecordTable | None:
+        try:
+            files = sorted(self.root.glob("records-*.bin"), key=lambda p: p.stat().st_mtime,
+                           reverse=True)
+        except OSError:
+            return None
+        for path in files:
+            tree = path.stem.removeprefix("records-")
+            if tree != exclude:
+                table = self._load_table(tree)
+                if table is not None:
+                    return table
+        return None
+
+    def _build_table(self, tip: str | None, tree: str | None) -> RecordTable:
+        entries = self.store.entries(tip) if tree is not None else {}
+        base = self._latest_table(tree) if entries else None
+        reuse: dict[tuple[str, str], int] = {}
+        base_bad: dict[tuple[str, str], str] = {}
+        section = b""
+        if base is not None:
+            reuse = {(mid, blob): i for i, (mid, blob) in enumerate(zip(base.ids, base.blobs, strict=True))}
+            base_bad = {(s.memory_id, s.blob_id): s.reason for s in base.bad}
+            section = _records_section(base)
+            if not section and base.ids:
+                base, reuse = None, {}
+        ids, blobs, chunks, crcs, bad = [], [], [], array("I"), []
+        columns: dict[str, list] = {name: [] for name in _COLUMNS}
+        parsed: dict[int, Memory] = {}
+        with _gc_paused():
+            for memory_id in sorted(entries):
+                blob = entries[memory_id]
+                key = (memory_id, blob)
+                if key in base_bad:
+                    bad.append(Skipped(memory_id, blob, base_bad[key]))
+                    continue
+                old = reuse.get(key)
+                if old is not None and base is not None:
+                    chunk = section[base.offsets[old]:base.offsets[old + 1]]
+                    row = tuple(base.columns[name][old] for name in _COLUMNS)
+                    crc = base.crcs[old]
+                    if old in base.parsed:
+                        parsed[len(ids)] = base.parsed[old]
+                else:
+                    try:
+                        memory, mapping = _parse_blob(self.store, memory_id, blob)
+                    except MalformedRecord as exc:
+                        bad.append(Skipped(memory_id, blob, exc.reason))
+                        continue
+                    if len(parsed) < _KEEP_PARSED:
+                        parsed[len(ids)] = memory
+                    chunk = marshal.dumps(mapping)
+                    row = _row_of(memory)
+                    crc = zlib.crc32(chunk)
+                ids.append(memory_id)
+                blobs.append(blob)
+                chunks.append(chunk)
+                crcs.append(crc)
+                for name, value in zip(_COLUMNS, row, strict=True):
+                    columns[name].append(value)
+        offsets = array("q", [0])
+        for chunk in chunks:
+            offsets.append(offsets[-1] + len(chunk))
+        table = RecordTable(tree, ids, blobs, columns, bad, list(entries.items()),
+                            offsets=offsets, crcs=crcs, parsed=parsed)
+        if tree is not None:
+            self._save_table(table, chunks)
+            if base is not None:
+                self._carry_tokens(base, table)
+            self._prune(tree)
+        return table
+
+    def _save_table(self, table: RecordTable, chunks: list[bytes]) -> None:
+        payload = {
+            "tree": table.tree,
+            "ids": table.ids,
+            "blobs": table.blobs,
+            "bad": [(s.memory_id, s.blob_id, s.reason) for s in table.bad],
+            "order": [mid for mid, _ in table.entry_order],
+            "offsets": table.offsets.tobytes(),
+            "crcs": table.crcs.tobytes(),
+            "columns": table.columns,
+        }
+        path = self._records_path(table.tree)  # type: ignore[arg-type]
+        written = self._write(path, "records", payload, chunks)
+        if written:  # the records section starts after the header and the hot payload
+            table.path, table.records_at = path, written
+
+    def _prune(self, keep: str) -> None:
+        try:
+            files = sorted(self.root.glob("records-*.bin"), key=lambda p: p.stat().st_mtime,
+                           reverse=True)
+            paths = list(self.root.iterdir())
+        except OSError:
+            return
+        trees = [p.stem.removeprefix("records-") for p in files]
+        keep_trees = {keep, *[t for t in trees if t != keep][: _KEEP_TREES - 1]}
+        for path in paths:
+            name = path.name
+            for prefix in ("records-", "tokens-", "recall-"):
+                if name.startswith(prefix) and name[len(prefix):len(prefix) + 40] not in keep_trees:
+                    with suppress(OSError):
+                        path.unlink()
+
+    # -- the reader's interfaces ------------------------------------------------------------------
+
+    def snapshot(self, tip: str | None) -> Snapshot:
+        """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them."""
+        with self._lock:
+            table = self.table(tip)
+            try:
+                snap = table.snapshot(tip)
+            except _Untrusted as exc:
+                if table.path is not None:
+                    self._untrusted(table.path, exc)
+                self._tables.clear()
+                table = self._build_table(tip, table.tree)
+                self._tables = {table.tree: table}
+                snap = table.snapshot(tip)
+        snap.skipped = [*self.take_notices(), *snap.skipped]
+        return snap
+
+    def memory(self, table: RecordTable, row: int) -> Memory:
+        """The full record of ``row`` in ``table``; re-read from git if the cache is damaged."""
+        try:
+            return table.memory(row)
+        except _Untrusted as exc:
+            if table.path is not None:
+                self._untrusted(table.path, exc)
+                table.path = None
+            memory, _ = _parse_blob(self.store, table.ids[row], table.blobs[row])
+            table.parsed[row] = memory
+            return memory
+
+    def get(self, blob_id: str) -> Memory | None:
+        """A record parsed earlier in this process from ``blob_id``, or ``None``."""
+        with self._lock:
+            found = self._pending.get(blob_id)
+            if found is not None:
+                return found
+            for table in self._tables.values():
+                row = table.blob_row(blob_id)
+                if row is not None:
+                    return self.memory(table, row)
+        return None
+
+    def put(self, blob_id: str, memory: Memory) -> None:
+        """Remember a record parsed from ``blob_id`` for this process."""
+        with self._lock:
+            self._pending[blob_id] = memory
+
+    # -- token counts ------------------------------------------------------------------------------
+
+    def _tokens_path(self, tree: str, encoding: str) -> Path:
+        return self.root / f"tokens-{tree}-{_safe(encoding)}.bin"
+
+    def _token_array(self, table: RecordTable, encoding: str) -> array:
+        key = (table.tree or "", encoding)
+        counts = self._tokens.get(key)
+        if counts is None:
+            counts = array("i", [-1]) * len(table)
+            if table.tree is not None:
+                got = self._read(self._tokens_path(table.tree, encoding), "tokens")
+                if got is not None:
+                    loaded = array("i")
+                    try:
+                        loaded.frombytes(got[0])
+                    except (TypeError, ValueError):
+                        loaded = array("i")
+                    if len(loaded) == len(table):
+                        counts = loaded
+            self._tokens[key] = counts
+        return counts
+
+    def _carry_tokens(self, base: RecordTable, table: RecordTable) -> None:
+        # Token counts of the blobs a new tree shares with the last one carry over, so that
+        # one learned memory costs one count, not a tokenizer load and 10,000 counts.
+        prefix = f"tokens-{base.tree}-"
+        try:
+            names = [p.name for p in self.root.glob(prefix + "*.bin")]
+        except OSError:
+            return
+        rows = {(mid, blob): i for i, (mid, blob) in enumerate(zip(base.ids, base.blobs, strict=True))}
+        for name in names:
+            encoding = name[len(prefix):-len(".bin")]
+            old = self._token_array(base, encoding)
+            new = array("i", [-1]) * len(table)
+            for i, key in enumerate(zip(table.ids, table.blobs, strict=True)):
+                j = rows.get(key)
+                if j is not None:
+                    new[i] = old[j]
+            self._tokens[(table.tree or "", encoding)] = new
+            self._dirty_tokens.add((table.tree or "", encoding))
+
+    def entry_tokens(self, memories: Sequence[Any], encoding: str) -> dict[str, int]:
+        """Tokens of ``format_entry(m)`` per memory id, counting only records not cached yet.
+
+        Args:
+            memories: :class:`~gitmem.models.Memory` or :class:`MemoryView` objects of the
+                current tree (others are counted, not cached).
+            encoding: the tokenizer encoding name.
+
+        Raises:
+            TokenizerUnavailable: some entry must be counted and the encoding cannot load.
+        """
+        from gitmem.render import format_entry
+        from gitmem.tokens import TokenCounter
+
+        counter = TokenCounter(encoding)
+        with self._lock:
+            table = next(iter(self._tables.values()), None)
+            counts = self._token_array(table, encoding) if table is not None else array("i")
+            if table is not None and memories is table._views and -1 not in counts:
+                return dict(zip(table.ids, counts, strict=True))  # warm: every row known
+            out: dict[str, int] = {}
+            for m in memories:
+                row = getattr(m, "row", None)
+                if row is None and table is not None:
+                    row = table.row(m.id)
+                if table is None or row is None or table.blobs[row] != m.blob_id:
+                    out[m.id] = counter(format_entry(m))
+                    continue
+                value = counts[row]
+                if value < 0:
+                    value = counts[row] = counter(format_entry(m))
+                    self._dirty_tokens.add((table.tree or "", encoding))
+                out[m.id] = value
+        return out
+
+    def counter(self, encoding: str) -> Callable[[str], int]:
+        """A token counter for ``encoding`` that remembers counts across processes.
+
+        Same results as :class:`gitmem.tokens.TokenCounter` (a count depends only on the
+        text and the encoding); the BPE tables load only for a text never counted before.
+        """
+        from gitmem.tokens import TokenCounter
+
+        base = TokenCounter(encoding)
+        with self._lock:
+            memo = self._counts.get(encoding)
+            if memo is None:
+                got = self._read(self.root / f"counts-{_safe(encoding)}.bin", "counts")
+                memo = got[0] if got is not None and isinstance(got[0], dict) else {}
+                self._counts[encoding] = memo
+
+        def count(text: str) -> int:
+            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            value = memo.get(key)
+            if not isinstance(value, int):
+                value = memo[key] = base(text)
+                self._dirty_counts.add(encoding)
+            return value
+
+        return count
+
+    # -- commit distances and persona ------------------------------------------------------------
+
+    def distances(self, head: str) -> dict[str, int]:
+        """Known commit distances (commits) from observed SHAs to ``head``; add new ones to it.
+
+        The dict is this cache's own: entries added by the caller are saved by :meth:`flush`.
+        """
+        with self._lock:
+            if self._distances is None or self._distances[0] != head:
+                got = self._read(self.root / "distances.bin", "distances")
+                known: dict[str, int] = {}
+                if got is not None and isinstance(got[0], dict) and got[0].get("head") == head:
+                    table = got[0].get("d")
+                    if isinstance(table, dict):
+                        known = {k: v for k, v in table.items()
+                                 if isinstance(k, str) and isinstance(v, int)}
+                self._distances = (head, known)
+            return self._distances[1]
+
+    def mark_distances(self) -> None:
+        """Note that the dict from :meth:`distances` gained entries (saved by :meth:`flush`)."""
+        self._dirty_distances = True
+
+    def persona(self, blob_id: str) -> dict | None:
+        """The cached parsed persona of ``blob_id``, or ``None``."""
+        got = self._read(self.root / "persona.bin", "persona")
+        if got is not None and isinstance(got[0], dict) and got[0].get("blob") == blob_id:
+            mapping = got[0].get("mapping")
+            return mapping if isinstance(mapping, dict) else None
+        return None
+
+    def put_persona(self, blob_id: str, mapping: dict) -> None:
+        """Remember the parsed persona of ``blob_id``."""
+        self._write(self.root / "persona.bin", "persona", {"blob": blob_id, "mapping": mapping})
+
+    # -- recall indexes ------------------------------------------------------------------------------
+
+    def recall_index(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
+        """A function ``candidates -> RecallIndex``, loading or building the index on disk.
+
+        An index is keyed by the ``memories`` tree and a digest of the candidate ids, which
+        fix every document's text.
+        """
+        from gitmem.recall import RecallIndex
+
+        def provide(candidates: Sequence[Any]) -> RecallIndex:
+            ids = "\n".join(m.id for m in candidates).encode()
+            digest = hashlib.blake2b(ids, digest_size=12).hexdigest()
+            path = self.root / f"recall-{tree}-{digest}.bin" if tree else None
+            if path is not None:
+                got = self._read(path, "recall")
+                if got is not None:
+                    try:
+                        return RecallIndex.from_payload(got[0], len(candidates))
+                    except (KeyError, TypeError, ValueError) as exc:
+                        self._untrusted(path, _Untrusted(f"bad structure: {exc}"))
+            index = RecallIndex.build([m.content for m in candidates])
+            if path is not None:
+                self._write(path, "recall", index.to_payload())
+            return index
+
+        return provide
+
+    # -- persistence and maintenance ---------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Save token counts and distances gathered in this process (no-op when none)."""
+        with self._lock:
+            for tree, encoding in sorted(self._dirty_tokens):
+                counts = self._tokens.get((tree, encoding))
+                if tree and counts is not None:
+                    self._write(self._tokens_path(tree, encoding), "tokens", counts.tobytes())
+            self._dirty_tokens.clear()
+            for encoding in sorted(self._dirty_counts):
+                memo = self._counts[encoding]
+                if len(memo) > _MAX_COUNTS:  # keep the newest (dicts keep insertion order)
+                    memo = dict(list(memo.items())[-_MAX_COUNTS // 2:])
+                    self._counts[encoding] = memo
+                self._write(self.root / f"counts-{_safe(encoding)}.bin", "counts", memo)
+            self._dirty_counts.clear()
+            if self._dirty_distances and self._distances is not None:
+                head, known = self._distances
+                self._write(self.root / "distances.bin", "distances", {"head": head, "d": known})
+                self._dirty_distances = False
+
+    def clear(self) -> int:
+        """Delete every cache file; return how many were deleted. Nothing is lost."""
+        removed = 0
+        with self._lock:
+            self._tables.clear()
+            self._tokens.clear()
+            self._counts.clear()
+            self._distances = None
+            try:
+                paths = list(self.root.iterdir())
+            except OSError:
+                return 0
+            for path in paths:
+                if path.is_file():  # the directory is ours: everything in it is derived
+                    try:
+                        path.unlink()
+                        removed += 1
+                    except OSError:
+                        pass
+        return removed
+
+    def info(self) -> CacheInfo:
+        """The cache directory and its files."""
+        try:
+            files = tuple(sorted((p.name, p.stat().st_size) for p in self.root.iterdir()
+                                 if p.is_file()))
+        except OSError:
+            files = ()
+        return CacheInfo(self.root, files)
+
+
+def _safe(name: str) -> str:
+    return "".join(ch if ch.isalnum() or ch in "._" else "_" for ch in name)
+
+
+def _records_section(table: RecordTable) -> bytes:
+    if table.path is None or not table.ids:
+        return b""
+    try:
+        with open(table.path, "rb") as handle:
+            handle.seek(table.records_at)
+            return handle.read()
+    except OSError:
+        return b""
+
+
+def _table_from_payload(payload: Any, tree: str, path: Path, end: int) -> RecordTable:
+    """Check the structure of a records payload and wrap it.
+
+    Raises:
+        TypeError, ValueError, KeyError: the payload is not what this version writes.
+    """
+    if not isinstance(payload, dict) or payload.get("tree") != tree:
+        raise ValueError("not the records of this tree")
+    ids, blobs, columns = payload["ids"], payload["blobs"], payload["columns"]
+    if not (isinstance(ids, list) and isinstance(blobs, list) and isinstance(columns, dict)):
+        raise TypeError("ids, blobs and columns")
+    n = len(ids)
+    if len(blobs) != n or set(columns) != set(_COLUMNS):
+        raise ValueError("column set")
+    if any(not isinstance(columns[name], list) or len(columns[name]) != n for name in _COLUMNS):
+        raise ValueError("column length")
+    offsets, crcs = array("q"), array("I")
+    offsets.frombytes(payload["offsets"])
+    crcs.frombytes(payload["crcs"])
+    if len(offsets) != n + 1 or len(crcs) != n:
+        raise ValueError("offsets")
+    bad = [Skipped(str(a), str(b), str(c)) for a, b, c in payload["bad"]]
+    order = payload["order"]
+    blob_of = dict(zip(ids, blobs, strict=True))
+    blob_of.update((s.memory_id, s.blob_id) for s in bad)
+    entry_order = [(mid, blob_of[mid]) for mid in order]
+    if len(entry_order) != n + len(bad):
+        raise ValueError("entry order")
+    return RecordTable(tree, ids, blobs, columns, bad, entry_order, path=path, records_at=end,
+                       offsets=offsets, crcs=crcs)

@@ -1,0 +1,50 @@
+"""``tur cache clear`` and ``tur cache info``: the read cache under the git directory."""
+
+from __future__ import annotations
+
+import argparse
+
+from gitmem.cli.output import json_dump
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``cache`` with its ``clear`` and ``info`` actions."""
+    p = sub.add_parser("cache", help="the read cache (parsed records, token counts, indexes)",
+                       description="gitmem keeps parsed records, token counts and recall indexes "
+                       "in <git dir>/tur/cache, keyed by git object ids. It is never part of the "
+                       "working tree or the memory ref, and deleting it loses nothing.")
+    actions = p.add_subparsers(dest="cache", metavar="ACTION", required=True)
+    c = actions.add_parser("clear", help="delete the cache (the next read rebuilds it)")
+    c.set_defaults(func=cmd_cache_clear)
+    i = actions.add_parser("info", help="where the cache is and how big")
+    i.add_argument("--format", default="plain", choices=("plain", "json"))
+    i.set_defaults(func=cmd_cache_info)
+
+
+def _cache(env):  # noqa: ANN001, ANN202 - gitmem.cache.RecordCache
+    from gitmem.cache import RecordCache
+
+    return RecordCache.for_store(env.gm.store)
+
+
+def cmd_cache_clear(args, env) -> int:  # noqa: ANN001
+    """Delete every cache file; print how many."""
+    removed = _cache(env).clear()
+    env.print(f"removed {removed} cache file{'' if removed == 1 else 's'}")
+    return 0
+
+
+def cmd_cache_info(args, env) -> int:  # noqa: ANN001
+    """Print the cache directory, its files and their size."""
+    info = _cache(env).info()
+    if args.format == "json":
+        env.print(json_dump({"path": str(info.path), "bytes": info.total_bytes,
+                             "files": [{"name": n, "bytes": b} for n, b in info.files]}))
+        return 0
+    env.print(f"{info.path}: {len(info.files)} files, {info.total_bytes / 1e6:.1f} MB")
+    for name, size in info.files:
+        env.print(f"  {size:>12,}  {name}")
+    return 0
+
+
+__all__ = ["register"]

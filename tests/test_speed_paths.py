@@ -1,0 +1,171 @@
+"""Structural speed guarantees, without timing: what a command imports, and what a write reads.
+
+A warm ``wake`` or ``recall`` must not parse YAML or load the BPE tables, so it must not even
+import ruamel, PyYAML's loader, tiktoken, numpy or bm25s; ``tur --help`` must not import the
+libraries no help text needs. A write must read and rewrite only the shard tree it touches.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitmem.api import Gitmem
+from gitmem.ids import content_key
+from tests.conftest import git
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("ruamel", "yaml", "tiktoken", "numpy", "bm25s", "textual", "watchfiles",
+         "detect_secrets", "gitmem.codec")
+
+PROBE = f"HEAVY = {HEAVY!r}" + """
+import io, json, sys
+from gitmem.cli import Env, main
+out, err = io.StringIO(), io.StringIO()
+code = main(sys.argv[1:], Env(out=out, err=err))
+heavy = sorted({m for m in sys.modules for h in HEAVY if m == h or m.startswith(h + ".")})
+print(json.dumps({"code": code, "heavy": heavy, "out": out.getvalue(), "err": err.getvalue()}))
+"""
+
+
+def run_tur(*args: str) -> dict:
+    """Run ``tur`` in a fresh interpreter; report exit code, output and heavy modules loaded."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", PROBE, *args], env=env, capture_output=True,
+                          text=True, check=True)
+    *printed, report = proc.stdout.splitlines()  # argparse prints help to sys.stdout itself
+    result = json.loads(report)
+    result["out"] = "\n".join(printed) + result["out"]
+    return result
+
+
+def top_level(modules: list[str]) -> set[str]:
+    return {m.split(".")[0] if not m.startswith("gitmem.") else m for m in modules}
+
+
+@pytest.fixture
+def learned(repo):
+    gm = Gitmem.open(repo)
+    gm.learn("The queue retries failed jobs with exponential backoff", file="src/app.py#L1-L3")
+    gm.learn("Always run migrations before the test suite", type="axiom")
+    # Same type as the first, so that their order by weight cannot flip between two runs.
+    gm.learn("Billing batches invoices nightly", confidence=0.8)
+    gm.set_persona(b"name: test agent\ninvariants:\n  - never push to main\n")
+    gm.spark("Was halfway through the retry refactor")
+    return repo
+
+
+def test_help_imports_no_heavy_library(tmp_path):
+    result = run_tur("--help")
+    assert result["code"] == 0 and "usage: tur" in result["out"]
+    assert result["heavy"] == []
+    probe = ("import sys; from gitmem.cli import main; main(['--help']);"
+             "print(sorted(m for m in ('pygit2', 'pydantic') if m in sys.modules), file=sys.stderr)")
+    proc = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, check=True)
+    assert proc.stderr.strip() == "[]"
+
+
+def test_a_warm_wake_reads_no_yaml_and_loads_no_bpe_tables(learned):
+    cold = run_tur("-C", str(learned), "wake")
+    assert cold["code"] == 0 and "tiktoken" in top_level(cold["heavy"])  # counted once
+    warm = run_tur("-C", str(learned), "wake")
+    assert warm["code"] == 0
+    assert warm["heavy"] == []
+    assert warm["out"] == cold["out"] and "never push to main" in warm["out"]
+    assert "halfway through the retry refactor" in warm["out"]
+
+
+def test_a_warm_recall_reads_no_yaml_and_builds_no_index(learned):
+    cold = run_tur("-C", str(learned), "recall", "retry queue jobs")
+    assert cold["code"] == 0 and "bm25s" in top_level(cold["heavy"])
+    warm = run_tur("-C", str(learned), "recall", "retry queue jobs")
+    assert warm["heavy"] == []
+    assert warm["out"] == cold["out"] and "exponential backoff" in warm["out"]
+    # A budgeted recall whose output is shorter than its budget in bytes needs no tokenizer.
+    budgeted = run_tur("-C", str(learned), "recall", "retry queue jobs", "--token-budget", "500")
+    assert budgeted["heavy"] == [] and budgeted["out"] == warm["out"]
+
+
+def test_one_new_memory_costs_one_parse_not_a_cold_read(learned):
+    run_tur("-C", str(learned), "wake")
+    Gitmem.open(learned).learn("A fourth memory about the retry policy")
+    after = run_tur("-C", str(learned), "wake")
+    assert "A fourth memory" in after["out"]
+    # The one new blob is parsed (codec) and counted (tiktoken); nothing else is rebuilt.
+    assert {"gitmem.codec", "tiktoken", "yaml"} <= top_level(after["heavy"])
+    assert "ruamel" not in top_level(after["heavy"])
+
+
+# -- writes read and rewrite one shard ----------------------------------------------------------
+
+
+def break_other_shards(repo: Path, keep: set[str]) -> None:
+    """Point every shard except ``keep`` at tree objects that do not exist.
+
+    A write that read any record outside its own shard would now fail with a missing object.
+    """
+    listing = git(repo, "ls-tree", "refs/tur/memories:memories")
+    lines = [line for line in listing.splitlines() if line.split("\t")[1] in keep]
+    for number in range(3):
+        name = f"{number:02x}"
+        if name not in keep:
+            lines.append(f"040000 tree {'%040x' % (0xDEAD0000 + number)}\t{name}")
+    memories = subprocess.run(["git", "mktree", "--missing"], cwd=repo, capture_output=True,
+                              text=True, check=True, input="\n".join(lines) + "\n").stdout.strip()
+    root_lines = [line for line in git(repo, "ls-tree", "refs/tur/memories").splitlines()
+                  if not line.endswith("\tmemories")]
+    root_lines.append(f"040000 tree {memories}\tmemories")
+    root = subprocess.run(["git", "mktree", "--missing"], cwd=repo, capture_output=True,
+                          text=True, check=True, input="\n".join(root_lines) + "\n").stdout.strip()
+    tip = git(repo, "rev-parse", "refs/tur/memories").strip()
+    commit = git(repo, "commit-tree", root, "-p", tip, "-m", "broken shards").strip()
+    git(repo, "update-ref", "refs/tur/memories", commit)
+
+
+def changed_paths(repo: Path, old: str, new: str) -> list[str]:
+    out = git(repo, "diff-tree", "-r", "-t", "--name-only", old, new)
+    return sorted(out.split())
+
+
+def test_learn_refute_and_verify_id_touch_only_their_shard(repo):
+    gm = Gitmem.open(repo)
+    text = "The deploy script tags images with the commit SHA"
+    shard = content_key(text)[:2]
+    first = gm.learn("Only this shard is read: " + text, file="src/app.py").memory.id
+    keep = {shard, first.rsplit("-", 1)[1][:2]}
+    break_other_shards(repo, keep)
+    before = git(repo, "rev-parse", "refs/tur/memories").strip()
+
+    learned = gm.learn(text)
+    assert learned.created and learned.memory.id.endswith(content_key(text))
+    after_learn = git(repo, "rev-parse", "refs/tur/memories").strip()
+    assert changed_paths(repo, before, after_learn) == sorted(
+        ["memories", f"memories/{shard}", f"memories/{shard}/{learned.memory.id}.yaml"])
+
+    assert gm.learn(text + ".").created is False  # same content: re-verified in place
+    memory, _ = gm.refute(first, "superseded by the new deploy script")
+    assert memory.refutation is not None
+    outcome = gm.verify([first[:9]])
+    assert [row.memory_id for row in outcome.rows] == [first]
+    assert gm.get(learned.memory.id).content == text
+    gm.forget(learned.memory.id)
+    assert gm.store.blob_id_at(gm.store.tip(), f"memories/{shard}/{learned.memory.id}.yaml") is None
+
+
+def test_import_writes_many_files_in_one_commit(repo, tmp_path):
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    for number in range(120):
+        (legacy / f"m{number}.yaml").write_text(
+            f'id: "concept-{number}"\ntype: fact\ncontent: "Imported fact number {number}"\n')
+    result = Gitmem.open(repo).import_legacy([legacy])
+    assert len(result.imported) == 120 and result.failed == []
+    assert git(repo, "rev-list", "--count", "refs/tur/memories").strip() == "1"
+    again = Gitmem.open(repo).import_legacy([legacy])
+    assert again.commit is None and len(again.unchanged) == 120
