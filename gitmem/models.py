@@ -78,7 +78,7 @@ class RelationType(StrEnum):
 class _Part(BaseModel):
     # Unknown keys are allowed so that a record written by a newer gitmem still
     # loads; the codec keeps them in the YAML on a read-modify-write.
-    model_config = ConfigDict(extra="allow", validate_assignment=True)
+    model_config = ConfigDict(extra="allow", validate_assignment=True, defer_build=True)
 
 
 class Provenance(_Part):

@@ -110,9 +110,18 @@ class WakeResult:
 @dataclass
 class _Unit:
     key: str
-    text: str
     tokens: int
     is_memory: bool
+    _text: str | None = None
+    _memory: Memory | None = None
+
+    @property
+    def text(self) -> str:
+        # Only chosen entries are laid out: formatting all 100,000 would dominate a
+        # warm wake whose token counts come from the cache.
+        if self._text is None:
+            self._text = format_entry(self._memory)
+        return self._text
 
 
 @dataclass
@@ -269,8 +278,10 @@ def compile_wake(
 
     def unit(m: Memory) -> _Unit:
         tokens = cached.get(m.id)
+        if tokens is not None:
+            return _Unit(m.id, tokens, True, _memory=m)
         text = format_entry(m)
-        return _Unit(m.id, text, counter(text) if tokens is None else tokens, True)
+        return _Unit(m.id, counter(text), True, _text=text)
 
     persona_units = _lines(PERSONA_ID, _persona_lines(persona), counter)
     continuity_units = _lines(CONTINUITY_ID, _text_lines(continuity), counter)
@@ -356,7 +367,7 @@ def _text_lines(text: str | None) -> list[str]:
 
 
 def _lines(key: str, lines: list[str], counter: Callable[[str], int]) -> list[_Unit]:
-    return [_Unit(key, line, counter(line), False) for line in lines]
+    return [_Unit(key, counter(line), False, _text=line) for line in lines]
 
 
 def _layout(sections: Sequence[_Section], advisory: str) -> str:
@@ -427,7 +438,9 @@ def _assembly(
         tokens = {u.key: u.tokens for u in section.units}
         for m in memories:
             reason = reasons.get(m.id) or (None if m.id in chosen else "over_budget")
-            cost = tokens[m.id] if m.id in tokens else unit(m).tokens
+            cost = tokens.get(m.id)
+            if cost is None:
+                cost = unit(m).tokens
             entries.append(AssemblyEntry(m.id, tier, cost, reason is None, reason, salience[m.id]))
     return entries
 
