@@ -181,6 +181,17 @@ class Store:
             raise FormatVersion(f"{commit_sha[:12]} on the memory ref is not a commit")
         return commit.tree
 
+    def _id_at(self, commit_sha: str | None, path: str, kind: str) -> str | None:
+        """Id of the ``kind`` ("blob" or "tree") object at ``path`` in the commit's tree, or ``None``."""
+        root = self._root(commit_sha)
+        if root is None:
+            return None
+        try:
+            obj = root[path]
+        except KeyError:
+            return None
+        return str(obj.id) if obj.type_str == kind else None
+
     def check_format(self, commit_sha: str | None) -> None:
         """Check the format marker of the tree at ``commit_sha``.
 
@@ -209,14 +220,7 @@ class Store:
 
     def subtree_id(self, commit_sha: str | None, path: str) -> str | None:
         """Id of the tree at ``path`` in the commit's tree (``memories`` → the record tree)."""
-        root = self._root(commit_sha)
-        if root is None:
-            return None
-        try:
-            obj = root[path]
-        except KeyError:
-            return None
-        return str(obj.id) if obj.type_str == "tree" else None
+        return self._id_at(commit_sha, path, "tree")
 
     def entries(self, commit_sha: str | None, directory: str = "memories") -> dict[str, str]:
         """Map each record id to its blob id, walking ``memories/<2 hex>/<id>.yaml``.
@@ -254,25 +258,12 @@ class Store:
 
     def read_path(self, commit_sha: str | None, path: str) -> bytes | None:
         """Bytes of the blob at ``path`` in the commit's tree, or ``None`` when absent."""
-        root = self._root(commit_sha)
-        if root is None:
-            return None
-        try:
-            obj = root[path]
-        except KeyError:
-            return None
-        return bytes(self.repo[obj.id].data) if obj.type_str == "blob" else None
+        blob_id = self._id_at(commit_sha, path, "blob")
+        return None if blob_id is None else bytes(self.repo[blob_id].data)
 
     def blob_id_at(self, commit_sha: str | None, path: str) -> str | None:
         """Blob id at ``path`` in the commit's tree, or ``None``."""
-        root = self._root(commit_sha)
-        if root is None:
-            return None
-        try:
-            obj = root[path]
-        except KeyError:
-            return None
-        return str(obj.id) if obj.type_str == "blob" else None
+        return self._id_at(commit_sha, path, "blob")
 
     def log(self, path: str | None = None, ref: str = MEMORY_REF, limit: int = 200) -> list[CommitInfo]:
         """Commits on the ref, newest first; with ``path``, only those that changed it.
