@@ -107,7 +107,7 @@ class WakeResult:
         return {reason: n for reason, n in counts.items() if n}
 
 
-@dataclass
+@dataclass(slots=True)
 class _Unit:
     key: str
     tokens: int
@@ -142,14 +142,16 @@ def relation_degrees(memories: Iterable[Memory]) -> dict[str, int]:
     ids not among ``memories`` are ignored.
     """
     memories = list(memories)
-    known = {m.id for m in memories}
-    neighbours: dict[str, set[str]] = {m.id: set() for m in memories}
+    degrees = dict.fromkeys((m.id for m in memories), 0)
+    # Most memories have no relation: build neighbour sets only for linked ones.
+    neighbours: dict[str, set[str]] = {}
     for memory in memories:
         for target in memory.relation_targets():
-            if target in known and target != memory.id:
-                neighbours[memory.id].add(target)
-                neighbours[target].add(memory.id)
-    return {key: len(value) for key, value in neighbours.items()}
+            if target in degrees and target != memory.id:
+                neighbours.setdefault(memory.id, set()).add(target)
+                neighbours.setdefault(target, set()).add(memory.id)
+    degrees.update((key, len(value)) for key, value in neighbours.items())
+    return degrees
 
 
 def superseded_by(
@@ -163,7 +165,8 @@ def superseded_by(
             stale or refuted, supersedes nothing).
     """
     result: dict[str, str] = {}
-    for memory in sorted(memories, key=lambda m: m.id, reverse=True):
+    linking = [m for m in memories if m.relation_targets(RelationType.SUPERSEDES)]
+    for memory in sorted(linking, key=lambda m: m.id, reverse=True):
         if active(memory):
             for target in memory.relation_targets(RelationType.SUPERSEDES):
                 if target != memory.id:
