@@ -633,7 +633,7 @@ class RecordCache:
                         parsed[len(ids)] = base.parsed[old]
                 else:
                     try:
-                        memory, mapping = _parse_blob(self.store, memory_id, blob)
+                        memory, mapping = self._known_or_parsed(memory_id, blob)
                     except MalformedRecord as exc:
                         bad.append(Skipped(memory_id, blob, exc.reason))
                         continue
@@ -659,6 +659,14 @@ class RecordCache:
                 self._carry_tokens(base, table)
             self._prune(tree)
         return table
+
+    def _known_or_parsed(self, memory_id: str, blob: str) -> tuple[Memory, dict]:
+        """A record this process wrote (see :meth:`put`), or one parsed from its blob."""
+        known = self._pending.get(blob)
+        if known is not None and known.id == memory_id:
+            # The model validates back to itself, so its JSON form stands for the YAML mapping.
+            return known, known.model_dump(mode="json", exclude_none=True)
+        return _parse_blob(self.store, memory_id, blob)
 
     def _save_table(self, table: RecordTable, chunks: list[bytes]) -> None:
         payload = {

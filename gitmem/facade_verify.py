@@ -359,4 +359,14 @@ class VerifyMixin:
             return Mutation(changes, message) if changes else None
 
         commit, _ = self.store.transact(build)
+        cache = self._record_cache()
+        if commit is not None and cache is not None:
+            # Hand the written records to the read cache, so the next reader of this tip
+            # (the next `tur verify`, wake, recall) parses none of them.
+            blobs = self.store.entries(commit.sha)
+            for memory_id, memory in updated.items():
+                if memory_id in blobs:
+                    memory._blob_id = blobs[memory_id]
+                    cache.put(blobs[memory_id], memory)
+            cache.table(commit.sha)
         return commit

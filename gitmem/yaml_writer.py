@@ -507,6 +507,31 @@ def _unchanged(mapping: dict[str, Any], memory: Memory) -> bool:
     return current.__dict__ == memory.__dict__ and current.model_extra == memory.model_extra
 
 
+_BLOCK_ORDER = {
+    "provenance": tuple(Provenance.model_fields),
+    "decay": tuple(Decay.model_fields),
+    "refutation": tuple(Refutation.model_fields),
+}
+
+
+def _line_edit(text: str, mapping: dict[str, Any], memory: Memory, where: str) -> bytes | None:
+    """The one-line scalar edits of :mod:`gitmem.yaml_lines`, kept only if they read back as ``memory``."""
+    from gitmem.yaml_lines import edit_scalars
+
+    if text.startswith("---") or "\r" in text:
+        return None
+    edited = edit_scalars(text, mapping, _plain(memory), _BLOCK_ORDER, _float_text,
+                          _needs_quotes, frozenset({"git_sha"}))
+    if edited is None:
+        return None
+    data = edited.encode("utf-8")
+    try:
+        ok = _unchanged(load_mapping(data, where), memory)
+    except MalformedRecord:
+        ok = False
+    return data if ok else None
+
+
 def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
     """Apply ``memory`` onto an existing record's YAML (ruamel round-trip).
 
@@ -535,6 +560,9 @@ def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
         text = original.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
         raise MalformedRecord(where, f"not UTF-8: {exc.reason} at byte {exc.start}") from None
+    fast = _line_edit(text, mapping, memory, where)
+    if fast is not None:
+        return fast
     indent = _guess_indent(text)
     try:
         with _rt_lock:

@@ -91,3 +91,25 @@ def test_wake_leaves_out_stale_memories_with_their_reason(verified):
         assert ids[key] not in result.text
     for key in ("wal", "retry", "type_hints"):
         assert ids[key] in result.text
+
+
+def test_records_written_by_verify_are_cached_for_the_next_reader(tmp_path, monkeypatch):
+    fixture = BUILDER.build(tmp_path / "queue-service")
+    repo = fixture.path
+    subprocess.run(["git", "checkout", "-q", fixture.commits["initial"]], cwd=repo, check=True)
+    gm = Gitmem.open(repo)
+    for e in BUILDER.EXPECTATIONS:
+        gm.learn(e.content, type=e.type, file=e.anchor, confidence=e.confidence)
+    subprocess.run(["git", "checkout", "-q", "main"], cwd=repo, check=True)
+    outcome = Gitmem.open(repo).verify()
+    assert outcome.commit is not None
+
+    import gitmem.cache
+
+    def refuse(*args):
+        raise AssertionError("a record written by verify was parsed again")
+
+    monkeypatch.setattr(gitmem.cache, "_parse_blob", refuse)
+    memories, skipped = Gitmem.open(repo).memories()
+    assert skipped == [] and len(memories) == len(BUILDER.EXPECTATIONS)
+    assert {m.id: m.status for m in memories} == {r.memory_id: r.status for r in outcome.rows}
