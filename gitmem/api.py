@@ -1,4 +1,4 @@
-"""The public API: one :class:`Gitmem` facade over a repository. CLI, TUI, watcher and MCP use only this."""
+"""The public API: one :class:`Gitmem` facade over a repository. The CLI, TUI and watcher use only this."""
 
 from __future__ import annotations
 
