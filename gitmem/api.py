@@ -9,7 +9,7 @@ from datetime import datetime
 from pathlib import Path
 
 from gitmem.config import Settings, load_settings
-from gitmem.errors import InvalidInput, MalformedRecord, UnknownMemory
+from gitmem.errors import GitmemError, InvalidInput, MalformedRecord, UnknownMemory
 from gitmem.facade_context import ContextMixin
 from gitmem.facade_sync import SyncMixin
 from gitmem.facade_verify import VerifyMixin
@@ -257,7 +257,15 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
                 "commit it first, so that gitmem can tell when it changes",
             )
         data = (root / anchor.path).read_bytes()
-        return anchor, anchors.anchor_fingerprint(anchor, data)
+        fingerprint = anchors.anchor_fingerprint(anchor, data)
+        committed = self.store.code().blob_at(head, anchor.path) if head is not None else None
+        if committed is not None and anchors.anchor_fingerprint(anchor, committed) != fingerprint:
+            # The anchor pairs HEAD's SHA with these lines: they must be HEAD's lines.
+            raise InvalidAnchor(
+                f"{anchor.ref()} has uncommitted changes in the working tree",
+                "commit them first, so that the anchor points at code git knows",
+            )
+        return anchor, fingerprint
 
     # -- curation --------------------------------------------------------------------------
 
@@ -352,7 +360,9 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
 
     # -- import ----------------------------------------------------------------------------
 
-    def import_legacy(self, paths: Iterable[str | os.PathLike[str]]) -> ImportResult:
+    def import_legacy(
+        self, paths: Iterable[str | os.PathLike[str]], allow_secret: bool = False
+    ) -> ImportResult:
         """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
 
         Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` and the
@@ -362,16 +372,23 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         Raises:
             InvalidInput: a path does not exist.
         """
-        from gitmem import codec, legacy
+        from gitmem import codec, legacy, secret_scan
+        from gitmem.anchors import parse_anchor
 
         files = legacy.expand_paths(paths)
         parsed: list[Memory] = []
         result = ImportResult()
         for path in files:
             try:
-                parsed.append(legacy.to_memory(path))
-            except (MalformedRecord, InvalidInput) as exc:
+                memory = legacy.to_memory(path)
+                # The same gates as learn: no credential, no anchor leaving the repository.
+                secret_scan.check_content(memory.content, allow=allow_secret)
+                if memory.provenance is not None and memory.provenance.context_ref:
+                    parse_anchor(memory.provenance.context_ref)
+            except GitmemError as exc:
                 result.failed.append(f"{path}: {exc}")
+                continue
+            parsed.append(memory)
 
         # Serialised once, outside ``build``: a retry after a concurrent write only re-diffs.
         prepared = [(memory, codec.dump_new(memory)) for memory in parsed]

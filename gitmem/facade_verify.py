@@ -190,8 +190,8 @@ class VerifyMixin:
         Naming ``ids`` is an explicit check: a memory found fresh also gets
         ``last_verified_at = now``, restarting its time decay. With ``confirm`` a
         person vouches for the named memories: each is set ``fresh`` and re-anchored
-        to HEAD (same path, lines clamped to the file; the anchor is dropped if the
-        file is gone). Refuted memories are never changed by verify.
+        to HEAD (same path, lines clamped to the file); one whose anchored file is gone
+        at HEAD is left as it is, with a hint. Refuted memories are never changed by verify.
 
         With ``explicit=False`` the ``ids`` only narrow the check, as a background
         re-check does (``tur watch``): each named memory is judged exactly as the bulk
@@ -277,6 +277,10 @@ class VerifyMixin:
             ref, fp = prov.context_ref, prov.fingerprint
         elif confirm and prov is not None and prov.context_ref:
             ref, fp = self._anchor_at_head(prov.context_ref, head)
+            if ref is None:
+                # Vouching cannot make an anchor to a missing file true: keep the verdict.
+                return replace(verdict, hint=f"{prov.context_ref} is not at HEAD: `tur forget` it, "
+                               "or learn it again with a new --file")
         # A fresh memory carries no reason; who confirmed it is in the commit's author.
         return replace(
             verdict, status=Status.FRESH, reason=None, new_git_sha=head, new_context_ref=ref,

@@ -46,7 +46,7 @@ __all__ = ["StalenessReport", "Verdict", "VerifyCache", "apply_verdict", "check"
 
 UNSHALLOW_HINT = (
     "run `git fetch --unshallow` if this is a shallow clone, "
-    "or `tur verify <id>` to re-anchor the memory at HEAD"
+    "or `tur verify --confirm <id>` to vouch for it and re-anchor it at HEAD"
 )
 
 

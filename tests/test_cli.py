@@ -286,3 +286,44 @@ def test_content_that_is_not_utf8_is_refused_in_one_line(repo):
     r = tur(repo, "learn", "bad byte \udcff here")
     assert_one_line_error(r, "UTF-8")
     assert memory_ref(repo) == ""
+
+
+def test_learning_an_anchor_on_uncommitted_lines_is_refused(repo):
+    (repo / "src" / "app.py").write_text("".join(f"line {i}\n" if i != 6 else "edited\n"
+                                                 for i in range(1, 21)))
+    r = tur(repo, "learn", "line six", "--file", "src/app.py#L5-L7")
+    assert_one_line_error(r, "src/app.py#L5-L7 has uncommitted changes")
+    assert memory_ref(repo) == ""
+    # Lines elsewhere in the file are fine to anchor.
+    assert tur(repo, "learn", "line ten", "--file", "src/app.py#L10-L11").code == 0
+
+
+def test_confirm_keeps_a_memory_whose_anchored_file_is_gone(repo):
+    mid = tur(repo, "learn", "app lines", "--file", "src/app.py#L5-L7").out.strip()
+    git(repo, "rm", "-q", "src/app.py")
+    git(repo, "commit", "-q", "-m", "drop app")
+    tur(repo, "verify")
+    r = tur(repo, "verify", "--confirm", mid)
+    assert "not at HEAD" in r.out
+    shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert shown["decay"]["staleness_status"] == "stale"
+    assert shown["provenance"]["context_ref"] == "src/app.py#L5-L7"
+
+
+def test_import_applies_the_credential_and_anchor_gates_of_learn(repo, tmp_path):
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    token = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+    (legacy / "secret.yaml").write_text(f'id: concept-1\ntype: fact\ncontent: "token {token}"\n')
+    (legacy / "escape.yaml").write_text(
+        'id: concept-2\ntype: fact\ncontent: reads passwd\nprovenance:\n'
+        '  observed_at: "2026-01-01T00:00:00Z"\n  context_ref: ../../etc/passwd#L1-L2\n'
+    )
+    (legacy / "fine.yaml").write_text("id: concept-3\ntype: fact\ncontent: an ordinary memory\n")
+    r = tur(repo, "import", str(legacy))
+    assert r.code == 0 and "imported 1, unchanged 0, failed 2" in r.out
+    assert "secret" in r.err and "escape.yaml" in r.err
+    assert [m["content"] for m in json.loads(tur(repo, "list", "--format", "json").out)] == [
+        "an ordinary memory"
+    ]
+    assert tur(repo, "import", str(legacy / "secret.yaml"), "--allow-secret").code == 0

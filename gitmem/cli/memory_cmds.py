@@ -62,6 +62,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("import", help="import legacy .tur/memories/*.yaml records in one commit")
     p.add_argument("paths", nargs="+", metavar="PATH")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="import records even if their content looks like a credential")
     p.set_defaults(func=cmd_import)
 
 
@@ -156,7 +158,7 @@ def cmd_link(args, env) -> int:  # noqa: ANN001
 
 def cmd_import(args, env) -> int:  # noqa: ANN001
     """``tur import``: legacy files in one commit; failures listed on stderr."""
-    result = env.gm.import_legacy(args.paths)
+    result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret)
     for line in result.failed:
         env.warn(f"tur: skipped {line}")
     env.print(f"imported {len(result.imported)}, unchanged {len(result.unchanged)}, "

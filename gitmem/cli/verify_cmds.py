@@ -34,7 +34,7 @@ def cmd_verify(args, env) -> int:  # noqa: ANN001
     counts = outcome.counts()
     env.print(", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories")
     for row in outcome.rows:
-        if args.write and not row.changed:
+        if args.write and not row.changed and not (args.ids and row.hint):
             continue
         anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
         reason = row.reason or ("confirmed" if args.confirm else
