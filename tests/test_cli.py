@@ -327,3 +327,20 @@ def test_import_applies_the_credential_and_anchor_gates_of_learn(repo, tmp_path)
         "an ordinary memory"
     ]
     assert tur(repo, "import", str(legacy / "secret.yaml"), "--allow-secret").code == 0
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_control_characters_are_escaped_on_a_terminal_and_exact_when_piped(repo):
+    text = "red \x1b[31malert\x1b[0m and \u202eevil"
+    tur(repo, "learn", text)
+    piped = tur(repo, "wake").out
+    assert text in piped
+    out = _Terminal()
+    assert main(["-C", str(repo), "wake"], Env(out=out, err=io.StringIO())) == 0
+    shown = out.getvalue()
+    assert "\x1b" not in shown and "\u202e" not in shown
+    assert "red \\x1b[31malert\\x1b[0m and \\u202eevil" in shown

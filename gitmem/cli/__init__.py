@@ -28,6 +28,11 @@ _COMMAND_MODULES = (
 )
 
 
+_TERMINAL_ESCAPES = {i: f"\\x{i:02x}" for i in (*range(0, 9), *range(11, 32), 127)}
+_TERMINAL_ESCAPES |= {c: f"\\u{c:04x}" for c in (0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F),
+                                                  *range(0x2066, 0x206A), 0xFEFF)}
+
+
 @dataclass
 class Env:
     """Where a command reads and writes, and the repository it works on (opened on first use)."""
@@ -47,9 +52,20 @@ class Env:
             self._gm = Gitmem.open(self.path)
         return self._gm
 
+    def write(self, text: str) -> None:
+        """Write ``text`` to stdout as given (no markup, no wrapping).
+
+        On a terminal, control characters other than newline and tab are shown
+        escaped (``\\x1b``): a memory synced from someone else must not be able to
+        restyle or rewrite the user's screen. Piped output is exact.
+        """
+        if self.out.isatty():
+            text = text.translate(_TERMINAL_ESCAPES)
+        self.out.write(text)
+
     def print(self, text: str = "") -> None:
-        """Write one line to stdout exactly as given (no markup, no wrapping)."""
-        self.out.write(text + "\n")
+        """Write one line to stdout (see :meth:`write`)."""
+        self.write(text + "\n")
 
     def warn(self, text: str) -> None:
         """Write one line to stderr."""

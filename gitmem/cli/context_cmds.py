@@ -57,9 +57,9 @@ def cmd_wake(args, env) -> int:  # noqa: ANN001
         raise InvalidInput(f"--token-budget must be >= 0, got {budget}")
     result, skipped = env.gm.wake(token_budget=budget)
     env.warn_skipped(skipped)
-    env.out.write(render.render_wake(result, args.format))
+    env.write(render.render_wake(result, args.format))
     if args.explain and args.format != "json":
-        env.out.write(render.render_explain(result))
+        env.write(render.render_explain(result))
     return 0
 
 
@@ -76,7 +76,7 @@ def cmd_recall(args, env) -> int:  # noqa: ANN001
     result, skipped = env.gm.recall(query, top_k=args.top_k, token_budget=args.token_budget,
                                     include_stale=args.include_stale)
     env.warn_skipped(skipped)
-    env.out.write(render.render_recall(result, args.format))
+    env.write(render.render_recall(result, args.format))
     return 0
 
 
@@ -86,7 +86,7 @@ def cmd_hook_pre_turn(args, env) -> int:  # noqa: ANN001
         payload = env.inp.read()
         text = env.gm.pre_turn(payload, top_k=args.top_k, token_budget=args.token_budget)
         if text:
-            env.out.write(text)
+            env.write(text)
     except Exception as exc:  # noqa: BLE001 - a hook must not fail the harness
         env.warn(f"tur hook pre-turn: {exc}")
     return 0
@@ -112,7 +112,7 @@ def cmd_persona_show(args, env) -> int:  # noqa: ANN001
     if text is None:
         env.warn("no persona set: tur persona set FILE")
         return 1
-    env.out.write(text)
+    env.write(text)
     return 0
 
 

@@ -118,7 +118,7 @@ def cmd_show(args, env) -> int:  # noqa: ANN001
                            "time": c.time.isoformat().replace("+00:00", "Z")} for c in commits]
         env.print(json_dump(doc))
         return 0
-    env.out.write(gm.record_text(memory.id))
+    env.write(gm.record_text(memory.id))
     env.print()
     env.print(f"# commits on refs/tur/memories that touched {memory.id}:")
     for c in commits:
