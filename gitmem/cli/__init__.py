@@ -53,10 +53,10 @@ class Env:
         return self._gm
 
     def write(self, text: str) -> None:
-        """Write ``text`` to stdout as given (no markup, no wrapping).
+        r"""Write ``text`` to stdout as given (no markup, no wrapping).
 
         On a terminal, control characters other than newline and tab are shown
-        escaped (``\\x1b``): a memory synced from someone else must not be able to
+        escaped (``\x1b``): a memory synced from someone else must not be able to
         restyle or rewrite the user's screen. Piped output is exact.
         """
         if self.out.isatty():
