@@ -344,3 +344,9 @@ def test_control_characters_are_escaped_on_a_terminal_and_exact_when_piped(repo)
     shown = out.getvalue()
     assert "\x1b" not in shown and "\u202e" not in shown
     assert "red \\x1b[31malert\\x1b[0m and \\u202eevil" in shown
+
+
+def test_a_type_name_as_an_id_is_ambiguous_not_unknown(repo):
+    tur(repo, "learn", "first fact about parsing")
+    tur(repo, "learn", "second fact about lexing")
+    assert_one_line_error(tur(repo, "show", "fact"), "matches 2 memories")
