@@ -91,7 +91,7 @@ class ContextMixin:
         if not notes:
             return None
         latest = max(notes)
-        return self.store.read_blob(notes[latest]).decode("utf-8", "replace").rstrip("\n")
+        return self.store.read_note(notes[latest]).rstrip("\n")
 
     # -- wake and recall -------------------------------------------------------------------
 

@@ -6,14 +6,17 @@ import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.decay import DecayPolicy, weight
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
 from gitmem.models import Memory, Status, utc_now
 from gitmem.reader import Skipped, read_record, record_path
-from gitmem.staleness import Verdict, VerifyCache
 from gitmem.store import CommitInfo, Mutation
+
+if TYPE_CHECKING:
+    # staleness imports the code history (libgit2): only verify needs it, not wake.
+    from gitmem.staleness import Verdict, VerifyCache
 
 __all__ = ["StatusRow", "StatusView", "VerifyMixin", "VerifyOutcome"]
 
@@ -250,6 +253,8 @@ class VerifyMixin:
 
     def _load_verify_cache(self) -> VerifyCache:
         """Outcomes of earlier runs (keys are immutable SHAs, so they never go stale)."""
+        from gitmem.staleness import VerifyCache
+
         try:
             return VerifyCache.from_bytes(self._verify_cache_path().read_bytes())
         except OSError:
@@ -364,7 +369,9 @@ class VerifyMixin:
 
         commit, _ = self.store.transact(build)
         cache = self._record_cache()
-        if commit is not None and cache is not None:
+        # Worth it for a bulk verify only: for a few records the next reader parses them
+        # incrementally, while building the table here would read every record.
+        if commit is not None and cache is not None and len(updated) > 64:
             # Hand the written records to the read cache, so the next reader of this tip
             # (the next `tur verify`, wake, recall) parses none of them.
             blobs = self.store.entries(commit.sha)

@@ -21,7 +21,7 @@ from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("ruamel", "yaml", "tiktoken", "numpy", "bm25s", "textual", "watchfiles",
-         "detect_secrets", "gitmem.codec")
+         "detect_secrets", "gitmem.codec", "pygit2")
 
 PROBE = f"HEAVY = {HEAVY!r}" + """
 import io, json, sys

@@ -15,6 +15,7 @@ record, whatever the number of records).
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
@@ -23,8 +24,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-
-import pygit2
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import (
     EmptyRepository,
@@ -34,6 +34,7 @@ from gitmem.errors import (
     RefConflict,
     RefLocked,
 )
+from gitmem.store.gitdir import Located, Unsupported, locate, read_ref
 
 __all__ = [
     "FORMAT_PATH",
@@ -43,6 +44,9 @@ __all__ = [
     "Mutation",
     "Store",
 ]
+
+if TYPE_CHECKING:
+    import pygit2
 
 MEMORY_REF = "refs/tur/memories"
 FORMAT_PATH = ".gitmem"
@@ -78,6 +82,49 @@ class Mutation:
     result: object = field(default=None)
 
 
+_MISS = object()
+
+
+class _ObjectMemo:
+    """Lookups of immutable objects (what a commit's tree holds at a path), kept across processes.
+
+    Keys name commit or blob ids, which never change meaning, so an entry is never
+    stale; the file is derived data under the cache directory, and a damaged one is
+    simply started again.
+    """
+
+    LIMIT = 256
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.data: dict[str, Any] | None = None
+
+    def _load(self) -> dict[str, Any]:
+        if self.data is None:
+            try:
+                loaded = json.loads(self.path.read_text())
+                self.data = loaded if isinstance(loaded, dict) else {}
+            except (OSError, ValueError):
+                self.data = {}
+        return self.data
+
+    def get(self, key: str) -> Any:
+        return self._load().get(key, _MISS)
+
+    def put(self, key: str, value: Any) -> None:
+        data = self._load()
+        data[key] = value
+        while len(data) > self.LIMIT:
+            del data[next(iter(data))]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a memo that cannot be written only costs time
+
+
 class Store:
     """Git access for gitmem: the memory ref, its objects, and the repository it lives in.
 
@@ -86,9 +133,35 @@ class Store:
     under the ref lock, which libgit2's bindings do not expose.
     """
 
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self.repo = repo
+    def __init__(self, repo: pygit2.Repository | None = None, located: Located | None = None):
+        if repo is None and located is None:
+            raise ValueError("Store needs a pygit2 repository or a located git directory")
+        self._repo = repo
+        self._located = located
         self._code = None
+        self._memo: _ObjectMemo | None = None
+
+    def _memo_lacks(self, key: str) -> bool:
+        if self._memo is None:
+            self._memo = _ObjectMemo(self.cache_dir / "objects.json")
+        return self._memo.get(key) is _MISS
+
+    def _memoized(self, key: str, compute):  # noqa: ANN001, ANN202
+        if self._memo is None:
+            self._memo = _ObjectMemo(self.cache_dir / "objects.json")
+        found = self._memo.get(key)
+        if found is _MISS:
+            found = compute()
+            self._memo.put(key, found)
+        return found
+
+    @property
+    def repo(self) -> pygit2.Repository:
+        """The libgit2 repository, opened on first use (reads of refs alone never open it)."""
+        if self._repo is None:
+            assert self._located is not None
+            self._repo = _pg().Repository(str(self._located.git_dir))
+        return self._repo
 
     def code(self):  # noqa: ANN201 - gitmem.store.code.CodeHistory
         """The :class:`~gitmem.store.code.CodeHistory` of this repository (one per store)."""
@@ -104,34 +177,50 @@ class Store:
     def discover(cls, path: str | os.PathLike[str] = ".") -> Store:
         """Find the repository containing ``path`` as git does (subdirectories, linked worktrees).
 
+        The repository's files are located without libgit2 where the layout is the usual
+        one; anything unusual is left to libgit2's own discovery.
+
         Raises:
             NotARepository: ``path`` is not inside a git repository.
         """
         start = Path(path).resolve()
-        found = pygit2.discover_repository(str(start))
+        try:
+            located = locate(start)
+        except (Unsupported, OSError):
+            located = None
+        else:
+            if located is not None:
+                return cls(located=located)
+        found = _pg().discover_repository(str(start))
         if found is None:
             raise NotARepository(
                 f"not a git repository (or any parent up to /): {start}",
                 "run tur inside a git repository, or `git init` one first",
             )
         try:
-            return cls(pygit2.Repository(found))
-        except pygit2.GitError as exc:
+            return cls(_pg().Repository(found))
+        except _pg().GitError as exc:
             raise NotARepository(f"cannot open git repository at {found}: {exc}") from exc
 
     @property
     def workdir(self) -> Path | None:
         """Root of the working tree, or ``None`` for a bare repository."""
+        if self._located is not None:
+            return self._located.workdir
         return Path(self.repo.workdir) if self.repo.workdir else None
 
     @property
     def git_dir(self) -> Path:
         """The ``.git`` directory of this worktree."""
+        if self._located is not None:
+            return self._located.git_dir
         return Path(self.repo.path)
 
     @property
     def common_dir(self) -> Path:
         """The git directory shared by all worktrees (where refs and objects live)."""
+        if self._located is not None:
+            return self._located.common_dir
         marker = self.git_dir / "commondir"
         if marker.exists():
             return (self.git_dir / marker.read_text().strip()).resolve()
@@ -145,10 +234,24 @@ class Store:
     @property
     def is_bare(self) -> bool:
         """True for a bare repository (no working tree)."""
+        if self._located is not None:
+            return self._located.workdir is None
         return bool(self.repo.is_bare)
+
+    def _file_ref(self, name: str) -> tuple[bool, str | None]:
+        """(answered, sha) from the ref files; not answered when libgit2 must decide."""
+        if self._located is None:
+            return False, None
+        try:
+            return True, read_ref(self._located, name)
+        except (Unsupported, OSError):
+            return False, None
 
     def head_sha(self) -> str | None:
         """Full SHA of HEAD's commit, or ``None`` when HEAD is unborn (no commits yet)."""
+        answered, sha = self._file_ref("HEAD")
+        if answered:
+            return sha
         if self.repo.head_is_unborn:
             return None
         return str(self.repo.head.target)
@@ -168,6 +271,9 @@ class Store:
 
     def tip(self, ref: str = MEMORY_REF) -> str | None:
         """Commit SHA the ref points at, or ``None`` when the ref does not exist."""
+        answered, sha = self._file_ref(ref)
+        if answered:
+            return sha
         try:
             return str(self.repo.references[ref].resolve().target)
         except KeyError:
@@ -177,12 +283,18 @@ class Store:
         if commit_sha is None:
             return None
         commit = self.repo[commit_sha]
-        if not isinstance(commit, pygit2.Commit):
+        if not isinstance(commit, _pg().Commit):
             raise FormatVersion(f"{commit_sha[:12]} on the memory ref is not a commit")
         return commit.tree
 
     def _id_at(self, commit_sha: str | None, path: str, kind: str) -> str | None:
         """Id of the ``kind`` ("blob" or "tree") object at ``path`` in the commit's tree, or ``None``."""
+        if commit_sha is None:
+            return None
+        return self._memoized(f"{kind}:{commit_sha}:{path}",
+                              lambda: self._lookup(commit_sha, path, kind))
+
+    def _lookup(self, commit_sha: str, path: str, kind: str) -> str | None:
         root = self._root(commit_sha)
         if root is None:
             return None
@@ -246,7 +358,24 @@ class Store:
         tree_id = self.subtree_id(commit_sha, directory)
         if tree_id is None:
             return {}
-        return {e.name: str(e.id) for e in self.repo[tree_id] if e.type_str == "blob"}
+        key = f"ls:{tree_id}"
+        if not self._memo_lacks(key):
+            return self._memoized(key, dict)
+        listing = {e.name: str(e.id) for e in self.repo[tree_id] if e.type_str == "blob"}
+        if len(listing) <= 64:  # small directories (continuity notes) only: the memo stays small
+            self._memo.put(key, listing)  # type: ignore[union-attr]
+        return listing
+
+    def read_note(self, blob_id: str, limit: int = 8192) -> str:
+        """A small text blob (a continuity note), decoded; remembered across processes.
+
+        Raises:
+            KeyError: no such object.
+        """
+        data = self.read_blob(blob_id) if self._memo_lacks(f"note:{blob_id}") else None
+        if data is not None and len(data) > limit:
+            return data.decode("utf-8", "replace")  # too large to remember
+        return self._memoized(f"note:{blob_id}", lambda: data.decode("utf-8", "replace"))
 
     def read_blob(self, blob_id: str) -> bytes:
         """Return the bytes of a blob.
@@ -275,7 +404,7 @@ class Store:
         if tip is None:
             return []
         out: list[CommitInfo] = []
-        for commit in self.repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME):
+        for commit in self.repo.walk(tip, _pg().enums.SortMode.TOPOLOGICAL | _pg().enums.SortMode.TIME):
             if path is not None:
                 here = _blob_at(commit.tree, path)
                 before = [_blob_at(p.tree, path) for p in commit.parents] or [None]
@@ -292,9 +421,9 @@ class Store:
         """The repository's git identity (user.name/user.email), or ``tur <tur@localhost>``."""
         try:
             sig = self.repo.default_signature
-        except (KeyError, pygit2.GitError):
-            return pygit2.Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
-        return pygit2.Signature(sig.name, sig.email)
+        except (KeyError, _pg().GitError):
+            return _pg().Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
+        return _pg().Signature(sig.name, sig.email)
 
     def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | None]) -> str:
         """Write the tree of ``base_commit`` with ``changes`` applied; return the new root tree id.
@@ -319,13 +448,13 @@ class Store:
                     if builder.get(name) is not None:
                         builder.remove(name)
                 else:
-                    builder.insert(name, oid, pygit2.enums.FileMode.TREE)
+                    builder.insert(name, oid, _pg().enums.FileMode.TREE)
             elif change is None:
                 if builder.get(name) is not None:
                     builder.remove(name)
             else:
                 blob = self.repo.create_blob(change)
-                builder.insert(name, blob, pygit2.enums.FileMode.BLOB)
+                builder.insert(name, blob, _pg().enums.FileMode.BLOB)
         return builder.write()
 
     def transact(
@@ -422,6 +551,14 @@ class Store:
         if outcome == "locked":
             raise self._locked_error(ref)
         return outcome == "ok"
+
+
+def _pg():  # noqa: ANN202 - the pygit2 module
+    # libgit2 costs ~0.13 s to load: a warm read that finds everything in the cache
+    # reads its two refs from files and never loads it.
+    import pygit2
+
+    return pygit2
 
 
 def _nest(changes: Mapping[str, bytes | None]) -> dict:
