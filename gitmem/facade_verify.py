@@ -245,7 +245,7 @@ class VerifyMixin:
             ))
         outcome = VerifyOutcome(rows=rows, skipped=skipped, head=report.head_sha)
         if write and updated:
-            outcome.commit = self._record_verdicts(judged, updated, rows)
+            outcome.commit = self._record_verdicts(judged, updated, rows, bulk=not ids)
         return outcome
 
     def _verify_cache_path(self):  # noqa: ANN202
@@ -335,7 +335,8 @@ class VerifyMixin:
         return memories, skipped, blobs
 
     def _record_verdicts(
-        self, judged_blobs: dict[str, str], updated: dict[str, Memory], rows: list[StatusRow]
+        self, judged_blobs: dict[str, str], updated: dict[str, Memory], rows: list[StatusRow],
+        bulk: bool = False,
     ) -> CommitInfo | None:
         counts = Counter(r.status.value for r in rows if r.changed)
         moved = sum(1 for r in rows if r.moved)
@@ -369,9 +370,10 @@ class VerifyMixin:
 
         commit, _ = self.store.transact(build)
         cache = self._record_cache()
-        # Worth it for a bulk verify only: for a few records the next reader parses them
-        # incrementally, while building the table here would read every record.
-        if commit is not None and cache is not None and len(updated) > 64:
+        # Worth it after a bulk verify only, which has read every record already: after
+        # `verify ID` the next reader parses the few changed blobs itself, while building
+        # the table here would read every record.
+        if commit is not None and cache is not None and bulk:
             # Hand the written records to the read cache, so the next reader of this tip
             # (the next `tur verify`, wake, recall) parses none of them.
             blobs = self.store.entries(commit.sha)
