@@ -424,25 +424,10 @@ class RecordTable:
 
 
 def _parse_blob(store: Any, memory_id: str, blob_id: str) -> tuple[Memory, dict]:
-    """Parse one blob as :func:`gitmem.reader.read_snapshot` does; also return its mapping.
+    """Parse one blob exactly as the reader does (see :func:`gitmem.reader.parse_record`)."""
+    from gitmem.reader import parse_record
 
-    Raises:
-        MalformedRecord: as the reader.
-    """
-    from gitmem import codec
-
-    where = f"blob {blob_id[:12]} (memories/{memory_id}.yaml)"
-    data = store.read_blob(blob_id)
-    mapping = codec.load_mapping(data, where)
-    try:
-        memory = Memory.model_validate(mapping)
-    except Exception:  # noqa: BLE001 - re-raised with the codec's own wording
-        codec.load(data, where)
-        raise
-    if memory.id != memory_id:
-        raise MalformedRecord(where, f"id field {memory.id!r} does not match the file name")
-    memory._blob_id = blob_id
-    return memory, mapping
+    return parse_record(store, memory_id, blob_id)
 
 
 # -- the cache ------------------------------------------------------------------------------------

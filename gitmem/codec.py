@@ -32,12 +32,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gitmem.yaml_reader import MAX_RECORD_BYTES, load, load_mapping
+from gitmem.yaml_reader import MAX_RECORD_BYTES, load, load_mapping, load_with_mapping
 
 if TYPE_CHECKING:
     from gitmem.models import Memory
 
-__all__ = ["MAX_RECORD_BYTES", "dump_new", "load", "load_mapping", "update"]
+__all__ = ["MAX_RECORD_BYTES", "dump_new", "load", "load_mapping", "load_with_mapping", "update"]
 
 
 def dump_new(memory: Memory) -> bytes:

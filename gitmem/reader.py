@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitmem.errors import MalformedRecord
 from gitmem.models import Memory
 from gitmem.store import Store
 
-__all__ = ["Skipped", "Snapshot", "read_record", "read_snapshot", "record_path"]
+__all__ = ["Skipped", "Snapshot", "parse_record", "read_record", "read_snapshot", "record_path"]
 
 
 def record_path(memory_id: str) -> str:
@@ -79,18 +80,29 @@ def read_record(store: Store, memory_id: str, blob_id: str) -> Memory:
     return _parse(store, memory_id, blob_id, None)
 
 
-def _parse(store: Store, memory_id: str, blob_id: str, cache: object | None) -> Memory:
-    from gitmem import codec  # lazy: a warm read through the cache never parses YAML
+def parse_record(store: Store, memory_id: str, blob_id: str) -> tuple[Memory, dict[str, Any]]:
+    """Parse one record blob; return the model (with its blob id) and its plain mapping.
 
+    Raises:
+        MalformedRecord: the blob is not a valid record, or its id is not ``memory_id``.
+    """
+    # Lazy: a warm read through the cache never parses YAML.
+    from gitmem.codec import load_with_mapping
+
+    where = f"blob {blob_id[:12]} (memories/{memory_id}.yaml)"
+    memory, mapping = load_with_mapping(store.read_blob(blob_id), where)
+    if memory.id != memory_id:
+        raise MalformedRecord(where, f"id field {memory.id!r} does not match the file name")
+    memory._blob_id = blob_id
+    return memory, mapping
+
+
+def _parse(store: Store, memory_id: str, blob_id: str, cache: object | None) -> Memory:
     if cache is not None:
         hit = cache.get(blob_id)  # type: ignore[attr-defined]
         if hit is not None:
             return hit
-    where = f"blob {blob_id[:12]} (memories/{memory_id}.yaml)"
-    memory = codec.load(store.read_blob(blob_id), where)
-    if memory.id != memory_id:
-        raise MalformedRecord(where, f"id field {memory.id!r} does not match the file name")
-    memory._blob_id = blob_id
+    memory, _ = parse_record(store, memory_id, blob_id)
     if cache is not None:
         cache.put(blob_id, memory)  # type: ignore[attr-defined]
     return memory

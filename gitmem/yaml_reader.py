@@ -23,6 +23,7 @@ __all__ = [
     "NULL_TAG",
     "load",
     "load_mapping",
+    "load_with_mapping",
     "parse_float",
 ]
 
@@ -275,9 +276,18 @@ def load(data: bytes, where: str) -> Memory:
             the reason names the field, e.g.
             ``confidence: Input should be less than or equal to 1``.
     """
+    return load_with_mapping(data, where)[0]
+
+
+def load_with_mapping(data: bytes, where: str) -> tuple[Memory, dict[str, Any]]:
+    """As :func:`load`, also returning the plain mapping the record was validated from.
+
+    Raises:
+        MalformedRecord: as :func:`load`.
+    """
     mapping = load_mapping(data, where)
     try:
-        return Memory.model_validate(mapping)
+        return Memory.model_validate(mapping), mapping
     except ValidationError as exc:
         raise MalformedRecord(where, _validation_reason(exc)) from None
 
