@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import (
-    EmptyRepository,
     FormatVersion,
     GitmemError,
     NotARepository,
@@ -255,17 +254,6 @@ class Store:
         if self.repo.head_is_unborn:
             return None
         return str(self.repo.head.target)
-
-    def require_head(self) -> str:
-        """Return HEAD's SHA.
-
-        Raises:
-            EmptyRepository: the repository has no commits yet.
-        """
-        sha = self.head_sha()
-        if sha is None:
-            raise EmptyRepository("the repository has no commits yet", "commit something first")
-        return sha
 
     # -- reading the memory ref ------------------------------------------------------------
 
