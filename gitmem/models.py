@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime
-from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
+
+from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, utc_now
 
 __all__ = [
     "ID_PATTERN",
@@ -23,14 +24,6 @@ __all__ = [
     "utc_now",
 ]
 
-#: Ids are ``<type>-<8 hex>``; the hex part is derived from the normalised content.
-ID_PATTERN = re.compile(r"^(axiom|core|fact|insight|preference)-[0-9a-f]{8}$")
-
-
-def utc_now() -> datetime:
-    """Return the current time as an aware UTC datetime, truncated to whole seconds."""
-    return datetime.now(UTC).replace(microsecond=0)
-
 
 def _as_utc(value: datetime) -> datetime:
     # Naive timestamps in hand-written records are taken as UTC, never local time,
@@ -38,41 +31,6 @@ def _as_utc(value: datetime) -> datetime:
     if value.tzinfo is None:
         return value.replace(tzinfo=UTC)
     return value.astimezone(UTC)
-
-
-class MemoryType(StrEnum):
-    """Epistemic kind of a memory; decides its default half-life and its wake tier."""
-
-    AXIOM = "axiom"
-    CORE = "core"
-    FACT = "fact"
-    INSIGHT = "insight"
-    PREFERENCE = "preference"
-
-
-class Scope(StrEnum):
-    """Whether a memory holds for every agent (``universal``) or one incarnation."""
-
-    UNIVERSAL = "universal"
-    INCARNATION = "incarnation"
-
-
-class Status(StrEnum):
-    """Staleness status of a memory (EP-0131)."""
-
-    FRESH = "fresh"
-    STALE = "stale"
-    UNANCHORED = "unanchored"
-    REFUTED = "refuted"
-
-
-class RelationType(StrEnum):
-    """Typed link from one memory to another."""
-
-    SUPPORTS = "supports"
-    CONTRADICTS = "contradicts"
-    REFINES = "refines"
-    SUPERSEDES = "supersedes"
 
 
 class _Part(BaseModel):

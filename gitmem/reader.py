@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import MalformedRecord
-from gitmem.models import Memory
 from gitmem.store import Store
+
+if TYPE_CHECKING:
+    from gitmem.models import Memory
 
 __all__ = ["Skipped", "Snapshot", "parse_record", "read_record", "read_snapshot", "record_path"]
 

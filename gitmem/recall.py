@@ -20,12 +20,15 @@ from array import array
 from collections import Counter as Multiset
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidInput
-from gitmem.models import Memory, Status
 from gitmem.render import RECALL_FORMATS, render_hits
+from gitmem.vocabulary import Status
 from gitmem.wake import superseded_by
+
+if TYPE_CHECKING:
+    from gitmem.models import Memory
 
 __all__ = [
     "RRF_K",

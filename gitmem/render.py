@@ -11,9 +11,8 @@ import json
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from gitmem.models import Memory
-
 if TYPE_CHECKING:  # only for annotations: wake and recall import this module
+    from gitmem.models import Memory
     from gitmem.recall import Hit, RecallResult
     from gitmem.wake import WakeResult
 

@@ -15,10 +15,14 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from gitmem.errors import InvalidInput
-from gitmem.models import Memory, MemoryType, RelationType, Status
 from gitmem.render import format_entry
+from gitmem.vocabulary import MemoryType, RelationType, Status
+
+if TYPE_CHECKING:
+    from gitmem.models import Memory
 
 __all__ = [
     "DEFAULT_BUDGET",

@@ -82,3 +82,33 @@ def test_the_stock_cl100k_name_means_its_bundled_offline_twin(repo):
     tur(repo, "learn", "anything at all")
     result, _ = Gitmem.open(repo).wake(token_budget=100)
     assert result.tokens <= 100
+
+
+def test_an_empty_file_validates_to_the_defaults_of_a_missing_one(repo):
+    from gitmem.config import Settings
+    from gitmem.config_schema import validate_settings
+
+    assert validate_settings(None, "config.yaml") == Settings() == load_settings(repo)
+
+
+def test_settings_survive_their_plain_cache_form(repo):
+    from gitmem.config import Settings
+
+    write_config(repo, "decay:\n  half_life_days:\n    fact: 7\n    insight: null\n"
+                       "  threshold: 0.2\nwake:\n  shares: [0.1, 0.3, 0.6]\nrecall:\n  top_k: 9\n")
+    settings = load_settings(repo)
+    assert Settings.from_plain(settings.to_plain()) == settings
+    assert settings.decay.half_life_days[MemoryType.INSIGHT] is None
+    assert settings.recall.top_k == 9 and settings.wake.shares == (0.1, 0.3, 0.6)
+
+
+def test_a_damaged_settings_memo_is_validated_again(repo):
+    from gitmem.cache import RecordCache
+    from gitmem.store import Store
+
+    write_config(repo, "recall:\n  top_k: 3\n")
+    memo = RecordCache.for_store(Store.discover(repo))
+    assert load_settings(repo, memo).recall.top_k == 3
+    data = (repo / ".tur" / "config.yaml").read_bytes()
+    memo.put_settings(data, {"recall": "nonsense"})
+    assert load_settings(repo, memo).recall.top_k == 3

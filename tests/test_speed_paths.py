@@ -1,8 +1,9 @@
 """Structural speed guarantees, without timing: what a command imports, and what a write reads.
 
 A warm ``wake`` or ``recall`` must not parse YAML or load the BPE tables, so it must not even
-import ruamel, PyYAML's loader, tiktoken, numpy or bm25s; ``tur --help`` must not import the
-libraries no help text needs. A write must read and rewrite only the shard tree it touches.
+import ruamel, PyYAML's loader, tiktoken, numpy or bm25s, nor build the pydantic record models;
+``tur --help`` must not import the libraries no help text needs. A write must read and
+rewrite only the shard tree it touches.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("ruamel", "yaml", "tiktoken", "numpy", "bm25s", "textual", "watchfiles",
-         "detect_secrets", "gitmem.codec", "pygit2")
+         "detect_secrets", "gitmem.codec", "pygit2", "pydantic", "gitmem.models")
 
 PROBE = f"HEAVY = {HEAVY!r}" + """
 import io, json, sys
@@ -90,6 +91,22 @@ def test_a_warm_recall_reads_no_yaml_and_builds_no_index(learned):
     # A budgeted recall whose output is shorter than its budget in bytes needs no tokenizer.
     budgeted = run_tur("-C", str(learned), "recall", "retry queue jobs", "--token-budget", "500")
     assert budgeted["heavy"] == [] and budgeted["out"] == warm["out"]
+
+
+def test_a_validated_config_file_is_not_validated_again_until_it_changes(learned):
+    config = learned / ".tur" / "config.yaml"
+    config.parent.mkdir()
+    config.write_text("wake:\n  token_budget: 40\n")
+    first = run_tur("-C", str(learned), "wake", "--format", "json")
+    assert first["code"] == 0 and "pydantic" in top_level(first["heavy"])
+    again = run_tur("-C", str(learned), "wake", "--format", "json")
+    assert again["heavy"] == [] and json.loads(again["out"])["budget"] == 40
+    config.write_text("wake:\n  token_budget: 50\n")
+    changed = run_tur("-C", str(learned), "wake", "--format", "json")
+    assert json.loads(changed["out"])["budget"] == 50
+    config.write_text("wake:\n  token_budget: lots\n")
+    bad = run_tur("-C", str(learned), "wake")
+    assert bad["code"] != 0 and "wake.token_budget" in bad["err"]
 
 
 def test_one_new_memory_costs_one_parse_not_a_cold_read(learned):

@@ -74,7 +74,7 @@ def cmd_recall(args, env) -> int:  # noqa: ANN001
     if args.top_k is not None and args.top_k < 1:
         raise InvalidInput(f"--top-k must be >= 1, got {args.top_k}")
     result, skipped = env.gm.recall(query, top_k=args.top_k, token_budget=args.token_budget,
-                                    include_stale=args.include_stale)
+                                    include_stale=args.include_stale, full_records=False)
     env.warn_skipped(skipped)
     env.write(render.render_recall(result, args.format))
     return 0

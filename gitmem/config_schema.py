@@ -1,0 +1,108 @@
+"""Pydantic schema of ``.tur/config.yaml``: validates a parsed file into :class:`gitmem.config.Settings`.
+
+Kept apart from :mod:`gitmem.config` so that a command whose configuration is the default,
+or was validated before (see :func:`gitmem.config.load_settings`), never imports pydantic.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from gitmem.config import RecallSettings, Settings, WakeSettings
+from gitmem.decay import DecayPolicy, default_commit_lambdas, default_half_lives
+from gitmem.errors import ConfigError
+from gitmem.vocabulary import MemoryType
+
+__all__ = ["SettingsFile", "validate_settings"]
+
+_DEFAULT = Settings()
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class DecaySection(_Section):
+    """``decay:`` of the file (see :class:`gitmem.decay.DecayPolicy`)."""
+
+    half_life_days: dict[MemoryType, float | None] = Field(default_factory=default_half_lives)
+    commit_lambda: dict[MemoryType, float] = Field(default_factory=default_commit_lambdas)
+    threshold: float = Field(default=_DEFAULT.decay.threshold, ge=0.0, le=1.0)
+    max_commit_distance: int = Field(default=_DEFAULT.decay.max_commit_distance, ge=0)
+
+    @model_validator(mode="after")
+    def _fill_types(self) -> DecaySection:
+        # A config that names only some types keeps the defaults for the others.
+        for key, value in default_half_lives().items():
+            self.half_life_days.setdefault(key, value)
+        for key, value in default_commit_lambdas().items():
+            self.commit_lambda.setdefault(key, value)
+        for key, value in self.half_life_days.items():
+            if value is not None and value <= 0:
+                raise ValueError(f"half_life_days.{key.value} must be positive or null")
+        for key, value in self.commit_lambda.items():
+            if value < 0:
+                raise ValueError(f"commit_lambda.{key.value} must be >= 0")
+        return self
+
+
+class WakeSection(_Section):
+    """``wake:`` of the file."""
+
+    token_budget: int = Field(default=_DEFAULT.wake.token_budget, ge=0)
+    shares: tuple[float, float, float] = _DEFAULT.wake.shares
+
+    @field_validator("shares")
+    @classmethod
+    def _sum_to_one(cls, value: tuple[float, float, float]) -> tuple[float, float, float]:
+        if any(s < 0 for s in value) or abs(sum(value) - 1.0) > 1e-6:
+            raise ValueError("shares must be three non-negative numbers that sum to 1")
+        return value
+
+
+class RecallSection(_Section):
+    """``recall:`` of the file."""
+
+    top_k: int = Field(default=_DEFAULT.recall.top_k, ge=1)
+
+
+class SettingsFile(_Section):
+    """The whole file; every key is optional and unknown keys are errors."""
+
+    decay: DecaySection = Field(default_factory=DecaySection)
+    wake: WakeSection = Field(default_factory=WakeSection)
+    recall: RecallSection = Field(default_factory=RecallSection)
+    tokenizer: str = _DEFAULT.tokenizer
+
+    def to_settings(self) -> Settings:
+        """The plain :class:`Settings` these values describe."""
+        d = self.decay
+        return Settings(
+            decay=DecayPolicy(
+                half_life_days=dict(d.half_life_days),
+                commit_lambda=dict(d.commit_lambda),
+                threshold=d.threshold,
+                max_commit_distance=d.max_commit_distance,
+            ),
+            wake=WakeSettings(token_budget=self.wake.token_budget, shares=tuple(self.wake.shares)),
+            recall=RecallSettings(top_k=self.recall.top_k),
+            tokenizer=self.tokenizer,
+        )
+
+
+def validate_settings(data: Any, where: str) -> Settings:
+    """Validate a parsed config mapping (``None`` = empty file).
+
+    Raises:
+        ConfigError: a bad or unknown key; the message names ``where`` and the key.
+    """
+    try:
+        return SettingsFile.model_validate(data or {}).to_settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"])
+        raise ConfigError(
+            f"{where}: {key}: {first['msg']}", "fix the value or delete the key for the default"
+        ) from exc

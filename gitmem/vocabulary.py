@@ -1,0 +1,56 @@
+"""The record vocabulary: memory types, statuses, scopes, relation types, the id pattern.
+
+Plain enums with no pydantic, so that the read path (``wake``, ``recall`` from the cache)
+can name them without building the record models; :mod:`gitmem.models` re-exports them.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from enum import StrEnum
+
+__all__ = ["ID_PATTERN", "MemoryType", "RelationType", "Scope", "Status", "utc_now"]
+
+#: Ids are ``<type>-<8 hex>``; the hex part is derived from the normalised content.
+ID_PATTERN = re.compile(r"^(axiom|core|fact|insight|preference)-[0-9a-f]{8}$")
+
+
+def utc_now() -> datetime:
+    """Return the current time as an aware UTC datetime, truncated to whole seconds."""
+    return datetime.now(UTC).replace(microsecond=0)
+
+
+class MemoryType(StrEnum):
+    """Epistemic kind of a memory; decides its default half-life and its wake tier."""
+
+    AXIOM = "axiom"
+    CORE = "core"
+    FACT = "fact"
+    INSIGHT = "insight"
+    PREFERENCE = "preference"
+
+
+class Scope(StrEnum):
+    """Whether a memory holds for every agent (``universal``) or one incarnation."""
+
+    UNIVERSAL = "universal"
+    INCARNATION = "incarnation"
+
+
+class Status(StrEnum):
+    """Staleness status of a memory (EP-0131)."""
+
+    FRESH = "fresh"
+    STALE = "stale"
+    UNANCHORED = "unanchored"
+    REFUTED = "refuted"
+
+
+class RelationType(StrEnum):
+    """Typed link from one memory to another."""
+
+    SUPPORTS = "supports"
+    CONTRADICTS = "contradicts"
+    REFINES = "refines"
+    SUPERSEDES = "supersedes"
