@@ -13,6 +13,7 @@ blank line)::
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -83,7 +84,6 @@ class AssemblyEntry:
     salience: float | None
 
 
-@dataclass(frozen=True)
 class WakeResult:
     """A compiled wake.
 
@@ -91,16 +91,47 @@ class WakeResult:
         text: the markdown an agent reads; ``tokens <= budget`` always holds.
         tokens: tokens of ``text``, counted on the final string by the counter.
         budget: the budget in tokens, ``None`` when unbounded.
-        assembly: one entry per memory given (and per persona / continuity block), in tier
-            and rank order; nothing is left out.
         omitted: memories excluded for budget (reason ``over_budget``); the advisory's number.
+        assembly: one entry per memory given (and per persona / continuity block), in tier
+            and rank order; nothing is left out. Built on first use: a plain wake of
+            100,000 memories prints the text and never needs 100,000 entries.
     """
 
-    text: str
-    tokens: int
-    budget: int | None
-    assembly: tuple[AssemblyEntry, ...]
-    omitted: int
+    __slots__ = ("_assembly", "_build", "budget", "omitted", "text", "tokens")
+
+    def __init__(
+        self,
+        text: str,
+        tokens: int,
+        budget: int | None,
+        omitted: int,
+        assembly: Iterable[AssemblyEntry] | Callable[[], Iterable[AssemblyEntry]],
+    ) -> None:
+        self.text = text
+        self.tokens = tokens
+        self.budget = budget
+        self.omitted = omitted
+        self._build = assembly if callable(assembly) else None
+        self._assembly = None if callable(assembly) else tuple(assembly)
+
+    @property
+    def assembly(self) -> tuple[AssemblyEntry, ...]:
+        """The assembly record (see the class docstring)."""
+        if self._assembly is None:
+            self._assembly = tuple(self._build())  # type: ignore[misc]
+            self._build = None
+        return self._assembly
+
+    def _key(self) -> tuple:
+        return (self.text, self.tokens, self.budget, self.omitted, self.assembly)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WakeResult) and self._key() == other._key()
+
+    __hash__ = None  # type: ignore[assignment] - equal results may be built apart
+
+    def __repr__(self) -> str:
+        return f"WakeResult(tokens={self.tokens}, budget={self.budget}, omitted={self.omitted})"
 
     def excluded_counts(self) -> dict[str, int]:
         """Excluded entries by reason, in :data:`REASONS` order, reasons with none left out."""
@@ -111,32 +142,50 @@ class WakeResult:
         return {reason: n for reason, n in counts.items() if n}
 
 
-@dataclass(slots=True)
-class _Unit:
-    key: str
-    tokens: int
-    is_memory: bool
-    _text: str | None = None
-    _memory: Memory | None = None
+@dataclass(frozen=True)
+class WakeRows:
+    """The memories of a wake as parallel columns: row *i* of every column is one memory.
 
-    @property
-    def text(self) -> str:
-        # Only chosen entries are laid out: formatting all 100,000 would dominate a
-        # warm wake whose token counts come from the cache.
-        if self._text is None:
-            self._text = format_entry(self._memory)
-        return self._text
+    The shape :func:`compile_rows` ranks, so that a caller holding columns (the read cache)
+    needs no object per memory; :func:`compile_wake` builds it from records.
+
+    Attributes:
+        ids: memory ids, sorted ascending and unique (ties in salience are broken by row).
+        types: :class:`~gitmem.vocabulary.MemoryType` values (``"fact"``...).
+        statuses: effective :class:`~gitmem.vocabulary.Status` values (``"stale"``...).
+        weights: decay weights in [0, 1] (see :func:`gitmem.decay.weight`).
+        relations: per row, the ``(relation type value, target id)`` pairs it links with.
+        tokens: per row, tokens of :func:`gitmem.render.format_entry` of the memory, or a
+            negative number when not known (then it is counted when needed).
+        entry: row -> :func:`gitmem.render.format_entry` text of that memory.
+    """
+
+    ids: Sequence[str]
+    types: Sequence[str]
+    statuses: Sequence[str]
+    weights: Sequence[float]
+    relations: Sequence[Sequence[tuple[str, str]]]
+    tokens: Sequence[int]
+    entry: Callable[[int], str]
 
 
 @dataclass
 class _Section:
+    """A block of the text: a header and items, each with its tokens and its text."""
+
     tier: int
     header: str
-    units: list[_Unit]
-    # Lines of a persona or continuity note are taken as a prefix (their order is their
-    # meaning); memories are packed greedily, skipping those that do not fit.
-    prefix_only: bool
-    chosen: list[_Unit] = field(default_factory=list)
+    key: str | None  # "persona" / "continuity" for line blocks; None: items are memory rows
+    items: list
+    tokens: list[int]
+    text: Callable[[int], str]  # item position -> text
+    chosen: list[int] = field(default_factory=list)  # item positions, in order
+
+    @property
+    def prefix_only(self) -> bool:
+        # Lines of a persona or continuity note are taken as a prefix (their order is their
+        # meaning); memories are packed greedily, skipping those that do not fit.
+        return self.key is not None
 
 
 def relation_degrees(memories: Iterable[Memory]) -> dict[str, int]:
@@ -270,45 +319,112 @@ def compile_wake(
             summing to at most 1.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
+    ordered = sorted(memories, key=lambda m: m.id)
+    cached = entry_tokens or {}
+    rows = WakeRows(
+        ids=[m.id for m in ordered],
+        types=[m.type for m in ordered],
+        statuses=[m.status for m in ordered],
+        weights=[weights.get(m.id, m.confidence) for m in ordered],
+        relations=[[(r.type, r.target) for r in m.relations] for m in ordered],
+        tokens=[cached.get(m.id, -1) for m in ordered],
+        entry=lambda row: format_entry(ordered[row]),
+    )
+    return compile_rows(rows, persona=persona, continuity=continuity, budget=budget,
+                        shares=shares, threshold=threshold, counter=counter)
+
+
+def compile_rows(
+    rows: WakeRows,
+    *,
+    persona: Mapping[str, object] | str | None = None,
+    continuity: str | None = None,
+    budget: int | None = DEFAULT_BUDGET,
+    shares: Sequence[float] = DEFAULT_SHARES,
+    threshold: float = DEFAULT_THRESHOLD,
+    counter: Callable[[str], int] | None = None,
+) -> WakeResult:
+    """Compile the wake text of the memories in ``rows``: :func:`compile_wake` on columns.
+
+    Same tiers, exclusions, ranking, packing and exact budget as :func:`compile_wake`. Costs
+    no object per memory: an excluded or over-budget memory is never formatted, a memory
+    whose tokens are known is never counted, and the assembly record is built on first use
+    of :attr:`WakeResult.assembly`.
+
+    Raises:
+        InvalidInput: negative budget, or shares that are not three non-negative numbers
+            summing to at most 1.
+        TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
+    """
     _check(budget, shares)
     if counter is None:
         from gitmem.tokens import TokenCounter
 
         counter = TokenCounter()
-    cached = entry_tokens or {}
-    reasons = _status_reasons(memories, weights, threshold)
-    degrees = relation_degrees(memories)
-    salience = {m.id: weights.get(m.id, m.confidence) * centrality(degrees[m.id]) for m in memories}
-    ranked = sorted(memories, key=lambda m: (-salience[m.id], m.id))
-    tier1 = [m for m in ranked if m.type in _TIER1_TYPES]
-    tier2 = [m for m in ranked if m.type not in _TIER1_TYPES]
+    n = len(rows.ids)
+    reasons = _row_reasons(rows, threshold)
+    salience = _row_salience(rows)
+    negated = [-value for value in salience]
+    # Rows are sorted by id and sort() is stable: equal salience stays in id order.
+    ranked = sorted(range(n), key=negated.__getitem__)
+    tier_one = {MemoryType.AXIOM.value, MemoryType.CORE.value}
+    types = rows.types
+    tier1 = [r for r in ranked if types[r] in tier_one]
+    tier2 = [r for r in ranked if types[r] not in tier_one]
+    texts: dict[int, str] = {}
 
-    def unit(m: Memory) -> _Unit:
-        tokens = cached.get(m.id)
-        if tokens is not None:
-            return _Unit(m.id, tokens, True, _memory=m)
-        text = format_entry(m)
-        return _Unit(m.id, counter(text), True, _text=text)
+    def entry(row: int) -> str:
+        found = texts.get(row)
+        if found is None:
+            found = texts[row] = rows.entry(row)
+        return found
 
-    persona_units = _lines(PERSONA_ID, _persona_lines(persona), counter)
-    continuity_units = _lines(CONTINUITY_ID, _text_lines(continuity), counter)
+    tokens = list(rows.tokens)
+
+    def tokens_of(row: int) -> int:
+        value = tokens[row]
+        if value < 0:
+            value = tokens[row] = counter(entry(row))
+        return value
+
+    def memory_section(tier: int, header: str, ordered: list[int]) -> _Section:
+        active = [r for r in ordered if reasons[r] is None]
+        return _Section(tier, header, None, active, [tokens_of(r) for r in active],
+                        lambda pos: entry(active[pos]))
+
+    persona_lines = _persona_lines(persona)
+    continuity_lines = _text_lines(continuity)
     sections = [
-        _Section(0, _HEADERS["persona"], persona_units, True),
-        _Section(1, _HEADERS["continuity"], continuity_units, True),
-        _Section(1, _HEADERS["axioms"], [unit(m) for m in tier1 if m.id not in reasons], False),
-        _Section(2, _HEADERS["salient"], [unit(m) for m in tier2 if m.id not in reasons], False),
+        _Section(0, _HEADERS["persona"], PERSONA_ID, persona_lines,
+                 [counter(line) for line in persona_lines], persona_lines.__getitem__),
+        _Section(1, _HEADERS["continuity"], CONTINUITY_ID, continuity_lines,
+                 [counter(line) for line in continuity_lines], continuity_lines.__getitem__),
+        memory_section(1, _HEADERS["axioms"], tier1),
+        memory_section(2, _HEADERS["salient"], tier2),
     ]
-    stale = sum(1 for r in reasons.values() if r == "stale")
+    stale = sum(1 for r in reasons if r == "stale")
     if budget:
-        text, tokens = _pack(sections, budget, shares, stale, counter)
+        text, used = _pack(sections, budget, shares, stale, counter)
     else:
         for section in sections:
-            section.chosen = list(section.units)
+            section.chosen = list(range(len(section.items)))
         text = _layout(sections, advisory_line(0, stale))
-        tokens = counter(text)
-    assembly = _assembly(sections, tier1, tier2, reasons, salience, unit)
-    omitted = sum(1 for e in assembly if e.reason == "over_budget" and e.memory_id in salience)
-    return WakeResult(text, tokens, budget or None, tuple(assembly), omitted)
+        used = counter(text)
+    omitted = sum(len(s.items) - len(s.chosen) for s in sections[2:])
+    blocks = [_block_entry(s) for s in sections[:2] if s.items]
+    chosen = [{s.items[pos] for pos in s.chosen} for s in sections[2:]]
+
+    def assembly() -> tuple[AssemblyEntry, ...]:
+        entries = list(blocks)
+        ids = rows.ids
+        for tier, ordered, included in ((1, tier1, chosen[0]), (2, tier2, chosen[1])):
+            for r in ordered:
+                reason = reasons[r] or (None if r in included else "over_budget")
+                entries.append(AssemblyEntry(ids[r], tier, tokens_of(r), reason is None, reason,
+                                             salience[r]))
+        return tuple(entries)
+
+    return WakeResult(text, used, budget or None, omitted, assembly)
 
 
 def _check(budget: int | None, shares: Sequence[float]) -> None:
@@ -321,22 +437,54 @@ def _check(budget: int | None, shares: Sequence[float]) -> None:
         )
 
 
-def _status_reasons(
-    memories: Sequence[Memory], weights: Mapping[str, float], threshold: float
-) -> dict[str, str]:
-    reasons: dict[str, str] = {}
-    for memory in memories:
-        if memory.status is Status.REFUTED:
-            reasons[memory.id] = "refuted"
-        elif memory.status is Status.STALE:
-            reasons[memory.id] = "stale"
-        elif weights.get(memory.id, memory.confidence) < threshold:
-            reasons[memory.id] = "low_weight"
-    superseded = superseded_by(memories, lambda m: m.id not in reasons)
-    for memory in memories:
-        if memory.id in superseded and memory.id not in reasons:
-            reasons[memory.id] = "superseded"
+def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
+    """Why each row is excluded before packing (``None``: it competes for the budget)."""
+    refuted, stale = Status.REFUTED.value, Status.STALE.value
+    reasons: list[str | None] = [
+        "refuted" if status == refuted
+        else "stale" if status == stale
+        else "low_weight" if w < threshold
+        else None
+        for status, w in zip(rows.statuses, rows.weights, strict=True)
+    ]
+    # A supersedes relation counts only from a memory that passed the checks above.
+    supersedes = RelationType.SUPERSEDES.value
+    row_of = _row_finder(rows.ids)
+    targets = []
+    for r, links in enumerate(rows.relations):
+        if links and reasons[r] is None:
+            targets.extend(row_of(t) for kind, t in links if kind == supersedes and t != rows.ids[r])
+    for target in targets:
+        if target is not None and reasons[target] is None:
+            reasons[target] = "superseded"
     return reasons
+
+
+def _row_salience(rows: WakeRows) -> list[float]:
+    """``weight × centrality(degree)`` per row; most rows have no relation (centrality 1)."""
+    salience = list(rows.weights)
+    row_of = _row_finder(rows.ids)
+    neighbours: dict[int, set[int]] = {}
+    for r, links in enumerate(rows.relations):
+        for _, target in links:
+            t = row_of(target)
+            if t is not None and t != r:
+                neighbours.setdefault(r, set()).add(t)
+                neighbours.setdefault(t, set()).add(r)
+    for r, linked in neighbours.items():
+        salience[r] = rows.weights[r] * centrality(len(linked))
+    return salience
+
+
+def _row_finder(ids: Sequence[str]) -> Callable[[str], int | None]:
+    """Row of an id in sorted ``ids`` (binary search: no index of every id is built)."""
+    n = len(ids)
+
+    def find(memory_id: str) -> int | None:
+        r = bisect_left(ids, memory_id)
+        return r if r < n and ids[r] == memory_id else None
+
+    return find
 
 
 def _scalar(value: object) -> str:
@@ -373,12 +521,8 @@ def _text_lines(text: str | None) -> list[str]:
     return [line + "\n" for line in text.strip("\n").split("\n")]
 
 
-def _lines(key: str, lines: list[str], counter: Callable[[str], int]) -> list[_Unit]:
-    return [_Unit(key, counter(line), False, _text=line) for line in lines]
-
-
 def _layout(sections: Sequence[_Section], advisory: str) -> str:
-    blocks = [s.header + "".join(u.text for u in s.chosen) for s in sections if s.chosen]
+    blocks = [s.header + "".join(s.text(pos) for pos in s.chosen) for s in sections if s.chosen]
     if advisory:
         blocks.append(advisory + "\n")
     return "\n".join(blocks)
@@ -399,10 +543,10 @@ def _pack(
         allowance = math.floor(budget * cumulative) - used
         for section in (s for s in sections if s.tier == tier):
             header = counter(("\n" if opened else "") + section.header)
-            for unit in section.units:
-                cost = unit.tokens + (0 if section.chosen else header)
+            for pos, tokens in enumerate(section.tokens):
+                cost = tokens + (0 if section.chosen else header)
                 if cost <= allowance:
-                    section.chosen.append(unit)
+                    section.chosen.append(pos)
                     allowance -= cost
                     used += cost
                     opened = True
@@ -414,10 +558,11 @@ def _pack(
 def _fit(
     sections: list[_Section], budget: int, stale: int, counter: Callable[[str], int]
 ) -> tuple[str, int]:
-    all_memories = sum(1 for s in sections for u in s.units if u.is_memory)
+    memory_sections = [s for s in sections if not s.prefix_only]
+    all_memories = sum(len(s.items) for s in memory_sections)
     short = False
     while True:
-        included = sum(1 for s in sections for u in s.chosen if u.is_memory)
+        included = sum(len(s.chosen) for s in memory_sections)
         text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
         tokens = counter(text)
         if tokens <= budget:
@@ -431,32 +576,10 @@ def _fit(
             return "", 0
 
 
-def _assembly(
-    sections: list[_Section],
-    tier1: list[Memory],
-    tier2: list[Memory],
-    reasons: Mapping[str, str],
-    salience: Mapping[str, float],
-    unit: Callable[[Memory], _Unit],
-) -> list[AssemblyEntry]:
-    entries = [_block_entry(s) for s in sections[:2] if s.units]
-    for tier, memories, section in ((1, tier1, sections[2]), (2, tier2, sections[3])):
-        chosen = {u.key for u in section.chosen}
-        tokens = {u.key: u.tokens for u in section.units}
-        for m in memories:
-            reason = reasons.get(m.id) or (None if m.id in chosen else "over_budget")
-            cost = tokens.get(m.id)
-            if cost is None:
-                cost = unit(m).tokens
-            entries.append(AssemblyEntry(m.id, tier, cost, reason is None, reason, salience[m.id]))
-    return entries
-
-
 def _block_entry(section: _Section) -> AssemblyEntry:
-    key = section.units[0].key
+    key = section.key or ""
     if not section.chosen:
-        total = sum(u.tokens for u in section.units)
-        return AssemblyEntry(key, section.tier, total, False, "over_budget", None)
-    partial = len(section.chosen) < len(section.units)
-    tokens = sum(u.tokens for u in section.chosen)
+        return AssemblyEntry(key, section.tier, sum(section.tokens), False, "over_budget", None)
+    partial = len(section.chosen) < len(section.items)
+    tokens = sum(section.tokens[pos] for pos in section.chosen)
     return AssemblyEntry(key, section.tier, tokens, True, "truncated" if partial else None, None)
