@@ -55,6 +55,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem import __version__
+from gitmem.decay import microseconds
 from gitmem.errors import MalformedRecord
 from gitmem.reader import Skipped, Snapshot
 from gitmem.vocabulary import MemoryType, RelationType, Status
@@ -72,7 +73,7 @@ __all__ = [
     "cache_dir",
 ]
 
-CACHE_FORMAT = 1
+CACHE_FORMAT = 2
 """Version of the file layout; part of every header."""
 
 _MAGIC = b"TURCACHE"
@@ -296,10 +297,11 @@ def _row_of(memory: Memory) -> tuple:
                                     decay.staleness_status.value, decay.reason),
         tuple((r.type.value, r.target) for r in memory.relations),
         None if memory.refutation is None else memory.refutation.reason,
+        None if memory.last_verified_at is None else microseconds(memory.last_verified_at),
     )
 
 
-_COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted")
+_COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted", "verified")
 
 
 # -- the records of one tree ----------------------------------------------------------------------
@@ -310,7 +312,7 @@ class RecordTable:
     """Every record of one ``memories`` tree, from the cache file or freshly parsed.
 
     Rows are sorted by id. ``bad`` lists the blobs that are not readable records;
-    ``entry_order`` gives every entry (readable or not) in the tree's own order, as
+    :attr:`entry_order` gives every entry (readable or not) in the tree's own order, as
     :meth:`gitmem.store.Store.entries` lists them.
     """
 
@@ -319,7 +321,8 @@ class RecordTable:
     blobs: list[str]
     columns: dict[str, list]
     bad: list[Skipped]
-    entry_order: list[tuple[str, str]]
+    order: list[str]
+    """Every entry's id (readable or not) in the tree's own order."""
     path: Path | None = None
     records_at: int = 0
     offsets: array = field(default_factory=lambda: array("q"))
@@ -344,12 +347,34 @@ class RecordTable:
             self._blob_rows = {blob: i for i, blob in enumerate(self.blobs)}
         return self._blob_rows.get(blob_id)
 
+    def entry_order(self) -> list[tuple[str, str]]:
+        """(id, blob id) of every entry, readable or not, in the tree's own order.
+
+        Raises:
+            _Untrusted: the stored order names an id the table does not hold.
+        """
+        blob_of = dict(zip(self.ids, self.blobs, strict=True))
+        blob_of.update((s.memory_id, s.blob_id) for s in self.bad)
+        try:
+            return [(mid, blob_of[mid]) for mid in self.order]
+        except KeyError as exc:
+            raise _Untrusted(f"entry order names unknown id {exc}") from None
+
     def views(self) -> list[MemoryView]:
         """A :class:`MemoryView` per readable record, sorted by id (built once)."""
         if self._views is None:
             with _gc_paused():
                 self._views = self._build_views()
         return self._views
+
+    def view(self, row: int) -> MemoryView:
+        """The :class:`MemoryView` of one row (from the list when it was built)."""
+        if self._views is not None:
+            return self._views[row]
+        c = self.columns
+        return MemoryView(row, self.ids[row], self.blobs[row], _TYPES[c["type"][row]],
+                          c["content"][row], c["conf"][row], _STATUSES[c["status"][row]],
+                          c["prov"][row], c["decay"][row], c["rels"][row], c["refuted"][row])
 
     def _build_views(self) -> list[MemoryView]:
         c = self.columns
@@ -420,7 +445,7 @@ class RecordTable:
         """
         records = self.memories()
         snap = Snapshot(tip=tip, skipped=list(self.bad))
-        for memory_id, blob in self.entry_order:
+        for memory_id, blob in self.entry_order():
             snap.blobs[memory_id] = blob
             row = self.row(memory_id)
             if row is not None:
@@ -571,8 +596,6 @@ class RecordCache:
         payload, end = got
         try:
             table = _table_from_payload(payload, tree, path, end)
-            with _gc_paused():
-                table._views = table._build_views()  # checks every hot value's type
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             self._untrusted(path, _Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
@@ -641,7 +664,7 @@ class RecordCache:
         offsets = array("q", [0])
         for chunk in chunks:
             offsets.append(offsets[-1] + len(chunk))
-        table = RecordTable(tree, ids, blobs, columns, bad, list(entries.items()),
+        table = RecordTable(tree, ids, blobs, columns, bad, list(entries),
                             offsets=offsets, crcs=crcs, parsed=parsed)
         if tree is not None:
             self._save_table(table, chunks)
@@ -664,7 +687,7 @@ class RecordCache:
             "ids": table.ids,
             "blobs": table.blobs,
             "bad": [(s.memory_id, s.blob_id, s.reason) for s in table.bad],
-            "order": [mid for mid, _ in table.entry_order],
+            "order": table.order,
             "offsets": table.offsets.tobytes(),
             "crcs": table.crcs.tobytes(),
             "columns": table.columns,
@@ -780,40 +803,24 @@ class RecordCache:
             self._tokens[(table.tree or "", encoding)] = new
             self._dirty_tokens.add((table.tree or "", encoding))
 
-    def entry_tokens(self, memories: Sequence[Any], encoding: str) -> dict[str, int]:
-        """Tokens of ``format_entry(m)`` per memory id, counting only records not cached yet.
-
-        Args:
-            memories: :class:`~gitmem.models.Memory` or :class:`MemoryView` objects of the
-                current tree (others are counted, not cached).
-            encoding: the tokenizer encoding name.
+    def token_column(self, table: RecordTable, encoding: str) -> array:
+        """Tokens of ``format_entry`` of every row of ``table``, counting only rows not cached.
 
         Raises:
-            TokenizerUnavailable: some entry must be counted and the encoding cannot load.
+            TokenizerUnavailable: some row must be counted and the encoding cannot load.
         """
-        from gitmem.render import format_entry
-        from gitmem.tokens import TokenCounter
-
-        counter = TokenCounter(encoding)
         with self._lock:
-            table = next(iter(self._tables.values()), None)
-            counts = self._token_array(table, encoding) if table is not None else array("i")
-            if table is not None and memories is table._views and -1 not in counts:
-                return dict(zip(table.ids, counts, strict=True))  # warm: every row known
-            out: dict[str, int] = {}
-            for m in memories:
-                row = getattr(m, "row", None)
-                if row is None and table is not None:
-                    row = table.row(m.id)
-                if table is None or row is None or table.blobs[row] != m.blob_id:
-                    out[m.id] = counter(format_entry(m))
-                    continue
-                value = counts[row]
-                if value < 0:
-                    value = counts[row] = counter(format_entry(m))
-                    self._dirty_tokens.add((table.tree or "", encoding))
-                out[m.id] = value
-        return out
+            counts = self._token_array(table, encoding)
+            if -1 in counts:
+                from gitmem.render import format_entry
+                from gitmem.tokens import TokenCounter
+
+                counter = TokenCounter(encoding)
+                for row, value in enumerate(counts):
+                    if value < 0:
+                        counts[row] = counter(format_entry(table.view(row)))
+                self._dirty_tokens.add((table.tree or "", encoding))
+            return counts
 
     def counter(self, encoding: str) -> Callable[[str], int]:
         """A token counter for ``encoding`` that remembers counts across processes.
@@ -990,6 +997,33 @@ def _records_section(table: RecordTable) -> bytes:
         return b""
 
 
+_NONE = type(None)
+
+
+def _check_columns(columns: dict[str, list]) -> None:
+    """Check every hot value's type and vocabulary (a few milliseconds for 100,000 rows).
+
+    Raises:
+        ValueError: a value this version never writes.
+    """
+    def types_of(name: str) -> set[type]:
+        return set(map(type, columns[name]))
+
+    if not set(columns["type"]) <= _TYPES.keys() or not set(columns["status"]) <= _STATUSES.keys():
+        raise ValueError("type or status column")
+    if not (types_of("content") <= {str} and types_of("conf") <= {float, int}
+            and types_of("prov") <= {tuple, _NONE} and types_of("decay") <= {tuple, _NONE}
+            and types_of("rels") <= {tuple} and types_of("refuted") <= {str, _NONE}
+            and types_of("verified") <= {int, _NONE}):
+        raise ValueError("column value types")
+    if not (set(map(len, filter(None, columns["prov"]))) <= {3}
+            and set(map(len, filter(None, columns["decay"]))) <= {4}):
+        raise ValueError("provenance or decay shape")
+    for links in columns["rels"]:
+        if links and any(len(link) != 2 or link[0] not in _RELATIONS for link in links):
+            raise ValueError("relations")
+
+
 def _table_from_payload(payload: Any, tree: str, path: Path, end: int) -> RecordTable:
     """Check the structure of a records payload and wrap it.
 
@@ -1006,6 +1040,7 @@ def _table_from_payload(payload: Any, tree: str, path: Path, end: int) -> Record
         raise ValueError("column set")
     if any(not isinstance(columns[name], list) or len(columns[name]) != n for name in _COLUMNS):
         raise ValueError("column length")
+    _check_columns(columns)
     offsets, crcs = array("q"), array("I")
     offsets.frombytes(payload["offsets"])
     crcs.frombytes(payload["crcs"])
@@ -1013,10 +1048,7 @@ def _table_from_payload(payload: Any, tree: str, path: Path, end: int) -> Record
         raise ValueError("offsets")
     bad = [Skipped(str(a), str(b), str(c)) for a, b, c in payload["bad"]]
     order = payload["order"]
-    blob_of = dict(zip(ids, blobs, strict=True))
-    blob_of.update((s.memory_id, s.blob_id) for s in bad)
-    entry_order = [(mid, blob_of[mid]) for mid in order]
-    if len(entry_order) != n + len(bad):
+    if not isinstance(order, list) or len(order) != n + len(bad):
         raise ValueError("entry order")
-    return RecordTable(tree, ids, blobs, columns, bad, entry_order, path=path, records_at=end,
+    return RecordTable(tree, ids, blobs, columns, bad, order, path=path, records_at=end,
                        offsets=offsets, crcs=crcs)

@@ -6,8 +6,9 @@ Pure functions; the caller supplies "now" and the commit distance.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from gitmem.errors import ConfigError
@@ -21,8 +22,11 @@ __all__ = [
     "default_commit_lambdas",
     "default_half_lives",
     "half_life_for",
+    "FROM_POLICY",
     "is_active",
+    "microseconds",
     "weight",
+    "weight_column",
 ]
 
 _FACT_HALF_LIFE = 14.0
@@ -138,6 +142,77 @@ def weight(
     if half_life is not None and commit_distance and lam:
         value *= math.exp(-lam * commit_distance)
     return value
+
+
+FROM_POLICY = "from-policy"
+"""Marks, in :func:`weight_column`, a record without a decay part that is anchored."""
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+
+
+def microseconds(moment: datetime) -> int:
+    """Microseconds from the Unix epoch to the aware datetime ``moment`` (exact)."""
+    return (moment - _EPOCH) // _MICROSECOND
+
+
+def weight_column(
+    types: Sequence[str],
+    statuses: Sequence[str],
+    confidences: Sequence[float],
+    half_lives: Sequence[float | str | None],
+    verified: Sequence[int | None],
+    distances: Sequence[int | None],
+    now: datetime,
+    policy: DecayPolicy,
+) -> list[float]:
+    """:func:`weight` of many records given as columns (row *i* of each is one record).
+
+    Equal, bit for bit, to :func:`weight` of each record: the same formula in the same
+    order of operations, with ``days`` taken from whole microseconds exactly as
+    ``timedelta.total_seconds()`` does. Costs about a microsecond a row.
+
+    Args:
+        types: :class:`MemoryType` values.
+        statuses: effective :class:`Status` values.
+        confidences: in [0, 1].
+        half_lives: the record's own ``decay.half_life_days`` (days, ``None`` = never) when
+            it has a decay part; else :data:`FROM_POLICY` when it has provenance; else
+            ``None`` (a legacy record never decays).
+        verified: ``last_verified_at`` as :func:`microseconds`, or ``None``.
+        distances: commit distance of the anchor to HEAD (commits), or ``None``.
+        now: an aware datetime (UTC).
+        policy: the decay parameters.
+    """
+    now_us = microseconds(now)
+    type_half_lives = policy.half_life_days
+    never = {kind.value for kind, days in type_half_lives.items() if days is None}
+    by_type = {kind.value: days for kind, days in type_half_lives.items()}
+    lambdas = {kind.value: lam for kind, lam in policy.commit_lambda.items()}
+    refuted = Status.REFUTED.value
+    exp = math.exp
+    out: list[float] = []
+    append = out.append
+    for kind, status, value, own, at, distance in zip(
+        types, statuses, confidences, half_lives, verified, distances, strict=True
+    ):
+        if status == refuted:
+            append(0.0)
+            continue
+        if kind in never:
+            half_life = None
+        elif own == FROM_POLICY:
+            half_life = by_type.get(kind)
+        else:
+            half_life = own  # type: ignore[assignment]
+        if half_life is not None and at is not None:
+            days = max(0.0, (now_us - at) / 1_000_000 / 86400.0)
+            value *= 2.0 ** (-days / half_life)
+        lam = lambdas.get(kind, 0.0)
+        if half_life is not None and distance and lam:
+            value *= exp(-lam * distance)
+        append(value)
+    return out
 
 
 def is_active(memory_weight: float, policy: DecayPolicy) -> bool:

@@ -12,9 +12,8 @@ from gitmem.store import CommitInfo, Mutation
 from gitmem.vocabulary import utc_now
 
 if TYPE_CHECKING:
-    from gitmem.models import Memory
     from gitmem.recall import RecallResult
-    from gitmem.wake import WakeResult
+    from gitmem.wake import WakeResult, WakeRows
 
 __all__ = ["PERSONA_PATH", "ContextMixin"]
 
@@ -118,32 +117,57 @@ class ContextMixin:
             InvalidInput: negative budget.
             TokenizerUnavailable: the configured encoding cannot be loaded offline.
         """
-        from gitmem.wake import compile_wake
+        from gitmem.wake import compile_rows, compile_wake
 
         budget = self.settings.wake.token_budget if token_budget is None else token_budget
         if budget < 0:
             raise InvalidInput(f"token budget must be >= 0, got {budget}")
         now = now or utc_now()
-        memories, skipped, _ = self._records_for_reading()
-        weights = self._weights(memories, now)
-        persona = self._persona_or_warn(skipped)
         cache = self._record_cache()
-        result = compile_wake(
-            memories,
+        options = {
+            "continuity": self.continuity(),
+            "budget": budget or None,
+            "shares": self.settings.wake.shares,
+            "threshold": self.settings.decay.threshold,
+        }
+        if cache is None:
+            memories, skipped = self.memories()
+            result = compile_wake(memories, weights=self._weights(memories, now),
+                                  persona=self._persona_or_warn(skipped),
+                                  counter=self.token_counter(), **options)
+            return result, skipped
+        table = cache.table(self.store.tip())
+        skipped = [*cache.take_notices(), *table.bad]
+        rows = self._wake_rows(table, now)
+        result = compile_rows(rows, persona=self._persona_or_warn(skipped),
+                              counter=cache.counter(self.settings.tokenizer), **options)
+        cache.flush()
+        return result, [*cache.take_notices(), *skipped]
+
+    def _wake_rows(self, table: Any, now: datetime) -> WakeRows:
+        """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory."""
+        from gitmem.decay import FROM_POLICY, weight_column
+        from gitmem.render import format_entry
+        from gitmem.wake import WakeRows
+
+        c = table.columns
+        provs, decays = c["prov"], c["decay"]
+        shas = [p[1] if p is not None else None for p in provs]
+        half_lives = [d[0] if d is not None else FROM_POLICY if p is not None else None
+                      for d, p in zip(decays, provs, strict=True)]
+        distances = self._distance_column(shas, self.store.head_sha())
+        weights = weight_column(c["type"], c["status"], c["conf"], half_lives, c["verified"],
+                                distances, now, self.policy)
+        cache = self._record_cache()
+        return WakeRows(
+            ids=table.ids,
+            types=c["type"],
+            statuses=c["status"],
             weights=weights,
-            persona=persona,
-            continuity=self.continuity(),
-            budget=budget or None,
-            shares=self.settings.wake.shares,
-            threshold=self.settings.decay.threshold,
-            counter=cache.counter(self.settings.tokenizer) if cache is not None
-            else self.token_counter(),
-            entry_tokens=self._entry_tokens(memories),
+            relations=c["rels"],
+            tokens=cache.token_column(table, self.settings.tokenizer),
+            entry=lambda row: format_entry(table.view(row)),
         )
-        if cache is not None:
-            cache.flush()
-            skipped = [*cache.take_notices(), *skipped]
-        return result, skipped
 
     def _records_for_reading(self) -> tuple[list[Any], list[Skipped], Any]:
         """Every readable record sorted by id, the skipped blobs, and the cache table (or None).
@@ -166,12 +190,6 @@ class ContextMixin:
             skipped.append(Skipped("persona", self.store.blob_id_at(self.store.tip(), PERSONA_PATH)
                                    or "?", exc.reason))
             return None
-
-    def _entry_tokens(self, memories: list[Memory]) -> dict[str, int] | None:
-        cache = self._record_cache()
-        if cache is None or not hasattr(cache, "entry_tokens"):
-            return None
-        return cache.entry_tokens(memories, self.settings.tokenizer)
 
     def recall(
         self,

@@ -114,32 +114,30 @@ class VerifyMixin:
         return self.store.read_blob(snap_blobs[found]).decode("utf-8", "replace")
 
     def _distances(self, memories: list[Memory], head: str | None) -> dict[str, int | None]:
-        """Commit distance of each memory's anchor SHA to HEAD, one walk per distinct SHA.
+        """Commit distance (commits) of each memory's anchor SHA to HEAD, by id."""
+        shas = [m.provenance.git_sha if m.provenance else None for m in memories]
+        return dict(zip((m.id for m in memories), self._distance_column(shas, head), strict=True))
 
-        With the read cache, distances of full SHAs are remembered per HEAD, so a warm
-        wake walks no history.
+    def _distance_column(self, shas: list[str | None], head: str | None) -> list[int | None]:
+        """Commit distance (commits) of each SHA to HEAD (``None``: no SHA, or unknown).
+
+        One history walk per distinct SHA; with the read cache, distances of full SHAs are
+        remembered per HEAD, so a warm wake walks no history.
         """
-        out: dict[str, int | None] = {}
         if head is None:
-            return {m.id: None for m in memories}
+            return [None] * len(shas)
         cache = self._record_cache()
         known: dict[str, int] = cache.distances(head) if cache is not None else {}
+        per_sha: dict[str | None, int | None] = {None: None, **known}
         history = None
-        per_sha: dict[str, int | None] = dict(known)
-        for m in memories:
-            sha = m.provenance.git_sha if m.provenance else None
-            if sha is None:
-                out[m.id] = None
-                continue
-            if sha not in per_sha:
-                history = history or self.store.code()
-                full = history.resolve_commit(sha)
-                per_sha[sha] = history.commit_distance(full, head).commits if full else None
-                if cache is not None and full == sha and per_sha[sha] is not None:
-                    known[sha] = per_sha[sha]  # type: ignore[assignment]
-                    cache.mark_distances()
-            out[m.id] = per_sha[sha]
-        return out
+        for sha in sorted(set(shas) - per_sha.keys()):  # type: ignore[operator]
+            history = history or self.store.code()
+            full = history.resolve_commit(sha)
+            per_sha[sha] = history.commit_distance(full, head).commits if full else None
+            if cache is not None and full == sha and per_sha[sha] is not None:
+                known[sha] = per_sha[sha]  # type: ignore[assignment]
+                cache.mark_distances()
+        return [per_sha[sha] for sha in shas]
 
     def _weights(self, memories: list[Memory], now: datetime) -> dict[str, float]:
         """Decay weight of each memory at ``now`` (see :func:`gitmem.decay.weight`), by id."""

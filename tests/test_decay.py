@@ -6,10 +6,20 @@ import math
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from gitmem.decay import DecayPolicy, half_life_for, is_active, weight
+from gitmem.decay import (
+    FROM_POLICY,
+    DecayPolicy,
+    half_life_for,
+    is_active,
+    microseconds,
+    weight,
+    weight_column,
+)
 from gitmem.errors import ConfigError
-from gitmem.models import Decay, Memory, MemoryType, Provenance, Refutation
+from gitmem.models import Decay, Memory, MemoryType, Provenance, Refutation, Status
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 POLICY = DecayPolicy.default()
@@ -108,3 +118,53 @@ def test_policy_rejects_bad_values_naming_the_key(kwargs, message):
     with pytest.raises(ConfigError) as err:
         DecayPolicy(**kwargs)
     assert err.value.message.startswith(message)
+
+
+# -- the column form ---------------------------------------------------------------------------
+
+_MOMENTS = st.datetimes(datetime(2020, 1, 1), datetime(2030, 1, 1), timezones=st.just(UTC))
+
+
+@st.composite
+def records(draw) -> Memory:
+    kind = draw(st.sampled_from(list(MemoryType)))
+    provenance = draw(st.none() | st.builds(Provenance, observed_at=_MOMENTS,
+                                            git_sha=st.just("ab" * 20)))
+    decay = draw(st.none() | st.builds(
+        Decay, half_life_days=st.none() | st.floats(0.01, 1000), last_verified_at=_MOMENTS,
+        staleness_status=st.sampled_from(list(Status))))
+    refutation = draw(st.none() | st.just(Refutation(reason="wrong")))
+    return Memory(id=f"{kind.value}-0000000{draw(st.integers(0, 9))}", type=kind, content="x",
+                  confidence=draw(st.floats(0, 1)), provenance=provenance, decay=decay,
+                  refutation=refutation)
+
+
+@settings(max_examples=300, derandomize=True, deadline=None)
+@given(
+    memories=st.lists(records(), max_size=8),
+    distances=st.lists(st.none() | st.integers(0, 500), min_size=8, max_size=8),
+    now=_MOMENTS,
+    fact_days=st.floats(0.5, 100),
+    insight_days=st.none() | st.floats(0.5, 100),
+    lam=st.floats(0, 1),
+)
+def test_the_column_form_equals_weight_bit_for_bit(memories, distances, now, fact_days,
+                                                   insight_days, lam):
+    policy = DecayPolicy(
+        half_life_days={**DecayPolicy().half_life_days, MemoryType.FACT: fact_days,
+                        MemoryType.INSIGHT: insight_days},
+        commit_lambda={**DecayPolicy().commit_lambda, MemoryType.FACT: lam},
+    )
+    distances = distances[: len(memories)]
+    column = weight_column(
+        [m.type.value for m in memories],
+        [m.status.value for m in memories],
+        [m.confidence for m in memories],
+        [m.decay.half_life_days if m.decay else FROM_POLICY if m.provenance else None
+         for m in memories],
+        [microseconds(m.last_verified_at) if m.last_verified_at else None for m in memories],
+        distances,
+        now,
+        policy,
+    )
+    assert column == [weight(m, now, d, policy) for m, d in zip(memories, distances, strict=True)]
