@@ -488,6 +488,7 @@ class RecordCache:
         self._distances: tuple[str, dict[str, int]] | None = None
         self._dirty_distances = False
         self._writable = True
+        self._told_foreign = False
         self._pending: dict[str, Memory] = {}
 
     @classmethod
@@ -507,8 +508,11 @@ class RecordCache:
         self.notices.append(CacheNotice("", "", text))
 
     def _untrusted(self, path: Path, exc: _Untrusted) -> None:
-        what = "was written by another version" if exc.foreign else "is damaged"
-        self._notice(f"gitmem cache file {path.name} {what} ({exc.reason}); rebuilding it")
+        # After an upgrade every file is from the old version: one line says so, not one a file.
+        if not (exc.foreign and self._told_foreign):
+            what = "was written by another version" if exc.foreign else "is damaged"
+            self._notice(f"gitmem cache file {path.name} {what} ({exc.reason}); rebuilding it")
+            self._told_foreign = self._told_foreign or exc.foreign
         with suppress(OSError):
             path.unlink()
 

@@ -216,6 +216,22 @@ def test_a_damaged_cache_file_is_rebuilt_with_a_warning(varied, how):
     assert dumps(again) == expected
 
 
+def test_after_an_upgrade_one_line_says_the_cache_is_rebuilt(varied):
+    from tests.test_cli import tur
+
+    expected = tur(varied, "wake").out
+    tur(varied, "recall", "queue retries")
+    files = [p for p in cache_dir(Store.discover(varied)).iterdir() if p.is_file()]
+    assert len(files) >= 4
+    for path in files:  # as if written by the previous release
+        path.write_bytes(path.read_bytes().replace(b" 0.1.0 ", b" 0.0.9 ", 1))
+    upgraded = tur(varied, "wake")
+    assert upgraded.out == expected
+    warnings = [line for line in upgraded.err.splitlines() if "cache" in line]
+    assert len(warnings) == 1 and "another version" in warnings[0]
+    assert "cache" not in tur(varied, "wake").err
+
+
 def test_a_damaged_record_section_falls_back_to_git(varied):
     expected = dumps(no_cache_snapshot(varied))
     fresh(varied).snapshot()
