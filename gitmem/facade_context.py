@@ -146,26 +146,18 @@ class ContextMixin:
 
     def _wake_rows(self, table: Any, now: datetime) -> WakeRows:
         """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory."""
-        from gitmem.decay import FROM_POLICY, weight_column
         from gitmem.render import format_entry
         from gitmem.wake import WakeRows
 
         c = table.columns
-        provs, decays = c["prov"], c["decay"]
-        shas = [p[1] if p is not None else None for p in provs]
-        half_lives = [d[0] if d is not None else FROM_POLICY if p is not None else None
-                      for d, p in zip(decays, provs, strict=True)]
-        distances = self._distance_column(shas, self.store.head_sha())
-        weights = weight_column(c["type"], c["status"], c["conf"], half_lives, c["verified"],
-                                distances, now, self.policy)
-        cache = self._record_cache()
+        weights, _ = self._table_weights(table, now)
         return WakeRows(
             ids=table.ids,
             types=c["type"],
             statuses=c["status"],
             weights=weights,
             relations=c["rels"],
-            tokens=cache.token_column(table, self.settings.tokenizer),
+            tokens=self._record_cache().token_column(table, self.settings.tokenizer),
             entry=lambda row: format_entry(table.view(row)),
         )
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from gitmem.decay import DecayPolicy, weight
+from gitmem.decay import FROM_POLICY, DecayPolicy, weight, weight_column
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
 from gitmem.reader import Skipped, read_record, record_path
 from gitmem.store import CommitInfo, Mutation
@@ -145,27 +145,58 @@ class VerifyMixin:
         policy = self.policy
         return {m.id: weight(m, now, distances[m.id], policy) for m in memories}
 
-    def status_view(self, now: datetime | None = None) -> StatusView:
-        """Stored statuses with current weights (no staleness check, nothing written)."""
+    def _table_weights(self, table: Any, now: datetime) -> tuple[list[float], list[int | None]]:
+        """Weights and commit distances of every row of a cache :class:`~gitmem.cache.RecordTable`.
+
+        The columns go through :func:`gitmem.decay.weight_column` (equal to :func:`weight`
+        of each record) without an object per memory.
+        """
+        c = table.columns
+        provs, decays = c["prov"], c["decay"]
+        distances = self._distance_column([p[1] if p is not None else None for p in provs],
+                                          self.store.head_sha())
+        half_lives = [d[0] if d is not None else FROM_POLICY if p is not None else None
+                      for d, p in zip(decays, provs, strict=True)]
+        weights = weight_column(c["type"], c["status"], c["conf"], half_lives, c["verified"],
+                                distances, now, self.policy)
+        return weights, distances
+
+    def status_view(self, now: datetime | None = None, *, full_records: bool = True) -> StatusView:
+        """Stored statuses with current weights (no staleness check, nothing written).
+
+        With ``full_records=False`` rows may carry read-only
+        :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a
+        caller that only shows ids, statuses, weights, anchors and content wants):
+        100,000 of them cost a fraction of a second instead of seconds.
+        """
         now = now or utc_now()
-        memories, skipped = self.memories()
         head = self.store.head_sha()
-        distances = self._distances(memories, head)
-        policy = self.policy
+        cache = self._record_cache()
+        if cache is not None and not full_records:
+            table = cache.table(self.store.tip())
+            skipped = [*cache.take_notices(), *table.bad]
+            memories = table.views()
+            weights, distances = self._table_weights(table, now)
+        else:
+            memories, skipped = self.memories()
+            distances = self._distance_column(
+                [m.provenance.git_sha if m.provenance else None for m in memories], head)
+            policy = self.policy
+            weights = [weight(m, now, d, policy) for m, d in zip(memories, distances, strict=True)]
         rows = [
             StatusRow(
                 memory=m,
                 status=m.status,
                 reason=m.refutation.reason if m.refutation else (m.decay.reason if m.decay else
                                                                  "no provenance (legacy record)"),
-                weight=weight(m, now, distances[m.id], policy),
-                commit_distance=distances[m.id],
+                weight=w,
+                commit_distance=d,
             )
-            for m in memories
+            for m, w, d in zip(memories, weights, distances, strict=True)
         ]
-        cache = self._record_cache()
         if cache is not None:
             cache.flush()
+            skipped = [*cache.take_notices(), *skipped]
         return StatusView(rows=rows, skipped=skipped, head=head)
 
     def verify(

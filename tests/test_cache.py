@@ -353,3 +353,16 @@ def test_an_index_of_another_size_is_refused():
     index = RecallIndex.build(["alpha beta", "gamma"])
     with pytest.raises(ValueError):
         RecallIndex.from_payload(index.to_payload(), 3)
+
+
+def test_status_rows_from_cache_columns_equal_rows_from_full_records(varied):
+    fresh(varied).wake(now=NOW)  # a warm cache
+    def shown(view) -> list[tuple]:
+        return [(r.memory.id, r.status, r.reason, r.weight, r.commit_distance,
+                 r.memory.confidence, r.memory.provenance.context_ref if r.memory.provenance
+                 else None, r.memory.content) for r in view.rows]
+    light = fresh(varied).status_view(now=NOW, full_records=False)
+    full = fresh(varied).status_view(now=NOW)
+    assert isinstance(light.rows[0].memory, MemoryView)
+    assert shown(light) == shown(full) and len(full.rows) >= 6
+    assert [s.memory_id for s in light.skipped] == [s.memory_id for s in full.skipped]

@@ -87,7 +87,7 @@ def cmd_learn(args, env) -> int:  # noqa: ANN001
 
 def cmd_list(args, env) -> int:  # noqa: ANN001
     """``tur list``: a table (or JSON) of memories with status and weight."""
-    view = env.gm.status_view()
+    view = env.gm.status_view(full_records=args.format == "json")
     env.warn_skipped(view.skipped)
     rows = [r for r in view.rows
             if (not args.type or r.memory.type.value == args.type)
