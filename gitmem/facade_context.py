@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -73,6 +72,7 @@ class ContextMixin:
         """
         if not text.strip():
             raise InvalidInput("a continuity note needs text")
+        import secrets  # lazily: it loads OpenSSL, which no read needs
         now = now or datetime.now(UTC)
         # Microseconds keep two notes of the same second in order; the name sorts by time.
         name = f"{now:%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}.md"

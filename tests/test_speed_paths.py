@@ -93,6 +93,17 @@ def test_a_warm_recall_reads_no_yaml_and_builds_no_index(learned):
     assert budgeted["heavy"] == [] and budgeted["out"] == warm["out"]
 
 
+def test_a_warm_list_builds_no_record_model(learned):
+    cold = run_tur("-C", str(learned), "list")
+    warm = run_tur("-C", str(learned), "list")
+    assert warm["code"] == 0 and warm["heavy"] == []
+    assert warm["out"] == cold["out"] and "exponential backoff" in warm["out"]
+    as_json = run_tur("-C", str(learned), "list", "--format", "json")
+    assert "gitmem.models" in as_json["heavy"]  # full records, as `tur show` gives them
+    assert {row["id"] for row in json.loads(as_json["out"])} == {
+        line.split()[0] for line in warm["out"].splitlines()[1:]}
+
+
 def test_a_validated_config_file_is_not_validated_again_until_it_changes(learned):
     config = learned / ".tur" / "config.yaml"
     config.parent.mkdir()
