@@ -194,16 +194,11 @@ def relation_degrees(memories: Iterable[Memory]) -> dict[str, int]:
     A neighbour counts once however many relations join the two; self-links and links to
     ids not among ``memories`` are ignored.
     """
-    memories = list(memories)
-    degrees = dict.fromkeys((m.id for m in memories), 0)
-    # Most memories have no relation: build neighbour sets only for linked ones.
-    neighbours: dict[str, set[str]] = {}
-    for memory in memories:
-        for target in memory.relation_targets():
-            if target in degrees and target != memory.id:
-                neighbours.setdefault(memory.id, set()).add(target)
-                neighbours.setdefault(target, set()).add(memory.id)
-    degrees.update((key, len(value)) for key, value in neighbours.items())
+    ordered = sorted({m.id: m for m in memories}.values(), key=lambda m: m.id)
+    ids = [m.id for m in ordered]
+    degrees = dict.fromkeys(ids, 0)
+    linked = _linked_degrees(ids, [[("", t) for t in m.relation_targets()] for m in ordered])
+    degrees.update((ids[row], degree) for row, degree in linked.items())
     return degrees
 
 
@@ -463,17 +458,29 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
 def _row_salience(rows: WakeRows) -> list[float]:
     """``weight × centrality(degree)`` per row; most rows have no relation (centrality 1)."""
     salience = list(rows.weights)
-    row_of = _row_finder(rows.ids)
+    for r, degree in _linked_degrees(rows.ids, rows.relations).items():
+        salience[r] = rows.weights[r] * centrality(degree)
+    return salience
+
+
+def _linked_degrees(
+    ids: Sequence[str], relations: Sequence[Sequence[tuple[str, str]]]
+) -> dict[int, int]:
+    """Degree of each row with a neighbour in the undirected relation graph (rows sorted by id).
+
+    A neighbour counts once however many relations join the two; self-links and links to
+    ids not in ``ids`` are ignored. Most memories have no relation, so only linked rows get
+    a neighbour set.
+    """
+    row_of = _row_finder(ids)
     neighbours: dict[int, set[int]] = {}
-    for r, links in enumerate(rows.relations):
+    for r, links in enumerate(relations):
         for _, target in links:
             t = row_of(target)
             if t is not None and t != r:
                 neighbours.setdefault(r, set()).add(t)
                 neighbours.setdefault(t, set()).add(r)
-    for r, linked in neighbours.items():
-        salience[r] = rows.weights[r] * centrality(len(linked))
-    return salience
+    return {r: len(linked) for r, linked in neighbours.items()}
 
 
 def _row_finder(ids: Sequence[str]) -> Callable[[str], int | None]:
