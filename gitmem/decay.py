@@ -18,11 +18,11 @@ if TYPE_CHECKING:
     from gitmem.models import Memory
 
 __all__ = [
+    "FROM_POLICY",
     "DecayPolicy",
     "default_commit_lambdas",
     "default_half_lives",
     "half_life_for",
-    "FROM_POLICY",
     "is_active",
     "microseconds",
     "weight",

@@ -125,7 +125,8 @@ def test_wake_and_recall_through_the_cache_equal_the_uncached_results(varied, mo
     plain = fresh(varied)
     plain._record_cache = lambda: None
     for gm in cached:
-        assert gm.wake(now=NOW)[0] == plain.wake(now=NOW)[0]
+        for budget in (None, 0, 30, 90, 200):  # default, unbounded, and budgets that cut
+            assert gm.wake(budget, now=NOW)[0] == plain.wake(budget, now=NOW)[0], budget
         for query, stale in (("queue retries backoff", False), ("billing invoices", True),
                              ("prefer tabs", False), ("zzz unrelated", False)):
             got, _ = gm.recall(query, include_stale=stale, token_budget=200)
