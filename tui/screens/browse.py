@@ -79,7 +79,7 @@ class BrowseScreen(Screen[None]):
     def reload(self) -> None:
         """Re-read every memory (statuses and weights) and redraw the table and the detail."""
         try:
-            view = self.gm.status_view(now=self._now())
+            view = self.gm.status_view(now=self._now(), full_records=False)
         except GitmemError as exc:
             self.notify(str(exc), title="load", severity="error", markup=False)
             return
