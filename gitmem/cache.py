@@ -26,35 +26,35 @@ file):
     The parsed ``persona.yaml`` mapping of one blob.
 ``recall-<tree>-<digest>.bin``
     A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list.
+``settings.bin``
+    The validated ``.tur/config.yaml``, keyed by a digest of its bytes.
+``verify.bin``
+    Outcomes of anchor checks (see :class:`gitmem.staleness.VerifyCache`).
+``objects.bin``
+    Lookups of immutable objects, kept by :class:`gitmem.store.Store`.
 
-Format: one header line ``TURCACHE <kind> <format> <gitmem version> <python> <marshal>
-<length> <crc32>`` and a :mod:`marshal` payload of plain tuples, lists, dicts, strings,
-numbers and bytes. marshal because it is the fastest loader in the standard library for such
-data (about 3x faster than pickle on 100,000 rows here) and, unlike pickle, never calls code
-while loading; its format is tied to the Python version, which is therefore in the header.
-The CRC is checked before unmarshalling and the structure after, and a file from another
-version, or damaged, is deleted and rebuilt with a one-line :class:`CacheNotice` that the
-caller shows (the library never prints).
+Format: see :mod:`gitmem.cachefile` (a checked header and a marshal payload). The CRC is
+checked before unmarshalling and the structure after, and a file from another version, or
+damaged, is deleted and rebuilt with a one-line :class:`CacheNotice` that the caller shows
+(the library never prints).
 """
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import marshal
-import os
-import sys
 import threading
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
+from collections.abc import Callable, Iterable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem import __version__
+from gitmem import cachefile
+from gitmem.cachefile import CACHE_FORMAT, Untrusted, paused_gc
 from gitmem.decay import microseconds
 from gitmem.errors import MalformedRecord
 from gitmem.reader import Skipped, Snapshot
@@ -73,10 +73,6 @@ __all__ = [
     "cache_dir",
 ]
 
-CACHE_FORMAT = 2
-"""Version of the file layout; part of every header."""
-
-_MAGIC = b"TURCACHE"
 _KEEP_TREES = 3  # records files kept: the current tree and two before it
 _MAX_COUNTS = 50_000  # memoised text token counts kept per encoding
 # Models parsed while building a table that are kept for this process: enough for the usual
@@ -119,33 +115,6 @@ class CacheInfo:
     def total_bytes(self) -> int:
         """Bytes of all files."""
         return sum(size for _, size in self.files)
-
-
-class _Untrusted(Exception):
-    """A cache file that must not be used; ``reason`` says why (one line)."""
-
-    def __init__(self, reason: str, foreign: bool = False) -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.foreign = foreign
-
-
-@contextmanager
-def _gc_paused() -> Iterator[None]:
-    # Building 100,000 small objects triggers dozens of full collections that find nothing
-    # to collect (everything built is alive); pausing the collector halves the load time.
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
-def _stamp() -> bytes:
-    v = sys.version_info
-    return f"{CACHE_FORMAT} {__version__} py{v[0]}.{v[1]} m{marshal.version}".encode()
 
 
 # -- record stand-ins -------------------------------------------------------------------------
@@ -351,19 +320,19 @@ class RecordTable:
         """(id, blob id) of every entry, readable or not, in the tree's own order.
 
         Raises:
-            _Untrusted: the stored order names an id the table does not hold.
+            Untrusted: the stored order names an id the table does not hold.
         """
         blob_of = dict(zip(self.ids, self.blobs, strict=True))
         blob_of.update((s.memory_id, s.blob_id) for s in self.bad)
         try:
             return [(mid, blob_of[mid]) for mid in self.order]
         except KeyError as exc:
-            raise _Untrusted(f"entry order names unknown id {exc}") from None
+            raise Untrusted(f"entry order names unknown id {exc}") from None
 
     def views(self) -> list[MemoryView]:
         """A :class:`MemoryView` per readable record, sorted by id (built once)."""
         if self._views is None:
-            with _gc_paused():
+            with paused_gc():
                 self._views = self._build_views()
         return self._views
 
@@ -392,13 +361,13 @@ class RecordTable:
         """The full record of ``row``, equal to a fresh parse of its blob.
 
         Raises:
-            _Untrusted: the stored mapping is damaged (the caller re-reads the blob).
+            Untrusted: the stored mapping is damaged (the caller re-reads the blob).
         """
         found = self.parsed.get(row)
         if found is not None:
             return found
         if self.path is None:
-            raise _Untrusted("no records section")
+            raise Untrusted("no records section")
         start, end = self.offsets[row], self.offsets[row + 1]
         with open(self.path, "rb") as handle:
             handle.seek(self.records_at + start)
@@ -411,7 +380,7 @@ class RecordTable:
         """Every readable record as a full model, sorted by id.
 
         Raises:
-            _Untrusted: a stored mapping is damaged.
+            Untrusted: a stored mapping is damaged.
         """
         if len(self.parsed) < len(self.ids) and self.path is not None:
             with open(self.path, "rb") as handle:
@@ -427,13 +396,13 @@ class RecordTable:
         from gitmem.models import Memory
 
         if zlib.crc32(chunk) != self.crcs[row]:
-            raise _Untrusted(f"record {self.ids[row]} fails its checksum")
+            raise Untrusted(f"record {self.ids[row]} fails its checksum")
         try:
             memory = Memory.model_validate(marshal.loads(chunk))
         except Exception as exc:  # noqa: BLE001 - any failure means the file is not to be trusted
-            raise _Untrusted(f"record {self.ids[row]} does not load ({type(exc).__name__})") from None
+            raise Untrusted(f"record {self.ids[row]} does not load ({type(exc).__name__})") from None
         if memory.id != self.ids[row]:
-            raise _Untrusted(f"record {self.ids[row]} holds {memory.id}")
+            raise Untrusted(f"record {self.ids[row]} holds {memory.id}")
         memory._blob_id = self.blobs[row]
         return memory
 
@@ -441,7 +410,7 @@ class RecordTable:
         """A :class:`~gitmem.reader.Snapshot` with full records, in the tree's entry order.
 
         Raises:
-            _Untrusted: a stored mapping is damaged.
+            Untrusted: a stored mapping is damaged.
         """
         records = self.memories()
         snap = Snapshot(tip=tip, skipped=list(self.bad))
@@ -501,13 +470,16 @@ class RecordCache:
     def take_notices(self) -> list[CacheNotice]:
         """Return and forget the notices gathered so far (each is shown once)."""
         with self._lock:
+            take = getattr(self.store, "take_untrusted_cache_files", None)
+            for path, exc in take() if take is not None else ():
+                self._untrusted(path, exc)
             taken, self.notices = self.notices, []
         return taken
 
     def _notice(self, text: str) -> None:
         self.notices.append(CacheNotice("", "", text))
 
-    def _untrusted(self, path: Path, exc: _Untrusted) -> None:
+    def _untrusted(self, path: Path, exc: Untrusted) -> None:
         # After an upgrade every file is from the old version: one line says so, not one a file.
         if not (exc.foreign and self._told_foreign):
             what = "was written by another version" if exc.foreign else "is damaged"
@@ -519,57 +491,36 @@ class RecordCache:
     def _read(self, path: Path, kind: str) -> tuple[Any, int] | None:
         """Payload of ``path`` and the offset just after it; ``None`` when absent or untrusted."""
         try:
-            handle = open(path, "rb")  # noqa: SIM115 - closed below, on every path
-        except OSError:
-            return None
-        try:
-            with handle:
-                header = handle.readline(512)
-                parts = header.split()
-                if len(parts) != 8 or parts[0] != _MAGIC or parts[1] != kind.encode():
-                    raise _Untrusted("not a gitmem cache file of this kind")
-                if b" ".join(parts[2:6]) != _stamp():
-                    stamp = b" ".join(parts[2:6]).decode("ascii", "replace")
-                    raise _Untrusted(f"{stamp} is not {_stamp().decode()}", foreign=True)
-                length, crc = int(parts[6]), int(parts[7])
-                payload = handle.read(length)
-                if len(payload) != length or zlib.crc32(payload) != crc:
-                    raise _Untrusted("length or checksum mismatch")
-                with _gc_paused():
-                    try:
-                        value = marshal.loads(payload)
-                    except (EOFError, ValueError, TypeError) as exc:
-                        raise _Untrusted(f"unreadable payload: {exc}") from None
-                return value, len(header) + length
-        except _Untrusted as exc:
+            return cachefile.read(path, kind)
+        except Untrusted as exc:
             self._untrusted(path, exc)
-        except (OSError, ValueError) as exc:
-            self._untrusted(path, _Untrusted(f"unreadable: {exc}"))
-        return None
+            return None
 
     def _write(self, path: Path, kind: str, payload: Any, tail: Iterable[bytes] = ()) -> int:
         """Write a cache file; return the offset just after the payload (0: not written)."""
         if not self._writable:
             return 0
-        data = marshal.dumps(payload)
-        header = b" ".join([_MAGIC, kind.encode(), _stamp(), str(len(data)).encode(),
-                            str(zlib.crc32(data)).encode()]) + b"\n"
-        tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            with open(tmp, "wb") as handle:
-                handle.write(header)
-                handle.write(data)
-                for chunk in tail:
-                    handle.write(chunk)
-            os.replace(tmp, path)
+            return cachefile.write(path, kind, payload, tail)
         except OSError as exc:
             self._writable = False
             self._notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
-            with suppress(OSError):
-                tmp.unlink()
             return 0
-        return len(header) + len(data)
+
+    def read_payload(self, name: str, kind: str) -> Any:
+        """The payload of the cache file ``name`` of ``kind``, or ``None``.
+
+        ``None`` when the file is absent or untrusted; an untrusted one is deleted and a
+        notice says so.
+        """
+        with self._lock:
+            got = self._read(self.root / name, kind)
+        return got[0] if got is not None else None
+
+    def write_payload(self, name: str, kind: str, payload: Any) -> None:
+        """Write the cache file ``name`` of ``kind`` (a plain marshal-able value)."""
+        with self._lock:
+            self._write(self.root / name, kind, payload)
 
     # -- records -----------------------------------------------------------------------------------
 
@@ -601,7 +552,7 @@ class RecordCache:
         try:
             table = _table_from_payload(payload, tree, path, end)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
-            self._untrusted(path, _Untrusted(f"bad structure: {type(exc).__name__}"))
+            self._untrusted(path, Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
         return table
 
@@ -634,7 +585,7 @@ class RecordCache:
         ids, blobs, chunks, crcs, bad = [], [], [], array("I"), []
         columns: dict[str, list] = {name: [] for name in _COLUMNS}
         parsed: dict[int, Memory] = {}
-        with _gc_paused():
+        with paused_gc():
             for memory_id in sorted(entries):
                 blob = entries[memory_id]
                 key = (memory_id, blob)
@@ -725,7 +676,7 @@ class RecordCache:
             table = self.table(tip)
             try:
                 snap = table.snapshot(tip)
-            except _Untrusted as exc:
+            except Untrusted as exc:
                 if table.path is not None:
                     self._untrusted(table.path, exc)
                 self._tables.clear()
@@ -739,7 +690,7 @@ class RecordCache:
         """The full record of ``row`` in ``table``; re-read from git if the cache is damaged."""
         try:
             return table.memory(row)
-        except _Untrusted as exc:
+        except Untrusted as exc:
             if table.path is not None:
                 self._untrusted(table.path, exc)
                 table.path = None
@@ -921,7 +872,7 @@ class RecordCache:
                     try:
                         return RecallIndex.from_payload(got[0], len(candidates))
                     except (KeyError, TypeError, ValueError) as exc:
-                        self._untrusted(path, _Untrusted(f"bad structure: {exc}"))
+                        self._untrusted(path, Untrusted(f"bad structure: {exc}"))
             index = RecallIndex.build([m.content for m in candidates])
             if path is not None:
                 self._write(path, "recall", index.to_payload())

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -268,33 +267,27 @@ class VerifyMixin:
                            and verdict.new_context_ref != memory.provenance.context_ref),
                 new_ref=verdict.new_context_ref, hint=verdict.hint,
             ))
+        cache = self._record_cache()
+        if cache is not None:  # e.g. a damaged verify.bin, found after the records were read
+            skipped = [*cache.take_notices(), *skipped]
         outcome = VerifyOutcome(rows=rows, skipped=skipped, head=report.head_sha)
         if write and updated:
             outcome.commit = self._record_verdicts(judged, updated, rows, bulk=not ids)
         return outcome
 
-    def _verify_cache_path(self):  # noqa: ANN202
-        return self.store.cache_dir / "verify.json"
-
     def _load_verify_cache(self) -> VerifyCache:
         """Outcomes of earlier runs (keys are immutable SHAs, so they never go stale)."""
         from gitmem.staleness import VerifyCache
 
-        try:
-            return VerifyCache.from_bytes(self._verify_cache_path().read_bytes())
-        except OSError:
-            return VerifyCache()
+        cache = self._record_cache()
+        plain = cache.read_payload("verify.bin", "verify") if cache is not None else None
+        return VerifyCache.from_plain(plain) if plain is not None else VerifyCache()
 
-    def _save_verify_cache(self, cache: VerifyCache, head: str) -> None:
+    def _save_verify_cache(self, verify_cache: VerifyCache, head: str) -> None:
         # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
-        path = self._verify_cache_path()
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_bytes(cache.to_bytes(head))
-            os.replace(tmp, path)
-        except OSError:
-            pass  # a cache that cannot be written only costs time
+        cache = self._record_cache()
+        if cache is not None:
+            cache.write_payload("verify.bin", "verify", verify_cache.to_plain(head))
 
     def _explicit(self, memory: Memory, verdict: Verdict, head: str, confirm: bool) -> Verdict:
         """Turn a verdict on a named memory into a corroboration at HEAD (see :meth:`verify`)."""

@@ -22,10 +22,10 @@ SHA and path, and diffs shared by blob pair):
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import Any
 
 from gitmem.anchors import (
     Anchor,
@@ -140,8 +140,8 @@ class VerifyCache:
 
     Every key part is immutable (commits and blob contents never change), so an entry
     never goes stale; only the working-tree comparison is redone on each run. Keep
-    one across runs (in memory, or serialised with :meth:`to_bytes` under the git
-    directory) to make a verify with nothing changed cost a status scan plus a
+    one across runs (in memory, or as :meth:`to_plain` in the read cache's
+    ``verify.bin``) to make a verify with nothing changed cost a status scan plus a
     lookup per memory.
     """
 
@@ -161,8 +161,8 @@ class VerifyCache:
         """Store the outcome for ``key``."""
         self._entries[key] = outcome
 
-    def to_bytes(self, head_sha: str | None = None) -> bytes:
-        """JSON form; with ``head_sha`` only the entries computed against that HEAD."""
+    def to_plain(self, head_sha: str | None = None) -> dict[str, Any]:
+        """Plain form (dicts, lists, strings, ints); with ``head_sha`` only that HEAD's entries."""
         rows = []
         for (obs, head, ref, fp), out in self._entries.items():
             if head_sha is not None and head != head_sha:
@@ -173,14 +173,13 @@ class VerifyCache:
                 None if loc is None else [loc.path, loc.start, loc.end],
                 out.status.value, out.reason, out.hint, out.last_text,
             ])
-        return json.dumps({"version": self.VERSION, "entries": rows}).encode()
+        return {"version": self.VERSION, "entries": rows}
 
     @classmethod
-    def from_bytes(cls, data: bytes) -> VerifyCache:
-        """Load :meth:`to_bytes` output; unreadable or other-version data gives an empty cache."""
+    def from_plain(cls, doc: Any) -> VerifyCache:
+        """Load :meth:`to_plain` output; anything else, or another version, gives an empty cache."""
         cache = cls()
         try:
-            doc = json.loads(data)
             if doc.get("version") != cls.VERSION:
                 return cache
             for obs, head, ref, fp, loc, status, reason, hint, last in doc["entries"]:
@@ -188,7 +187,7 @@ class VerifyCache:
                 cache._entries[(obs, head, ref, fp)] = _Outcome(
                     located, Status(status), reason, hint, last
                 )
-        except (ValueError, TypeError, KeyError, AttributeError):
+        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
             return cls()
         return cache
 

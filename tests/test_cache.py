@@ -367,3 +367,26 @@ def test_status_rows_from_cache_columns_equal_rows_from_full_records(varied):
     assert isinstance(light.rows[0].memory, MemoryView)
     assert shown(light) == shown(full) and len(full.rows) >= 6
     assert [s.memory_id for s in light.skipped] == [s.memory_id for s in full.skipped]
+
+
+@pytest.mark.parametrize(("name", "command"), [("objects.bin", "wake"), ("verify.bin", "status")])
+def test_damaged_object_and_verify_caches_are_never_trusted(varied, name, command):
+    from tests.test_cli import tur
+
+    commit_file(varied, "src/app.py", "".join(f"row {i}\n" for i in range(1, 40)), "rewrite app")
+    path = cache_dir(Store.discover(varied)) / name
+    tur(varied, "cache", "clear")
+    expected = tur(varied, command)
+    assert path.exists()
+    data = bytearray(path.read_bytes())
+    header = data.index(b"\n") + 1
+    for at in range(header + 8, len(data), max(1, (len(data) - header) // 7)):
+        data[at] ^= 0x20  # several changed bytes, as a sed over the file would make
+    path.write_bytes(bytes(data))
+    again = tur(varied, command)
+    assert again.code == 0 and again.out == expected.out
+    warnings = [line for line in again.err.splitlines() if name in line]
+    assert len(warnings) == 1 and "is damaged" in warnings[0]
+    if command == "status":  # and what a writing verify records is the true outcome
+        tur(varied, "verify")
+        assert tur(varied, "status").out == expected.out

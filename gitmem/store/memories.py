@@ -15,17 +15,19 @@ record, whatever the number of records).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import subprocess
 import time
 from collections.abc import Callable, Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem import cachefile
+from gitmem.cachefile import Untrusted
 from gitmem.errors import (
     FormatVersion,
     GitmemError,
@@ -88,8 +90,9 @@ class _ObjectMemo:
     """Lookups of immutable objects (what a commit's tree holds at a path), kept across processes.
 
     Keys name commit or blob ids, which never change meaning, so an entry is never
-    stale; the file is derived data under the cache directory, and a damaged one is
-    simply started again.
+    stale. The file is derived data under the cache directory in the checked format of
+    :mod:`gitmem.cachefile`: a damaged one is never trusted, but started again and
+    reported in :attr:`rejected`.
     """
 
     LIMIT = 256
@@ -97,14 +100,16 @@ class _ObjectMemo:
     def __init__(self, path: Path) -> None:
         self.path = path
         self.data: dict[str, Any] | None = None
+        self.rejected: list[tuple[Path, Untrusted]] = []
 
     def _load(self) -> dict[str, Any]:
         if self.data is None:
             try:
-                loaded = json.loads(self.path.read_text())
-                self.data = loaded if isinstance(loaded, dict) else {}
-            except (OSError, ValueError):
-                self.data = {}
+                got = cachefile.read(self.path, "objects")
+            except Untrusted as exc:
+                self.rejected.append((self.path, exc))
+                got = None
+            self.data = got[0] if got is not None and isinstance(got[0], dict) else {}
         return self.data
 
     def get(self, key: str) -> Any:
@@ -115,13 +120,8 @@ class _ObjectMemo:
         data[key] = value
         while len(data) > self.LIMIT:
             del data[next(iter(data))]
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data))
-            os.replace(tmp, self.path)
-        except OSError:
-            pass  # a memo that cannot be written only costs time
+        with suppress(OSError, ValueError):  # a memo that cannot be written only costs time
+            cachefile.write(self.path, "objects", data)
 
 
 class Store:
@@ -140,15 +140,24 @@ class Store:
         self._code = None
         self._memo: _ObjectMemo | None = None
 
-    def _memo_lacks(self, key: str) -> bool:
+    def _object_memo(self) -> _ObjectMemo:
         if self._memo is None:
-            self._memo = _ObjectMemo(self.cache_dir / "objects.json")
-        return self._memo.get(key) is _MISS
+            self._memo = _ObjectMemo(self.cache_dir / "objects.bin")
+        return self._memo
+
+    def _memo_lacks(self, key: str) -> bool:
+        return self._object_memo().get(key) is _MISS
+
+    def take_untrusted_cache_files(self) -> list[tuple[Path, Untrusted]]:
+        """Cache files the store found damaged or foreign since the last call (to report)."""
+        memo = self._memo
+        if memo is None or not memo.rejected:
+            return []
+        taken, memo.rejected = memo.rejected, []
+        return taken
 
     def _memoized(self, key: str, compute):  # noqa: ANN001, ANN202
-        if self._memo is None:
-            self._memo = _ObjectMemo(self.cache_dir / "objects.json")
-        found = self._memo.get(key)
+        found = self._object_memo().get(key)
         if found is _MISS:
             found = compute()
             self._memo.put(key, found)

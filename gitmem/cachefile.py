@@ -1,0 +1,132 @@
+"""The file format of every gitmem cache file: a checked header line and a marshal payload.
+
+One header line ``TURCACHE <kind> <format> <gitmem version> <python> <marshal> <length>
+<crc32>`` and a :mod:`marshal` payload of plain tuples, lists, dicts, strings, numbers and
+bytes, optionally followed by a tail the caller indexes itself. marshal because it is the
+fastest loader in the standard library for such data (about 3x faster than pickle on
+100,000 rows) and, unlike pickle, never calls code while loading; its format is tied to the
+Python version, which is therefore in the header. The CRC is checked before unmarshalling,
+so a damaged file is never trusted; one from another version is never read.
+
+Files are written to a temporary name and renamed, so readers never see half a file. The
+module knows nothing of what is cached: :mod:`gitmem.cache` (records, tokens, indexes),
+:mod:`gitmem.store` (object lookups) and verify's outcomes all use it.
+"""
+
+from __future__ import annotations
+
+import gc
+import marshal
+import os
+import sys
+import threading
+import zlib
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from pathlib import Path
+from typing import Any
+
+from gitmem import __version__
+
+__all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read", "stamp", "write"]
+
+CACHE_FORMAT = 2
+"""Version of the file layouts; part of every header."""
+
+_MAGIC = b"TURCACHE"
+
+
+class Untrusted(Exception):
+    """A cache file that must not be used; ``reason`` says why (one line).
+
+    Attributes:
+        reason: e.g. ``"length or checksum mismatch"``.
+        foreign: written by another gitmem, Python or format version (not damaged).
+    """
+
+    def __init__(self, reason: str, foreign: bool = False) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.foreign = foreign
+
+
+@contextmanager
+def paused_gc() -> Iterator[None]:
+    """Pause the cyclic garbage collector while building many small live objects.
+
+    Loading 100,000 rows triggers dozens of full collections that find nothing to collect
+    (everything built is alive); pausing the collector halves the load time.
+    """
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def stamp() -> bytes:
+    """``<format> <gitmem version> py<major>.<minor> m<marshal version>``."""
+    v = sys.version_info
+    return f"{CACHE_FORMAT} {__version__} py{v[0]}.{v[1]} m{marshal.version}".encode()
+
+
+def read(path: Path, kind: str) -> tuple[Any, int] | None:
+    """The payload of ``path`` and the byte offset just after it; ``None`` when there is no file.
+
+    Raises:
+        Untrusted: not a cache file of ``kind``, from another version, truncated, failing
+            its checksum or not unmarshallable. The caller deletes and rebuilds it.
+    """
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 - closed below, on every path
+    except OSError:
+        return None
+    try:
+        with handle:
+            header = handle.readline(512)
+            parts = header.split()
+            if len(parts) != 8 or parts[0] != _MAGIC or parts[1] != kind.encode():
+                raise Untrusted("not a gitmem cache file of this kind")
+            if b" ".join(parts[2:6]) != stamp():
+                found = b" ".join(parts[2:6]).decode("ascii", "replace")
+                raise Untrusted(f"{found} is not {stamp().decode()}", foreign=True)
+            length, crc = int(parts[6]), int(parts[7])
+            payload = handle.read(length)
+    except (OSError, ValueError) as exc:
+        raise Untrusted(f"unreadable: {exc}") from None
+    if len(payload) != length or zlib.crc32(payload) != crc:
+        raise Untrusted("length or checksum mismatch")
+    with paused_gc():
+        try:
+            value = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError) as exc:
+            raise Untrusted(f"unreadable payload: {exc}") from None
+    return value, len(header) + length
+
+
+def write(path: Path, kind: str, payload: Any, tail: Iterable[bytes] = ()) -> int:
+    """Write ``payload`` (then ``tail``) as a cache file of ``kind``; return the payload's end offset.
+
+    Raises:
+        OSError: the directory cannot be written (nothing is left behind).
+        ValueError: ``payload`` holds something marshal cannot write.
+    """
+    data = marshal.dumps(payload)
+    header = b" ".join([_MAGIC, kind.encode(), stamp(), str(len(data)).encode(),
+                        str(zlib.crc32(data)).encode()]) + b"\n"
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as handle:
+            handle.write(header)
+            handle.write(data)
+            for chunk in tail:
+                handle.write(chunk)
+        os.replace(tmp, path)
+    except OSError:
+        with suppress(OSError):
+            tmp.unlink()
+        raise
+    return len(header) + len(data)
