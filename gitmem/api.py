@@ -432,15 +432,21 @@ def _reverify(
     reason: str | None,
     now: datetime,
 ) -> Memory:
-    """Learning known content again corroborates it: new anchor and time, same observed_at."""
+    """Learning known content again corroborates it: new anchor and time, same observed_at.
+
+    Without a new anchor the old one is kept, with the status its last check gave.
+    """
     from gitmem.models import Decay
 
     memory = existing.model_copy(deep=True)
     old = memory.provenance
-    if provenance.context_ref is None and old is not None and old.context_ref:
+    kept_anchor = provenance.context_ref is None and old is not None and bool(old.context_ref)
+    if kept_anchor:
         # Re-learning without --file keeps the anchor it had, at the commit it was
-        # checked at: moving only the SHA would silently point it at other lines.
-        pass
+        # checked at: moving only the SHA would silently point it at other lines. Its
+        # staleness is that anchor's, so the last check's status and reason stay.
+        status = memory.decay.staleness_status if memory.decay else status
+        reason = memory.decay.reason if memory.decay else reason
     else:
         memory.provenance = provenance.model_copy(
             update={"observed_at": old.observed_at if old else provenance.observed_at}

@@ -147,7 +147,7 @@ def load_settings(repo_root: Path | None, memo: SettingsMemo | None = None) -> S
     from gitmem.errors import MalformedRecord
 
     try:
-        mapping = load_mapping(data, str(path))
+        mapping = load_mapping(data, str(path), allow_empty=True)
     except MalformedRecord as exc:
         raise ConfigError(f"{path}: {exc.reason}") from exc
     settings = validate_settings(mapping, str(path))

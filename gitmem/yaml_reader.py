@@ -201,7 +201,7 @@ def _yaml_error_reason(exc: yaml.YAMLError) -> str:
     return lines[0] if lines else type(exc).__name__
 
 
-def load_mapping(data: bytes, where: str) -> dict[str, Any]:
+def load_mapping(data: bytes, where: str, *, allow_empty: bool = False) -> dict[str, Any]:
     """Parse a record blob into a plain dict, safely, without validating its fields.
 
     Used for records of any vintage, including legacy EP-0131 files
@@ -212,6 +212,8 @@ def load_mapping(data: bytes, where: str) -> dict[str, Any]:
         data: The blob's bytes (UTF-8, at most :data:`MAX_RECORD_BYTES`).
         where: Human label of the blob, e.g.
             ``blob 3f2a1b9 (memories/ab/fact-ab12cd34.yaml)``.
+        allow_empty: an empty document (nothing, or only comments) is ``{}`` instead of
+            an error (a configuration file that sets nothing).
 
     Returns:
         The top-level mapping with string keys; values are str, int, float,
@@ -238,6 +240,8 @@ def load_mapping(data: bytes, where: str) -> dict[str, Any]:
         finally:
             loader.dispose()
         if node is None:
+            if allow_empty:
+                return {}
             raise MalformedRecord(where, "empty document; a record must be a mapping")
         if node.__class__ is not MappingNode:
             _build(node, set())  # a forbidden tag or alias is the better reason

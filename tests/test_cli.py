@@ -59,6 +59,23 @@ def test_learning_the_same_content_twice_reverifies_instead_of_duplicating(repo)
     assert [m["id"] for m in listed] == [first]
 
 
+def test_learning_a_stale_memory_again_without_an_anchor_keeps_it_stale(repo):
+    mid = tur(repo, "learn", "lines five to seven", "--file", "src/app.py#L5-L7").out.strip()
+    lines = (repo / "src" / "app.py").read_text().splitlines(keepends=True)
+    lines[5] = "changed\n"
+    commit_file(repo, "src/app.py", "".join(lines), "change line 6")
+    tur(repo, "verify")
+    again = tur(repo, "learn", "lines five to seven")
+    assert again.code == 0 and "still stale: line 6 changed in" in again.err
+    shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert shown["decay"]["staleness_status"] == "stale"
+    assert shown["provenance"]["context_ref"] == "src/app.py#L5-L7"
+    # Anchoring it again (to the current lines) is what makes it fresh.
+    tur(repo, "learn", "lines five to seven", "--file", "src/app.py#L5-L7")
+    shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
+    assert shown["decay"]["staleness_status"] == "fresh"
+
+
 def test_learn_anchored_to_a_line_range_records_head_and_range(repo):
     head = git(repo, "rev-parse", "HEAD").strip()
     mid = tur(repo, "learn", "lines five to seven", "--file", "src/app.py#L5-L7").out.strip()

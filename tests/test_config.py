@@ -69,12 +69,48 @@ def test_configured_wake_budget_is_the_default_budget(repo):
     assert doc["budget"] == 60 and doc["tokens"] <= 60
 
 
-def test_a_tokenizer_that_needs_the_network_is_a_clear_error(repo):
-    write_config(repo, "tokenizer: o200k_base\n")
+def test_a_tokenizer_that_needs_the_network_is_a_config_error_for_every_command(repo):
     tur(repo, "learn", "anything at all")
+    write_config(repo, "tokenizer: o200k_base\n")
+    with pytest.raises(ConfigError, match="tokenizer: 'o200k_base' is not available offline"):
+        Gitmem.open(repo)
+    for command in ("wake", "list", "status"):
+        assert_one_line_error(tur(repo, command), "tokenizer: 'o200k_base'")
+
+
+def test_the_token_counter_refuses_an_encoding_that_needs_the_network():
+    from gitmem.tokens import TokenCounter
+
     with pytest.raises(TokenizerUnavailable, match="o200k_base"):
-        Gitmem.open(repo).wake(token_budget=100)
-    assert_one_line_error(tur(repo, "wake"), "o200k_base")
+        TokenCounter("o200k_base")("some text")
+
+
+@pytest.mark.parametrize("text", ["", "\n", "# nothing set yet\n"])
+def test_an_empty_config_file_means_the_defaults(repo, text):
+    from gitmem.config import Settings
+
+    write_config(repo, text)
+    assert load_settings(repo) == Settings()
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("wake:\n  token_budget: true\n", "wake.token_budget: must be a whole number"),
+        ("recall:\n  top_k: 2.5\n", "recall.top_k: must be a whole number"),
+        ("decay:\n  threshold: yes\n", "decay.threshold: must be a number"),
+        ("decay:\n  half_life_days:\n    widget: 3\n", "'widget' is not a memory type"),
+        ("wake:\n  shares: [0.5, 0.5]\n", "wake.shares: must be three non-negative numbers"),
+        ("wake: 3\n", "wake: must be a mapping"),
+        ("colour: blue\n", "colour: unknown key"),
+    ],
+)
+def test_config_errors_speak_of_the_file_not_of_the_validator(repo, text, message):
+    write_config(repo, text)
+    with pytest.raises(ConfigError) as info:
+        load_settings(repo)
+    assert message in str(info.value)
+    assert "Input should" not in str(info.value) and "Value error" not in str(info.value)
 
 
 def test_the_stock_cl100k_name_means_its_bundled_offline_twin(repo):

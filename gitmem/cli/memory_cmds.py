@@ -78,7 +78,11 @@ def cmd_learn(args, env) -> int:  # noqa: ANN001
         env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value}))
         return 0
     env.print(m.id)
-    if not result.created:
+    if not result.created and m.status.value == "stale":
+        reason = f": {m.decay.reason}" if m.decay and m.decay.reason else ""
+        env.warn(f"{m.id} was already known and its anchor is still stale{reason}; "
+                 f"re-learn it with --file to re-anchor it, or `tur verify {m.id} --confirm`")
+    elif not result.created:
         env.warn(f"{m.id} was already known; re-verified it")
     if m.status.value == "unanchored" and m.decay and m.decay.reason:
         env.warn(f"{m.id} is unanchored: {m.decay.reason}")
