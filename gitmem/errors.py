@@ -57,11 +57,8 @@ class EmptyRepository(GitmemError):
 class UnknownMemory(GitmemError):
     """No memory has this id (or id prefix)."""
 
-    def __init__(self, memory_id: str) -> None:
-        super().__init__(
-            f"no memory with id {memory_id!r}",
-            "run `tur list` to see the ids",
-        )
+    def __init__(self, memory_id: str, hint: str = "run `tur list` to see the ids") -> None:
+        super().__init__(f"no memory with id {memory_id!r}", hint)
         self.memory_id = memory_id
 
 

@@ -57,7 +57,7 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     if token in ids:
         return token
     if len(token) < 4:
-        raise UnknownMemory(token)
+        raise UnknownMemory(token, "an id prefix needs at least 4 characters; `tur list` shows the ids")
     matches = [i for i in ids if i.startswith(token) or i.rsplit("-", 1)[-1].startswith(token)]
     if not matches:
         raise UnknownMemory(token)

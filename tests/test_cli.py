@@ -367,3 +367,11 @@ def test_a_type_name_as_an_id_is_ambiguous_not_unknown(repo):
     tur(repo, "learn", "first fact about parsing")
     tur(repo, "learn", "second fact about lexing")
     assert_one_line_error(tur(repo, "show", "fact"), "matches 2 memories")
+
+
+def test_a_missing_directory_and_a_too_short_prefix_say_what_is_wrong(repo, tmp_path):
+    missing = tur(repo, "-C", str(tmp_path / "nowhere"), "list")
+    assert_one_line_error(missing, "no such directory")
+    tur(repo, "learn", "a memory to look for")
+    short = tur(repo, "show", "fa")
+    assert_one_line_error(short, "at least 4 characters")

@@ -8,9 +8,10 @@ import argparse
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``wake``, ``recall``, ``hook``, ``persona`` and ``spark``."""
     p = sub.add_parser("wake", help="the token-budgeted prompt for the start of a session")
-    p.add_argument("--token-budget", type=int, default=None, metavar="N",
-                   help="tokens (default from config, 4096); 0 = unbounded")
-    p.add_argument("--unbounded", action="store_true", help="every active memory, no budget")
+    size = p.add_mutually_exclusive_group()
+    size.add_argument("--token-budget", type=int, default=None, metavar="N",
+                      help="tokens (default from config, 4096); 0 = unbounded")
+    size.add_argument("--unbounded", action="store_true", help="every active memory, no budget")
     p.add_argument("--format", default="markdown", choices=("markdown", "json"))
     p.add_argument("--explain", action="store_true",
                    help="after the prompt, list every memory included or excluded, with the reason")
@@ -77,6 +78,9 @@ def cmd_recall(args, env) -> int:  # noqa: ANN001
                                     include_stale=args.include_stale, full_records=False)
     env.warn_skipped(skipped)
     env.write(render.render_recall(result, args.format))
+    if result.omitted:
+        noun = "hit" if result.omitted == 1 else "hits"
+        env.warn(f"{result.omitted} {noun} left out to fit --token-budget {args.token_budget}")
     return 0
 
 

@@ -53,7 +53,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("value", type=float)
     p.set_defaults(func=cmd_confidence)
 
-    p = sub.add_parser("link", help="relate two memories (supports|contradicts|refines|supersedes)")
+    p = sub.add_parser("link", help="relate two memories: SOURCE TARGET --type supports|contradicts|"
+                                    "refines|supersedes")
     p.add_argument("source")
     p.add_argument("target")
     p.add_argument("--type", required=True,

@@ -192,6 +192,8 @@ class Store:
             NotARepository: ``path`` is not inside a git repository.
         """
         start = Path(path).resolve()
+        if not start.exists():
+            raise NotARepository(f"no such directory: {path}", "pass an existing directory to -C")
         try:
             located = locate(start)
         except (Unsupported, OSError):
