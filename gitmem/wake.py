@@ -507,13 +507,16 @@ def _persona_lines(persona: Mapping[str, object] | str | None, indent: str = "")
         return _text_lines(persona)
     lines: list[str] = []
     for key, value in persona.items():
-        if isinstance(value, Mapping):
-            lines.append(f"{indent}{key}:\n")
-            lines.extend(_persona_lines(value, indent + "  "))
-        elif isinstance(value, list | tuple):
-            lines.append(f"{indent}{key}:\n")
-            lines.extend(_item_lines(_scalar(item), f"{indent}  - ", indent + "    ")
-                         for item in value)
+        if isinstance(value, Mapping | list | tuple):
+            if isinstance(value, Mapping):
+                nested = _persona_lines(value, indent + "  ")
+            else:
+                nested = [_item_lines(_scalar(item), f"{indent}  - ", indent + "    ")
+                          for item in value]
+            # A heading travels with its first item: a budget that cuts the persona never
+            # leaves a heading with nothing under it.
+            heading = f"{indent}{key}:\n"
+            lines.extend([heading + nested[0], *nested[1:]] if nested else [heading])
         else:
             lines.append(_item_lines(_scalar(value), f"{indent}{key}: ", indent + "  "))
     return lines

@@ -332,3 +332,13 @@ def test_importing_tokens_wake_and_recall_loads_no_tiktoken_or_bm25s():
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_a_cut_persona_never_ends_on_a_heading_without_items():
+    persona = {"name": "agent", "invariants": ["never push to main", "run the tests first"]}
+    full = compile_wake([], weights={}, persona=persona, budget=None, counter=COUNT).text
+    for budget in range(1, 4 * COUNT(full) + 4):  # the persona's share is a quarter
+        text = compile_wake([], weights={}, persona=persona, budget=budget, counter=COUNT).text
+        assert not text.rstrip("\n").endswith("invariants:"), budget
+        if "invariants:" in text:
+            assert "never push to main" in text
