@@ -70,6 +70,7 @@ __all__ = [
     "MemoryView",
     "RecordCache",
     "RecordTable",
+    "RowViews",
     "cache_dir",
 ]
 
@@ -140,10 +141,11 @@ class MemoryView:
 
     Same values as the record: ``id``, ``type`` (:class:`MemoryType`), ``content``,
     ``confidence``, ``status`` (the effective :class:`Status`), ``blob_id``,
-    ``half_life_days``, ``last_verified_at``, ``anchor_path``, ``relations``,
-    :meth:`relation_targets`; ``refutation`` (with ``reason``) or ``None``; ``provenance``
-    (with ``observed_at``, ``git_sha``, ``context_ref``) and ``decay`` (with
-    ``half_life_days``, ``last_verified_at``, ``staleness_status``, ``reason``), each
+    ``half_life_days``, ``last_verified_at`` (and ``verified_us``, the same instant in
+    microseconds), ``anchor_path``, ``relations``, :meth:`relation_targets`; ``refutation``
+    (with ``reason``) or ``None``; ``provenance`` (with ``observed_at``, ``git_sha``,
+    ``context_ref``) and ``decay`` (with ``half_life_days``, ``last_verified_at``,
+    ``staleness_status``, ``reason``), each
     ``None`` when the record has none. To build one object per record, ``provenance`` and
     ``decay`` are the view itself (their fields are its attributes, and where names meet,
     e.g. ``last_verified_at``, the record's value is the part's value whenever the part
@@ -152,12 +154,13 @@ class MemoryView:
     """
 
     __slots__ = ("_decay", "_observed", "_prov", "_refuted", "_relations", "_verified",
-                 "blob_id", "confidence", "content", "id", "row", "status", "type")
+                 "blob_id", "confidence", "content", "id", "row", "status", "type", "verified_us")
 
     def __init__(self, row: int, memory_id: str, blob_id: str, kind: MemoryType, content: str,
                  confidence: float, status: Status, prov: tuple | None, decay: tuple | None,
-                 relations: tuple, refuted: str | None):
+                 relations: tuple, refuted: str | None, verified_us: int | None = None):
         self.row = row
+        self.verified_us = verified_us
         self.id = memory_id
         self.blob_id = blob_id
         self.type = kind
@@ -273,6 +276,42 @@ def _row_of(memory: Memory) -> tuple:
 _COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted", "verified")
 
 
+class RowViews(Sequence):
+    """Some rows of a :class:`RecordTable` as a sequence of :class:`MemoryView`, built on access.
+
+    ``ids`` and ``contents`` come from the columns, so that indexing or keying all of them
+    builds no view.
+    """
+
+    def __init__(self, table: RecordTable, rows: list[int]) -> None:
+        self.table = table
+        self.rows = rows
+        self._built: dict[int, MemoryView] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, position):  # noqa: ANN001, ANN204 - Sequence protocol
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self.rows)))]
+        found = self._built.get(position)
+        if found is None:
+            found = self._built[position] = self.table.view(self.rows[position])
+        return found
+
+    @property
+    def ids(self) -> list[str]:
+        """The memory id of each row."""
+        ids = self.table.ids
+        return [ids[r] for r in self.rows]
+
+    @property
+    def contents(self) -> list[str]:
+        """The content of each row."""
+        content = self.table.columns["content"]
+        return [content[r] for r in self.rows]
+
+
 # -- the records of one tree ----------------------------------------------------------------------
 
 
@@ -336,6 +375,26 @@ class RecordTable:
                 self._views = self._build_views()
         return self._views
 
+    def recall_selection(self, include_stale: bool) -> tuple[RowViews, dict[str, str]]:
+        """:func:`gitmem.recall.select_candidates` of this table's views, from the columns.
+
+        Equal to it (same candidates in the same order, same superseded map) without a view
+        per record: the candidates are a :class:`RowViews` that builds views on access.
+        """
+        statuses, rels, ids = self.columns["status"], self.columns["rels"], self.ids
+        refuted, stale, supersedes = Status.REFUTED.value, Status.STALE.value, RelationType.SUPERSEDES.value
+        live = [r for r, status in enumerate(statuses) if status != refuted]
+        superseded: dict[str, str] = {}
+        # Rows are sorted by id: walking them backwards leaves the smallest superseding id.
+        for r in reversed(live):
+            if rels[r] and statuses[r] != stale:
+                for kind, target in rels[r]:
+                    if kind == supersedes and target != ids[r]:
+                        superseded[target] = ids[r]
+        if not include_stale:
+            live = [r for r in live if statuses[r] != stale and ids[r] not in superseded]
+        return RowViews(self, live), superseded
+
     def view(self, row: int) -> MemoryView:
         """The :class:`MemoryView` of one row (from the list when it was built)."""
         if self._views is not None:
@@ -343,18 +402,19 @@ class RecordTable:
         c = self.columns
         return MemoryView(row, self.ids[row], self.blobs[row], _TYPES[c["type"][row]],
                           c["content"][row], c["conf"][row], _STATUSES[c["status"][row]],
-                          c["prov"][row], c["decay"][row], c["rels"][row], c["refuted"][row])
+                          c["prov"][row], c["decay"][row], c["rels"][row], c["refuted"][row],
+                          c["verified"][row])
 
     def _build_views(self) -> list[MemoryView]:
         c = self.columns
         types, statuses, view = _TYPES, _STATUSES, MemoryView
         return [
             view(i, mid, blob, types[kind], content, conf, statuses[status], prov, decay, rels,
-                 refuted)
-            for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted) in enumerate(
-                zip(self.ids, self.blobs, c["type"], c["content"], c["conf"], c["status"],
-                    c["prov"], c["decay"], c["rels"], c["refuted"], strict=True)
-            )
+                 refuted, verified)
+            for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted, verified)
+            in enumerate(zip(self.ids, self.blobs, c["type"], c["content"], c["conf"], c["status"],
+                             c["prov"], c["decay"], c["rels"], c["refuted"], c["verified"],
+                             strict=True))
         ]
 
     def memory(self, row: int) -> Memory:
@@ -863,7 +923,8 @@ class RecordCache:
         from gitmem.recall import RecallIndex
 
         def provide(candidates: Sequence[Any]) -> RecallIndex:
-            ids = "\n".join(m.id for m in candidates).encode()
+            listed = candidates.ids if isinstance(candidates, RowViews) else [m.id for m in candidates]
+            ids = "\n".join(listed).encode()
             digest = hashlib.blake2b(ids, digest_size=12).hexdigest()
             path = self.root / f"recall-{tree}-{digest}.bin" if tree else None
             if path is not None:
@@ -873,7 +934,8 @@ class RecordCache:
                         return RecallIndex.from_payload(got[0], len(candidates))
                     except (KeyError, TypeError, ValueError) as exc:
                         self._untrusted(path, Untrusted(f"bad structure: {exc}"))
-            index = RecallIndex.build([m.content for m in candidates])
+            index = RecallIndex.build(candidates.contents if isinstance(candidates, RowViews)
+                                      else [m.content for m in candidates])
             if path is not None:
                 self._write(path, "recall", index.to_payload())
             return index

@@ -161,20 +161,6 @@ class ContextMixin:
             entry=lambda row: format_entry(table.view(row)),
         )
 
-    def _records_for_reading(self) -> tuple[list[Any], list[Skipped], Any]:
-        """Every readable record sorted by id, the skipped blobs, and the cache table (or None).
-
-        With the cache the records are :class:`gitmem.cache.MemoryView` stand-ins (wake and
-        recall read only a few fields; a full model costs ten times more to build), else
-        full models.
-        """
-        cache = self._record_cache()
-        if cache is None:
-            memories, skipped = self.memories()
-            return memories, skipped, None
-        table = cache.table(self.store.tip())
-        return table.views(), [*cache.take_notices(), *table.bad], table
-
     def _persona_or_warn(self, skipped: list[Skipped]) -> dict[str, Any] | None:
         try:
             return self.persona()
@@ -212,22 +198,27 @@ class ContextMixin:
             raise InvalidInput(f"top-k must be >= 1, got {top_k}")
         if token_budget is not None and token_budget < 0:
             raise InvalidInput(f"token budget must be >= 0, got {token_budget}")
-        memories, skipped, table = self._records_for_reading()
-        cache = self._record_cache() if table is not None else None
+        options = {
+            "top_k": top_k,
+            "include_stale": include_stale,
+            "token_budget": token_budget or None,
+            "counter": self.token_counter() if token_budget else None,
+        }
+        cache = self._record_cache()
+        if cache is None:
+            memories, skipped = self.memories()
+            return recall(memories, query, **options), skipped
+        table = cache.table(self.store.tip())
+        skipped = [*cache.take_notices(), *table.bad]
         result = recall(
-            memories,
+            (),
             query,
-            top_k=top_k,
-            include_stale=include_stale,
-            token_budget=token_budget or None,
-            counter=self.token_counter() if token_budget else None,
-            index=cache.recall_index(table.tree) if cache is not None else None,
-            materialize=(lambda view: cache.memory(table, view.row))
-            if cache is not None and full_records else None,
+            selected=table.recall_selection(include_stale),
+            index=cache.recall_index(table.tree),
+            materialize=(lambda view: cache.memory(table, view.row)) if full_records else None,
+            **options,
         )
-        if cache is not None:
-            skipped = [*cache.take_notices(), *skipped]
-        return result, skipped
+        return result, [*cache.take_notices(), *skipped]
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = 1024) -> str:

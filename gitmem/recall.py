@@ -22,6 +22,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from gitmem.decay import microseconds
 from gitmem.errors import InvalidInput
 from gitmem.render import RECALL_FORMATS, render_hits
 from gitmem.vocabulary import Status
@@ -42,6 +43,7 @@ __all__ = [
     "query_from_payload",
     "rank_memories",
     "recall",
+    "select_candidates",
     "tokenize",
     "trigram_scores",
 ]
@@ -338,11 +340,21 @@ def _ranks(keys: Iterable[tuple[float, str]]) -> dict[str, int]:
     return ranks
 
 
+def _verified_us(memory: Memory) -> int | None:
+    """``last_verified_at`` in microseconds (exact, so two times never tie by rounding)."""
+    known = getattr(memory, "verified_us", None)  # a cache MemoryView carries it ready
+    if known is not None:
+        return known
+    at = memory.last_verified_at
+    return None if at is None else microseconds(at)
+
+
 def rank_memories(
     query: str,
     memories: Sequence[Memory],
     weights: Mapping[str, float] = RRF_WEIGHTS,
     index: RecallIndex | None = None,
+    limit: int | None = None,
 ) -> list[Hit]:
     """Every memory with affinity to ``query``, fused and sorted best first (ties by id).
 
@@ -356,6 +368,8 @@ def rank_memories(
         weights: weight per ranker name (``bm25``, ``trigram``, ``recency``) in the fusion.
         index: a :class:`RecallIndex` of ``[m.content for m in memories]`` (same scores,
             without indexing at query time); ``None`` indexes here.
+        limit: return only the best ``limit`` hits (the first ``limit`` of the full list),
+            building no hit for the rest.
     """
     if not query.strip() or not memories:
         return []
@@ -366,26 +380,49 @@ def rank_memories(
         texts = [m.content for m in memories]
         bm25 = bm25_scores(query, texts)
         tri = trigram_scores(query, texts)
-    pool = [i for i, m in enumerate(memories) if bm25[i] > 0 or tri[i] >= TRIGRAM_FLOOR]
+    # By position only: ``memories`` may build its items on access (cache views).
+    pool = [i for i in range(len(memories)) if bm25[i] > 0 or tri[i] >= TRIGRAM_FLOOR]
     ranks = {
         "bm25": _ranks((-bm25[i], memories[i].id) for i in pool if bm25[i] > 0),
         "trigram": _ranks((-tri[i], memories[i].id) for i in pool if tri[i] >= TRIGRAM_FLOOR),
         "recency": _ranks(
-            (-memories[i].last_verified_at.timestamp(), memories[i].id)
-            for i in pool
-            if memories[i].last_verified_at is not None
+            (-verified, memories[i].id)
+            for i, verified in ((i, _verified_us(memories[i])) for i in pool)
+            if verified is not None
         ),
     }
-    hits = []
+    scores = {}
     for i in pool:
+        memory_id = memories[i].id
+        scores[i] = sum(weights[name] / (RRF_K + ranking[memory_id])
+                        for name, ranking in ranks.items() if memory_id in ranking)
+    order = sorted(pool, key=lambda i: (-scores[i], memories[i].id))
+    hits = []
+    for i in order if limit is None else order[:limit]:
         memory = memories[i]
         own = {name: ranking.get(memory.id) for name, ranking in ranks.items()}
-        score = sum(weights[name] / (RRF_K + r) for name, r in own.items() if r is not None)
         stale = memory.status is Status.STALE
         reason = (memory.decay.reason if memory.decay else None) if stale else None
-        hits.append(Hit(memory, score, own, stale, bm25[i], tri[i], reason))
-    hits.sort(key=lambda h: (-h.score, h.memory.id))
+        hits.append(Hit(memory, scores[i], own, stale, bm25[i], tri[i], reason))
     return hits
+
+
+def select_candidates(
+    memories: Sequence[Memory], include_stale: bool = False
+) -> tuple[list[Memory], dict[str, str]]:
+    """The memories recall ranks, and the superseded ones (id -> the id superseding it).
+
+    Refuted memories are never candidates. A memory superseded by one that is neither stale
+    nor refuted is as outdated as a stale one: both are candidates only with
+    ``include_stale``. Order is kept.
+    """
+    candidates = [m for m in memories if m.status is not Status.REFUTED]
+    superseded = superseded_by(candidates, lambda m: m.status is not Status.STALE)
+    if not include_stale:
+        candidates = [
+            m for m in candidates if m.status is not Status.STALE and m.id not in superseded
+        ]
+    return candidates, superseded
 
 
 def recall(
@@ -399,6 +436,7 @@ def recall(
     fmt: str = "markdown-prompt",
     index: Callable[[Sequence[Memory]], RecallIndex] | None = None,
     materialize: Callable[[Memory], Memory] | None = None,
+    selected: tuple[Sequence[Memory], Mapping[str, str]] | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
 
@@ -421,6 +459,9 @@ def recall(
             :class:`RecallIndex` (e.g. from a cache); ``None`` indexes at query time.
         materialize: turns a stand-in record (e.g. :class:`gitmem.cache.MemoryView`) into the
             full record, for the top ``top_k`` hits only; ``None`` keeps them as given.
+        selected: what :func:`select_candidates` gives for ``memories`` and
+            ``include_stale``, when the caller has it already (e.g. from cache columns);
+            ``memories`` is then not read.
 
     Returns:
         The :class:`RecallResult`.
@@ -436,19 +477,14 @@ def recall(
     if fmt not in RECALL_FORMATS:
         hint = f"use one of {', '.join(RECALL_FORMATS)}"
         raise InvalidInput(f"unknown recall format {fmt!r}", hint)
-    candidates = [m for m in memories if m.status is not Status.REFUTED]
-    # A memory superseded by a live one is as outdated as a stale one.
-    superseded = superseded_by(candidates, lambda m: m.status is not Status.STALE)
-    if not include_stale:
-        candidates = [
-            m for m in candidates if m.status is not Status.STALE and m.id not in superseded
-        ]
+    candidates, superseded = selected or select_candidates(memories, include_stale)
     ranked = [
         replace(hit, stale=True, stale_reason=f"superseded by {superseded[hit.memory.id]}")
         if hit.memory.id in superseded
         else hit
         for hit in rank_memories(
-            query, candidates, index=index(candidates) if index and candidates else None
+            query, candidates, index=index(candidates) if index and candidates else None,
+            limit=top_k,
         )
     ]
     top = ranked[:top_k]

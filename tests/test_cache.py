@@ -390,3 +390,17 @@ def test_damaged_object_and_verify_caches_are_never_trusted(varied, name, comman
     if command == "status":  # and what a writing verify records is the true outcome
         tur(varied, "verify")
         assert tur(varied, "status").out == expected.out
+
+
+@pytest.mark.parametrize("include_stale", [False, True])
+def test_recall_selection_from_columns_equals_selection_from_records(varied, include_stale):
+    from gitmem.recall import select_candidates
+
+    gm = fresh(varied)
+    table = gm._record_cache().table(gm.store.tip())
+    rows, superseded = table.recall_selection(include_stale)
+    want, want_superseded = select_candidates(table.memories(), include_stale)
+    assert [m.id for m in rows] == rows.ids == [m.id for m in want]
+    assert rows.contents == [m.content for m in want]
+    assert superseded == want_superseded and superseded  # the fixture has a supersedes link
+    assert len(rows) < len(table)  # and refuted (and, without include_stale, stale) records

@@ -173,8 +173,10 @@ def test_recall_never_returns_a_memory_without_affinity(contents, query, refuted
     for hit in result.hits:
         assert hit.bm25 > 0 or hit.trigram >= TRIGRAM_FLOOR
         assert hit.memory.refutation is None
-    ranked = {h.memory.id for h in rank_memories(query, store)}
-    assert {h.memory.id for h in result.hits} <= ranked
+    full = rank_memories(query, store)
+    assert {h.memory.id for h in result.hits} <= {h.memory.id for h in full}
+    for limit in (1, 3):
+        assert rank_memories(query, store, limit=limit) == full[:limit]
 
 
 def test_fusion_is_not_worse_than_bm25_on_the_labelled_set():
