@@ -322,13 +322,18 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         """Add a typed relation ``source --kind--> target`` (idempotent).
 
         Raises:
-            InvalidInput: unknown relation type, or a memory linked to itself.
+            InvalidInput: unknown relation type, a memory linked to itself, or a
+                ``supersedes`` link that would close a cycle (each memory of a cycle
+                would hide the next, and all would leave wake).
             UnknownMemory, AmbiguousId: bad id.
         """
         kind_ = _parse_enum(RelationType, kind, "relation type")
         target_id = self.get(target).id
-        if self.get(source).id == target_id:
+        source_id = self.get(source).id
+        if source_id == target_id:
             raise InvalidInput("a memory cannot be linked to itself")
+        if kind_ is RelationType.SUPERSEDES:
+            self._refuse_supersedes_cycle(source_id, target_id)
         from gitmem.models import Relation
 
         def edit(m: Memory) -> Memory:
@@ -337,6 +342,23 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             return m
 
         return self._edit(source, f"link {kind_.value} {target_id}:", edit)
+
+    def _refuse_supersedes_cycle(self, source_id: str, target_id: str) -> None:
+        """Raise if ``target_id`` already supersedes ``source_id``, directly or by a chain."""
+        seen, frontier = {target_id}, [target_id]
+        while frontier:
+            current = frontier.pop()
+            try:
+                targets = self.get(current).relation_targets(RelationType.SUPERSEDES)
+            except GitmemError:
+                continue  # a link to a forgotten or unreadable memory ends the chain
+            if source_id in targets:
+                raise InvalidInput(
+                    f"{target_id} already supersedes {source_id}; a supersedes cycle would hide both",
+                    "refute the memory that no longer holds instead",
+                )
+            frontier.extend(t for t in targets if t not in seen)
+            seen.update(targets)
 
     def forget(self, token: str) -> CommitInfo | None:
         """Remove a memory from the tree; it stays in the ref's history.

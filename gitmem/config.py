@@ -132,6 +132,9 @@ def load_settings(repo_root: Path | None, memo: SettingsMemo | None = None) -> S
     try:
         data = path.read_bytes()
     except FileNotFoundError:
+        if os.environ.get("TUR_CONFIG"):
+            raise ConfigError(f"TUR_CONFIG names {path}, which does not exist",
+                              "fix the path, or unset TUR_CONFIG for .tur/config.yaml") from None
         return Settings()
     except OSError as exc:
         raise ConfigError(f"{path}: cannot be read ({exc.strerror})") from exc

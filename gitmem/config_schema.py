@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from pydantic import (
+    AllowInfNan,
     BaseModel,
     ConfigDict,
     Field,
@@ -28,7 +29,8 @@ __all__ = ["SettingsFile", "validate_settings"]
 _DEFAULT = Settings()
 
 # Strict: YAML's `true` is not the number 1, nor `2.5` a count; an int is still a float.
-Number = Annotated[float, Strict()]
+# Finite: `.nan` compares false with every bound, and `.inf` would be written into records.
+Number = Annotated[float, Strict(), AllowInfNan(False)]
 Count = Annotated[int, Strict()]
 
 
@@ -44,6 +46,22 @@ class DecaySection(_Section):
     threshold: Number = Field(default=_DEFAULT.decay.threshold, ge=0.0, le=1.0)
     max_commit_distance: Count = Field(default=_DEFAULT.decay.max_commit_distance, ge=0)
 
+    @field_validator("half_life_days")
+    @classmethod
+    def _positive(cls, value: dict[MemoryType, float | None]) -> dict[MemoryType, float | None]:
+        for key, days in value.items():
+            if days is not None and days <= 0:
+                raise ValueError(f"{key.value} must be a positive number of days, or null")
+        return value
+
+    @field_validator("commit_lambda")
+    @classmethod
+    def _non_negative(cls, value: dict[MemoryType, float]) -> dict[MemoryType, float]:
+        for key, lam in value.items():
+            if lam < 0:
+                raise ValueError(f"{key.value} must be >= 0")
+        return value
+
     @model_validator(mode="after")
     def _fill_types(self) -> DecaySection:
         # A config that names only some types keeps the defaults for the others.
@@ -51,12 +69,6 @@ class DecaySection(_Section):
             self.half_life_days.setdefault(key, value)
         for key, value in default_commit_lambdas().items():
             self.commit_lambda.setdefault(key, value)
-        for key, value in self.half_life_days.items():
-            if value is not None and value <= 0:
-                raise ValueError(f"half_life_days.{key.value} must be positive or null")
-        for key, value in self.commit_lambda.items():
-            if value < 0:
-                raise ValueError(f"commit_lambda.{key.value} must be >= 0")
         return self
 
 
@@ -123,6 +135,9 @@ def validate_settings(data: Any, where: str) -> Settings:
     Raises:
         ConfigError: a bad or unknown key; the message names ``where`` and the key.
     """
+    if isinstance(data, dict):
+        # A section left empty (`wake:`) means its defaults, as an empty file does.
+        data = {key: {} if value is None and key in _SECTIONS else value for key, value in data.items()}
     try:
         return SettingsFile.model_validate(data or {}).to_settings()
     except ValidationError as exc:
@@ -132,11 +147,15 @@ def validate_settings(data: Any, where: str) -> Settings:
         ) from exc
 
 
+_SECTIONS = ("decay", "wake", "recall")
+
+
 def _explain(error: Any) -> tuple[str, str]:
     """(dotted key, message) of a pydantic error, in the file's terms rather than pydantic's."""
     loc = [str(part) for part in error["loc"]]
     kind, message = error["type"], error["msg"].removeprefix("Value error, ")
     message = (message.replace("Input should be a valid integer", "must be a whole number")
+               .replace("Input should be a finite number", "must be a finite number")
                .replace("Input should be a valid number", "must be a number")
                .replace("Input should be", "must be"))
     if "[key]" in loc:  # a key of half_life_days / commit_lambda that is not a memory type

@@ -404,3 +404,18 @@ def test_recall_selection_from_columns_equals_selection_from_records(varied, inc
     assert rows.contents == [m.content for m in want]
     assert superseded == want_superseded and superseded  # the fixture has a supersedes link
     assert len(rows) < len(table)  # and refuted (and, without include_stale, stale) records
+
+
+def test_a_well_formed_object_memo_of_the_wrong_shape_is_not_trusted(varied):
+    from gitmem import cachefile
+    from tests.test_cli import tur
+
+    expected = tur(varied, "wake").out
+    path = cache_dir(Store.discover(varied)) / "objects.bin"
+    memo, _ = cachefile.read(path, "objects")
+    assert memo
+    cachefile.write(path, "objects", {key: 123 for key in memo})  # a valid file, wrong values
+    again = tur(varied, "wake")
+    assert again.code == 0 and again.out == expected
+    assert [line for line in again.err.splitlines() if "objects.bin" in line] == [
+        "warning: gitmem cache file objects.bin is damaged (bad structure); rebuilding it"]

@@ -375,3 +375,26 @@ def test_a_missing_directory_and_a_too_short_prefix_say_what_is_wrong(repo, tmp_
     tur(repo, "learn", "a memory to look for")
     short = tur(repo, "show", "fa")
     assert_one_line_error(short, "at least 4 characters")
+
+
+def test_a_supersedes_cycle_is_refused_and_nothing_changes(repo):
+    a = tur(repo, "learn", "the port is 8080").out.strip()
+    b = tur(repo, "learn", "the port is 9090").out.strip()
+    c = tur(repo, "learn", "the port is 7070").out.strip()
+    assert tur(repo, "link", b, a, "--type", "supersedes").code == 0
+    assert tur(repo, "link", c, b, "--type", "supersedes").code == 0
+    before = git(repo, "rev-parse", "refs/tur/memories")
+    for source, target in ((a, b), (a, c), (b, c)):
+        refused = tur(repo, "link", source, target, "--type", "supersedes")
+        assert_one_line_error(refused, f"already supersedes {source}")
+    assert git(repo, "rev-parse", "refs/tur/memories") == before
+    assert tur(repo, "link", a, b, "--type", "supports").code == 0  # other kinds may loop
+    assert c in tur(repo, "wake").out
+
+
+def test_learning_a_refuted_memory_again_says_it_stays_refuted(repo):
+    mid = tur(repo, "learn", "the cache is never cleared").out.strip()
+    tur(repo, "refute", mid, "--reason", "it is cleared on deploy")
+    again = tur(repo, "learn", "the cache is never cleared")
+    assert again.code == 0 and "is refuted (it is cleared on deploy); it stays refuted" in again.err
+    assert "re-verified" not in again.err

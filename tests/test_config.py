@@ -39,7 +39,12 @@ def test_a_partial_config_keeps_defaults_for_the_rest(repo):
     ("text", "message"),
     [
         ("decay:\n  threshold: 1.5\n", "decay.threshold: must be less than or equal to 1"),
-        ("decay:\n  half_life_days:\n    fact: -3\n", "half_life_days.fact must be positive"),
+        ("decay:\n  half_life_days:\n    fact: -3\n",
+         "decay.half_life_days: fact must be a positive number of days"),
+        ("decay:\n  half_life_days:\n    fact: .inf\n",
+         "decay.half_life_days.fact: must be a finite number"),
+        ("decay:\n  commit_lambda:\n    fact: -1\n", "decay.commit_lambda: fact must be >= 0"),
+        ("decay:\n  threshold: .nan\n", "decay.threshold: must be a finite number"),
         ("decay:\n  half_life_days:\n    widget: 3\n", "'widget' is not a memory type"),
         ("decay:\n  threshold: yes\n", "decay.threshold: must be a number"),
         ("wake:\n  shares: [0.5, 0.5, 0.5]\n", "wake.shares: must be three non-negative numbers"),
@@ -93,7 +98,7 @@ def test_the_token_counter_refuses_an_encoding_that_needs_the_network():
         TokenCounter("o200k_base")("some text")
 
 
-@pytest.mark.parametrize("text", ["", "\n", "# nothing set yet\n"])
+@pytest.mark.parametrize("text", ["", "\n", "# nothing set yet\n", "wake:\ndecay:\n"])
 def test_an_empty_config_file_means_the_defaults(repo, text):
     from gitmem.config import Settings
 
@@ -136,3 +141,9 @@ def test_a_damaged_settings_memo_is_validated_again(repo):
     data = (repo / ".tur" / "config.yaml").read_bytes()
     memo.put_settings(data, {"recall": "nonsense"})
     assert load_settings(repo, memo).recall.top_k == 3
+
+
+def test_a_config_named_by_tur_config_must_exist(repo, monkeypatch):
+    monkeypatch.setenv("TUR_CONFIG", str(repo / "nowhere.yaml"))
+    with pytest.raises(ConfigError, match="TUR_CONFIG names .*nowhere.yaml, which does not exist"):
+        load_settings(repo)

@@ -79,10 +79,13 @@ def cmd_learn(args, env) -> int:  # noqa: ANN001
         env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value}))
         return 0
     env.print(m.id)
-    if not result.created and m.status.value == "stale":
+    if not result.created and m.status.value == "refuted":
+        reason = f" ({m.refutation.reason})" if m.refutation else ""
+        env.warn(f"{m.id} was already known and is refuted{reason}; it stays refuted")
+    elif not result.created and m.status.value == "stale":
         reason = f": {m.decay.reason}" if m.decay and m.decay.reason else ""
         env.warn(f"{m.id} was already known and its anchor is still stale{reason}; "
-                 f"re-learn it with --file to re-anchor it, or `tur verify {m.id} --confirm`")
+                 "re-learn it with --file to re-anchor it, or refute it if it no longer holds")
     elif not result.created:
         env.warn(f"{m.id} was already known; re-verified it")
     if m.status.value == "unanchored" and m.decay and m.decay.reason:

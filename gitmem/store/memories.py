@@ -86,6 +86,26 @@ class Mutation:
 _MISS = object()
 
 
+def _memo_shaped(data: Any) -> bool:
+    """Whether ``data`` has the shape :class:`_ObjectMemo` writes.
+
+    ``ls:`` keys map to ``{name: blob id}``, the others to a string (or ``None``: no
+    object at that path).
+    """
+    if not isinstance(data, dict):
+        return False
+    for key, value in data.items():
+        if not isinstance(key, str):
+            return False
+        if key.startswith("ls:"):
+            if not (isinstance(value, dict)
+                    and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
+                return False
+        elif not (value is None or isinstance(value, str)):
+            return False
+    return True
+
+
 class _ObjectMemo:
     """Lookups of immutable objects (what a commit's tree holds at a path), kept across processes.
 
@@ -109,7 +129,11 @@ class _ObjectMemo:
             except Untrusted as exc:
                 self.rejected.append((self.path, exc))
                 got = None
-            self.data = got[0] if got is not None and isinstance(got[0], dict) else {}
+            self.data = {}
+            if got is not None and _memo_shaped(got[0]):
+                self.data = got[0]
+            elif got is not None:
+                self.rejected.append((self.path, Untrusted("bad structure")))
         return self.data
 
     def get(self, key: str) -> Any:
