@@ -105,7 +105,9 @@ def _hit_json(hit: Hit) -> dict[str, Any]:
         "type": memory.type.value,
         "content": memory.content,
         "confidence": memory.confidence,
-        "observed_at": memory.provenance.observed_at.isoformat() if memory.provenance else None,
+        # As in `tur list --format json`: UTC written with Z.
+        "observed_at": memory.provenance.observed_at.isoformat().replace("+00:00", "Z")
+        if memory.provenance else None,
         "status": memory.status.value,
         "stale": hit.stale,
         "stale_reason": hit.stale_reason,

@@ -16,7 +16,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Remember a statement about the code, observed at HEAD. "
                        "Example: tur learn 'Queue uses WAL mode' --file src/queue/store.py#L10-L24")
     p.add_argument("text", help="the statement to remember")
-    p.add_argument("--type", default="fact", choices=TYPES)
+    p.add_argument("--type", choices=TYPES, help="default: fact")
     p.add_argument("--file", metavar="PATH[#Lx-Ly]", help="anchor to a file or a line range")
     p.add_argument("--confidence", type=float, default=None, help="in [0, 1] (default 1.0)")
     p.add_argument("--agent", help="source agent name")
@@ -71,7 +71,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_learn(args, env) -> int:  # noqa: ANN001
     """``tur learn``: print the id (and whether it was new)."""
     result = env.gm.learn(
-        args.text, type=args.type, file=args.file, confidence=args.confidence,
+        args.text, type=args.type or "fact", file=args.file, confidence=args.confidence,
         agent=args.agent, harness=args.harness, scope=args.scope, allow_secret=args.allow_secret,
     )
     m = result.memory
@@ -79,6 +79,9 @@ def cmd_learn(args, env) -> int:  # noqa: ANN001
         env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value}))
         return 0
     env.print(m.id)
+    if not result.created and args.type and args.type != m.type.value:
+        env.warn(f"{m.id} was already known as a {m.type.value}; --type {args.type} is ignored "
+                 f"(to change it: tur forget {m.id}, then learn it again)")
     if not result.created and m.status.value == "refuted":
         reason = f" ({m.refutation.reason})" if m.refutation else ""
         env.warn(f"{m.id} was already known and is refuted{reason}; it stays refuted")
