@@ -63,16 +63,32 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
     def __init__(self, store: Store, settings: Settings | None = None, cwd: Path | None = None):
         self.store = store
         self._cache = None
-        self.settings = settings or load_settings(store.workdir, self._record_cache())
+        self._settings = settings
         self.cwd = cwd or Path.cwd()
+
+    @property
+    def settings(self) -> Settings:
+        """The repository's settings (``.tur/config.yaml``), read on first use.
+
+        Lazily, so that what needs no setting (``tur cache clear``, ``tur show``) works
+        even while the file is being fixed.
+
+        Raises:
+            ConfigError: the file is invalid.
+        """
+        if self._settings is None:
+            self._settings = load_settings(self.store.workdir, self._record_cache())
+        return self._settings
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
         """Open the repository containing ``path``.
 
+        A bad ``.tur/config.yaml`` is reported (``ConfigError``) by the first method that
+        needs a setting, not here.
+
         Raises:
             NotARepository: ``path`` is not inside a git repository.
-            ConfigError: ``.tur/config.yaml`` is invalid.
         """
         store = Store.discover(path)
         return cls(store, cwd=Path(path).resolve())

@@ -86,7 +86,7 @@ def test_a_tokenizer_that_needs_the_network_is_a_config_error_for_every_command(
     tur(repo, "learn", "anything at all")
     write_config(repo, "tokenizer: o200k_base\n")
     with pytest.raises(ConfigError, match="tokenizer: 'o200k_base' is not available offline"):
-        Gitmem.open(repo)
+        Gitmem.open(repo).wake()
     for command in ("wake", "list", "status"):
         assert_one_line_error(tur(repo, command), "tokenizer: 'o200k_base'")
 
@@ -147,3 +147,14 @@ def test_a_config_named_by_tur_config_must_exist(repo, monkeypatch):
     monkeypatch.setenv("TUR_CONFIG", str(repo / "nowhere.yaml"))
     with pytest.raises(ConfigError, match="TUR_CONFIG names .*nowhere.yaml, which does not exist"):
         load_settings(repo)
+
+
+def test_cache_commands_work_while_the_config_is_broken(repo):
+    tur(repo, "learn", "anything at all")
+    tur(repo, "wake")
+    write_config(repo, "colour: blue\n")
+    assert_one_line_error(tur(repo, "wake"), "colour: unknown key")
+    cleared = tur(repo, "cache", "clear")
+    assert cleared.code == 0, cleared.err
+    info = tur(repo, "cache", "info")
+    assert info.code == 0 and "settings.bin" not in info.out
