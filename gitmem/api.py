@@ -472,7 +472,8 @@ def _reverify(
 ) -> Memory:
     """Learning known content again corroborates it: new anchor and time, same observed_at.
 
-    Without a new anchor the old one is kept, with the status its last check gave.
+    Without a new anchor the old one is kept, with the status its last check gave; a
+    stale one is then left as it is (its time decay does not restart).
     """
     from gitmem.models import Decay
 
@@ -491,7 +492,9 @@ def _reverify(
         )
     if confidence is not None:
         memory.confidence = confidence
-    if memory.refutation is None:
+    # A stale anchor is not corroborated by repeating the statement: the record (and so
+    # the ref) stays as it was, unless the confidence changed.
+    if memory.refutation is None and not (kept_anchor and status is Status.STALE):
         decay = memory.decay or Decay()
         decay.last_verified_at = now
         decay.staleness_status = status

@@ -65,8 +65,10 @@ def test_learning_a_stale_memory_again_without_an_anchor_keeps_it_stale(repo):
     lines[5] = "changed\n"
     commit_file(repo, "src/app.py", "".join(lines), "change line 6")
     tur(repo, "verify")
+    before = git(repo, "rev-parse", "refs/tur/memories")
     again = tur(repo, "learn", "lines five to seven")
     assert again.code == 0 and "still stale: line 6 changed in" in again.err
+    assert git(repo, "rev-parse", "refs/tur/memories") == before  # nothing to record
     shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
     assert shown["decay"]["staleness_status"] == "stale"
     assert shown["provenance"]["context_ref"] == "src/app.py#L5-L7"
