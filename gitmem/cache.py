@@ -75,6 +75,7 @@ __all__ = [
 ]
 
 _KEEP_TREES = 3  # records files kept: the current tree and two before it
+_FORMER_FILES = frozenset({"objects.json", "verify.json"})  # unchecked JSON of cache format 1
 _MAX_COUNTS = 50_000  # memoised text token counts kept per encoding
 # Models parsed while building a table that are kept for this process: enough for the usual
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
@@ -723,10 +724,12 @@ class RecordCache:
         keep_trees = {keep, *[t for t in trees if t != keep][: _KEEP_TREES - 1]}
         for path in paths:
             name = path.name
-            for prefix in ("records-", "tokens-", "recall-"):
-                if name.startswith(prefix) and name[len(prefix):len(prefix) + 40] not in keep_trees:
-                    with suppress(OSError):
-                        path.unlink()
+            stale = name in _FORMER_FILES or any(
+                name.startswith(prefix) and name[len(prefix):len(prefix) + 40] not in keep_trees
+                for prefix in ("records-", "tokens-", "recall-"))
+            if stale:
+                with suppress(OSError):
+                    path.unlink()
 
     # -- the reader's interfaces ------------------------------------------------------------------
 

@@ -419,3 +419,14 @@ def test_a_well_formed_object_memo_of_the_wrong_shape_is_not_trusted(varied):
     assert again.code == 0 and again.out == expected
     assert [line for line in again.err.splitlines() if "objects.bin" in line] == [
         "warning: gitmem cache file objects.bin is damaged (bad structure); rebuilding it"]
+
+
+def test_the_json_files_of_the_first_cache_format_are_removed(repo):
+    gm = Gitmem.open(repo)
+    root = cache_dir(gm.store)
+    root.mkdir(parents=True, exist_ok=True)
+    for name in ("objects.json", "verify.json"):
+        (root / name).write_text("{}")
+    gm.learn("a memory that makes a new tree")
+    fresh(repo).wake()
+    assert not (root / "objects.json").exists() and not (root / "verify.json").exists()
