@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import os
 import subprocess
 from pathlib import Path
@@ -87,3 +88,11 @@ def repo(empty_repo) -> Path:
     body = "".join(f"line {i}\n" for i in range(1, 21))
     commit_file(empty_repo, "src/app.py", body, "initial")
     return empty_repo
+
+
+def changed_lines(before: bytes, after: bytes) -> list[str]:
+    """The ``+``/``-`` lines of a zero-context diff of two YAML texts (what an edit changed)."""
+    diff = difflib.unified_diff(
+        before.decode().splitlines(), after.decode().splitlines(), lineterm="", n=0
+    )
+    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("---", "+++")]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import subprocess
 import sys
 import time
@@ -19,6 +18,7 @@ from gitmem import yaml_writer
 from gitmem.codec import MAX_RECORD_BYTES, dump_new, load, load_mapping, update
 from gitmem.errors import MalformedRecord
 from gitmem.models import Decay, Memory, Provenance, Refutation, Relation, Status
+from tests.conftest import changed_lines
 
 WHERE = "blob 3f2a1b9 (memories/ab/fact-ab12cd34.yaml)"
 SHA = "9f83ab2c104e9f83ab2c104e9f83ab2c104e0000"
@@ -46,13 +46,6 @@ def full_memory(**changes) -> Memory:
     )
     fields.update(changes)
     return Memory(**fields)
-
-
-def changed_lines(before: bytes, after: bytes) -> list[str]:
-    diff = difflib.unified_diff(
-        before.decode().splitlines(), after.decode().splitlines(), lineterm="", n=0
-    )
-    return [line for line in diff if line[:1] in "+-" and line[:3] not in ("---", "+++")]
 
 
 # --- writing ------------------------------------------------------------------

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 from datetime import UTC, datetime
 
 from gitmem.codec import dump_new, load, update
 from gitmem.models import Status
+from tests.conftest import changed_lines
 
 RECORD = b"""\
 id: fact-1d1ea25b
@@ -24,12 +24,6 @@ decay:
   last_verified_at: "2026-11-30T04:21:41Z"
   staleness_status: fresh
 """
-
-
-def changed_lines(before: bytes, after: bytes) -> list[str]:
-    return [line for line in difflib.unified_diff(before.decode().splitlines(),
-                                                  after.decode().splitlines(), lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
 def no_round_trip(monkeypatch):
