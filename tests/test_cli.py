@@ -270,9 +270,11 @@ def test_hook_pre_turn_outside_a_repository_reports_on_stderr_and_exits_0(tmp_pa
     assert "not a git repository" in r.err
 
 
-def test_version_and_help_work_outside_a_repository(tmp_path):
+def test_version_and_help_work_outside_a_repository(tmp_path, capsys):
     assert tur(tmp_path, "--version").code == 0
+    assert "tur (gitmem) " in capsys.readouterr().out
     assert tur(tmp_path, "--help").code == 0
+    assert "usage: tur" in capsys.readouterr().out
 
 
 def test_verify_id_restarts_time_decay_and_confirm_vouches_for_a_stale_memory(repo):
@@ -408,3 +410,51 @@ def test_learning_known_text_with_another_type_says_the_type_is_kept(repo):
     assert again.out.strip() == mid and mid.startswith("fact-")
     assert f"{mid} was already known as a fact; --type insight is ignored" in again.err
     assert "--type" not in tur(repo, "learn", "the build uses make").err
+
+
+def test_weight_decays_with_days_and_commits_until_wake_leaves_the_memory_out(repo):
+    import math
+    from datetime import UTC, datetime, timedelta
+
+    from gitmem.api import Gitmem
+
+    learned_at = datetime(2026, 11, 1, tzinfo=UTC)
+    gm = Gitmem.open(repo)
+    mid = gm.learn("the parser keeps a line cache", file="src/app.py#L1-L2",
+                   confidence=0.9, now=learned_at).memory.id
+    for i in range(15):  # commits elsewhere: the anchor stays fresh, the distance grows
+        commit_file(repo, f"docs/note{i}.md", f"note {i}\n", f"note {i}")
+    later = learned_at + timedelta(days=30)
+    gm = Gitmem.open(repo)
+    (row,) = [r for r in gm.status_view(now=later).rows if r.memory_id == mid]
+    assert row.commit_distance == 15
+    assert row.weight == pytest.approx(0.9 * 2 ** (-30 / 14) * math.exp(-0.05 * 15))
+    reasons = {e.memory_id: e.reason for e in gm.wake(now=later)[0].assembly}
+    assert reasons[mid] == "low_weight"
+    # On the day it was learned, 15 commits alone leave it in wake (0.9 × e^-0.75 ≈ 0.43).
+    reasons = {e.memory_id: e.reason for e in gm.wake(now=learned_at)[0].assembly}
+    assert reasons[mid] is None
+
+
+def test_confidence_command_stores_a_value_and_refuses_one_out_of_range(repo):
+    mid = tur(repo, "learn", "the queue retries five times").out.strip()
+    assert tur(repo, "confidence", mid, "0.4").code == 0
+    assert json.loads(tur(repo, "show", mid, "--format", "json").out)["confidence"] == 0.4
+    before = git(repo, "rev-parse", "refs/tur/memories")
+    assert_one_line_error(tur(repo, "confidence", mid, "1.5"), "between 0 and 1")
+    assert git(repo, "rev-parse", "refs/tur/memories") == before
+
+
+def test_list_filters_by_type_and_status(repo):
+    fact = tur(repo, "learn", "the queue retries five times").out.strip()
+    axiom = tur(repo, "learn", "never push to main", "--type", "axiom").out.strip()
+    wrong = tur(repo, "learn", "the queue never retries").out.strip()
+    tur(repo, "refute", wrong, "--reason", "it retries five times")
+
+    def listed(*args: str) -> set[str]:
+        return {row["id"] for row in json.loads(tur(repo, "list", "--format", "json", *args).out)}
+
+    assert listed() == {fact, axiom, wrong}
+    assert listed("--type", "axiom") == {axiom}
+    assert listed("--status", "refuted") == {wrong}
+    assert listed("--type", "fact", "--status", "fresh") == {fact}

@@ -8,7 +8,7 @@ import pytest
 
 from gitmem.api import Gitmem
 from gitmem.config import load_settings
-from gitmem.errors import ConfigError, TokenizerUnavailable
+from gitmem.errors import ConfigError
 from gitmem.models import MemoryType
 from tests.test_cli import assert_one_line_error, tur
 
@@ -89,13 +89,6 @@ def test_a_tokenizer_that_needs_the_network_is_a_config_error_for_every_command(
         Gitmem.open(repo).wake()
     for command in ("wake", "list", "status"):
         assert_one_line_error(tur(repo, command), "tokenizer: 'o200k_base'")
-
-
-def test_the_token_counter_refuses_an_encoding_that_needs_the_network():
-    from gitmem.tokens import TokenCounter
-
-    with pytest.raises(TokenizerUnavailable, match="o200k_base"):
-        TokenCounter("o200k_base")("some text")
 
 
 @pytest.mark.parametrize("text", ["", "\n", "# nothing set yet\n", "wake:\ndecay:\n"])

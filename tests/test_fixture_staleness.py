@@ -79,6 +79,7 @@ def test_verify_records_everything_in_one_commit_and_a_second_run_changes_nothin
     assert message.startswith("verify: ")
     again = gm.verify()
     assert again.commit is None
+    assert len(again.rows) == len(outcome.rows) > 0
     assert all(not r.changed for r in again.rows)
 
 

@@ -164,10 +164,14 @@ def test_pre_turn_block_never_raises():
 @given(
     contents=st.lists(st.text(min_size=1, max_size=50).filter(str.strip), min_size=1,
                       max_size=10),
-    query=st.text(max_size=30),
+    query=st.text(max_size=10),
+    borrowed=st.lists(st.tuples(st.integers(0, 9), st.integers(0, 30), st.integers(3, 20)),
+                      max_size=3),
     refuted=st.sets(st.integers(0, 9)),
 )
-def test_recall_never_returns_a_memory_without_affinity(contents, query, refuted):
+def test_recall_never_returns_a_memory_without_affinity(contents, query, borrowed, refuted):
+    # Pieces of the stored texts in the query, so that most examples do recall something.
+    query = " ".join([query, *(contents[i % len(contents)][at:at + n] for i, at, n in borrowed)])
     store = [mem(i, c, days=i, refuted=i in refuted) for i, c in enumerate(contents)]
     result = recall(store, query, top_k=10)
     for hit in result.hits:

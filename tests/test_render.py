@@ -81,6 +81,7 @@ def check_golden(name: str, text: str) -> None:
     if os.environ.get("GITMEM_UPDATE_GOLDEN"):
         path.parent.mkdir(exist_ok=True)
         path.write_text(text, encoding="utf-8")
+        pytest.skip(f"golden file {name} rewritten; review the diff and rerun without the variable")
     assert text == path.read_text(encoding="utf-8")
 
 
