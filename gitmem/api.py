@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.config import Settings, load_settings
+from gitmem.decay import half_life_for
 from gitmem.errors import GitmemError, InvalidInput, MalformedRecord, UnknownMemory
 from gitmem.facade_context import ContextMixin
 from gitmem.facade_sync import SyncMixin
@@ -208,7 +209,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             context_ref=anchor.ref() if anchor else None,
             fingerprint=fingerprint,
         )
-        half_life = self.settings.decay.half_life_days.get(type_)
+        half_life = half_life_for(type_, self.settings.decay)
         key = content_key(content)
 
         def build(tip: str | None) -> Mutation | None:
@@ -376,13 +377,23 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             frontier.extend(t for t in targets if t not in seen)
             seen.update(targets)
 
-    def forget(self, token: str) -> CommitInfo | None:
-        """Remove a memory from the tree; it stays in the ref's history.
+    def resolve(self, token: str) -> str:
+        """The full id that ``token`` (an id or unique prefix) names; no record is parsed.
 
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
-        target = resolve_id(token, self._id_entries(token, self.store.tip()))
+        return resolve_id(token, self._id_entries(token, self.store.tip()))
+
+    def forget(self, token: str) -> CommitInfo | None:
+        """Remove a memory from the tree; it stays in the ref's history.
+
+        A malformed record can be forgotten too: nothing is parsed.
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        target = self.resolve(token)
 
         def build(tip: str | None) -> Mutation | None:
             if self.store.blob_id_at(tip, record_path(target)) is None:

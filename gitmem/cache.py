@@ -57,7 +57,7 @@ from gitmem import cachefile
 from gitmem.cachefile import CACHE_FORMAT, Untrusted, paused_gc
 from gitmem.decay import microseconds
 from gitmem.errors import MalformedRecord
-from gitmem.reader import Skipped, Snapshot
+from gitmem.reader import Skipped, Snapshot, parse_record
 from gitmem.vocabulary import MemoryType, RelationType, Status
 
 if TYPE_CHECKING:
@@ -430,10 +430,7 @@ class RecordTable:
         if self.path is None:
             raise Untrusted("no records section")
         start, end = self.offsets[row], self.offsets[row + 1]
-        with open(self.path, "rb") as handle:
-            handle.seek(self.records_at + start)
-            chunk = handle.read(end - start)
-        memory = self._from_chunk(row, chunk)
+        memory = self._from_chunk(row, self._read_section(start, end - start))
         self.parsed[row] = memory
         return memory
 
@@ -444,14 +441,25 @@ class RecordTable:
             Untrusted: a stored mapping is damaged.
         """
         if len(self.parsed) < len(self.ids) and self.path is not None:
-            with open(self.path, "rb") as handle:
-                handle.seek(self.records_at)
-                section = handle.read()
+            section = self._read_section(0, -1)
             for row in range(len(self.ids)):
                 if row not in self.parsed:
                     chunk = section[self.offsets[row]:self.offsets[row + 1]]
                     self.parsed[row] = self._from_chunk(row, chunk)
         return [self.parsed[row] for row in range(len(self.ids))]
+
+    def _read_section(self, start: int, length: int) -> bytes:
+        """``length`` bytes (``-1``: all) of the records section from ``start``.
+
+        Raises:
+            Untrusted: the file is gone (another process cleared or pruned the cache).
+        """
+        try:
+            with open(self.path, "rb") as handle:  # type: ignore[arg-type]
+                handle.seek(self.records_at + start)
+                return handle.read(length)
+        except OSError as exc:
+            raise Untrusted(f"records file unreadable: {exc.strerror}") from None
 
     def _from_chunk(self, row: int, chunk: bytes) -> Memory:
         from gitmem.models import Memory
@@ -481,13 +489,6 @@ class RecordTable:
             if row is not None:
                 snap.records[memory_id] = records[row]
         return snap
-
-
-def _parse_blob(store: Any, memory_id: str, blob_id: str) -> tuple[Memory, dict]:
-    """Parse one blob exactly as the reader does (see :func:`gitmem.reader.parse_record`)."""
-    from gitmem.reader import parse_record
-
-    return parse_record(store, memory_id, blob_id)
 
 
 # -- the cache ------------------------------------------------------------------------------------
@@ -694,8 +695,9 @@ class RecordCache:
         known = self._pending.get(blob)
         if known is not None and known.id == memory_id:
             # The model validates back to itself, so its JSON form stands for the YAML mapping.
-            return known, known.model_dump(mode="json", exclude_none=True)
-        return _parse_blob(self.store, memory_id, blob)
+            # Nones kept: an extra key written as `null` is part of the record.
+            return known, known.model_dump(mode="json")
+        return parse_record(self.store, memory_id, blob)
 
     def _save_table(self, table: RecordTable, chunks: list[bytes]) -> None:
         payload = {
@@ -724,8 +726,10 @@ class RecordCache:
         keep_trees = {keep, *[t for t in trees if t != keep][: _KEEP_TREES - 1]}
         for path in paths:
             name = path.name
+            # <prefix><tree id>[-<more>].bin; a tree id is 40 or (SHA-256) 64 hex digits.
             stale = name in _FORMER_FILES or any(
-                name.startswith(prefix) and name[len(prefix):len(prefix) + 40] not in keep_trees
+                name.startswith(prefix)
+                and name[len(prefix):].split("-", 1)[0].removesuffix(".bin") not in keep_trees
                 for prefix in ("records-", "tokens-", "recall-"))
             if stale:
                 with suppress(OSError):
@@ -757,7 +761,7 @@ class RecordCache:
             if table.path is not None:
                 self._untrusted(table.path, exc)
                 table.path = None
-            memory, _ = _parse_blob(self.store, table.ids[row], table.blobs[row])
+            memory, _ = parse_record(self.store, table.ids[row], table.blobs[row])
             table.parsed[row] = memory
             return memory
 

@@ -108,9 +108,8 @@ class VerifyMixin:
         """
         from gitmem.ids import resolve_id
 
-        snap_blobs = self.store.entries(self.store.tip())
-        found = resolve_id(memory_id, snap_blobs)
-        return self.store.read_blob(snap_blobs[found]).decode("utf-8", "replace")
+        blobs = self._id_entries(memory_id, self.store.tip())  # one shard, not every record
+        return self.store.read_blob(blobs[resolve_id(memory_id, blobs)]).decode("utf-8", "replace")
 
     def _distances(self, memories: list[Memory], head: str | None) -> dict[str, int | None]:
         """Commit distance (commits) of each memory's anchor SHA to HEAD, by id."""

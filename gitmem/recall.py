@@ -487,7 +487,7 @@ def recall(
             limit=top_k,
         )
     ]
-    top = ranked[:top_k]
+    top = ranked  # rank_memories gave at most top_k
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
     if not token_budget:

@@ -61,7 +61,7 @@ _HEADERS = {
     "axioms": "## Axioms and core memories\n",
     "salient": "## Salient memories\n",
 }
-_TIER1_TYPES = (MemoryType.AXIOM, MemoryType.CORE)
+_TIER1_TYPES = frozenset({MemoryType.AXIOM.value, MemoryType.CORE.value})
 
 
 @dataclass(frozen=True)
@@ -364,10 +364,9 @@ def compile_rows(
     negated = [-value for value in salience]
     # Rows are sorted by id and sort() is stable: equal salience stays in id order.
     ranked = sorted(range(n), key=negated.__getitem__)
-    tier_one = {MemoryType.AXIOM.value, MemoryType.CORE.value}
     types = rows.types
-    tier1 = [r for r in ranked if types[r] in tier_one]
-    tier2 = [r for r in ranked if types[r] not in tier_one]
+    tier1 = [r for r in ranked if types[r] in _TIER1_TYPES]
+    tier2 = [r for r in ranked if types[r] not in _TIER1_TYPES]
     texts: dict[int, str] = {}
 
     def entry(row: int) -> str:

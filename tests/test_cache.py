@@ -430,3 +430,11 @@ def test_the_json_files_of_the_first_cache_format_are_removed(repo):
     gm.learn("a memory that makes a new tree")
     fresh(repo).wake()
     assert not (root / "objects.json").exists() and not (root / "verify.json").exists()
+
+
+def test_a_cache_cleared_by_another_process_mid_session_falls_back_to_git(varied):
+    expected = dumps(no_cache_snapshot(varied))
+    gm = fresh(varied)
+    gm.wake(now=NOW)  # the table is loaded; its records section is still on disk
+    fresh(varied)._record_cache().clear()  # another process
+    assert dumps(gm.snapshot()) == expected

@@ -458,3 +458,14 @@ def test_list_filters_by_type_and_status(repo):
     assert listed("--type", "axiom") == {axiom}
     assert listed("--status", "refuted") == {wrong}
     assert listed("--type", "fact", "--status", "fresh") == {fact}
+
+
+def test_a_malformed_record_can_be_forgotten(repo):
+    tur(repo, "learn", "a good memory")
+    Store.discover(repo).transact(lambda tip: Mutation(
+        {"memories/0b/fact-0badbad0.yaml": b"id: fact-0badbad0\ntype: fact\n"}, "hand-written"))
+    listed = tur(repo, "list")
+    assert "fact-0badbad0" in listed.err  # warned about, not listed
+    gone = tur(repo, "forget", "fact-0bad")
+    assert gone.code == 0 and "forgot fact-0badbad0" in gone.out
+    assert "fact-0badbad0" not in tur(repo, "list").err

@@ -110,7 +110,7 @@ def test_records_written_by_verify_are_cached_for_the_next_reader(tmp_path, monk
     def refuse(*args):
         raise AssertionError("a record written by verify was parsed again")
 
-    monkeypatch.setattr(gitmem.cache, "_parse_blob", refuse)
+    monkeypatch.setattr(gitmem.cache, "parse_record", refuse)
     memories, skipped = Gitmem.open(repo).memories()
     assert skipped == [] and len(memories) == len(BUILDER.EXPECTATIONS)
     assert {m.id: m.status for m in memories} == {r.memory_id: r.status for r in outcome.rows}

@@ -147,9 +147,9 @@ def cmd_refute(args, env) -> int:  # noqa: ANN001
 
 def cmd_forget(args, env) -> int:  # noqa: ANN001
     """``tur forget``: remove from the tree (kept in history)."""
-    memory = env.gm.get(args.id)
-    env.gm.forget(memory.id)
-    env.print(f"forgot {memory.id} (still in `git log refs/tur/memories`)")
+    memory_id = env.gm.resolve(args.id)  # a malformed record can be forgotten too
+    env.gm.forget(memory_id)
+    env.print(f"forgot {memory_id} (still in `git log refs/tur/memories`)")
     return 0
 
 

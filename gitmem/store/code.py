@@ -207,10 +207,11 @@ class CodeHistory:
         key = (from_sha, to_sha)
         if key in self._distances:
             return self._distances[key]
+        if from_sha == to_sha:  # anchored at HEAD, the usual case after a verify: no walk
+            self._distances[key] = Distance(0, 0, False, from_sha)
+            return self._distances[key]
         graph = self._graph(to_sha)
-        if from_sha == to_sha:
-            dist = Distance(0, 0, False, from_sha)
-        elif from_sha in graph.index:
+        if from_sha in graph.index:
             dist = Distance(graph.count[to_sha] - graph.count[from_sha], 0, False, from_sha)
         else:
             a, b = pygit2.Oid(hex=to_sha), pygit2.Oid(hex=from_sha)

@@ -206,7 +206,11 @@ class BrowseScreen(Screen[None]):
 
     def action_wake(self) -> None:
         """Open the wake preview at the configured budget."""
-        budget = self.gm.settings.wake.token_budget
+        try:
+            budget = self.gm.settings.wake.token_budget
+        except GitmemError as exc:
+            self.notify(str(exc), title="wake", severity="error", markup=False)
+            return
         self.app.push_screen(WakePreviewScreen(self.gm, budget, self.clock))
 
     def action_search(self) -> None:
