@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 __all__ = ["edit_scalars"]
@@ -78,11 +78,14 @@ def _collect(old: Any, new: Any, path: tuple[str, ...], edits: list) -> bool:
 def _same(before: Any, after: Any) -> bool:
     if isinstance(after, datetime):
         # The reader keeps timestamps as text; the same instant written another way
-        # (a hand-written record) is left as it is.
+        # (a hand-written record) is left as it is. Naive times are UTC, as the model reads them.
         try:
-            return isinstance(before, str) and datetime.fromisoformat(before) == after
+            parsed = datetime.fromisoformat(before) if isinstance(before, str) else None
         except ValueError:
             return False
+        if parsed is not None and parsed.tzinfo is None:
+            parsed = parsed.replace(tzinfo=UTC)
+        return parsed == after
     return type(before) is type(after) and before == after
 
 

@@ -86,3 +86,13 @@ def test_a_new_record_edited_by_both_paths_reads_back_the_same():
     fresh = dump_new(m)
     m.provenance.fingerprint = "sha256:beef"
     assert load(update(fresh, m, "x"), "x") == m
+
+
+def test_a_hand_written_naive_time_is_left_as_written_by_a_status_edit(monkeypatch):
+    no_round_trip(monkeypatch)
+    naive = RECORD.replace(b'observed_at: "2026-11-30T04:21:39Z"', b"observed_at: 2026-11-30T04:21:39")
+    m = load(naive, "x")
+    m.decay.staleness_status = Status.STALE
+    out = update(naive, m, "x")
+    assert load(out, "x") == m
+    assert changed_lines(naive, out) == ["-  staleness_status: fresh", "+  staleness_status: stale"]
