@@ -18,6 +18,7 @@ if TYPE_CHECKING:
 
     # staleness imports the code history (libgit2): only verify needs it, not wake.
     from gitmem.staleness import Verdict, VerifyCache
+    from gitmem.store.worktree_diff import AnchoredDiff
 
 __all__ = ["StatusRow", "StatusView", "VerifyMixin", "VerifyOutcome"]
 
@@ -110,6 +111,25 @@ class VerifyMixin:
 
         blobs = self._id_entries(memory_id, self.store.tip())  # one shard, not every record
         return self.store.read_blob(blobs[resolve_id(memory_id, blobs)]).decode("utf-8", "replace")
+
+    def anchored_diff(self, memory: Memory, max_lines: int = 400) -> AnchoredDiff:
+        """The anchored file's diff from the observed commit to the working tree (read-only).
+
+        Args:
+            memory: the record; its ``provenance.git_sha`` and anchored path are used.
+            max_lines: lines of diff kept (a huge rewrite is cut, and the note says so).
+
+        Returns:
+            The :class:`~gitmem.store.worktree_diff.AnchoredDiff`; without an anchor, or when
+            git fails, an empty one whose ``note`` says why (never raises for git trouble).
+        """
+        from gitmem.store.worktree_diff import AnchoredDiff, diff_since
+
+        prov = memory.provenance
+        path = memory.anchor_path
+        if prov is None or not prov.git_sha or not path:
+            return AnchoredDiff("", "no anchored file")
+        return diff_since(prov.git_sha, path, self.cwd, max_lines)
 
     def _distances(self, memories: list[Memory], head: str | None) -> dict[str, int | None]:
         """Commit distance (commits) of each memory's anchor SHA to HEAD, by id."""

@@ -49,6 +49,12 @@ def test_only_config_and_cli_read_the_environment():
     assert offenders == [], f"os.environ read outside {sorted(ENVIRON_ALLOWED)}: {offenders}"
 
 
+def test_the_tui_reaches_git_only_through_the_facade():
+    offenders = [_rel(p) for p in (ROOT / "tui").rglob("*.py")
+                 if {"pygit2", "subprocess"} & _imports(p)]
+    assert offenders == [], offenders
+
+
 def test_the_core_never_imports_the_tui_or_textual():
     offenders = [
         _rel(p) for p in GITMEM.rglob("*.py")

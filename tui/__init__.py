@@ -1,7 +1,6 @@
 """The Textual app of ``tur tui``: browse, curate and preview memories over :class:`gitmem.api.Gitmem`.
 
-Only the public facade is used (plus ``gm.store.tip()`` to notice ref moves, and the
-user's ``git`` for the read-only anchored diff, see :mod:`tui.diff`).
+Only the public facade is used (plus ``gm.store.tip()`` to notice ref moves).
 """
 
 from __future__ import annotations

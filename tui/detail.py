@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from gitmem.api import Gitmem
 from gitmem.models import Memory
 from gitmem.store import CommitInfo
-from tui.diff import AnchoredDiff, anchored_diff
+from gitmem.store.worktree_diff import AnchoredDiff
 from tui.rows import Row
 
 __all__ = ["Detail", "load_detail"]
@@ -44,5 +44,5 @@ def load_detail(gm: Gitmem, row: Row) -> Detail:
         memory=memory,
         record=gm.record_text(memory.id),
         history=gm.history(memory.id),
-        diff=anchored_diff(memory, gm.cwd),
+        diff=gm.anchored_diff(memory),
     )

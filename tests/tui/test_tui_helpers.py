@@ -5,7 +5,6 @@ from __future__ import annotations
 from gitmem.api import Gitmem
 from gitmem.cli import build_parser, main
 from tests.conftest import git
-from tui.diff import anchored_diff
 from tui.rows import Filter, Row, apply_filter
 from tui.screens.confidence import parse_confidence
 from tui.text import first_line, literal, printable
@@ -48,6 +47,11 @@ def test_filter_matches_type_status_and_every_search_word_case_insensitively():
 def test_parse_confidence_accepts_only_numbers_in_the_unit_interval():
     assert [parse_confidence(t) for t in ("0", "1", "0.25", "1.5", "-0.1", "x", "")] == [
         0.0, 1.0, 0.25, None, None, None, None]
+
+
+def anchored_diff(memory, where, max_lines=400):
+    """The facade's diff as seen from ``where`` (the repository or a subdirectory)."""
+    return Gitmem.open(where).anchored_diff(memory, max_lines)
 
 
 def test_anchored_diff_shows_committed_and_working_tree_changes_since_the_sha(repo):
