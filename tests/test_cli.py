@@ -469,3 +469,14 @@ def test_a_malformed_record_can_be_forgotten(repo):
     gone = tur(repo, "forget", "fact-0bad")
     assert gone.code == 0 and "forgot fact-0badbad0" in gone.out
     assert "fact-0badbad0" not in tur(repo, "list").err
+
+
+def test_warnings_quoting_stored_text_are_escaped_on_a_terminal(repo):
+    mid = tur(repo, "learn", "the cache is never cleared").out.strip()
+    tur(repo, "refute", mid, "--reason", "wrong \x1b[2J\x9b2J cleared")
+    err = _Terminal()
+    main(["-C", str(repo), "learn", "the cache is never cleared"], Env(out=io.StringIO(), err=err))
+    shown = err.getvalue()
+    assert "\x1b" not in shown and "\x9b" not in shown
+    assert "wrong \\x1b[2J\\x9b2J cleared" in shown
+    assert "\x1b[2J" in tur(repo, "learn", "the cache is never cleared").err  # piped: exact

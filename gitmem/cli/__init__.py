@@ -28,7 +28,8 @@ _COMMAND_MODULES = (
 )
 
 
-_TERMINAL_ESCAPES = {i: f"\\x{i:02x}" for i in (*range(0, 9), *range(11, 32), 127)}
+# C0 and C1 controls (0x9b is a one-byte CSI) but newline and tab; invisible and bidi marks.
+_TERMINAL_ESCAPES = {i: f"\\x{i:02x}" for i in (*range(0, 9), *range(11, 32), *range(127, 160))}
 _TERMINAL_ESCAPES |= {c: f"\\u{c:04x}" for c in (0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F),
                                                   *range(0x2066, 0x206A), 0xFEFF)}
 
@@ -68,7 +69,12 @@ class Env:
         self.write(text + "\n")
 
     def warn(self, text: str) -> None:
-        """Write one line to stderr."""
+        """Write one line to stderr, escaped on a terminal as :meth:`write` does.
+
+        Warnings quote stored text too (a refutation's reason, a malformed record's blob).
+        """
+        if self.err.isatty():
+            text = text.translate(_TERMINAL_ESCAPES)
         self.err.write(text + "\n")
 
     def warn_skipped(self, skipped: Sequence[Any]) -> None:
