@@ -30,13 +30,16 @@ class ContextMixin:
         data = self.store.read_path(self.store.tip(), PERSONA_PATH)
         return data.decode("utf-8") if data is not None else None
 
-    def persona(self) -> dict[str, Any] | None:
+    def persona(self, tip: str | None = None) -> dict[str, Any] | None:
         """The persona as a mapping (Tier 0 of wake), or ``None``.
+
+        Args:
+            tip: the memory ref commit to read (default: the current tip).
 
         Raises:
             MalformedRecord: the stored persona is not a YAML mapping.
         """
-        blob = self.store.blob_id_at(self.store.tip(), PERSONA_PATH)
+        blob = self.store.blob_id_at(tip or self.store.tip(), PERSONA_PATH)
         if blob is None:
             return None
         cache = self._record_cache()
@@ -84,10 +87,9 @@ class ContextMixin:
         )
         return name
 
-    def continuity(self) -> str | None:
-        """The latest continuity note (names sort by time), or ``None``."""
-        tip = self.store.tip()
-        notes = self.store.list_dir(tip, CONTINUITY_DIR)
+    def continuity(self, tip: str | None = None) -> str | None:
+        """The latest continuity note (names sort by time) at ``tip`` (default: now), or ``None``."""
+        notes = self.store.list_dir(tip or self.store.tip(), CONTINUITY_DIR)
         if not notes:
             return None
         latest = max(notes)
@@ -123,23 +125,25 @@ class ContextMixin:
         if budget < 0:
             raise InvalidInput(f"token budget must be >= 0, got {budget}")
         now = now or utc_now()
+        tip = self.store.tip()  # one tip for records, persona and note: a learn meanwhile waits
         cache = self._record_cache()
         options = {
-            "continuity": self.continuity(),
+            "continuity": self.continuity(tip),
             "budget": budget or None,
             "shares": self.settings.wake.shares,
             "threshold": self.settings.decay.threshold,
         }
         if cache is None:
-            memories, skipped = self.memories()
+            snap = self.snapshot(tip)
+            memories, skipped = [snap.records[k] for k in sorted(snap.records)], snap.skipped
             result = compile_wake(memories, weights=self._weights(memories, now),
-                                  persona=self._persona_or_warn(skipped),
+                                  persona=self._persona_or_warn(skipped, tip),
                                   counter=self.token_counter(), **options)
             return result, skipped
-        table = cache.table(self.store.tip())
+        table = cache.table(tip)
         skipped = [*cache.take_notices(), *table.bad]
         rows = self._wake_rows(table, now)
-        result = compile_rows(rows, persona=self._persona_or_warn(skipped),
+        result = compile_rows(rows, persona=self._persona_or_warn(skipped, tip),
                               counter=cache.counter(self.settings.tokenizer), **options)
         cache.flush()
         return result, [*cache.take_notices(), *skipped]
@@ -161,12 +165,12 @@ class ContextMixin:
             entry=lambda row: format_entry(table.view(row)),
         )
 
-    def _persona_or_warn(self, skipped: list[Skipped]) -> dict[str, Any] | None:
+    def _persona_or_warn(self, skipped: list[Skipped], tip: str | None) -> dict[str, Any] | None:
         try:
-            return self.persona()
+            return self.persona(tip)
         except MalformedRecord as exc:
-            skipped.append(Skipped("persona", self.store.blob_id_at(self.store.tip(), PERSONA_PATH)
-                                   or "?", exc.reason))
+            skipped.append(Skipped("persona", self.store.blob_id_at(tip, PERSONA_PATH) or "?",
+                                   exc.reason))
             return None
 
     def recall(
