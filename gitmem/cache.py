@@ -339,7 +339,6 @@ class RecordTable:
     parsed: dict[int, Memory] = field(default_factory=dict)
     _views: list[MemoryView] | None = None
     _rows: dict[str, int] | None = None
-    _blob_rows: dict[str, int] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -349,12 +348,6 @@ class RecordTable:
         if self._rows is None:
             self._rows = {memory_id: i for i, memory_id in enumerate(self.ids)}
         return self._rows.get(memory_id)
-
-    def blob_row(self, blob_id: str) -> int | None:
-        """Row of the readable record stored in ``blob_id``, or ``None``."""
-        if self._blob_rows is None:
-            self._blob_rows = {blob: i for i, blob in enumerate(self.blobs)}
-        return self._blob_rows.get(blob_id)
 
     def entry_order(self) -> list[tuple[str, str]]:
         """(id, blob id) of every entry, readable or not, in the tree's own order.
@@ -764,18 +757,6 @@ class RecordCache:
             memory, _ = parse_record(self.store, table.ids[row], table.blobs[row])
             table.parsed[row] = memory
             return memory
-
-    def get(self, blob_id: str) -> Memory | None:
-        """A record parsed earlier in this process from ``blob_id``, or ``None``."""
-        with self._lock:
-            found = self._pending.get(blob_id)
-            if found is not None:
-                return found
-            for table in self._tables.values():
-                row = table.blob_row(blob_id)
-                if row is not None:
-                    return self.memory(table, row)
-        return None
 
     def put(self, blob_id: str, memory: Memory) -> None:
         """Remember a record parsed from ``blob_id`` for this process."""

@@ -9,6 +9,7 @@ from gitmem.errors import MalformedRecord
 from gitmem.store import Store
 
 if TYPE_CHECKING:
+    from gitmem.cache import RecordCache
     from gitmem.models import Memory
 
 __all__ = ["Skipped", "Snapshot", "parse_record", "read_record", "read_snapshot", "record_path"]
@@ -49,23 +50,23 @@ class Snapshot:
     blobs: dict[str, str] = field(default_factory=dict)
 
 
-def read_snapshot(store: Store, tip: str | None, cache: object | None = None) -> Snapshot:
+def read_snapshot(store: Store, tip: str | None, cache: RecordCache | None = None) -> Snapshot:
     """Parse every record at ``tip``; a malformed blob is skipped, never fatal.
 
     Args:
         store: the repository's store.
         tip: commit on the memory ref (``None``: empty snapshot).
-        cache: a :class:`gitmem.cache.RecordCache` keyed by blob id, or ``None`` to parse every blob.
-            A cache with a ``snapshot(tip)`` method answers the whole call (one file read when
-            warm); its notices about untrusted cache files come first in ``skipped``.
+        cache: a :class:`gitmem.cache.RecordCache` that answers the whole call (one file read
+            when warm; its notices about untrusted cache files come first in ``skipped``), or
+            ``None`` to parse every blob.
     """
-    if cache is not None and hasattr(cache, "snapshot"):
-        return cache.snapshot(tip)  # type: ignore[no-any-return]
+    if cache is not None:
+        return cache.snapshot(tip)
     snap = Snapshot(tip=tip)
     snap.blobs = store.entries(tip)
     for memory_id, blob_id in snap.blobs.items():
         try:
-            memory = _parse(store, memory_id, blob_id, cache)
+            memory = read_record(store, memory_id, blob_id)
         except MalformedRecord as exc:
             snap.skipped.append(Skipped(memory_id, blob_id, exc.reason))
             continue
@@ -79,7 +80,8 @@ def read_record(store: Store, memory_id: str, blob_id: str) -> Memory:
     Raises:
         MalformedRecord: the blob is not a valid record, or its id is not ``memory_id``.
     """
-    return _parse(store, memory_id, blob_id, None)
+    memory, _ = parse_record(store, memory_id, blob_id)
+    return memory
 
 
 def parse_record(store: Store, memory_id: str, blob_id: str) -> tuple[Memory, dict[str, Any]]:
@@ -97,14 +99,3 @@ def parse_record(store: Store, memory_id: str, blob_id: str) -> tuple[Memory, di
         raise MalformedRecord(where, f"id field {memory.id!r} does not match the file name")
     memory._blob_id = blob_id
     return memory, mapping
-
-
-def _parse(store: Store, memory_id: str, blob_id: str, cache: object | None) -> Memory:
-    if cache is not None:
-        hit = cache.get(blob_id)  # type: ignore[attr-defined]
-        if hit is not None:
-            return hit
-    memory, _ = parse_record(store, memory_id, blob_id)
-    if cache is not None:
-        cache.put(blob_id, memory)  # type: ignore[attr-defined]
-    return memory
