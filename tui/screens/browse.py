@@ -50,6 +50,7 @@ class BrowseScreen(Screen[None]):
         self.rows: list[Row] = []
         self.filter = Filter()
         self.skipped = 0
+        self._shown: tuple | None = None  # (row, any rows, tip) the detail pane shows
 
     def compose(self) -> ComposeResult:
         """Header, filter bar, table + detail, a summary line and the footer."""
@@ -103,6 +104,12 @@ class BrowseScreen(Screen[None]):
     def _show_detail(self) -> None:
         detail = self.query_one(MemoryDetail)
         row = self._selected_row()
+        # A redraw highlights the same row up to three times (clear, add, move): load once
+        # per row and ref tip (the detail reads the record, its history and a git diff).
+        shown = (row, bool(self.rows), self.gm.store.tip())
+        if shown == self._shown:
+            return
+        self._shown = shown
         if row is None:
             detail.show(None, "no memory matches" if self.rows else "no memories yet: tur learn …")
             return
