@@ -348,7 +348,7 @@ class Watcher:
         """Verify ``ids`` (every memory when ``None``) as a background check; report what changed."""
         head = gm.store.head_sha()
         self._index_moved()  # the index as this verify sees it is the baseline for the next
-        before = {m.id: m for m in gm.memories()[0]}
+        before = _records(gm, ids)
         try:
             outcome = gm.verify(ids, explicit=False)
         except GitmemError as exc:
@@ -380,6 +380,23 @@ def _next_changes(changes_iter: Iterator[set], root: str) -> set | None:
             f"cannot watch {root}: {exc}",
             "on Linux, raise fs.inotify.max_user_watches, or set WATCHFILES_FORCE_POLLING=1",
         ) from exc
+
+
+def _records(gm, ids: list[str] | None) -> dict[str, Memory]:  # noqa: ANN001 - gitmem.api.Gitmem
+    """The records a verify of ``ids`` judges, before it runs (every record when ``None``).
+
+    A batch names the few memories anchored to the changed files: each is read from its
+    own shard instead of reading all of them.
+    """
+    if ids is None:
+        return {m.id: m for m in gm.memories()[0]}
+    found = {}
+    for memory_id in ids:
+        try:
+            found[memory_id] = gm.get(memory_id)
+        except GitmemError:
+            continue  # gone or unreadable: verify reports it
+    return found
 
 
 def _changes(before: dict[str, Memory], outcome: VerifyOutcome) -> tuple[StatusChange, ...]:
