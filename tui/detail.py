@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gitmem.api import Gitmem
-from gitmem.models import Memory
-from gitmem.store import CommitInfo
-from gitmem.store.worktree_diff import AnchoredDiff
+from gitmem.api import AnchoredDiff, CommitInfo, Gitmem, Memory
 from tui.rows import Row
 
 __all__ = ["Detail", "load_detail"]

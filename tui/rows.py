@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitmem.facade_verify import StatusRow
+from gitmem.api import StatusRow
 
 __all__ = ["Filter", "Row", "apply_filter", "to_rows"]
 

@@ -21,22 +21,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.set_defaults(func=cmd_cache_info)
 
 
-def _cache(env):  # noqa: ANN001, ANN202 - gitmem.cache.RecordCache
-    from gitmem.cache import RecordCache
-
-    return RecordCache.for_store(env.gm.store)
-
-
 def cmd_cache_clear(args, env) -> int:  # noqa: ANN001
     """Delete every cache file; print how many."""
-    removed = _cache(env).clear()
+    removed = env.gm.cache_clear()
     env.print(f"removed {removed} cache file{'' if removed == 1 else 's'}")
     return 0
 
 
 def cmd_cache_info(args, env) -> int:  # noqa: ANN001
     """Print the cache directory, its files and their size."""
-    info = _cache(env).info()
+    info = env.gm.cache_info()
     if args.format == "json":
         env.print(json_dump({"path": str(info.path), "bytes": info.total_bytes,
                              "files": [{"name": n, "bytes": b} for n, b in info.files]}))

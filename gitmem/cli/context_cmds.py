@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def cmd_wake(args, env) -> int:  # noqa: ANN001
     """Print the wake prompt (and the assembly record with --explain)."""
-    from gitmem import render
+    from gitmem import api
 
     budget = 0 if args.unbounded else args.token_budget
     if budget is not None and budget < 0:
@@ -58,15 +58,15 @@ def cmd_wake(args, env) -> int:  # noqa: ANN001
         raise InvalidInput(f"--token-budget must be >= 0, got {budget}")
     result, skipped = env.gm.wake(token_budget=budget)
     env.warn_skipped(skipped)
-    env.write(render.render_wake(result, args.format))
+    env.write(api.render_wake(result, args.format))
     if args.explain and args.format != "json":
-        env.write(render.render_explain(result))
+        env.write(api.render_explain(result))
     return 0
 
 
 def cmd_recall(args, env) -> int:  # noqa: ANN001
     """Print the memories recalled for the query."""
-    from gitmem import render
+    from gitmem import api
     from gitmem.errors import InvalidInput
 
     query = args.query or args.query_pos
@@ -77,7 +77,7 @@ def cmd_recall(args, env) -> int:  # noqa: ANN001
     result, skipped = env.gm.recall(query, top_k=args.top_k, token_budget=args.token_budget,
                                     include_stale=args.include_stale, full_records=False)
     env.warn_skipped(skipped)
-    env.write(render.render_recall(result, args.format))
+    env.write(api.render_recall(result, args.format))
     if result.omitted:
         noun = "hit" if result.omitted == 1 else "hits"
         env.warn(f"{result.omitted} {noun} left out to fit --token-budget {args.token_budget}")

@@ -106,7 +106,7 @@ class BrowseScreen(Screen[None]):
         row = self._selected_row()
         # A redraw highlights the same row up to three times (clear, add, move): load once
         # per row and ref tip (the detail reads the record, its history and a git diff).
-        shown = (row, bool(self.rows), self.gm.store.tip())
+        shown = (row, bool(self.rows), self.gm.tip())
         if shown == self._shown:
             return
         self._shown = shown

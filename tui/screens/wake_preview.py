@@ -15,9 +15,8 @@ from textual.screen import Screen
 from textual.validation import Integer
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
-from gitmem.api import Gitmem
+from gitmem.api import Gitmem, WakeResult
 from gitmem.errors import GitmemError
-from gitmem.wake import WakeResult
 from tui.messages import RefMoved
 from tui.text import literal
 

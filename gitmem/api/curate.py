@@ -1,51 +1,33 @@
-"""The public API: one :class:`Gitmem` facade over a repository. The CLI, TUI and watcher use only this."""
+"""Writing memories, for the facade: learn, curation (refute, confidence, link, forget) and import.
+
+Every method makes exactly one commit on ``refs/tur/memories`` (or none when nothing
+changed), built by a function of the current tip and committed with compare-and-swap
+(:meth:`gitmem.store.Store.transact`), so concurrent processes never lose a write.
+"""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 from datetime import datetime
-from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
-from gitmem.config import Settings, load_settings
+from gitmem.api.results import ImportResult, LearnResult
 from gitmem.decay import half_life_for
 from gitmem.errors import GitmemError, InvalidInput, MalformedRecord, UnknownMemory
-from gitmem.facade_context import ContextMixin
-from gitmem.facade_sync import SyncMixin
-from gitmem.facade_verify import VerifyMixin
-from gitmem.ids import content_key, memory_id, resolve_id
-from gitmem.reader import Skipped, Snapshot, read_record, read_snapshot, record_path
-from gitmem.store import CommitInfo, Mutation, Store
+from gitmem.ids import content_key, memory_id
+from gitmem.reader import read_record, record_path
+from gitmem.store import CommitInfo, Mutation
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
 if TYPE_CHECKING:
+    from gitmem.anchors import Anchor
+    from gitmem.api.records import Workspace
     from gitmem.models import Memory, Provenance
 
-__all__ = ["Gitmem", "ImportResult", "LearnResult"]
+__all__ = ["Curator"]
 
-
-@dataclass(frozen=True)
-class LearnResult:
-    """Outcome of :meth:`Gitmem.learn`: the id, and whether it was new or an existing one re-verified."""
-
-    memory: Memory
-    created: bool
-    commit: CommitInfo | None
-
-
-@dataclass
-class ImportResult:
-    """Outcome of :meth:`Gitmem.import_legacy`."""
-
-    imported: list[str] = field(default_factory=list)
-    """Ids written (new or replaced)."""
-    unchanged: list[str] = field(default_factory=list)
-    """Ids already stored with the same record."""
-    failed: list[str] = field(default_factory=list)
-    """One line per file that could not be imported (path: reason)."""
-    commit: CommitInfo | None = None
+_E = TypeVar("_E", MemoryType, Scope, RelationType)
 
 
 def _first_words(text: str, limit: int = 60) -> str:
@@ -53,101 +35,15 @@ def _first_words(text: str, limit: int = 60) -> str:
     return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
-class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
-    """A repository's memory store.
+class Curator:
+    """Learns, edits and removes memories.
 
-    Open with :meth:`open`. Every method that changes memories makes exactly one
-    commit on ``refs/tur/memories`` (or none when nothing changed), with
-    compare-and-swap, so concurrent processes never lose a write.
+    Args:
+        ws: the shared workspace.
     """
 
-    def __init__(self, store: Store, settings: Settings | None = None, cwd: Path | None = None):
-        self.store = store
-        self._cache = None
-        self._settings = settings
-        self.cwd = cwd or Path.cwd()
-
-    @property
-    def settings(self) -> Settings:
-        """The repository's settings (``.tur/config.yaml``), read on first use.
-
-        Lazily, so that what needs no setting (``tur cache clear``, ``tur show``) works
-        even while the file is being fixed.
-
-        Raises:
-            ConfigError: the file is invalid.
-        """
-        if self._settings is None:
-            self._settings = load_settings(self.store.workdir, self._record_cache())
-        return self._settings
-
-    @classmethod
-    def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
-        """Open the repository containing ``path``.
-
-        A bad ``.tur/config.yaml`` is reported (``ConfigError``) by the first method that
-        needs a setting, not here.
-
-        Raises:
-            NotARepository: ``path`` is not inside a git repository.
-        """
-        store = Store.discover(path)
-        return cls(store, cwd=Path(path).resolve())
-
-    # -- reading ---------------------------------------------------------------------------
-
-    def snapshot(self, tip: str | None = None) -> Snapshot:
-        """All records at ``tip`` (default: the current tip of the memory ref)."""
-        tip = self.store.tip() if tip is None else tip
-        return read_snapshot(self.store, tip, self._record_cache())
-
-    def _record_cache(self):  # noqa: ANN202 - optional speed layer
-        if self._cache is None:
-            try:
-                from gitmem.cache import RecordCache
-            except ImportError:
-                return None
-            self._cache = RecordCache.for_store(self.store)
-        return self._cache
-
-    def _id_entries(self, token: str, tip: str | None) -> dict[str, str]:
-        """Ids (mapped to blob ids) that ``token`` may resolve to at ``tip``.
-
-        A token whose hex part starts with two hex digits (``fact-8f2a``, ``8f2a``) can only
-        name records of that fan-out directory, so one shard tree is read instead of 256:
-        a write costs the same with 100 or 100,000 memories.
-        """
-        hex_part = token.strip().rsplit("-", 1)[-1]
-        if len(hex_part) >= 2 and all(c in "0123456789abcdef" for c in hex_part):
-            listing = self.store.list_dir(tip, f"memories/{hex_part[:2]}")
-            return {n[: -len(".yaml")]: b for n, b in listing.items() if n.endswith(".yaml")}
-        return self.store.entries(tip)
-
-    def memories(self) -> tuple[list[Memory], list[Skipped]]:
-        """Every readable record (sorted by id) and the skipped malformed blobs."""
-        snap = self.snapshot()
-        return [snap.records[k] for k in sorted(snap.records)], snap.skipped
-
-    def get(self, token: str) -> Memory:
-        """Return the memory with this id or unique id prefix.
-
-        Raises:
-            UnknownMemory: no such id.
-            AmbiguousId: the prefix matches several ids.
-            MalformedRecord: the record exists but cannot be read.
-        """
-        blobs = self._id_entries(token, self.store.tip())
-        found = resolve_id(token, blobs)
-        try:
-            return read_record(self.store, found, blobs[found])
-        except MalformedRecord as exc:
-            raise MalformedRecord(f"blob {blobs[found][:12]} ({found})", exc.reason) from None
-
-    def history(self, memory_id_: str) -> list[CommitInfo]:
-        """Commits on the memory ref that changed this record, newest first."""
-        return self.store.log(record_path(memory_id_))
-
-    # -- learning --------------------------------------------------------------------------
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
 
     def learn(
         self,
@@ -194,7 +90,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             raise InvalidInput(f"confidence must be between 0 and 1, got {confidence}")
         secret_scan.check_content(content, allow=allow_secret)
         now = now or utc_now()
-        head = self.store.head_sha()
+        head = self.ws.store.head_sha()
         anchor, fingerprint = None, None
         if file is not None:
             anchor, fingerprint = self._anchor(file, head)
@@ -209,22 +105,22 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             context_ref=anchor.ref() if anchor else None,
             fingerprint=fingerprint,
         )
-        half_life = half_life_for(type_, self.settings.decay)
+        half_life = half_life_for(type_, self.ws.settings.decay)
         key = content_key(content)
 
         def build(tip: str | None) -> Mutation | None:
             # Every id with this content key lives in the shard named by the key.
             existing, existing_blob = None, ""
-            for found, blob in self._id_entries(key, tip).items():
+            for found, blob in self.ws.records.id_entries(key, tip).items():
                 if "-" in found and found.rsplit("-", 1)[1] == key:
                     try:
-                        existing, existing_blob = read_record(self.store, found, blob), blob
+                        existing, existing_blob = read_record(self.ws.store, found, blob), blob
                         break
                     except MalformedRecord:
                         continue
             if existing is not None:
                 memory = _reverify(existing, provenance, confidence, status, reason, now)
-                data = codec.update(self.store.read_blob(existing_blob), memory)
+                data = codec.update(self.ws.store.read_blob(existing_blob), memory)
                 message = f"reverify {memory.id}: {_first_words(content)}"
                 return Mutation({record_path(memory.id): data}, message, result=(memory, False))
             memory = Memory(
@@ -245,11 +141,11 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             return Mutation({record_path(memory.id): codec.dump_new(memory)}, message,
                             result=(memory, True))
 
-        commit, mutation = self.store.transact(build)
+        commit, mutation = self.ws.store.transact(build)
         memory, created = mutation.result  # type: ignore[union-attr, misc]
         return LearnResult(memory=memory, created=created, commit=commit)
 
-    def _anchor(self, spec: str, head: str | None):  # noqa: ANN202
+    def _anchor(self, spec: str, head: str | None) -> tuple[Anchor, str]:
         """Validate ``--file`` against the working tree; return (anchor, fingerprint).
 
         Raises:
@@ -258,18 +154,18 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         from gitmem import anchors
         from gitmem.errors import InvalidAnchor
 
-        root = self.store.workdir
+        root = self.ws.store.workdir
         if root is None:
             raise InvalidAnchor("a bare repository has no working tree to anchor --file in")
-        anchor = anchors.resolve_anchor(root, self.cwd, spec)
-        if head is not None and self.store.blob_id_at(head, anchor.path) is None:
+        anchor = anchors.resolve_anchor(root, self.ws.cwd, spec)
+        if head is not None and self.ws.store.blob_id_at(head, anchor.path) is None:
             raise InvalidAnchor(
                 f"{anchor.path} is not in HEAD's tree",
                 "commit it first, so that gitmem can tell when it changes",
             )
         data = (root / anchor.path).read_bytes()
         fingerprint = anchors.anchor_fingerprint(anchor, data)
-        committed = self.store.code().blob_at(head, anchor.path) if head is not None else None
+        committed = self.ws.store.code().blob_at(head, anchor.path) if head is not None else None
         if committed is not None and anchors.anchor_fingerprint(anchor, committed) != fingerprint:
             # The anchor pairs HEAD's SHA with these lines: they must be HEAD's lines.
             raise InvalidAnchor(
@@ -280,25 +176,26 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
 
     # -- curation --------------------------------------------------------------------------
 
-    def _edit(self, token: str, verb: str, edit) -> tuple[Memory, CommitInfo | None]:  # noqa: ANN001
+    def _edit(self, token: str, verb: str,
+              edit: Callable[[Memory], Memory]) -> tuple[Memory, CommitInfo | None]:
         """Apply ``edit(memory) -> Memory`` to one record in one commit (CAS, rebuilt on retry)."""
         from gitmem import codec
 
-        target = self.get(token).id
+        target = self.ws.records.get(token).id
 
         def build(tip: str | None) -> Mutation | None:
-            blob = self.store.blob_id_at(tip, record_path(target))
+            blob = self.ws.store.blob_id_at(tip, record_path(target))
             try:
-                current = read_record(self.store, target, blob) if blob else None
+                current = read_record(self.ws.store, target, blob) if blob else None
             except MalformedRecord:
                 current = None
             if current is None or blob is None:
                 raise UnknownMemory(target)
             memory = edit(current.model_copy(deep=True))
-            data = codec.update(self.store.read_blob(blob), memory)
+            data = codec.update(self.ws.store.read_blob(blob), memory)
             return Mutation({record_path(target): data}, f"{verb} {target}", result=memory)
 
-        commit, mutation = self.store.transact(build)
+        commit, mutation = self.ws.store.transact(build)
         return mutation.result, commit  # type: ignore[union-attr, return-value]
 
     def refute(self, token: str, reason: str, by: str | None = None) -> tuple[Memory, CommitInfo | None]:
@@ -345,8 +242,8 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             UnknownMemory, AmbiguousId: bad id.
         """
         kind_ = _parse_enum(RelationType, kind, "relation type")
-        target_id = self.get(target).id
-        source_id = self.get(source).id
+        target_id = self.ws.records.get(target).id
+        source_id = self.ws.records.get(source).id
         if source_id == target_id:
             raise InvalidInput("a memory cannot be linked to itself")
         if kind_ is RelationType.SUPERSEDES:
@@ -366,7 +263,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         while frontier:
             current = frontier.pop()
             try:
-                targets = self.get(current).relation_targets(RelationType.SUPERSEDES)
+                targets = self.ws.records.get(current).relation_targets(RelationType.SUPERSEDES)
             except GitmemError:
                 continue  # a link to a forgotten or unreadable memory ends the chain
             if source_id in targets:
@@ -377,14 +274,6 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
             frontier.extend(t for t in targets if t not in seen)
             seen.update(targets)
 
-    def resolve(self, token: str) -> str:
-        """The full id that ``token`` (an id or unique prefix) names; no record is parsed.
-
-        Raises:
-            UnknownMemory, AmbiguousId: bad id.
-        """
-        return resolve_id(token, self._id_entries(token, self.store.tip()))
-
     def forget(self, token: str) -> CommitInfo | None:
         """Remove a memory from the tree; it stays in the ref's history.
 
@@ -393,14 +282,14 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
-        target = self.resolve(token)
+        target = self.ws.records.resolve(token)
 
         def build(tip: str | None) -> Mutation | None:
-            if self.store.blob_id_at(tip, record_path(target)) is None:
+            if self.ws.store.blob_id_at(tip, record_path(target)) is None:
                 raise UnknownMemory(target)
             return Mutation({record_path(target): None}, f"forget {target}")
 
-        commit, _ = self.store.transact(build)
+        commit, _ = self.ws.store.transact(build)
         return commit
 
     # -- import ----------------------------------------------------------------------------
@@ -441,10 +330,10 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
         def build(tip: str | None) -> Mutation | None:
             result.imported.clear()
             result.unchanged.clear()
-            blobs = self.store.entries(tip)
+            blobs = self.ws.store.entries(tip)
             changes: dict[str, bytes | None] = {}
             for memory, data in prepared:
-                if memory.id in blobs and self.store.read_blob(blobs[memory.id]) == data:
+                if memory.id in blobs and self.ws.store.read_blob(blobs[memory.id]) == data:
                     result.unchanged.append(memory.id)
                     continue
                 changes[record_path(memory.id)] = data
@@ -453,7 +342,7 @@ class Gitmem(VerifyMixin, ContextMixin, SyncMixin):
                 return None
             return Mutation(changes, f"import {len(changes)} memories")
 
-        result.commit, _ = self.store.transact(build)
+        result.commit, _ = self.ws.store.transact(build)
         return result
 
 
@@ -465,7 +354,7 @@ def _is_utf8(text: str) -> bool:
     return True
 
 
-def _parse_enum(enum, value, what: str):  # noqa: ANN001, ANN202
+def _parse_enum(enum: type[_E], value: Any, what: str) -> _E:
     try:
         return enum(value)
     except ValueError:

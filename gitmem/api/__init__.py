@@ -1,0 +1,529 @@
+"""The public API: one :class:`Gitmem` facade over a repository's memory store.
+
+The CLI, TUI, watcher and MCP server import only this package and :mod:`gitmem.errors`.
+:class:`Gitmem` is a thin composition of explicit parts, each a class that receives what
+it uses:
+
+- :class:`~gitmem.api.records.Records` — the one read path (always through the read cache);
+- :class:`~gitmem.api.weights.Weights` — commit distances and decay weights;
+- :class:`~gitmem.api.verify.Verifier` — ``verify`` and ``status_view``;
+- :class:`~gitmem.api.context.ContextBuilder` — wake, recall, persona, continuity notes;
+- :class:`~gitmem.api.curate.Curator` — learn, refute, confidence, link, forget, import;
+- :class:`~gitmem.api.sharing.Sharing` — remote set-up and sync.
+
+Every value a method returns is defined in (or re-exported by) :mod:`gitmem.api.results`.
+Names that would load heavy modules (``Memory`` needs pydantic, the renderers need the
+algorithms) are imported on first access, so ``import gitmem.api`` stays cheap.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.api.context import ContextBuilder
+from gitmem.api.curate import Curator
+from gitmem.api.records import Records, Workspace
+from gitmem.api.results import (
+    CommitInfo,
+    ImportResult,
+    LearnResult,
+    RepoPaths,
+    Skipped,
+    StatusRow,
+    StatusView,
+    VerifyOutcome,
+)
+from gitmem.api.sharing import Sharing
+from gitmem.api.verify import Verifier
+from gitmem.api.weights import Weights
+from gitmem.store import Store
+from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
+
+if TYPE_CHECKING:
+    from gitmem.api.results import AnchoredDiff, CacheInfo, RecallResult, SyncResult, WakeResult
+    from gitmem.config import Settings
+    from gitmem.models import Memory
+    from gitmem.reader import Snapshot
+    from gitmem.tokens import TokenCounter
+
+__all__ = [
+    "CommitInfo",
+    "Gitmem",
+    "ImportResult",
+    "LearnResult",
+    "MemoryType",
+    "RelationType",
+    "RepoPaths",
+    "Scope",
+    "Skipped",
+    "Status",
+    "StatusRow",
+    "StatusView",
+    "VerifyOutcome",
+    "utc_now",
+]
+
+#: Names served on first access: name -> (module, attribute).
+_LAZY = {
+    "Memory": ("gitmem.models", "Memory"),
+    "MemoryView": ("gitmem.cache", "MemoryView"),
+    "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),
+    "AssemblyEntry": ("gitmem.wake", "AssemblyEntry"),
+    "CacheInfo": ("gitmem.cache", "CacheInfo"),
+    "Hit": ("gitmem.recall", "Hit"),
+    "RecallResult": ("gitmem.recall", "RecallResult"),
+    "SyncResult": ("gitmem.sync", "SyncResult"),
+    "WakeResult": ("gitmem.wake", "WakeResult"),
+    "WAKE_FORMATS": ("gitmem.render", "WAKE_FORMATS"),
+    "RECALL_FORMATS": ("gitmem.render", "RECALL_FORMATS"),
+    "render_wake": ("gitmem.render", "render_wake"),
+    "render_explain": ("gitmem.render", "render_explain"),
+    "render_recall": ("gitmem.render", "render_recall"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    found = _LAZY.get(name)
+    if found is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(found[0]), found[1])
+
+
+class Gitmem:
+    """A repository's memory store.
+
+    Open with :meth:`open`. Every method that changes memories makes exactly one
+    commit on ``refs/tur/memories`` (or none when nothing changed), with
+    compare-and-swap, so concurrent processes never lose a write.
+
+    Attributes:
+        store: the repository's :class:`gitmem.store.Store` (the only git access); for
+            the library and its tests, never used by the surfaces.
+        records: the one read path (:class:`~gitmem.api.records.Records`).
+    """
+
+    def __init__(self, store: Store, settings: Settings | None = None, cwd: Path | None = None):
+        self._ws = Workspace(store, settings, cwd)
+        self.store = store
+        self.records: Records = self._ws.records
+        weights = Weights(self._ws)
+        self._verifier = Verifier(self._ws, weights)
+        self._context = ContextBuilder(self._ws, weights)
+        self._curator = Curator(self._ws)
+        self._sharing = Sharing(store)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
+        """Open the repository containing ``path``.
+
+        A bad ``.tur/config.yaml`` is reported (``ConfigError``) by the first method that
+        needs a setting, not here.
+
+        Raises:
+            NotARepository: ``path`` is not inside a git repository.
+        """
+        return cls(Store.discover(path), cwd=Path(path).resolve())
+
+    def reopen(self) -> Gitmem:
+        """A new handle on the same repository, settings and directory, with nothing cached.
+
+        What a long-running caller (the watcher) takes per batch, so that nothing read at an
+        older HEAD or index survives.
+        """
+        return Gitmem(Store.discover(self.paths.workdir or self.paths.git_dir),
+                      settings=self.settings, cwd=self.cwd)
+
+    # -- the repository ----------------------------------------------------------------------
+
+    @property
+    def settings(self) -> Settings:
+        """The repository's settings (``.tur/config.yaml``), read on first use.
+
+        Raises:
+            ConfigError: the file is invalid.
+        """
+        return self._ws.settings
+
+    @property
+    def cwd(self) -> Path:
+        """The directory relative ``--file`` paths start from."""
+        return self._ws.cwd
+
+    @property
+    def paths(self) -> RepoPaths:
+        """Where the working tree and the git directories are."""
+        store = self.store
+        return RepoPaths(workdir=store.workdir, git_dir=store.git_dir, common_dir=store.common_dir)
+
+    def tip(self) -> str | None:
+        """The memory ref's current commit SHA, or ``None`` before the first memory."""
+        return self.store.tip()
+
+    def head(self) -> str | None:
+        """HEAD's commit SHA, or ``None`` while HEAD is unborn."""
+        return self.store.head_sha()
+
+    def identity(self) -> str:
+        """``Name <email>`` of the repository's git identity (or the fallback)."""
+        sig = self.store.signature()
+        return f"{sig.name} <{sig.email}>"
+
+    # -- reading -----------------------------------------------------------------------------
+
+    def snapshot(self, tip: str | None = None) -> Snapshot:
+        """All records at ``tip`` (default: the current tip of the memory ref)."""
+        return self.records.snapshot(tip)
+
+    def memories(self) -> tuple[list[Memory], list[Skipped]]:
+        """Every readable record (sorted by id) and the skipped malformed blobs."""
+        return self.records.memories()
+
+    def get(self, token: str) -> Memory:
+        """Return the memory with this id or unique id prefix.
+
+        Raises:
+            UnknownMemory: no such id.
+            AmbiguousId: the prefix matches several ids.
+            MalformedRecord: the record exists but cannot be read.
+        """
+        return self.records.get(token)
+
+    def resolve(self, token: str) -> str:
+        """The full id that ``token`` (an id or unique prefix) names; no record is parsed.
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self.records.resolve(token)
+
+    def history(self, memory_id: str) -> list[CommitInfo]:
+        """Commits on the memory ref that changed this record, newest first."""
+        return self.records.history(memory_id)
+
+    def record_text(self, memory_id: str) -> str:
+        """The record exactly as stored on the ref (YAML text).
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self.records.record_text(memory_id)
+
+    def anchored_paths(self) -> dict[str, tuple[str, ...]]:
+        """Map each anchored file (repository-relative POSIX path) to the ids anchored to it.
+
+        Refuted memories are left out (verify never changes them); stale ones are kept,
+        since reverting their code makes them fresh again. Paths and ids are sorted; an
+        anchor that does not parse is left out.
+        """
+        from gitmem.anchors import InvalidAnchor, parse_anchor
+
+        table, _ = self.records.table(self.tip())
+        out: dict[str, list[str]] = {}
+        refuted = Status.REFUTED.value
+        for memory_id, prov, status in zip(table.ids, table.columns["prov"], table.columns["status"],
+                                           strict=True):
+            ref = prov[2] if prov is not None else None
+            if not ref or status == refuted:
+                continue
+            try:
+                path = parse_anchor(ref).path
+            except InvalidAnchor:
+                continue
+            out.setdefault(path, []).append(memory_id)
+        return {p: tuple(sorted(ids)) for p, ids in sorted(out.items())}
+
+    def anchored_diff(self, memory: Memory, max_lines: int = 400) -> AnchoredDiff:
+        """The anchored file's diff from the observed commit to the working tree (read-only).
+
+        Args:
+            memory: the record; its ``provenance.git_sha`` and anchored path are used.
+            max_lines: lines of diff kept (a huge rewrite is cut, and the note says so).
+
+        Returns:
+            The diff; without an anchor, or when git fails, an empty one whose ``note``
+            says why (never raises for git trouble).
+        """
+        from gitmem.store.worktree_diff import AnchoredDiff, diff_since
+
+        prov = memory.provenance
+        path = memory.anchor_path
+        if prov is None or not prov.git_sha or not path:
+            return AnchoredDiff("", "no anchored file")
+        return diff_since(prov.git_sha, path, self.cwd, max_lines)
+
+    # -- writing -----------------------------------------------------------------------------
+
+    def learn(
+        self,
+        content: str,
+        *,
+        type: MemoryType | str = MemoryType.FACT,  # noqa: A002 - mirrors the record field
+        file: str | None = None,
+        confidence: float | None = None,
+        agent: str | None = None,
+        harness: str | None = None,
+        scope: Scope | str = Scope.UNIVERSAL,
+        allow_secret: bool = False,
+        now: datetime | None = None,
+    ) -> LearnResult:
+        """Store a memory observed at HEAD, or re-verify the same content if already stored.
+
+        Args:
+            content: the statement; de-duplicated on its normalised form.
+            type: axiom | core | fact | insight | preference.
+            file: anchor ``path`` or ``path#Lstart-Lend``, relative to the current directory.
+            confidence: in [0, 1]; default 1.0 for a new memory, unchanged for a known one.
+            agent: source agent name.
+            harness: source harness name.
+            scope: universal | incarnation.
+            allow_secret: store content even if it looks like a credential.
+            now: observation time (UTC); default the current time.
+
+        Raises:
+            InvalidInput: empty content, unknown type, confidence outside [0, 1].
+            SecretRefused: the content contains a credential and ``allow_secret`` is false.
+            InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
+        """
+        return self._curator.learn(content, type=type, file=file, confidence=confidence, agent=agent,
+                                   harness=harness, scope=scope, allow_secret=allow_secret, now=now)
+
+    def refute(self, token: str, reason: str, by: str | None = None) -> tuple[Memory, CommitInfo | None]:
+        """Mark a memory refuted with a reason; refuted wins over every other status.
+
+        Raises:
+            InvalidInput: the reason is empty.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._curator.refute(token, reason, by)
+
+    def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
+        """Change a memory's confidence (in [0, 1]).
+
+        Raises:
+            InvalidInput: confidence outside [0, 1].
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._curator.set_confidence(token, confidence)
+
+    def link(self, source: str, target: str, kind: RelationType | str) -> tuple[Memory, CommitInfo | None]:
+        """Add a typed relation ``source --kind--> target`` (idempotent).
+
+        Raises:
+            InvalidInput: unknown relation type, a memory linked to itself, or a
+                ``supersedes`` link that would close a cycle.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._curator.link(source, target, kind)
+
+    def forget(self, token: str) -> CommitInfo | None:
+        """Remove a memory from the tree; it stays in the ref's history.
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._curator.forget(token)
+
+    def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
+                      allow_secret: bool = False) -> ImportResult:
+        """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
+
+        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` and the old
+        one is kept under ``legacy_id``. Records with no provenance load as ``unanchored``
+        with confidence 1.0 and no decay (see docs/design.md).
+
+        Raises:
+            InvalidInput: a path does not exist.
+        """
+        return self._curator.import_legacy(paths, allow_secret)
+
+    # -- staleness ---------------------------------------------------------------------------
+
+    def status_view(self, now: datetime | None = None, *, full_records: bool = True) -> StatusView:
+        """Stored statuses with current weights (no staleness check, nothing written).
+
+        With ``full_records=False`` rows may carry read-only
+        :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a
+        caller that only shows ids, statuses, weights, anchors and content wants):
+        100,000 of them cost a fraction of a second instead of seconds.
+        """
+        return self._verifier.status_view(now, full_records=full_records)
+
+    def verify(
+        self,
+        ids: list[str] | None = None,
+        *,
+        write: bool = True,
+        confirm: bool = False,
+        now: datetime | None = None,
+        explicit: bool = True,
+    ) -> VerifyOutcome:
+        """Check memories against HEAD and the working tree; with ``write``, record changes.
+
+        Every memory (or those in ``ids``) gets a verdict (see :mod:`gitmem.staleness`).
+        With ``write``, every changed record (status, reason, moved or corroborated
+        anchor) is rewritten in one commit ``verify: …``; a memory another process
+        changed meanwhile is left to that process's write.
+
+        Naming ``ids`` is an explicit check: a memory found fresh also gets
+        ``last_verified_at = now``, restarting its time decay. With ``confirm`` a
+        person vouches for the named memories: each is set ``fresh`` and re-anchored
+        to HEAD (same path, lines clamped to the file); one whose anchored file is gone
+        at HEAD is left as it is, with a hint. Refuted memories are never changed by verify.
+
+        With ``explicit=False`` the ``ids`` only narrow the check, as a background
+        re-check does (``tur watch``): each named memory is judged exactly as the bulk
+        path (no ``ids``) would judge it, and its time decay is not restarted.
+        ``confirm`` is always explicit.
+
+        Raises:
+            EmptyRepository: HEAD is unborn.
+            InvalidInput: ``confirm`` without ``ids``.
+            UnknownMemory, AmbiguousId: a bad id in ``ids``.
+        """
+        return self._verifier.verify(ids, write=write, confirm=confirm, now=now, explicit=explicit)
+
+    # -- what an agent reads -----------------------------------------------------------------
+
+    def persona_text(self) -> str | None:
+        """The stored ``persona.yaml`` text, or ``None`` when none is set."""
+        return self._context.persona_text()
+
+    def persona(self, tip: str | None = None) -> dict[str, Any] | None:
+        """The persona as a mapping (Tier 0 of wake), or ``None``.
+
+        Raises:
+            MalformedRecord: the stored persona is not a YAML mapping.
+        """
+        return self._context.persona(tip)
+
+    def set_persona(self, data: bytes, where: str = "persona") -> CommitInfo | None:
+        """Store ``data`` (a YAML mapping: identity and invariants) as ``persona.yaml``.
+
+        Raises:
+            MalformedRecord: not a safe YAML mapping.
+        """
+        return self._context.set_persona(data, where)
+
+    def spark(self, text: str, now: datetime | None = None) -> str:
+        """Record a continuity note for the next session; return its name.
+
+        Raises:
+            InvalidInput: empty text.
+        """
+        return self._context.spark(text, now)
+
+    def continuity(self, tip: str | None = None) -> str | None:
+        """The latest continuity note at ``tip`` (default: the current tip), or ``None``."""
+        return self._context.continuity(tip)
+
+    def token_counter(self) -> TokenCounter:
+        """The configured tokenizer (loaded lazily on first count)."""
+        return self._context.token_counter()
+
+    def wake(self, token_budget: int | None = None,
+             now: datetime | None = None) -> tuple[WakeResult, list[Skipped]]:
+        """Compile the wake prompt (docs/design.md) within ``token_budget`` tokens.
+
+        Args:
+            token_budget: tokens; ``None`` takes the configured default (4096); 0 is unbounded.
+            now: the time decay is computed at (default: now, UTC).
+
+        Returns:
+            The :class:`~gitmem.wake.WakeResult` (text + assembly record) and the skipped blobs.
+
+        Raises:
+            InvalidInput: negative budget.
+            TokenizerUnavailable: the configured encoding cannot be loaded offline.
+        """
+        return self._context.wake(token_budget, now)
+
+    def recall(
+        self,
+        query: str,
+        *,
+        top_k: int | None = None,
+        token_budget: int | None = None,
+        include_stale: bool = False,
+        full_records: bool = True,
+        now: datetime | None = None,
+    ) -> tuple[RecallResult, list[Skipped]]:
+        """Memories relevant to ``query``: BM25 + recency + trigram vectors fused by RRF.
+
+        Refuted memories never appear; stale ones only with ``include_stale``. With
+        ``full_records=False`` hits may carry read-only :class:`gitmem.cache.MemoryView`
+        stand-ins (every field :mod:`gitmem.render` shows) instead of full records, which
+        spares building the record models: what a caller that only renders wants.
+
+        Args:
+            query: free text, not empty.
+            top_k: most hits (default from config, 5), >= 1.
+            token_budget: tokens the rendered block may take; ``None`` or 0: no cap.
+            include_stale: let stale and superseded memories through (marked stale).
+            full_records: hits carry full records (else read-only stand-ins).
+            now: unused by the ranking today; kept for a stable signature.
+
+        Raises:
+            InvalidInput: empty query, ``top_k`` < 1 or negative budget.
+        """
+        return self._context.recall(query, top_k=top_k, token_budget=token_budget,
+                                    include_stale=include_stale, full_records=full_records, now=now)
+
+    def pre_turn(self, payload: bytes | str, top_k: int | None = None,
+                 token_budget: int | None = 1024) -> str:
+        """The recall block for a harness hook payload, or ``""`` when nothing matches.
+
+        The prompt is found as :func:`gitmem.recall.query_from_payload` does (a JSON
+        object's ``prompt`` field, a message list, or the raw text).
+
+        Raises:
+            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
+        """
+        return self._context.pre_turn(payload, top_k, token_budget)
+
+    # -- sharing -----------------------------------------------------------------------------
+
+    def setup_remote(self, remote: str = "origin") -> bool:
+        """Make a plain ``git fetch`` of ``remote`` also fetch teammates' memories (idempotent).
+
+        Adds the fetch refspec ``+refs/tur/memories:refs/tur/remotes/<remote>/memories``;
+        never a push refspec.
+
+        Returns:
+            True when the refspec was added, False when it was already configured.
+
+        Raises:
+            RemoteError: no such remote, or the git config could not be written.
+        """
+        return self._sharing.setup_remote(remote)
+
+    def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5) -> SyncResult:
+        """Fetch, merge record by record and push the memory ref (see :mod:`gitmem.sync`).
+
+        Args:
+            remote: a remote listed by ``git remote``.
+            dry_run: report what would be merged and pushed; only the
+                remote-tracking ref ``refs/tur/remotes/<remote>/memories`` moves.
+            attempts: pushes to try when the remote keeps moving (fetch and merge between).
+
+        Raises:
+            RemoteError: unknown or unreachable remote, refused push, or a remote that
+                kept moving; never a force push.
+            FormatVersion: the remote's ref is not a gitmem memory history.
+        """
+        return self._sharing.sync(remote, dry_run=dry_run, attempts=attempts)
+
+    # -- the read cache ----------------------------------------------------------------------
+
+    def cache_info(self) -> CacheInfo:
+        """Where the read cache is, its files and their sizes (bytes)."""
+        return self.records.cache.info()
+
+    def cache_clear(self) -> int:
+        """Delete every read-cache file (the next read rebuilds them); return how many."""
+        return self.records.cache.clear()

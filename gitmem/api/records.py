@@ -1,0 +1,189 @@
+"""The one read path: every record, table and view of the memory ref goes through :class:`Records`.
+
+The read cache (:class:`gitmem.cache.RecordCache`) is always there: a cold read builds it
+(parsing each blob once), a warm read is one file. Nothing else in the facade parses the
+whole ref.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import cached_property
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.errors import MalformedRecord
+from gitmem.ids import resolve_id
+from gitmem.reader import Skipped, Snapshot, read_record, record_path
+from gitmem.store import CommitInfo, Store
+
+if TYPE_CHECKING:
+    from gitmem.cache import RecordCache, RecordTable
+    from gitmem.config import Settings
+    from gitmem.models import Memory
+
+__all__ = ["Records", "Workspace"]
+
+
+class Records:
+    """Reads records of the memory ref, always through the read cache.
+
+    Args:
+        store: the repository's store (the only git access).
+    """
+
+    def __init__(self, store: Store) -> None:
+        self.store = store
+
+    @cached_property
+    def cache(self) -> RecordCache:
+        """The repository's read cache (in memory only when its directory is not writable)."""
+        from gitmem.cache import RecordCache
+
+        return RecordCache.for_store(self.store)
+
+    def tip(self) -> str | None:
+        """The memory ref's current commit, or ``None`` before the first write."""
+        return self.store.tip()
+
+    def table(self, tip: str | None) -> tuple[RecordTable, list[Skipped]]:
+        """The columns of every record at ``tip``, and the blobs skipped (notices first).
+
+        Warm: one tree lookup and one file read.
+        """
+        table = self.cache.table(tip)
+        return table, [*self.cache.take_notices(), *table.bad]
+
+    def snapshot(self, tip: str | None = None) -> Snapshot:
+        """All records at ``tip`` (default: the current tip) as full models.
+
+        Malformed blobs are listed in ``skipped``, never fatal; notices about untrusted
+        cache files come first there.
+        """
+        return self.cache.snapshot(self.store.tip() if tip is None else tip)
+
+    def memories(self) -> tuple[list[Memory], list[Skipped]]:
+        """Every readable record (sorted by id) and the skipped malformed blobs."""
+        snap = self.snapshot()
+        return [snap.records[k] for k in sorted(snap.records)], snap.skipped
+
+    def notices(self) -> list[Skipped]:
+        """Cache notices gathered since the last call (each is reported once)."""
+        return list(self.cache.take_notices())
+
+    def flush(self) -> None:
+        """Write what this process learned (token counts, distances) to the cache files."""
+        self.cache.flush()
+
+    # -- one record --------------------------------------------------------------------------
+
+    def id_entries(self, token: str, tip: str | None) -> dict[str, str]:
+        """Ids (mapped to blob ids) that ``token`` may resolve to at ``tip``.
+
+        A token whose hex part starts with two hex digits (``fact-8f2a``, ``8f2a``) can only
+        name records of that fan-out directory, so one shard tree is read instead of 256:
+        a write costs the same with 100 or 100,000 memories.
+        """
+        hex_part = token.strip().rsplit("-", 1)[-1]
+        if len(hex_part) >= 2 and all(c in "0123456789abcdef" for c in hex_part):
+            listing = self.store.list_dir(tip, f"memories/{hex_part[:2]}")
+            return {n[: -len(".yaml")]: b for n, b in listing.items() if n.endswith(".yaml")}
+        return self.store.entries(tip)
+
+    def resolve(self, token: str) -> str:
+        """The full id that ``token`` (an id or unique prefix) names; no record is parsed.
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return resolve_id(token, self.id_entries(token, self.store.tip()))
+
+    def get(self, token: str) -> Memory:
+        """The memory with this id or unique id prefix.
+
+        Raises:
+            UnknownMemory: no such id.
+            AmbiguousId: the prefix matches several ids.
+            MalformedRecord: the record exists but cannot be read.
+        """
+        blobs = self.id_entries(token, self.store.tip())
+        found = resolve_id(token, blobs)
+        try:
+            return read_record(self.store, found, blobs[found])
+        except MalformedRecord as exc:
+            raise MalformedRecord(f"blob {blobs[found][:12]} ({found})", exc.reason) from None
+
+    def read_ids(self, ids: list[str]) -> tuple[list[Memory], list[Skipped], dict[str, str]]:
+        """The records named by ``ids`` (sorted by id), those that are malformed, their blobs.
+
+        Reads only the shard trees the ids live in, so ``verify ID`` does not grow with the
+        number of memories.
+
+        Raises:
+            UnknownMemory, AmbiguousId: a bad id.
+        """
+        tip = self.store.tip()
+        blobs: dict[str, str] = {}
+        for token in ids:
+            entries = self.id_entries(token, tip)
+            found = resolve_id(token, entries)
+            blobs[found] = entries[found]
+        memories, skipped = [], []
+        for memory_id in sorted(blobs):
+            try:
+                memories.append(read_record(self.store, memory_id, blobs[memory_id]))
+            except MalformedRecord as exc:
+                skipped.append(Skipped(memory_id, blobs[memory_id], exc.reason))
+        return memories, skipped, blobs
+
+    def record_text(self, token: str) -> str:
+        """The record exactly as stored on the ref (YAML text).
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        blobs = self.id_entries(token, self.store.tip())  # one shard, not every record
+        return self.store.read_blob(blobs[resolve_id(token, blobs)]).decode("utf-8", "replace")
+
+    def history(self, memory_id: str) -> list[CommitInfo]:
+        """Commits on the memory ref that changed this record, newest first."""
+        return self.store.log(record_path(memory_id))
+
+    def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
+        """Hand records this process just wrote at ``tip`` to the cache.
+
+        The next reader of ``tip`` (the next verify, wake, recall) then parses none of them.
+        """
+        self.cache.after_commit(tip, updated)
+
+
+class Workspace:
+    """What every part of the facade shares: the store, the reader, the working directory, settings.
+
+    Args:
+        store: the repository's store.
+        settings: settings to use; ``None`` reads ``.tur/config.yaml`` on first use.
+        cwd: the directory relative ``--file`` paths start from.
+    """
+
+    def __init__(self, store: Store, settings: Settings | None = None, cwd: Path | None = None) -> None:
+        self.store = store
+        self.records = Records(store)
+        self.cwd = cwd or Path.cwd()
+        self._settings = settings
+
+    @property
+    def settings(self) -> Settings:
+        """The repository's settings (``.tur/config.yaml``), read on first use.
+
+        Lazily, so that what needs no setting (``tur cache clear``, ``tur show``) works
+        even while the file is being fixed.
+
+        Raises:
+            ConfigError: the file is invalid.
+        """
+        if self._settings is None:
+            from gitmem.config import load_settings
+
+            self._settings = load_settings(self.store.workdir, self.records.cache)
+        return self._settings

@@ -1,0 +1,170 @@
+"""Every value the :class:`gitmem.api.Gitmem` facade returns, in one place.
+
+The surfaces (CLI, TUI, watcher) import result types from here through
+:mod:`gitmem.api`, never from the modules that build them. Types defined elsewhere
+(``WakeResult`` in :mod:`gitmem.wake`, ``RecallResult`` in :mod:`gitmem.recall`, …) are
+re-exported lazily, so that importing this module loads no algorithm module.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.reader import Skipped
+from gitmem.store import CommitInfo
+from gitmem.vocabulary import Status
+
+if TYPE_CHECKING:
+    from gitmem.cache import CacheInfo, MemoryLike
+    from gitmem.models import Memory
+    from gitmem.recall import Hit, RecallResult
+    from gitmem.store.worktree_diff import AnchoredDiff
+    from gitmem.sync import SyncResult
+    from gitmem.wake import AssemblyEntry, WakeResult
+
+__all__ = [
+    "AnchoredDiff",
+    "AssemblyEntry",
+    "CacheInfo",
+    "CommitInfo",
+    "Hit",
+    "ImportResult",
+    "LearnResult",
+    "RecallResult",
+    "RepoPaths",
+    "Skipped",
+    "StatusRow",
+    "StatusView",
+    "SyncResult",
+    "VerifyOutcome",
+    "WakeResult",
+]
+
+_ORDER = (Status.FRESH, Status.STALE, Status.UNANCHORED, Status.REFUTED)
+
+#: Result types built by other modules: name -> module, imported on first access.
+_ELSEWHERE = {
+    "AnchoredDiff": "gitmem.store.worktree_diff",
+    "AssemblyEntry": "gitmem.wake",
+    "CacheInfo": "gitmem.cache",
+    "Hit": "gitmem.recall",
+    "RecallResult": "gitmem.recall",
+    "SyncResult": "gitmem.sync",
+    "WakeResult": "gitmem.wake",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _ELSEWHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class RepoPaths:
+    """Where a repository lives on disk (absolute paths).
+
+    Attributes:
+        workdir: root of the working tree, ``None`` for a bare repository.
+        git_dir: this worktree's git directory.
+        common_dir: the git directory shared by all worktrees (refs, objects, ``tur/``).
+    """
+
+    workdir: Path | None
+    git_dir: Path
+    common_dir: Path
+
+
+@dataclass(frozen=True)
+class LearnResult:
+    """Outcome of :meth:`Gitmem.learn`: the record, whether it is new (else re-verified), the commit."""
+
+    memory: Memory
+    created: bool
+    commit: CommitInfo | None
+
+
+@dataclass
+class ImportResult:
+    """Outcome of :meth:`Gitmem.import_legacy`."""
+
+    imported: list[str] = field(default_factory=list)
+    """Ids written (new or replaced)."""
+    unchanged: list[str] = field(default_factory=list)
+    """Ids already stored with the same record."""
+    failed: list[str] = field(default_factory=list)
+    """One line per file that could not be imported (path: reason)."""
+    commit: CommitInfo | None = None
+
+
+@dataclass
+class StatusRow:
+    """One memory with its status, reason, weight (in [0, 1]) and commit distance (commits).
+
+    ``memory`` is a full record, or a read-only :class:`gitmem.cache.MemoryView` stand-in
+    where the caller asked for views (``status_view(full_records=False)``).
+    """
+
+    memory: Memory | MemoryLike
+    status: Status
+    reason: str | None
+    weight: float
+    commit_distance: int | None = None
+    changed: bool = False
+    moved: bool = False
+    new_ref: str | None = None
+    hint: str | None = None
+
+    @property
+    def memory_id(self) -> str:
+        """The memory's id."""
+        return self.memory.id
+
+
+@dataclass
+class StatusView:
+    """Every readable memory with its stored status and current weight; skipped blobs."""
+
+    rows: list[StatusRow] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    head: str | None = None
+
+
+@dataclass
+class VerifyOutcome(StatusView):
+    """Result of ``verify`` / ``status``: one row per memory checked, and the commit (if any)."""
+
+    commit: CommitInfo | None = None
+
+    def counts(self) -> dict[str, int]:
+        """Memories per status, in the order fresh, stale, unanchored, refuted (zeros left out)."""
+        counts = Counter(r.status for r in self.rows)
+        return {s.value: counts[s] for s in _ORDER if counts[s]}
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready summary: counts, the commit, and one entry per memory."""
+        return {
+            "head": self.head,
+            "counts": self.counts(),
+            "commit": self.commit.sha if self.commit else None,
+            "memories": [
+                {
+                    "id": r.memory_id,
+                    "status": r.status.value,
+                    "reason": r.reason,
+                    "hint": r.hint,
+                    "weight": round(r.weight, 6),
+                    "commit_distance": r.commit_distance,
+                    "changed": r.changed,
+                    "context_ref": r.new_ref or (r.memory.provenance.context_ref
+                                                 if r.memory.provenance else None),
+                }
+                for r in self.rows
+            ],
+        }

@@ -1,0 +1,229 @@
+"""Staleness for the facade: ``verify`` (check and record) and ``status_view`` (stored statuses)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import replace
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from gitmem.api.results import StatusRow, StatusView, VerifyOutcome
+from gitmem.decay import weight
+from gitmem.errors import EmptyRepository, InvalidInput
+from gitmem.reader import record_path
+from gitmem.store import CommitInfo, Mutation
+from gitmem.vocabulary import Status, utc_now
+
+if TYPE_CHECKING:
+    from gitmem.api.records import Workspace
+    from gitmem.api.weights import Weights
+    from gitmem.models import Memory
+
+    # staleness imports the code history (libgit2): only verify needs it, not wake.
+    from gitmem.staleness import Verdict, VerifyCache
+
+__all__ = ["Verifier"]
+
+#: The read cache's file for anchor-check outcomes (see :class:`gitmem.staleness.VerifyCache`).
+VERIFY_CACHE = ("verify.bin", "verify")
+
+
+class Verifier:
+    """Checks memories against HEAD and the working tree (EP-0131), and reports stored statuses.
+
+    Args:
+        ws: the shared workspace.
+        weights: distances and weights, shared with wake.
+    """
+
+    def __init__(self, ws: Workspace, weights: Weights) -> None:
+        self.ws = ws
+        self.weights = weights
+
+    def status_view(self, now: datetime | None = None, *, full_records: bool = True) -> StatusView:
+        """Stored statuses with current weights (no staleness check, nothing written).
+
+        Rows are sorted by id. With ``full_records=False`` rows carry read-only
+        :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a caller
+        that only shows ids, statuses, weights, anchors and content wants): 100,000 of
+        them cost a fraction of a second instead of seconds.
+        """
+        now = now or utc_now()
+        records = self.ws.records
+        tip = records.tip()
+        table, skipped = records.table(tip)
+        weights, distances = self.weights.table_weights(table, now)
+        memories: list
+        if full_records:
+            snap = records.snapshot(tip)
+            memories = [snap.records[memory_id] for memory_id in table.ids]
+            skipped = [*skipped, *(s for s in snap.skipped if s not in skipped)]
+        else:
+            memories = table.views()
+        rows = [
+            StatusRow(
+                memory=m,
+                status=m.status,
+                reason=m.refutation.reason if m.refutation else (m.decay.reason if m.decay else
+                                                                 "no provenance (legacy record)"),
+                weight=w,
+                commit_distance=d,
+            )
+            for m, w, d in zip(memories, weights, distances, strict=True)
+        ]
+        records.flush()
+        return StatusView(rows=rows, skipped=[*records.notices(), *skipped],
+                          head=self.ws.store.head_sha())
+
+    def verify(
+        self,
+        ids: list[str] | None = None,
+        *,
+        write: bool = True,
+        confirm: bool = False,
+        now: datetime | None = None,
+        explicit: bool = True,
+    ) -> VerifyOutcome:
+        """Check memories against HEAD and the working tree; with ``write``, record changes.
+
+        See :meth:`gitmem.api.Gitmem.verify` for the contract.
+
+        Raises:
+            EmptyRepository: HEAD is unborn.
+            InvalidInput: ``confirm`` without ``ids``.
+            UnknownMemory, AmbiguousId: a bad id in ``ids``.
+        """
+        if confirm and not ids:
+            raise InvalidInput("--confirm needs the ids of the memories you vouch for")
+        from gitmem.staleness import apply_verdict, check
+
+        now = now or utc_now()
+        store, records = self.ws.store, self.ws.records
+        if ids:
+            memories, skipped, judged = records.read_ids(ids)
+        else:
+            snap = records.snapshot()
+            memories = [snap.records[k] for k in sorted(snap.records)]
+            skipped, judged = snap.skipped, snap.blobs
+        if store.head_sha() is None:
+            raise EmptyRepository(
+                "the repository has no commits yet: nothing to verify memories against",
+                "commit something first",
+            )
+        policy = self.ws.settings.decay
+        verify_cache = self._load_verify_cache()
+        report = check(memories, store.code(), policy, cache=verify_cache)
+        self._save_verify_cache(verify_cache, report.head_sha)
+        updated: dict[str, Memory] = {}
+        rows = []
+        for memory, verdict in zip(memories, report.verdicts, strict=True):
+            if (ids and (explicit or confirm) and memory.refutation is None
+                    and (confirm or verdict.status is Status.FRESH)):
+                verdict = self._explicit(memory, verdict, report.head_sha, confirm)
+            new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
+            if verdict.changed:
+                updated[memory.id] = new
+            rows.append(StatusRow(
+                memory=new, status=verdict.status, reason=verdict.reason,
+                weight=weight(new, now, verdict.commit_distance, policy),
+                commit_distance=verdict.commit_distance, changed=verdict.changed,
+                moved=bool(verdict.new_context_ref and memory.provenance
+                           and verdict.new_context_ref != memory.provenance.context_ref),
+                new_ref=verdict.new_context_ref, hint=verdict.hint,
+            ))
+        # e.g. a damaged verify.bin, found after the records were read
+        outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped], head=report.head_sha)
+        if write and updated:
+            outcome.commit = self._record_verdicts(judged, updated, rows, bulk=not ids)
+        return outcome
+
+    def _load_verify_cache(self) -> VerifyCache:
+        """Outcomes of earlier runs (keys are immutable SHAs, so they never go stale)."""
+        from gitmem.staleness import VerifyCache
+
+        plain = self.ws.records.cache.read_payload(*VERIFY_CACHE)
+        return VerifyCache.from_plain(plain) if plain is not None else VerifyCache()
+
+    def _save_verify_cache(self, verify_cache: VerifyCache, head: str) -> None:
+        # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
+        self.ws.records.cache.write_payload(*VERIFY_CACHE, verify_cache.to_plain(head))
+
+    def _explicit(self, memory: Memory, verdict: Verdict, head: str, confirm: bool) -> Verdict:
+        """Turn a verdict on a named memory into a corroboration at HEAD (see :meth:`verify`)."""
+        if verdict.status is Status.FRESH and verdict.corroborated:
+            return replace(verdict, changed=True)
+        ref, fp = None, None
+        prov = memory.provenance
+        if verdict.status is Status.FRESH and prov is not None:
+            # Fresh but not re-anchored (no anchor, or unanchored by design): move the SHA only.
+            ref, fp = prov.context_ref, prov.fingerprint
+        elif confirm and prov is not None and prov.context_ref:
+            ref, fp = self._anchor_at_head(prov.context_ref, head)
+            if ref is None:
+                # Vouching cannot make an anchor to a missing file true: keep the verdict.
+                return replace(verdict, hint=f"{prov.context_ref} is not at HEAD: `tur forget` it, "
+                               "or learn it again with a new --file")
+        # A fresh memory carries no reason; who confirmed it is in the commit's author.
+        return replace(
+            verdict, status=Status.FRESH, reason=None, new_git_sha=head, new_context_ref=ref,
+            new_fingerprint=fp, commit_distance=0, corroborated=True, changed=True,
+        )
+
+    def _anchor_at_head(self, context_ref: str, head: str) -> tuple[str | None, str | None]:
+        """The same path and lines at HEAD (clamped to the file), with their fingerprint."""
+        from gitmem.anchors import Anchor, InvalidAnchor, fingerprint, parse_anchor, split_lines
+
+        try:
+            anchor = parse_anchor(context_ref)
+        except InvalidAnchor:
+            return None, None
+        data = self.ws.store.code().blob_at(head, anchor.path)
+        if data is None:
+            return None, None
+        lines = split_lines(data)
+        if anchor.start is None or anchor.end is None or anchor.start > len(lines):
+            return Anchor(anchor.path, None, None).ref(), fingerprint(lines)
+        end = min(anchor.end, len(lines))
+        return Anchor(anchor.path, anchor.start, end).ref(), fingerprint(lines[anchor.start - 1 : end])
+
+    def _record_verdicts(
+        self, judged_blobs: dict[str, str], updated: dict[str, Memory], rows: list[StatusRow],
+        bulk: bool = False,
+    ) -> CommitInfo | None:
+        counts = Counter(r.status.value for r in rows if r.changed)
+        moved = sum(1 for r in rows if r.moved)
+        parts = [f"{n} {s}" for s, n in sorted(counts.items())]
+        if moved:
+            parts.append(f"{moved} re-anchored")
+        message = "verify: " + ", ".join(parts) + "\n\n" + "\n".join(
+            f"{r.memory_id}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
+            + (f" -> {r.new_ref}" if r.moved else "")
+            for r in rows if r.changed
+        )
+
+        from gitmem import codec
+
+        def build(tip: str | None) -> Mutation | None:
+            # A few records: look each one up (O(1) trees); many: one walk of the tree.
+            if len(updated) > 64:
+                blob_of = self.ws.store.entries(tip).get
+            else:
+                def blob_of(memory_id: str) -> str | None:
+                    return self.ws.store.blob_id_at(tip, record_path(memory_id))
+            changes: dict[str, bytes | None] = {}
+            for memory_id, memory in updated.items():
+                # Only records still as we judged them: a concurrent edit wins.
+                blob = blob_of(memory_id)
+                if blob is None or blob != judged_blobs.get(memory_id):
+                    continue
+                original = self.ws.store.read_blob(blob)
+                changes[record_path(memory_id)] = codec.update(original, memory)
+            return Mutation(changes, message) if changes else None
+
+        commit, _ = self.ws.store.transact(build)
+        # Worth it after a bulk verify only, which has read every record already: after
+        # `verify ID` the next reader parses the few changed blobs itself, while building
+        # the table here would read every record.
+        if commit is not None and bulk:
+            self.ws.records.after_commit(commit.sha, updated)
+        return commit

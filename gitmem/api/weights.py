@@ -1,0 +1,63 @@
+"""Commit distances and decay weights, computed once for wake, status and verify."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import TYPE_CHECKING
+
+from gitmem.decay import FROM_POLICY, weight_column
+
+if TYPE_CHECKING:
+    from gitmem.api.records import Workspace
+    from gitmem.cache import RecordTable
+
+__all__ = ["Weights"]
+
+
+class Weights:
+    """Weights (in [0, 1]) and commit distances (commits) of the memory ref's records.
+
+    Args:
+        ws: the shared workspace (store, reader and its cache, settings).
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        self.ws = ws
+
+    def distance_column(self, shas: list[str | None], head: str | None) -> list[int | None]:
+        """Commit distance (commits) of each SHA to ``head`` (``None``: no SHA, or unknown).
+
+        One history walk per distinct SHA; distances of full SHAs are remembered in the read
+        cache per HEAD, so a warm wake walks no history.
+        """
+        if head is None:
+            return [None] * len(shas)
+        cache = self.ws.records.cache
+        known: dict[str, int] = cache.distances(head)
+        per_sha: dict[str | None, int | None] = {None: None, **known}
+        history = None
+        for sha in sorted({s for s in shas if s not in per_sha}):
+            history = history or self.ws.store.code()
+            full = history.resolve_commit(sha)
+            distance = history.commit_distance(full, head).commits if full else None
+            per_sha[sha] = distance
+            if full == sha and distance is not None:
+                known[sha] = distance
+                cache.mark_distances()
+        return [per_sha[sha] for sha in shas]
+
+    def table_weights(self, table: RecordTable, now: datetime) -> tuple[list[float], list[int | None]]:
+        """Weights and commit distances of every row of ``table``, in row order.
+
+        The columns go through :func:`gitmem.decay.weight_column` (equal to
+        :func:`gitmem.decay.weight` of each record) without an object per memory.
+        """
+        c = table.columns
+        provs, decays = c["prov"], c["decay"]
+        distances = self.distance_column([p[1] if p is not None else None for p in provs],
+                                         self.ws.store.head_sha())
+        half_lives = [d[0] if d is not None else FROM_POLICY if p is not None else None
+                      for d, p in zip(decays, provs, strict=True)]
+        weights = weight_column(c["type"], c["status"], c["conf"], half_lives, c["verified"],
+                                distances, now, self.ws.settings.decay)
+        return weights, distances
