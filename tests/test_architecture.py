@@ -89,3 +89,57 @@ def test_import_gitmem_and_tur_help_load_no_heavy_modules():
         "    main(['--version'])"
     )
     assert heavy & version == set()
+
+
+#: The surfaces over the library: each imports only the facade and the errors.
+SURFACES = {"gitmem/cli": "gitmem.cli", "gitmem/watch.py": "gitmem.watch", "tui": "tui"}
+#: What a surface may import of gitmem besides its own package (the CLI runs the watcher and the TUI).
+SURFACE_ALLOWED = {"gitmem.api", "gitmem.errors"}
+SURFACE_EXTRA = {"gitmem.cli": {"gitmem.watch", "tui.make_app"}}
+
+
+def _module_imports(path: Path) -> set[str]:
+    """Full names of the modules ``path`` imports (``from gitmem import x`` gives ``gitmem.x``)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            if node.module in ("gitmem", "tui"):
+                names.update(f"{node.module}.{alias.name}" for alias in node.names)
+            else:
+                names.add(node.module)
+    return names
+
+
+def _surface_files():
+    for rel, package in SURFACES.items():
+        base = ROOT / rel
+        for p in ([base] if base.is_file() else sorted(base.rglob("*.py"))):
+            yield p, package
+
+
+def test_surfaces_import_only_the_facade_and_the_errors():
+    offenders = []
+    for path, package in _surface_files():
+        allowed = SURFACE_ALLOWED | SURFACE_EXTRA.get(package, set())
+        for name in _module_imports(path):
+            if name.split(".")[0] not in ("gitmem", "tui") or name == "gitmem.__version__":
+                continue
+            if name in allowed or name == package or name.startswith(package + "."):
+                continue
+            offenders.append(f"{_rel(path)}: {name}")
+    assert offenders == [], offenders
+
+
+def test_surfaces_never_reach_past_the_facade_into_the_store():
+    offenders = [_rel(p) for p, _ in _surface_files() if ".store." in p.read_text()
+                 or "RecordCache" in p.read_text()]
+    assert offenders == [], offenders
+
+
+def test_the_facade_is_composed_not_mixed_in():
+    from gitmem.api import Gitmem
+
+    assert Gitmem.__bases__ == (object,)
+    assert not list(GITMEM.glob("facade_*.py"))
