@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -205,6 +206,7 @@ class Verifier:
 
         def build(tip: str | None) -> Mutation | None:
             # A few records: look each one up (O(1) trees); many: one walk of the tree.
+            blob_of: Callable[[str], str | None]
             if len(updated) > 64:
                 blob_of = self.ws.store.entries(tip).get
             else:

@@ -34,9 +34,10 @@ class Weights:
             return [None] * len(shas)
         cache = self.ws.records.cache
         known: dict[str, int] = cache.distances(head)
-        per_sha: dict[str | None, int | None] = {None: None, **known}
+        per_sha: dict[str | None, int | None] = {None: None}
+        per_sha.update(known)
         history = None
-        for sha in sorted({s for s in shas if s not in per_sha}):
+        for sha in sorted({s for s in shas if s is not None and s not in per_sha}):
             history = history or self.ws.store.code()
             full = history.resolve_commit(sha)
             distance = history.commit_distance(full, head).commits if full else None
