@@ -85,7 +85,7 @@ class Env:
 
 def _version() -> str:
     # The package constant, not importlib.metadata: that import alone costs ~50 ms.
-    from gitmem import __version__
+    from gitmem.version import __version__
 
     return __version__
 
