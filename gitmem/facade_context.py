@@ -150,7 +150,7 @@ class ContextMixin:
 
     def _wake_rows(self, table: Any, now: datetime) -> WakeRows:
         """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory."""
-        from gitmem.render import format_entry
+        from gitmem.entry import format_entry
         from gitmem.wake import WakeRows
 
         c = table.columns

@@ -14,9 +14,9 @@ import yaml
 from gitmem.api import Gitmem
 from gitmem.cache import CACHE_FORMAT, CacheNotice, MemoryView, RecordCache, cache_dir
 from gitmem.cli import Env, main
+from gitmem.entry import format_entry
 from gitmem.reader import read_snapshot
 from gitmem.recall import RecallIndex, bm25_scores, rank_memories, recall, trigram_scores
-from gitmem.render import format_entry
 from gitmem.store import Mutation, Store
 from gitmem.tokens import TokenCounter
 from gitmem.wake import compile_wake
