@@ -23,6 +23,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gitmem.decay import microseconds
+from gitmem.defaults import RECALL_TOP_K
 from gitmem.entry import RECALL_FORMATS, format_hits
 from gitmem.errors import InvalidInput
 from gitmem.relations import superseded_by
@@ -428,7 +429,7 @@ def recall(
     memories: Sequence[Memory],
     query: str,
     *,
-    top_k: int = 5,
+    top_k: int = RECALL_TOP_K,
     include_stale: bool = False,
     token_budget: int | None = None,
     counter: Callable[[str], int] | None = None,

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gitmem.defaults import DECAY_THRESHOLD, WAKE_SHARES, WAKE_TOKEN_BUDGET
 from gitmem.entry import format_entry
 from gitmem.errors import InvalidInput
 from gitmem.relations import centrality, linked_degrees, row_finder
@@ -26,9 +27,6 @@ if TYPE_CHECKING:
     from gitmem.models import Memory
 
 __all__ = [
-    "DEFAULT_BUDGET",
-    "DEFAULT_SHARES",
-    "DEFAULT_THRESHOLD",
     "REASONS",
     "AssemblyEntry",
     "WakeResult",
@@ -37,13 +35,6 @@ __all__ = [
     "compile_rows",
     "compile_wake",
 ]
-
-DEFAULT_BUDGET = 4096
-"""Default token budget of ``tur wake`` (EP-0132)."""
-DEFAULT_SHARES = (0.25, 0.35, 0.40)
-"""Default budget shares of tiers 0, 1 and 2."""
-DEFAULT_THRESHOLD = 0.3
-"""Weight below which a memory leaves wake with reason ``low_weight`` (EP-0131)."""
 
 REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "truncated")
 """Every reason an assembly entry can carry. ``truncated`` is the one reason of an *included*
@@ -221,9 +212,9 @@ def compile_wake(
     weights: Mapping[str, float],
     persona: Mapping[str, object] | str | None = None,
     continuity: str | None = None,
-    budget: int | None = DEFAULT_BUDGET,
-    shares: Sequence[float] = DEFAULT_SHARES,
-    threshold: float = DEFAULT_THRESHOLD,
+    budget: int | None = WAKE_TOKEN_BUDGET,
+    shares: Sequence[float] = WAKE_SHARES,
+    threshold: float = DECAY_THRESHOLD,
     counter: Callable[[str], int] | None = None,
     entry_tokens: Mapping[str, int] | None = None,
 ) -> WakeResult:
@@ -290,9 +281,9 @@ def compile_rows(
     *,
     persona: Mapping[str, object] | str | None = None,
     continuity: str | None = None,
-    budget: int | None = DEFAULT_BUDGET,
-    shares: Sequence[float] = DEFAULT_SHARES,
-    threshold: float = DEFAULT_THRESHOLD,
+    budget: int | None = WAKE_TOKEN_BUDGET,
+    shares: Sequence[float] = WAKE_SHARES,
+    threshold: float = DECAY_THRESHOLD,
     counter: Callable[[str], int] | None = None,
 ) -> WakeResult:
     """Compile the wake text of the memories in ``rows``: :func:`compile_wake` on columns.
@@ -383,7 +374,7 @@ def _check(budget: int | None, shares: Sequence[float]) -> None:
     if len(shares) != 3 or any(s < 0 for s in shares) or sum(shares) > 1 + 1e-9:
         raise InvalidInput(
             f"wake shares must be three non-negative fractions summing to <= 1, got {list(shares)}",
-            "the default is 0.25, 0.35, 0.40",
+            f"the default is {', '.join(f'{share:.2f}' for share in WAKE_SHARES)}",
         )
 
 
