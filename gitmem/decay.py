@@ -22,7 +22,6 @@ __all__ = [
     "FROM_POLICY",
     "DecayPolicy",
     "half_life_for",
-    "is_active",
     "microseconds",
     "weight",
     "weight_column",
@@ -184,8 +183,3 @@ def weight_column(
             value *= exp(-lam * distance)
         append(value)
     return out
-
-
-def is_active(memory_weight: float, policy: DecayPolicy) -> bool:
-    """True when ``memory_weight`` reaches the wake threshold."""
-    return memory_weight >= policy.threshold
