@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gitmem.version import __version__
+
 __all__ = ["Gitmem", "GitmemError", "Memory", "__version__"]
-__version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from gitmem.api import Gitmem

@@ -47,11 +47,6 @@ class Anchor:
     start: int | None = None
     end: int | None = None
 
-    @property
-    def whole_file(self) -> bool:
-        """True when the anchor names the whole file (no line range)."""
-        return self.start is None
-
     def ref(self) -> str:
         """Return the stored form: ``path`` or ``path#Lstart-Lend``."""
         if self.start is None:

@@ -824,7 +824,7 @@ class RecordCache:
         with self._lock:
             counts = self._token_array(table, encoding)
             if -1 in counts:
-                from gitmem.render import format_entry
+                from gitmem.entry import format_entry
                 from gitmem.tokens import TokenCounter
 
                 counter = TokenCounter(encoding)

@@ -26,7 +26,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
-from gitmem import __version__
+from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read", "stamp", "write"]
 

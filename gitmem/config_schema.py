@@ -1,7 +1,9 @@
-"""Pydantic schema of ``.tur/config.yaml``: validates a parsed file into :class:`gitmem.config.Settings`.
+"""Pydantic schema of ``.tur/config.yaml``: validates a parsed file into :class:`gitmem.settings.Settings`.
 
 Kept apart from :mod:`gitmem.config` so that a command whose configuration is the default,
 or was validated before (see :func:`gitmem.config.load_settings`), never imports pydantic.
+The loader imports this module, never the other way round: both build the dataclasses of
+:mod:`gitmem.settings`, with the defaults of :mod:`gitmem.defaults`.
 """
 
 from __future__ import annotations
@@ -19,14 +21,13 @@ from pydantic import (
     model_validator,
 )
 
-from gitmem.config import RecallSettings, Settings, WakeSettings
-from gitmem.decay import DecayPolicy, default_commit_lambdas, default_half_lives
+from gitmem import defaults
+from gitmem.decay import DecayPolicy
 from gitmem.errors import ConfigError
+from gitmem.settings import RecallSettings, Settings, WakeSettings
 from gitmem.vocabulary import MemoryType
 
 __all__ = ["SettingsFile", "validate_settings"]
-
-_DEFAULT = Settings()
 
 # Strict: YAML's `true` is not the number 1, nor `2.5` a count; an int is still a float.
 # Finite: `.nan` compares false with every bound, and `.inf` would be written into records.
@@ -41,10 +42,10 @@ class _Section(BaseModel):
 class DecaySection(_Section):
     """``decay:`` of the file (see :class:`gitmem.decay.DecayPolicy`)."""
 
-    half_life_days: dict[MemoryType, Number | None] = Field(default_factory=default_half_lives)
-    commit_lambda: dict[MemoryType, Number] = Field(default_factory=default_commit_lambdas)
-    threshold: Number = Field(default=_DEFAULT.decay.threshold, ge=0.0, le=1.0)
-    max_commit_distance: Count = Field(default=_DEFAULT.decay.max_commit_distance, ge=0)
+    half_life_days: dict[MemoryType, Number | None] = Field(default_factory=defaults.half_lives)
+    commit_lambda: dict[MemoryType, Number] = Field(default_factory=defaults.commit_lambdas)
+    threshold: Number = Field(default=defaults.DECAY_THRESHOLD, ge=0.0, le=1.0)
+    max_commit_distance: Count = Field(default=defaults.MAX_COMMIT_DISTANCE, ge=0)
 
     @field_validator("half_life_days")
     @classmethod
@@ -65,9 +66,9 @@ class DecaySection(_Section):
     @model_validator(mode="after")
     def _fill_types(self) -> DecaySection:
         # A config that names only some types keeps the defaults for the others.
-        for key, value in default_half_lives().items():
+        for key, value in defaults.half_lives().items():
             self.half_life_days.setdefault(key, value)
-        for key, value in default_commit_lambdas().items():
+        for key, value in defaults.commit_lambdas().items():
             self.commit_lambda.setdefault(key, value)
         return self
 
@@ -75,8 +76,8 @@ class DecaySection(_Section):
 class WakeSection(_Section):
     """``wake:`` of the file."""
 
-    token_budget: Count = Field(default=_DEFAULT.wake.token_budget, ge=0)
-    shares: tuple[Number, Number, Number] = _DEFAULT.wake.shares
+    token_budget: Count = Field(default=defaults.WAKE_TOKEN_BUDGET, ge=0)
+    shares: tuple[Number, Number, Number] = defaults.WAKE_SHARES
 
     @field_validator("shares")
     @classmethod
@@ -89,7 +90,7 @@ class WakeSection(_Section):
 class RecallSection(_Section):
     """``recall:`` of the file."""
 
-    top_k: Count = Field(default=_DEFAULT.recall.top_k, ge=1)
+    top_k: Count = Field(default=defaults.RECALL_TOP_K, ge=1)
 
 
 class SettingsFile(_Section):
@@ -98,7 +99,7 @@ class SettingsFile(_Section):
     decay: DecaySection = Field(default_factory=DecaySection)
     wake: WakeSection = Field(default_factory=WakeSection)
     recall: RecallSection = Field(default_factory=RecallSection)
-    tokenizer: str = _DEFAULT.tokenizer
+    tokenizer: str = defaults.TOKENIZER
 
     @field_validator("tokenizer")
     @classmethod

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
+from gitmem import defaults
 from gitmem.errors import ConfigError
 from gitmem.vocabulary import MemoryType, Status
 
@@ -20,47 +21,16 @@ if TYPE_CHECKING:
 __all__ = [
     "FROM_POLICY",
     "DecayPolicy",
-    "default_commit_lambdas",
-    "default_half_lives",
     "half_life_for",
-    "is_active",
     "microseconds",
     "weight",
     "weight_column",
 ]
 
-_FACT_HALF_LIFE = 14.0
-_FACT_LAMBDA = 0.05
-
-
-def default_half_lives() -> dict[MemoryType, float | None]:
-    """Default half-life in days per type (``None``: never decays)."""
-    return {
-        MemoryType.FACT: _FACT_HALF_LIFE,
-        MemoryType.INSIGHT: 90.0,
-        MemoryType.PREFERENCE: 180.0,
-        MemoryType.AXIOM: None,
-        MemoryType.CORE: None,
-    }
-
-
-def default_commit_lambdas() -> dict[MemoryType, float]:
-    """Default commit-decay rate λ per type (per commit)."""
-    # EP-0131 fixes lambda only for facts (0.05 per commit). Insights and preferences
-    # get the same rate scaled by their half-life (0.05 * 14 / half-life), so that one
-    # commit costs each type the same share of its lifetime as one day does.
-    return {
-        MemoryType.FACT: _FACT_LAMBDA,
-        MemoryType.INSIGHT: round(_FACT_LAMBDA * _FACT_HALF_LIFE / 90.0, 6),
-        MemoryType.PREFERENCE: round(_FACT_LAMBDA * _FACT_HALF_LIFE / 180.0, 6),
-        MemoryType.AXIOM: 0.0,
-        MemoryType.CORE: 0.0,
-    }
-
 
 @dataclass(frozen=True)
 class DecayPolicy:
-    """Decay parameters per memory type.
+    """Decay parameters per memory type (setting ``decay``); defaults from :mod:`gitmem.defaults`.
 
     Attributes:
         half_life_days: days for the time factor to halve; ``None`` = never decays.
@@ -73,10 +43,10 @@ class DecayPolicy:
             or a negative distance limit (the message names the key).
     """
 
-    half_life_days: dict[MemoryType, float | None] = field(default_factory=default_half_lives)
-    commit_lambda: dict[MemoryType, float] = field(default_factory=default_commit_lambdas)
-    threshold: float = 0.3
-    max_commit_distance: int = 20
+    half_life_days: dict[MemoryType, float | None] = field(default_factory=defaults.half_lives)
+    commit_lambda: dict[MemoryType, float] = field(default_factory=defaults.commit_lambdas)
+    threshold: float = defaults.DECAY_THRESHOLD
+    max_commit_distance: int = defaults.MAX_COMMIT_DISTANCE
 
     def __post_init__(self) -> None:
         for kind, days in self.half_life_days.items():
@@ -94,7 +64,7 @@ class DecayPolicy:
 
     @classmethod
     def default(cls) -> DecayPolicy:
-        """Fact 14 d / λ 0.05, insight 90 d, preference 180 d, axiom and core never; 0.3; 20."""
+        """The policy of :mod:`gitmem.defaults` (the same as ``DecayPolicy()``)."""
         return cls()
 
 
@@ -213,8 +183,3 @@ def weight_column(
             value *= exp(-lam * distance)
         append(value)
     return out
-
-
-def is_active(memory_weight: float, policy: DecayPolicy) -> bool:
-    """True when ``memory_weight`` reaches the wake threshold."""
-    return memory_weight >= policy.threshold

@@ -23,10 +23,11 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from gitmem.decay import microseconds
+from gitmem.defaults import RECALL_TOP_K
+from gitmem.entry import RECALL_FORMATS, format_hits
 from gitmem.errors import InvalidInput
-from gitmem.render import RECALL_FORMATS, render_hits
+from gitmem.relations import superseded_by
 from gitmem.vocabulary import Status
-from gitmem.wake import superseded_by
 
 if TYPE_CHECKING:
     from gitmem.models import Memory
@@ -39,7 +40,6 @@ __all__ = [
     "RecallIndex",
     "RecallResult",
     "bm25_scores",
-    "pre_turn_block",
     "query_from_payload",
     "rank_memories",
     "recall",
@@ -429,7 +429,7 @@ def recall(
     memories: Sequence[Memory],
     query: str,
     *,
-    top_k: int = 5,
+    top_k: int = RECALL_TOP_K,
     include_stale: bool = False,
     token_budget: int | None = None,
     counter: Callable[[str], int] | None = None,
@@ -453,7 +453,7 @@ def recall(
         include_stale: let stale memories through.
         token_budget: tokens; ``None`` or 0 means no cap.
         counter: token counter; default :class:`gitmem.tokens.TokenCounter` (only with a budget).
-        fmt: output format the budget is measured in, one of :data:`~gitmem.render.RECALL_FORMATS`.
+        fmt: output format the budget is measured in, one of :data:`~gitmem.entry.RECALL_FORMATS`.
         index: given the candidates (refuted, and unless ``include_stale`` stale and
             superseded, memories left out; in the given order), returns their
             :class:`RecallIndex` (e.g. from a cache); ``None`` indexes at query time.
@@ -501,7 +501,7 @@ def recall(
     bounded = isinstance(counter, TokenCounter)
     chosen: list[Hit] = []
     for hit in top:
-        text = render_hits([*chosen, hit], fmt, query)
+        text = format_hits([*chosen, hit], fmt, query)
         if (bounded and len(text.encode("utf-8", "surrogatepass")) <= token_budget) or (
             counter(text) <= token_budget
         ):
@@ -555,28 +555,3 @@ def _content_text(content: object) -> str:
             if isinstance(part, dict) and isinstance(part.get("text"), str)
         )
     return ""
-
-
-def pre_turn_block(
-    payload: bytes | str,
-    memories: Sequence[Memory],
-    *,
-    top_k: int = 5,
-    token_budget: int | None = None,
-    counter: Callable[[str], int] | None = None,
-) -> str:
-    """What ``tur hook pre-turn`` prints: a ``markdown-prompt`` recall block, or ``""``.
-
-    The query is the prompt found in the hook ``payload`` (see :func:`query_from_payload`).
-
-    Never raises: garbage input, no prompt, no hit, a bad argument or a failing tokenizer all
-    give ``""``, so a harness turn is never blocked by memory.
-    """
-    try:
-        query = query_from_payload(payload)
-        if not query:
-            return ""
-        result = recall(memories, query, top_k=top_k, token_budget=token_budget, counter=counter)
-        return render_hits(result.hits, "markdown-prompt", query)
-    except Exception:  # never let the hook fail the turn
-        return ""

@@ -1,130 +1,36 @@
-"""Text and JSON renderings of memory entries, wake results and recall results.
+"""The output of finished results: wake as markdown, JSON or an explain table; recall in its formats.
 
-Memory content reaches the output exactly as stored: no escaping, no markup interpretation,
-no hard wrapping. Only two things are done to it: trailing newlines are dropped and
-continuation lines of multi-line content are indented, so that one entry stays one list item.
+This module sits above the algorithms and only renders what they return: the text of one
+memory entry and of a list of hits lives below them, in :mod:`gitmem.entry`, because wake packs
+entries and recall measures its token budget on the formatted hits.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # only for annotations: wake and recall import this module
-    from gitmem.models import Memory
-    from gitmem.recall import Hit, RecallResult
+from gitmem.entry import format_hits
+from gitmem.vocabulary import WAKE_FORMATS
+
+if TYPE_CHECKING:  # only for annotations: results are rendered, never computed, here
+    from gitmem.recall import RecallResult
     from gitmem.wake import WakeResult
 
-__all__ = [
-    "RECALL_FORMATS",
-    "RECALL_HEADER",
-    "WAKE_FORMATS",
-    "format_confidence",
-    "format_entry",
-    "render_explain",
-    "render_hits",
-    "render_recall",
-    "render_wake",
-]
+__all__ = ["WAKE_FORMATS", "render_explain", "render_recall", "render_wake"]
 
-WAKE_FORMATS = ("markdown", "json")
-RECALL_FORMATS = ("markdown-prompt", "json", "plain")
-
-#: First line of the ``markdown-prompt`` recall block (EP-0132 hypothesis framing).
-RECALL_HEADER = "> [!NOTE] Working Hypotheses (Memory Recall)\n"
-
-
-def format_confidence(confidence: float) -> str:
-    """Confidence as printed in entries: two decimals, trailing zeros trimmed to one (``0.9``)."""
-    text = f"{confidence:.2f}".rstrip("0")
-    return text + "0" if text.endswith(".") else text
-
-
-def format_entry(memory: Memory, *, stale_reason: str | None = None) -> str:
-    """One memory as a list item: ``- [fact-8f2a1b9c] content (Observed 2026-08-27, Conf: 0.95)``.
-
-    The result depends only on the memory (and ``stale_reason``), ends with a newline, and is
-    what token counts are cached for. ``Observed`` is the UTC date of the first observation and
-    is left out for legacy records without provenance.
-
-    Args:
-        memory: the record.
-        stale_reason: when given, `` (STALE: reason)`` is appended (recall of stale memories).
-            An empty string appends `` (STALE)``.
-
-    Returns:
-        The entry, one line per content line, continuation lines indented by two spaces.
-    """
-    content = memory.content.rstrip("\n").replace("\n", "\n  ")
-    meta = f"Conf: {format_confidence(memory.confidence)}"
-    if memory.provenance is not None:
-        meta = f"Observed {memory.provenance.observed_at.date().isoformat()}, {meta}"
-    stale = ""
-    if stale_reason is not None:
-        stale = f" (STALE: {stale_reason})" if stale_reason else " (STALE)"
-    return f"- [{memory.id}] {content} ({meta}){stale}\n"
-
-
-def _quote(text: str) -> str:
-    return "".join(f"> {line}\n" for line in text.splitlines())
-
-
-def render_hits(hits: Sequence[Hit], fmt: str, query: str = "") -> str:
-    """Render recall hits in ``fmt`` (one of :data:`RECALL_FORMATS`).
-
-    ``markdown-prompt`` frames the hits as falsifiable hypotheses under :data:`RECALL_HEADER`,
-    each line quoted with ``"> "``; ``plain`` is the bare entries; ``json`` an object with the
-    query and one object per hit. No hits gives an empty string in the text formats (there is
-    nothing to inject). Stale hits carry `` (STALE: reason)``.
-
-    Raises:
-        ValueError: unknown format.
-    """
-    if fmt == "json":
-        return json.dumps(
-            {"query": query, "hits": [_hit_json(hit) for hit in hits]},
-            ensure_ascii=False,
-            indent=2,
-        ) + "\n"
-    entries = "".join(
-        format_entry(h.memory, stale_reason=(h.stale_reason or "") if h.stale else None)
-        for h in hits
-    )
-    if fmt == "plain":
-        return entries
-    if fmt == "markdown-prompt":
-        return RECALL_HEADER + _quote(entries) if hits else ""
-    raise ValueError(f"unknown recall format {fmt!r}; expected one of {RECALL_FORMATS}")
-
-
-def _hit_json(hit: Hit) -> dict[str, Any]:
-    memory = hit.memory
-    return {
-        "id": memory.id,
-        "type": memory.type.value,
-        "content": memory.content,
-        "confidence": memory.confidence,
-        # As in `tur list --format json`: UTC written with Z.
-        "observed_at": memory.provenance.observed_at.isoformat().replace("+00:00", "Z")
-        if memory.provenance else None,
-        "status": memory.status.value,
-        "stale": hit.stale,
-        "stale_reason": hit.stale_reason,
-        "score": round(hit.score, 6),
-        "ranks": hit.ranks,
-        "bm25": round(hit.bm25, 6),
-        "trigram": round(hit.trigram, 6),
-    }
 
 
 def render_recall(result: RecallResult, fmt: str = "markdown-prompt") -> str:
-    """Render a :class:`~gitmem.recall.RecallResult`; see :func:`render_hits`.
+    """Render a :class:`~gitmem.recall.RecallResult` in ``fmt``, one of :data:`gitmem.entry.RECALL_FORMATS`.
+
+    The hits' text as :func:`gitmem.entry.format_hits` gives it, with the result's query in
+    the ``json`` form; no hits gives ``""`` in the text formats.
 
     Raises:
         ValueError: unknown format.
     """
-    return render_hits(result.hits, fmt, result.query)
+    return format_hits(result.hits, fmt, result.query)
 
 
 def render_wake(result: WakeResult, fmt: str = "markdown") -> str:

@@ -102,10 +102,6 @@ class StalenessReport:
     verdicts: list[Verdict] = field(default_factory=list)
     bare: bool = False
 
-    def by_id(self) -> dict[str, Verdict]:
-        """Verdicts keyed by memory id."""
-        return {v.memory_id: v for v in self.verdicts}
-
     def changed(self) -> list[Verdict]:
         """Verdicts whose application changes the record (what verify must commit)."""
         return [v for v in self.verdicts if v.changed]

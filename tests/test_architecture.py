@@ -93,8 +93,12 @@ def test_import_gitmem_and_tur_help_load_no_heavy_modules():
 
 #: The surfaces over the library: each imports only the facade and the errors.
 SURFACES = {"gitmem/cli": "gitmem.cli", "gitmem/watch.py": "gitmem.watch", "tui": "tui"}
-#: What a surface may import of gitmem besides its own package (the CLI runs the watcher and the TUI).
-SURFACE_ALLOWED = {"gitmem.api", "gitmem.errors"}
+#: What a surface may import of gitmem besides its own package: the facade, the errors, and the
+#: leaf modules of plain names (enums and format names, defaults, the version, text escaping),
+#: which the command line needs to build its parser without loading the facade.
+SURFACE_ALLOWED = {"gitmem.api", "gitmem.errors", "gitmem.vocabulary", "gitmem.defaults",
+                   "gitmem.version", "gitmem.text"}
+#: The CLI also runs the watcher and the TUI.
 SURFACE_EXTRA = {"gitmem.cli": {"gitmem.watch", "tui.make_app"}}
 
 

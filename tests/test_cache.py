@@ -15,10 +15,10 @@ from gitmem.api import Gitmem
 from gitmem.cache import CACHE_FORMAT, CacheNotice, MemoryView, RecordCache, cache_dir
 from gitmem.cli import Env, main
 from gitmem.decay import weight
+from gitmem.entry import format_entry
 from gitmem.errors import MalformedRecord
 from gitmem.reader import Skipped, Snapshot, read_record
 from gitmem.recall import RecallIndex, bm25_scores, rank_memories, recall, trigram_scores
-from gitmem.render import format_entry
 from gitmem.store import Mutation, Store
 from gitmem.tokens import TokenCounter
 from gitmem.wake import compile_wake

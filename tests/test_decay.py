@@ -13,13 +13,13 @@ from gitmem.decay import (
     FROM_POLICY,
     DecayPolicy,
     half_life_for,
-    is_active,
     microseconds,
     weight,
     weight_column,
 )
 from gitmem.errors import ConfigError
 from gitmem.models import Decay, Memory, MemoryType, Provenance, Refutation, Status
+from gitmem.wake import compile_wake
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 POLICY = DecayPolicy.default()
@@ -98,11 +98,17 @@ def test_verification_in_the_future_does_not_raise_weight_above_confidence():
 
 
 def test_threshold_decides_activity():
-    assert is_active(0.3, POLICY)
-    assert not is_active(0.2999, POLICY)
+    def in_wake(memory_weight: float) -> bool:
+        memory = make("fact")
+        result = compile_wake([memory], weights={memory.id: memory_weight}, budget=None,
+                              threshold=POLICY.threshold, counter=len)
+        return result.assembly[0].included
+
+    assert in_wake(0.3)
+    assert not in_wake(0.2999)
     # a fact at confidence 1 drops below 0.3 after log2(1/0.3)*14 = 24.3 days
-    assert is_active(weight(make("fact", days=24), NOW, 0, POLICY), POLICY)
-    assert not is_active(weight(make("fact", days=25), NOW, 0, POLICY), POLICY)
+    assert in_wake(weight(make("fact", days=24), NOW, 0, POLICY))
+    assert not in_wake(weight(make("fact", days=25), NOW, 0, POLICY))
 
 
 @pytest.mark.parametrize(

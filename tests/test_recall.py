@@ -11,18 +11,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gitmem.api import Gitmem
+from gitmem.api.context import ContextBuilder
+from gitmem.entry import format_hits
 from gitmem.errors import InvalidInput
+from gitmem.ids import memory_id
 from gitmem.models import Memory
-from gitmem.recall import (
-    TRIGRAM_FLOOR,
-    pre_turn_block,
-    query_from_payload,
-    rank_memories,
-    recall,
-    tokenize,
-)
-from gitmem.render import render_hits
+from gitmem.recall import TRIGRAM_FLOOR, query_from_payload, rank_memories, recall, tokenize
 from gitmem.tokens import TokenCounter
+from tests.test_cli import tur
 
 COUNT = TokenCounter()
 T0 = datetime(2026, 8, 1, tzinfo=UTC)
@@ -90,7 +87,7 @@ def test_refuted_never_appear_and_stale_only_when_asked():
     with_stale = recall(store, "queue WAL journal", include_stale=True)
     assert ids(with_stale) == ["fact-00000002", "fact-00000003"]
     assert [h.stale for h in with_stale.hits] == [True, False]
-    assert render_hits(with_stale.hits, "plain") == (
+    assert format_hits(with_stale.hits, "plain") == (
         "- [fact-00000002] queue uses WAL journal (Observed 2026-08-03, Conf: 0.95)"
         " (STALE: lines 3-4 changed)\n"
         "- [fact-00000003] queue uses rollback journal (Observed 2026-08-04, Conf: 0.95)\n"
@@ -109,21 +106,32 @@ def test_token_budget_caps_the_rendered_output_exactly():
              range(1, 9)]
     full = recall(store, "migration job", top_k=8)
     capped = recall(store, "migration job", top_k=8, token_budget=120, counter=COUNT)
-    text = render_hits(capped.hits, "markdown-prompt", capped.query)
+    text = format_hits(capped.hits, "markdown-prompt", capped.query)
     assert COUNT(text) <= 120
     assert 0 < len(capped.hits) < 8 and capped.omitted == 8 - len(capped.hits)
     assert ids(capped) == ids(full)[: len(capped.hits)]  # equal-size entries: a prefix
 
 
-def test_pre_turn_block_reads_a_claude_code_payload():
+def learn_store(repo) -> Gitmem:
+    """``STORE`` learned into ``repo``, observed and verified at the same times."""
+    gm = Gitmem.open(repo)
+    for memory in STORE:
+        gm.learn(memory.content, confidence=memory.confidence, now=memory.provenance.observed_at)
+    return gm
+
+
+def test_the_pre_turn_hook_reads_a_claude_code_payload(repo):
+    gm = learn_store(repo)
     payload = json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit",
                           "prompt": "refactor the signal queue SQLite backend"})
-    block = pre_turn_block(payload.encode(), STORE, top_k=1)
+    block = gm.pre_turn(payload.encode(), top_k=1)
+    first = memory_id("fact", STORE[0].content)
     assert block == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"
-        "> - [fact-00000001] SQLite signal queue uses WAL mode and busy_timeout=5000ms. "
+        f"> - [{first}] SQLite signal queue uses WAL mode and busy_timeout=5000ms. "
         "(Observed 2026-08-02, Conf: 0.95)\n"
     )
+    assert tur(repo, "hook", "pre-turn", "--top-k", "1", stdin=payload).out == block
 
 
 @pytest.mark.parametrize(
@@ -147,16 +155,24 @@ def test_query_is_taken_from_any_payload_shape(payload, query):
     assert query_from_payload(payload) == query
 
 
-def test_pre_turn_block_never_raises():
+def test_the_pre_turn_hook_never_fails_the_turn(repo, monkeypatch):
+    learn_store(repo)
+
+    def hook(*args: str, stdin: str) -> str:
+        result = tur(repo, "hook", "pre-turn", *args, stdin=stdin)
+        assert result.code == 0 and "Traceback" not in result.err
+        return result.out
+
     def broken_counter(text: str) -> int:
         raise RuntimeError("tokenizer exploded")
 
-    assert pre_turn_block(b"\x00\xff", STORE) == ""
-    assert pre_turn_block('{"prompt": "unrelated kubernetes"}', STORE) == ""
-    assert pre_turn_block('{"prompt": "WAL queue"}', STORE, token_budget=50,
-                          counter=broken_counter) == ""
-    assert pre_turn_block('{"prompt": "WAL queue"}', STORE, top_k=-3) == ""
-    assert pre_turn_block(None, STORE) == ""  # type: ignore[arg-type]
+    assert hook(stdin="\x00\xff") == ""
+    assert hook(stdin='{"prompt": "unrelated kubernetes"}') == ""
+    assert hook("--token-budget", "1000", stdin='{"prompt": "WAL queue"}') != ""
+    monkeypatch.setattr(ContextBuilder, "token_counter", lambda self: broken_counter)
+    assert hook("--token-budget", "1000", stdin='{"prompt": "WAL queue"}') == ""
+    assert hook("--top-k", "-3", stdin='{"prompt": "WAL queue"}') == ""
+    assert hook(stdin="") == ""
 
 
 @settings(max_examples=100, derandomize=True, deadline=None,

@@ -13,16 +13,10 @@ from pathlib import Path
 
 import pytest
 
+from gitmem.entry import format_confidence, format_entry, format_hits
 from gitmem.models import Memory
 from gitmem.recall import recall
-from gitmem.render import (
-    format_confidence,
-    format_entry,
-    render_explain,
-    render_hits,
-    render_recall,
-    render_wake,
-)
+from gitmem.render import render_explain, render_recall, render_wake
 from gitmem.tokens import TokenCounter
 from gitmem.wake import compile_wake
 
@@ -133,7 +127,7 @@ def test_memory_text_reaches_output_exactly_as_stored():
     entry = format_entry(record("fact-0000abcd", raw + "\n\n"))
     assert entry.startswith(f"- [fact-0000abcd] {raw} (Observed")
     hits = recall([record("fact-0000abcd", "two\nlines of queue text")], "queue").hits
-    assert render_hits(hits, "markdown-prompt") == (
+    assert format_hits(hits, "markdown-prompt") == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"
         "> - [fact-0000abcd] two\n"
         ">   lines of queue text (Observed 2026-08-27, Conf: 0.95)\n")
@@ -146,13 +140,13 @@ def test_confidence_is_printed_with_at_most_two_decimals(value, text):
 
 
 def test_empty_recall_renders_nothing_to_inject():
-    assert render_hits([], "markdown-prompt") == ""
-    assert render_hits([], "plain") == ""
-    assert json.loads(render_hits([], "json", "q")) == {"query": "q", "hits": []}
+    assert format_hits([], "markdown-prompt") == ""
+    assert format_hits([], "plain") == ""
+    assert json.loads(format_hits([], "json", "q")) == {"query": "q", "hits": []}
 
 
 def test_unknown_formats_are_refused(wake):
     with pytest.raises(ValueError, match="unknown wake format 'yaml'"):
         render_wake(wake, "yaml")
     with pytest.raises(ValueError, match="unknown recall format 'html'"):
-        render_hits([], "html")
+        format_hits([], "html")

@@ -380,7 +380,7 @@ def test_amended_and_collected_observed_commit_is_not_stale_when_lines_remain(re
     git(repo, "commit", "-q", "--amend", "-m", "reworded", date="2026-01-06T10:00:00+00:00")
     git(repo, "reflog", "expire", "--expire=now", "--all")
     git(repo, "gc", "-q", "--prune=now")
-    assert not history(repo).has_commit(gone)
+    assert history(repo).resolve_commit(gone) is None  # not in the object database
     v = verdict(repo, memory)
     assert (v.status, v.new_context_ref, v.new_git_sha) == (
         Status.FRESH, "src/app.py#L3-L5", head(repo)
@@ -483,8 +483,9 @@ def test_many_memories_on_one_file_share_one_diff(repo):
     report = check(memories, hist)
     assert len(hist._hunks) == 1  # one blob pair diffed for twenty memories
     assert report.counts() == {Status.FRESH: 19, Status.STALE: 1}
-    assert report.by_id()["fact-0000000a"].reason == f"line 10 changed in {culprit}"
-    assert report.by_id()["fact-00000014"].new_context_ref == "src/app.py#L21-L21"
+    by_id = {v.memory_id: v for v in report.verdicts}
+    assert by_id["fact-0000000a"].reason == f"line 10 changed in {culprit}"
+    assert by_id["fact-00000014"].new_context_ref == "src/app.py#L21-L21"
 
 
 # -- commit distance on merge-heavy history, cache ---------------------------------

@@ -12,11 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gitmem.entry import format_entry
 from gitmem.errors import InvalidInput, TokenizerUnavailable
 from gitmem.models import Memory
-from gitmem.render import format_entry
+from gitmem.relations import centrality
 from gitmem.tokens import TokenCounter, offline_encodings
-from gitmem.wake import advisory_line, centrality, compile_wake, relation_degrees
+from gitmem.wake import advisory_line, compile_wake
 
 COUNT = TokenCounter()
 OBSERVED = datetime(2026, 8, 27, 15, 0, tzinfo=UTC)
@@ -100,8 +101,12 @@ def test_degree_counts_distinct_known_neighbours_both_ways():
                                ("supports", "fact-00000001"), ("supports", "fact-000000ff")])
     b = mem(2, "b")
     c = mem(3, "c", relations=[("contradicts", "fact-00000001")])
-    assert relation_degrees([a, b, c]) == {"fact-00000001": 2, "fact-00000002": 1,
-                                           "fact-00000003": 1}
+    weights = {m.id: 1.0 for m in (a, b, c)}
+    result = compile_wake([a, b, c], weights=weights, budget=None, counter=COUNT)
+    # At weight 1 a memory's salience is the centrality of its degree.
+    salience = {e.memory_id: e.salience for e in result.assembly}
+    assert salience == {"fact-00000001": centrality(2), "fact-00000002": centrality(1),
+                        "fact-00000003": centrality(1)}
 
 
 def test_tier_two_is_ranked_by_weight_times_centrality():

@@ -2,15 +2,11 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from rich.text import Text
 
-__all__ = ["first_line", "literal", "printable"]
+from gitmem import text as gitmem_text
 
-# Cc (C0/C1 controls such as ESC) and Cf (zero-width and bidi overrides) could move the
-# cursor or reorder what the reader sees, so they are shown as Python escapes instead.
-_HIDDEN = {"Cc", "Cf"}
+__all__ = ["first_line", "literal", "printable"]
 
 
 def printable(text: str, keep_newlines: bool = True) -> str:
@@ -20,22 +16,16 @@ def printable(text: str, keep_newlines: bool = True) -> str:
         text: any string (memory content, a reason, a diff line).
         keep_newlines: keep ``\n`` as a line break; otherwise it is shown as ``\n`` too.
     """
-    out: list[str] = []
-    for ch in text:
-        if ch == "\n" and keep_newlines:
-            out.append(ch)
-        elif unicodedata.category(ch) in _HIDDEN:
-            out.append(ch.encode("unicode_escape").decode("ascii"))
-        else:
-            out.append(ch)
-    return "".join(out)
+    return gitmem_text.printable(text, keep="\n" if keep_newlines else "")
 
 
 def first_line(text: str, limit: int = 80) -> str:
-    """The first non-blank line of ``text``, escaped, cut to ``limit`` characters (with ``…``)."""
+    """The first non-blank line of ``text``, escaped, cut to ``limit`` characters (with ``…``).
+
+    See :func:`gitmem.text.first_words` for the cut (whitespace runs become one space).
+    """
     line = next((ln for ln in text.splitlines() if ln.strip()), "")
-    line = printable(line.strip(), keep_newlines=False)
-    return line if len(line) <= limit else line[: limit - 1] + "…"
+    return gitmem_text.first_words(printable(line.strip(), keep_newlines=False), limit)
 
 
 def literal(text: str, style: str = "", keep_newlines: bool = True) -> Text:

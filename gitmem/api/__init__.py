@@ -40,6 +40,7 @@ from gitmem.api.results import (
 from gitmem.api.sharing import Sharing
 from gitmem.api.verify import Verifier
 from gitmem.api.weights import Weights
+from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
@@ -78,8 +79,8 @@ _LAZY = {
     "RecallResult": ("gitmem.recall", "RecallResult"),
     "SyncResult": ("gitmem.sync", "SyncResult"),
     "WakeResult": ("gitmem.wake", "WakeResult"),
-    "WAKE_FORMATS": ("gitmem.render", "WAKE_FORMATS"),
-    "RECALL_FORMATS": ("gitmem.render", "RECALL_FORMATS"),
+    "WAKE_FORMATS": ("gitmem.vocabulary", "WAKE_FORMATS"),
+    "RECALL_FORMATS": ("gitmem.vocabulary", "RECALL_FORMATS"),
     "render_wake": ("gitmem.render", "render_wake"),
     "render_explain": ("gitmem.render", "render_explain"),
     "render_recall": ("gitmem.render", "render_recall"),
@@ -431,7 +432,8 @@ class Gitmem:
         """Compile the wake prompt (docs/design.md) within ``token_budget`` tokens.
 
         Args:
-            token_budget: tokens; ``None`` takes the configured default (4096); 0 is unbounded.
+            token_budget: tokens; ``None`` takes the configured default
+                (:data:`~gitmem.defaults.WAKE_TOKEN_BUDGET`); 0 is unbounded.
             now: the time decay is computed at (default: now, UTC).
 
         Returns:
@@ -457,7 +459,7 @@ class Gitmem:
 
         Refuted memories never appear; stale ones only with ``include_stale``. With
         ``full_records=False`` hits may carry read-only :class:`gitmem.cache.MemoryView`
-        stand-ins (every field :mod:`gitmem.render` shows) instead of full records, which
+        stand-ins (every field :mod:`gitmem.entry` formats) instead of full records, which
         spares building the record models: what a caller that only renders wants.
 
         Args:
@@ -475,7 +477,7 @@ class Gitmem:
                                     include_stale=include_stale, full_records=full_records, now=now)
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
-                 token_budget: int | None = 1024) -> str:
+                 token_budget: int | None = PRE_TURN_TOKEN_BUDGET) -> str:
         """The recall block for a harness hook payload, or ``""`` when nothing matches.
 
         The prompt is found as :func:`gitmem.recall.query_from_payload` does (a JSON

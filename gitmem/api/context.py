@@ -5,9 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.reader import Skipped
 from gitmem.store import CommitInfo, Mutation
+from gitmem.text import first_words
 from gitmem.vocabulary import utc_now
 
 if TYPE_CHECKING:
@@ -96,7 +98,7 @@ class ContextBuilder:
         body = text if text.endswith("\n") else text + "\n"
         self.ws.store.transact(
             lambda tip: Mutation({f"{CONTINUITY_DIR}/{name}": body.encode()},
-                                 f"spark: {_first_words(text)}")
+                                 f"spark: {first_words(text)}")
         )
         return name
 
@@ -149,7 +151,7 @@ class ContextBuilder:
 
     def _wake_rows(self, table: RecordTable, now: datetime) -> WakeRows:
         """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory."""
-        from gitmem.render import format_entry
+        from gitmem.entry import format_entry
         from gitmem.wake import WakeRows
 
         c = table.columns
@@ -213,7 +215,7 @@ class ContextBuilder:
         return result, [*records.notices(), *skipped]
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
-                 token_budget: int | None = 1024) -> str:
+                 token_budget: int | None = PRE_TURN_TOKEN_BUDGET) -> str:
         """The recall block for a harness hook payload, or ``""`` when nothing matches.
 
         Raises:
@@ -227,8 +229,3 @@ class ContextBuilder:
             return ""
         result, _ = self.recall(prompt, top_k=top_k, token_budget=token_budget, full_records=False)
         return render_recall(result, "markdown-prompt") if result.hits else ""
-
-
-def _first_words(text: str, limit: int = 60) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"

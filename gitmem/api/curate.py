@@ -18,6 +18,7 @@ from gitmem.errors import GitmemError, InvalidInput, MalformedRecord, UnknownMem
 from gitmem.ids import content_key, memory_id
 from gitmem.reader import read_record, record_path
 from gitmem.store import CommitInfo, Mutation
+from gitmem.text import first_words
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
 if TYPE_CHECKING:
@@ -30,9 +31,6 @@ __all__ = ["Curator"]
 _E = TypeVar("_E", MemoryType, Scope, RelationType)
 
 
-def _first_words(text: str, limit: int = 60) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= limit else line[: limit - 1].rstrip() + "…"
 
 
 class Curator:
@@ -121,7 +119,7 @@ class Curator:
             if existing is not None:
                 memory = _reverify(existing, provenance, confidence, status, reason, now)
                 data = codec.update(self.ws.store.read_blob(existing_blob), memory)
-                message = f"reverify {memory.id}: {_first_words(content)}"
+                message = f"reverify {memory.id}: {first_words(content)}"
                 return Mutation({record_path(memory.id): data}, message, result=(memory, False))
             memory = Memory(
                 id=memory_id(type_, content),
@@ -137,7 +135,7 @@ class Curator:
                     reason=reason,
                 ),
             )
-            message = f"learn {memory.id}: {_first_words(content)}"
+            message = f"learn {memory.id}: {first_words(content)}"
             return Mutation({record_path(memory.id): codec.dump_new(memory)}, message,
                             result=(memory, True))
 
@@ -401,4 +399,3 @@ def _reverify(
         decay.reason = reason
         memory.decay = decay
     return memory
-

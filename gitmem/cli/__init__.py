@@ -1,7 +1,7 @@
 """The ``tur`` command line: parse, call :class:`gitmem.api.Gitmem`, render; errors as one stderr line.
 
 Start-up matters (agents call ``tur`` every turn), so this module imports only
-the standard library; each command imports what it needs when it runs.
+the standard library and :mod:`gitmem.text`; each command imports what it needs when it runs.
 """
 
 from __future__ import annotations
@@ -13,6 +13,8 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import IO, Any
+
+from gitmem.text import printable
 
 __all__ = ["Env", "main"]
 
@@ -27,11 +29,8 @@ _COMMAND_MODULES = (
     "gitmem.cli.cache_cmds",
 )
 
-
-# C0 and C1 controls (0x9b is a one-byte CSI) but newline and tab; invisible and bidi marks.
-_TERMINAL_ESCAPES = {i: f"\\x{i:02x}" for i in (*range(0, 9), *range(11, 32), *range(127, 160))}
-_TERMINAL_ESCAPES |= {c: f"\\u{c:04x}" for c in (0x200B, 0x200E, 0x200F, *range(0x202A, 0x202F),
-                                                  *range(0x2066, 0x206A), 0xFEFF)}
+#: What a terminal keeps of the characters :func:`gitmem.text.printable` escapes.
+_TERMINAL_KEEPS = "\n\t"
 
 
 @dataclass
@@ -56,12 +55,13 @@ class Env:
     def write(self, text: str) -> None:
         r"""Write ``text`` to stdout as given (no markup, no wrapping).
 
-        On a terminal, control characters other than newline and tab are shown
-        escaped (``\x1b``): a memory synced from someone else must not be able to
-        restyle or rewrite the user's screen. Piped output is exact.
+        On a terminal, control and format characters other than newline and tab are
+        shown escaped (``\x1b``, ``\u202e``; see :func:`gitmem.text.printable`): a memory
+        synced from someone else must not be able to restyle or rewrite the user's screen.
+        Piped output is exact.
         """
         if self.out.isatty():
-            text = text.translate(_TERMINAL_ESCAPES)
+            text = printable(text, _TERMINAL_KEEPS)
         self.out.write(text)
 
     def print(self, text: str = "") -> None:
@@ -74,7 +74,7 @@ class Env:
         Warnings quote stored text too (a refutation's reason, a malformed record's blob).
         """
         if self.err.isatty():
-            text = text.translate(_TERMINAL_ESCAPES)
+            text = printable(text, _TERMINAL_KEEPS)
         self.err.write(text + "\n")
 
     def warn_skipped(self, skipped: Sequence[Any]) -> None:
@@ -85,7 +85,7 @@ class Env:
 
 def _version() -> str:
     # The package constant, not importlib.metadata: that import alone costs ~50 ms.
-    from gitmem import __version__
+    from gitmem.version import __version__
 
     return __version__
 

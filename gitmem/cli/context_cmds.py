@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import argparse
 
+from gitmem.defaults import PRE_TURN_TOKEN_BUDGET, RECALL_TOP_K, WAKE_TOKEN_BUDGET
+from gitmem.vocabulary import RECALL_FORMATS, WAKE_FORMATS
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``wake``, ``recall``, ``hook``, ``persona`` and ``spark``."""
     p = sub.add_parser("wake", help="the token-budgeted prompt for the start of a session")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--token-budget", type=int, default=None, metavar="N",
-                      help="tokens (default from config, 4096); 0 = unbounded")
+                      help=f"tokens (default from config, {WAKE_TOKEN_BUDGET}); 0 = unbounded")
     size.add_argument("--unbounded", action="store_true", help="every active memory, no budget")
-    p.add_argument("--format", default="markdown", choices=("markdown", "json"))
+    p.add_argument("--format", default=WAKE_FORMATS[0], choices=WAKE_FORMATS)
     p.add_argument("--explain", action="store_true",
                    help="after the prompt, list every memory included or excluded, with the reason")
     p.set_defaults(func=cmd_wake)
@@ -20,18 +23,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recall", help="memories relevant to a query (BM25 + recency + trigram, RRF)")
     p.add_argument("query_pos", nargs="?", metavar="QUERY")
     p.add_argument("--query", "-q")
-    p.add_argument("--top-k", type=int, default=None)
+    p.add_argument("--top-k", type=int, default=None,
+                   help=f"number of memories (default from config, {RECALL_TOP_K})")
     p.add_argument("--token-budget", type=int, default=None, metavar="N")
-    p.add_argument("--format", default="markdown-prompt",
-                   choices=("markdown-prompt", "json", "plain"))
+    p.add_argument("--format", default=RECALL_FORMATS[0], choices=RECALL_FORMATS)
     p.add_argument("--include-stale", action="store_true")
     p.set_defaults(func=cmd_recall)
 
     p = sub.add_parser("hook", help="entry points for agent harness hooks")
     hook = p.add_subparsers(dest="hook", metavar="HOOK", required=True)
     h = hook.add_parser("pre-turn", help="read the harness's JSON on stdin; print the recall block")
-    h.add_argument("--top-k", type=int, default=None)
-    h.add_argument("--token-budget", type=int, default=1024, metavar="N")
+    h.add_argument("--top-k", type=int, default=None,
+                   help=f"number of memories (default from config, {RECALL_TOP_K})")
+    h.add_argument("--token-budget", type=int, default=PRE_TURN_TOKEN_BUDGET, metavar="N",
+                   help=f"tokens (default {PRE_TURN_TOKEN_BUDGET}); 0 = no cap")
     h.set_defaults(func=cmd_hook_pre_turn)
 
     p = sub.add_parser("persona", help="tier 0 identity and invariants (persona.yaml on the ref)")

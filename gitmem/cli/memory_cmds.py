@@ -5,9 +5,12 @@ from __future__ import annotations
 import argparse
 
 from gitmem.cli.output import json_dump, memory_json, one_line, table
+from gitmem.vocabulary import MemoryType, RelationType, Scope, Status
 
-TYPES = ("axiom", "core", "fact", "insight", "preference")
-STATUSES = ("fresh", "stale", "unanchored", "refuted")
+TYPES = tuple(t.value for t in MemoryType)
+STATUSES = tuple(s.value for s in Status)
+SCOPES = tuple(s.value for s in Scope)
+RELATIONS = tuple(r.value for r in RelationType)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -16,12 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                        description="Remember a statement about the code, observed at HEAD. "
                        "Example: tur learn 'Queue uses WAL mode' --file src/queue/store.py#L10-L24")
     p.add_argument("text", help="the statement to remember")
-    p.add_argument("--type", choices=TYPES, help="default: fact")
+    p.add_argument("--type", choices=TYPES, help=f"default: {MemoryType.FACT.value}")
     p.add_argument("--file", metavar="PATH[#Lx-Ly]", help="anchor to a file or a line range")
     p.add_argument("--confidence", type=float, default=None, help="in [0, 1] (default 1.0)")
     p.add_argument("--agent", help="source agent name")
     p.add_argument("--harness", help="source harness name")
-    p.add_argument("--scope", default="universal", choices=("universal", "incarnation"))
+    p.add_argument("--scope", default=Scope.UNIVERSAL.value, choices=SCOPES)
     p.add_argument("--allow-secret", action="store_true",
                    help="store it even if it looks like a credential")
     p.add_argument("--format", default="plain", choices=("plain", "json"))
@@ -53,12 +56,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("value", type=float)
     p.set_defaults(func=cmd_confidence)
 
-    p = sub.add_parser("link", help="relate two memories: SOURCE TARGET --type supports|contradicts|"
-                                    "refines|supersedes")
+    p = sub.add_parser("link", help=f"relate two memories: SOURCE TARGET --type {'|'.join(RELATIONS)}")
     p.add_argument("source")
     p.add_argument("target")
-    p.add_argument("--type", required=True,
-                   choices=("supports", "contradicts", "refines", "supersedes"))
+    p.add_argument("--type", required=True, choices=RELATIONS)
     p.set_defaults(func=cmd_link)
 
     p = sub.add_parser("import", help="import legacy .tur/memories/*.yaml records in one commit")
@@ -71,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 def cmd_learn(args, env) -> int:  # noqa: ANN001
     """``tur learn``: print the id (and whether it was new)."""
     result = env.gm.learn(
-        args.text, type=args.type or "fact", file=args.file, confidence=args.confidence,
+        args.text, type=args.type or MemoryType.FACT.value, file=args.file, confidence=args.confidence,
         agent=args.agent, harness=args.harness, scope=args.scope, allow_secret=args.allow_secret,
     )
     m = result.memory

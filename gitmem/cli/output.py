@@ -6,9 +6,9 @@ import json
 import shutil
 from typing import Any
 
-__all__ = ["json_dump", "memory_json", "one_line", "table"]
+from gitmem.text import first_words, printable
 
-_CONTROL = {i: f"\\x{i:02x}" for i in range(32) if i not in (9,)} | {127: "\\x7f"}
+__all__ = ["json_dump", "memory_json", "one_line", "table"]
 
 
 def json_dump(data: Any) -> str:
@@ -28,15 +28,23 @@ def memory_json(memory, **extra: Any) -> dict[str, Any]:  # noqa: ANN001
 def one_line(text: str, escape: bool = False) -> str:
     """Content on one line: newlines shown as ``⏎``; control characters escaped when ``escape``.
 
-    Escaping is only for a terminal, where an ANSI sequence stored in a memory
-    would otherwise restyle the screen; piped output keeps the exact text.
+    Escaping (:func:`gitmem.text.printable`, tabs kept) is only for a terminal, where an ANSI
+    sequence stored in a memory would otherwise restyle the screen; piped output keeps the
+    exact text.
     """
     text = text.replace("\r\n", "\n").replace("\n", " ⏎ ")
-    return text.translate(_CONTROL) if escape else text
+    return printable(text, keep="\t") if escape else text
 
 
 def table(env, headers: list[str], rows: list[list[str]]) -> None:  # noqa: ANN001
-    """Aligned columns; the last column is cut to the terminal width only on a terminal."""
+    """Aligned columns; the last column is cut to the terminal width only on a terminal.
+
+    Args:
+        env: the command's :class:`gitmem.cli.Env` (its ``out`` tells whether it is a terminal).
+        headers: column titles.
+        rows: cells, as many per row as ``headers``; the last one is cut with
+            :func:`gitmem.text.first_words` when it does not fit.
+    """
     widths = [len(h) for h in headers[:-1]]
     for row in rows:
         for i, cell in enumerate(row[:-1]):
@@ -47,5 +55,5 @@ def table(env, headers: list[str], rows: list[list[str]]) -> None:  # noqa: ANN0
         head = "  ".join(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1]))
         last = row[-1]
         if tty and room > 10 and len(last) > room:
-            last = last[: room - 1] + "…"
+            last = first_words(last, room)
         env.print(f"{head}  {last}".rstrip())

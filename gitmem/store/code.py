@@ -189,10 +189,6 @@ class CodeHistory:
         self._resolved[sha_prefix] = found
         return found
 
-    def has_commit(self, sha: str) -> bool:
-        """True when ``sha`` (or a unique prefix) names a commit in the object database."""
-        return self.resolve_commit(sha) is not None
-
     def short(self, sha: str) -> str:
         """Abbreviated SHA for messages (7 hex digits)."""
         return sha[:SHORT]

@@ -7,13 +7,15 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal
 from textual.widgets import Input, Select
 
+from gitmem.vocabulary import MemoryType, Status
 from tui.messages import FilterChanged
 from tui.rows import Filter
 
 __all__ = ["STATUSES", "TYPES", "FilterBar"]
 
-TYPES = ("axiom", "core", "fact", "insight", "preference")
-STATUSES = ("fresh", "stale", "unanchored", "refuted")
+#: The choices of the two selects, in the vocabulary's order.
+TYPES = tuple(t.value for t in MemoryType)
+STATUSES = tuple(s.value for s in Status)
 
 
 class FilterBar(Horizontal):

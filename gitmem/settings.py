@@ -1,0 +1,94 @@
+"""The settings as plain frozen dataclasses, with their defaults from :mod:`gitmem.defaults`.
+
+Both the loader (:mod:`gitmem.config`) and the pydantic schema that validates a file
+(:mod:`gitmem.config_schema`) build these values, so they live below both: the schema never
+imports the loader, and the loader imports the schema (and pydantic) only to validate a file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from gitmem import defaults
+from gitmem.decay import DecayPolicy
+from gitmem.vocabulary import MemoryType
+
+__all__ = ["RecallSettings", "Settings", "WakeSettings"]
+
+
+@dataclass(frozen=True)
+class WakeSettings:
+    """The budgeted wake prompt (EP-0132).
+
+    Attributes:
+        token_budget: default budget in tokens; 0 means unbounded.
+        shares: budget shares of tier 0 (persona), tier 1 (continuity, axioms, core) and
+            tier 2 (the rest); non-negative, summing to 1.
+    """
+
+    token_budget: int = defaults.WAKE_TOKEN_BUDGET
+    shares: tuple[float, float, float] = defaults.WAKE_SHARES
+
+
+@dataclass(frozen=True)
+class RecallSettings:
+    """Query-time recall.
+
+    Attributes:
+        top_k: number of memories returned by default.
+    """
+
+    top_k: int = defaults.RECALL_TOP_K
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything configurable, read from ``.tur/config.yaml``; every key is optional.
+
+    Attributes:
+        decay: decay of memory weight with time (days) and commit distance (commits).
+        wake: the wake budget and tier shares.
+        recall: recall defaults.
+        tokenizer: tiktoken encoding name; must be loadable offline.
+    """
+
+    decay: DecayPolicy = field(default_factory=DecayPolicy)
+    wake: WakeSettings = field(default_factory=WakeSettings)
+    recall: RecallSettings = field(default_factory=RecallSettings)
+    tokenizer: str = defaults.TOKENIZER
+
+    def to_plain(self) -> dict[str, Any]:
+        """The settings as plain dicts, lists, strings and numbers (for the cache)."""
+        d = self.decay
+        return {
+            "decay": {
+                "half_life_days": {k.value: v for k, v in d.half_life_days.items()},
+                "commit_lambda": {k.value: v for k, v in d.commit_lambda.items()},
+                "threshold": d.threshold,
+                "max_commit_distance": d.max_commit_distance,
+            },
+            "wake": {"token_budget": self.wake.token_budget, "shares": list(self.wake.shares)},
+            "recall": {"top_k": self.recall.top_k},
+            "tokenizer": self.tokenizer,
+        }
+
+    @classmethod
+    def from_plain(cls, data: dict[str, Any]) -> Settings:
+        """Inverse of :meth:`to_plain`.
+
+        Raises:
+            KeyError, ValueError, TypeError: ``data`` is not what :meth:`to_plain` returns.
+        """
+        d = data["decay"]
+        return cls(
+            decay=DecayPolicy(
+                half_life_days={MemoryType(k): v for k, v in d["half_life_days"].items()},
+                commit_lambda={MemoryType(k): v for k, v in d["commit_lambda"].items()},
+                threshold=d["threshold"],
+                max_commit_distance=d["max_commit_distance"],
+            ),
+            wake=WakeSettings(data["wake"]["token_budget"], tuple(data["wake"]["shares"])),
+            recall=RecallSettings(data["recall"]["top_k"]),
+            tokenizer=data["tokenizer"],
+        )
