@@ -1,4 +1,4 @@
-"""Memory weight: time decay by half-life times commit-distance decay (EP-0131).
+"""Memory weight: time decay by half-life times commit-distance decay (EP-0131, docs/design.md#ep-0131).
 
 Pure functions; the caller supplies "now" and the commit distance.
 """

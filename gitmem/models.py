@@ -1,4 +1,4 @@
-"""Pydantic models of a memory record (EP-0131 schema plus relations and refutation)."""
+"""Pydantic models of a memory record (EP-0131 schema, docs/storage.md, plus relations and refutation)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Staleness of memories against the code: anchored-range diffs, re-anchoring, renames.
 
-``check`` turns memories into one :class:`Verdict` each (EP-0131, DESIGN.md
-"Staleness and decay"); ``apply_verdict`` turns a verdict back into an updated
+``check`` turns memories into one :class:`Verdict` each (EP-0131, docs/staleness.md);
+``apply_verdict`` turns a verdict back into an updated
 record. Nothing here writes to git.
 
 Algorithm, per anchored memory (work shared by every memory with the same observed

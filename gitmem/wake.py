@@ -1,4 +1,4 @@
-"""Token-budgeted wake compilation (EP-0132): tiered packing plus an assembly record.
+"""Token-budgeted wake compilation (EP-0132, docs/design.md#ep-0132): tiered packing plus an assembly record.
 
 Layout of the text (sections without content are left out, blocks are separated by one
 blank line)::
@@ -224,7 +224,8 @@ def compile_wake(
     2 every other active record. Within tiers 1 and 2 memories are ranked by
     ``salience = weight × centrality(degree)`` (ties by id), where ``weight`` is the decay
     module's weight, which already is ``confidence × time decay × commit-distance decay``
-    (DESIGN.md), so confidence is not multiplied in twice; see :func:`gitmem.relations.centrality`.
+    (docs/staleness.md#weight), so confidence is not multiplied in twice; see
+    :func:`gitmem.relations.centrality`.
 
     Exclusions, in order of precedence: ``refuted``; ``stale``; ``low_weight`` (weight below
     ``threshold``); ``superseded`` (target of a ``supersedes`` relation from a memory that
