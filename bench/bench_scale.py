@@ -303,7 +303,7 @@ class Row:
     runs: int
 
 
-def measure(name: str, size: int, runs: int, make_argv, before=None) -> Row:  # noqa: ANN001
+def measure(name: str, size: int, runs: int, make_argv, before=None) -> Row:
     """Run ``make_argv(i)`` ``runs`` times (``before(i)`` first, untimed); medians and max peak."""
     samples = []
     for i in range(runs):

@@ -33,11 +33,11 @@ import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem.anchors import Anchor, fingerprint  # noqa: E402
-from gitmem.decay import DecayPolicy  # noqa: E402
-from gitmem.models import Decay, Memory, Provenance  # noqa: E402
-from gitmem.staleness import VerifyCache, apply_verdict, check  # noqa: E402
-from gitmem.store.code import CodeHistory  # noqa: E402
+from gitmem.anchors import Anchor, fingerprint
+from gitmem.decay import DecayPolicy
+from gitmem.models import Decay, Memory, Provenance
+from gitmem.staleness import VerifyCache, apply_verdict, check
+from gitmem.store.code import CodeHistory
 
 OBSERVED = datetime(2026, 1, 1, tzinfo=UTC)
 

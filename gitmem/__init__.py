@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from gitmem.models import Memory
 
 
-def __getattr__(name: str):  # noqa: ANN202 - lazy re-exports keep `import gitmem` cheap
+def __getattr__(name: str):
     if name == "Gitmem":
         from gitmem.api import Gitmem
 

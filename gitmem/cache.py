@@ -292,7 +292,7 @@ class RowViews(Sequence):
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __getitem__(self, position):  # noqa: ANN001, ANN204 - Sequence protocol
+    def __getitem__(self, position):
         if isinstance(position, slice):
             return [self[i] for i in range(*position.indices(len(self.rows)))]
         found = self._built.get(position)
@@ -461,7 +461,7 @@ class RecordTable:
             raise Untrusted(f"record {self.ids[row]} fails its checksum")
         try:
             memory = Memory.model_validate(marshal.loads(chunk))
-        except Exception as exc:  # noqa: BLE001 - any failure means the file is not to be trusted
+        except Exception as exc:
             raise Untrusted(f"record {self.ids[row]} does not load ({type(exc).__name__})") from None
         if memory.id != self.ids[row]:
             raise Untrusted(f"record {self.ids[row]} holds {memory.id}")

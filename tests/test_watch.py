@@ -52,10 +52,10 @@ class Running:
         try:
             for event in self.watcher.events():
                 self.events.append(event)
-        except BaseException as exc:  # noqa: BLE001 - reported by the test
+        except BaseException as exc:
             self.failure = exc
 
-    def wait_for(self, predicate, what: str) -> WatchEvent:  # noqa: ANN001
+    def wait_for(self, predicate, what: str) -> WatchEvent:
         """The first event after those already seen... that satisfies ``predicate``."""
         deadline = time.monotonic() + DEADLINE_S
         while time.monotonic() < deadline:

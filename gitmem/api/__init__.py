@@ -264,7 +264,7 @@ class Gitmem:
         self,
         content: str,
         *,
-        type: MemoryType | str = MemoryType.FACT,  # noqa: A002 - mirrors the record field
+        type: MemoryType | str = MemoryType.FACT,
         file: str | None = None,
         confidence: float | None = None,
         agent: str | None = None,

@@ -47,7 +47,7 @@ class Curator:
         self,
         content: str,
         *,
-        type: MemoryType | str = MemoryType.FACT,  # noqa: A002 - mirrors the record field
+        type: MemoryType | str = MemoryType.FACT,
         file: str | None = None,
         confidence: float | None = None,
         agent: str | None = None,

@@ -11,10 +11,8 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import IO, Any
 
-from gitmem.text import printable
+from gitmem.cli.env import Env
 
 __all__ = ["Env", "main"]
 
@@ -28,60 +26,6 @@ _COMMAND_MODULES = (
     "gitmem.cli.watch_cmds",
     "gitmem.cli.cache_cmds",
 )
-
-#: What a terminal keeps of the characters :func:`gitmem.text.printable` escapes.
-_TERMINAL_KEEPS = "\n\t"
-
-
-@dataclass
-class Env:
-    """Where a command reads and writes, and the repository it works on (opened on first use)."""
-
-    inp: IO[str] = field(default_factory=lambda: sys.stdin)
-    out: IO[str] = field(default_factory=lambda: sys.stdout)
-    err: IO[str] = field(default_factory=lambda: sys.stderr)
-    path: str = "."
-    _gm: Any = None
-
-    @property
-    def gm(self):  # noqa: ANN201 - gitmem.api.Gitmem, imported lazily
-        """The :class:`gitmem.api.Gitmem` for ``path`` (raises NotARepository)."""
-        if self._gm is None:
-            from gitmem.api import Gitmem
-
-            self._gm = Gitmem.open(self.path)
-        return self._gm
-
-    def write(self, text: str) -> None:
-        r"""Write ``text`` to stdout as given (no markup, no wrapping).
-
-        On a terminal, control and format characters other than newline and tab are
-        shown escaped (``\x1b``, ``\u202e``; see :func:`gitmem.text.printable`): a memory
-        synced from someone else must not be able to restyle or rewrite the user's screen.
-        Piped output is exact.
-        """
-        if self.out.isatty():
-            text = printable(text, _TERMINAL_KEEPS)
-        self.out.write(text)
-
-    def print(self, text: str = "") -> None:
-        """Write one line to stdout (see :meth:`write`)."""
-        self.write(text + "\n")
-
-    def warn(self, text: str) -> None:
-        """Write one line to stderr, escaped on a terminal as :meth:`write` does.
-
-        Warnings quote stored text too (a refutation's reason, a malformed record's blob).
-        """
-        if self.err.isatty():
-            text = printable(text, _TERMINAL_KEEPS)
-        self.err.write(text + "\n")
-
-    def warn_skipped(self, skipped: Sequence[Any]) -> None:
-        """Warn once per malformed record blob that was skipped."""
-        for item in skipped:
-            self.warn(item.warning())
-
 
 def _version() -> str:
     # The package constant, not importlib.metadata: that import alone costs ~50 ms.
@@ -137,7 +81,7 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         # The reader went away (e.g. `tur list | head`); not an error worth a traceback.
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return 0
-    except Exception as exc:  # noqa: BLE001 - the last line of defence: no traceback reaches a user
+    except Exception as exc:
         if os.environ.get("TUR_DEBUG"):
             raise
         env.warn(f"tur: internal error: {type(exc).__name__}: {exc} (rerun with TUR_DEBUG=1 for details)")

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from gitmem.cli.output import json_dump
+
+if TYPE_CHECKING:
+    from gitmem.cli.env import Env
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -21,14 +25,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     i.set_defaults(func=cmd_cache_info)
 
 
-def cmd_cache_clear(args, env) -> int:  # noqa: ANN001
+def cmd_cache_clear(args: argparse.Namespace, env: Env) -> int:
     """Delete every cache file; print how many."""
     removed = env.gm.cache_clear()
     env.print(f"removed {removed} cache file{'' if removed == 1 else 's'}")
     return 0
 
 
-def cmd_cache_info(args, env) -> int:  # noqa: ANN001
+def cmd_cache_info(args: argparse.Namespace, env: Env) -> int:
     """Print the cache directory, its files and their size."""
     info = env.gm.cache_info()
     if args.format == "json":

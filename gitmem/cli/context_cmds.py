@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from gitmem.defaults import PRE_TURN_TOKEN_BUDGET, RECALL_TOP_K, WAKE_TOKEN_BUDGET
 from gitmem.vocabulary import RECALL_FORMATS, WAKE_FORMATS
+
+if TYPE_CHECKING:
+    from gitmem.cli.env import Env
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -52,7 +56,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_spark)
 
 
-def cmd_wake(args, env) -> int:  # noqa: ANN001
+def cmd_wake(args: argparse.Namespace, env: Env) -> int:
     """Print the wake prompt (and the assembly record with --explain)."""
     from gitmem import api
 
@@ -69,7 +73,7 @@ def cmd_wake(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_recall(args, env) -> int:  # noqa: ANN001
+def cmd_recall(args: argparse.Namespace, env: Env) -> int:
     """Print the memories recalled for the query."""
     from gitmem import api
     from gitmem.errors import InvalidInput
@@ -89,19 +93,19 @@ def cmd_recall(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_hook_pre_turn(args, env) -> int:  # noqa: ANN001
+def cmd_hook_pre_turn(args: argparse.Namespace, env: Env) -> int:
     """Never block a harness turn: print the block or nothing, always exit 0."""
     try:
         payload = env.inp.read()
         text = env.gm.pre_turn(payload, top_k=args.top_k, token_budget=args.token_budget)
         if text:
             env.write(text)
-    except Exception as exc:  # noqa: BLE001 - a hook must not fail the harness
+    except Exception as exc:
         env.warn(f"tur hook pre-turn: {exc}")
     return 0
 
 
-def cmd_persona_set(args, env) -> int:  # noqa: ANN001
+def cmd_persona_set(args: argparse.Namespace, env: Env) -> int:
     """Store a persona file."""
     from pathlib import Path
 
@@ -115,7 +119,7 @@ def cmd_persona_set(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_persona_show(args, env) -> int:  # noqa: ANN001
+def cmd_persona_show(args: argparse.Namespace, env: Env) -> int:
     """Print the stored persona."""
     text = env.gm.persona_text()
     if text is None:
@@ -125,7 +129,7 @@ def cmd_persona_show(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_spark(args, env) -> int:  # noqa: ANN001
+def cmd_spark(args: argparse.Namespace, env: Env) -> int:
     """Record a continuity note."""
     name = env.gm.spark(args.text)
     env.print(f"continuity note {name}")

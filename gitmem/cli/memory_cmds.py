@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from gitmem.cli.output import json_dump, memory_json, one_line, table
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status
@@ -11,6 +12,9 @@ TYPES = tuple(t.value for t in MemoryType)
 STATUSES = tuple(s.value for s in Status)
 SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
+
+if TYPE_CHECKING:
+    from gitmem.cli.env import Env
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -69,7 +73,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_import)
 
 
-def cmd_learn(args, env) -> int:  # noqa: ANN001
+def cmd_learn(args: argparse.Namespace, env: Env) -> int:
     """``tur learn``: print the id (and whether it was new)."""
     result = env.gm.learn(
         args.text, type=args.type or MemoryType.FACT.value, file=args.file, confidence=args.confidence,
@@ -97,7 +101,7 @@ def cmd_learn(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_list(args, env) -> int:  # noqa: ANN001
+def cmd_list(args: argparse.Namespace, env: Env) -> int:
     """``tur list``: a table (or JSON) of memories with status and weight."""
     view = env.gm.status_view(full_records=args.format == "json")
     env.warn_skipped(view.skipped)
@@ -119,7 +123,7 @@ def cmd_list(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_show(args, env) -> int:  # noqa: ANN001
+def cmd_show(args: argparse.Namespace, env: Env) -> int:
     """``tur show``: the record as stored, and its commits on the memory ref."""
     gm = env.gm
     memory = gm.get(args.id)
@@ -138,7 +142,7 @@ def cmd_show(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_refute(args, env) -> int:  # noqa: ANN001
+def cmd_refute(args: argparse.Namespace, env: Env) -> int:
     """``tur refute``: mark refuted; prints the id."""
     by = args.by or env.gm.identity()
     memory, _ = env.gm.refute(args.id, args.reason, by=by)
@@ -146,7 +150,7 @@ def cmd_refute(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_forget(args, env) -> int:  # noqa: ANN001
+def cmd_forget(args: argparse.Namespace, env: Env) -> int:
     """``tur forget``: remove from the tree (kept in history)."""
     memory_id = env.gm.resolve(args.id)  # a malformed record can be forgotten too
     env.gm.forget(memory_id)
@@ -154,21 +158,21 @@ def cmd_forget(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def cmd_confidence(args, env) -> int:  # noqa: ANN001
+def cmd_confidence(args: argparse.Namespace, env: Env) -> int:
     """``tur confidence``: set confidence."""
     memory, _ = env.gm.set_confidence(args.id, args.value)
     env.print(f"{memory.id} confidence {memory.confidence:.2f}")
     return 0
 
 
-def cmd_link(args, env) -> int:  # noqa: ANN001
+def cmd_link(args: argparse.Namespace, env: Env) -> int:
     """``tur link``: add a relation."""
     memory, _ = env.gm.link(args.source, args.target, args.type)
     env.print(f"{memory.id} {args.type} {env.gm.get(args.target).id}")
     return 0
 
 
-def cmd_import(args, env) -> int:  # noqa: ANN001
+def cmd_import(args: argparse.Namespace, env: Env) -> int:
     """``tur import``: legacy files in one commit; failures listed on stderr."""
     result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret)
     for line in result.failed:

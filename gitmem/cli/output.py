@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.text import first_words, printable
+
+if TYPE_CHECKING:
+    from gitmem.api import Memory
+    from gitmem.cli.env import Env
 
 __all__ = ["json_dump", "memory_json", "one_line", "table"]
 
@@ -16,7 +20,7 @@ def json_dump(data: Any) -> str:
     return json.dumps(data, indent=2, ensure_ascii=False, default=str)
 
 
-def memory_json(memory, **extra: Any) -> dict[str, Any]:  # noqa: ANN001
+def memory_json(memory: Memory, **extra: Any) -> dict[str, Any]:
     """A record as JSON-ready data (the stored fields plus ``extra`` runtime values)."""
     doc = memory.model_dump(mode="json", exclude_none=True)
     if not doc.get("relations"):
@@ -36,7 +40,7 @@ def one_line(text: str, escape: bool = False) -> str:
     return printable(text, keep="\t") if escape else text
 
 
-def table(env, headers: list[str], rows: list[list[str]]) -> None:  # noqa: ANN001
+def table(env: Env, headers: list[str], rows: list[list[str]]) -> None:
     """Aligned columns; the last column is cut to the terminal width only on a terminal.
 
     Args:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from gitmem.cli.output import json_dump
+
+if TYPE_CHECKING:
+    from gitmem.cli.env import Env
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -33,12 +37,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_sync)
 
 
-def _usage(parser: argparse.ArgumentParser, env) -> int:  # noqa: ANN001
+def _usage(parser: argparse.ArgumentParser, env: Env) -> int:
     parser.print_help(env.out)
     return 2
 
 
-def cmd_remote_setup(args, env) -> int:  # noqa: ANN001
+def cmd_remote_setup(args: argparse.Namespace, env: Env) -> int:
     """Add the memory fetch refspec to the remote and say whether it was new."""
     added = env.gm.setup_remote(args.remote)
     spec = f"+refs/tur/memories:refs/tur/remotes/{args.remote}/memories"
@@ -50,7 +54,7 @@ def _short(sha: str | None) -> str:
     return sha[:12] if sha else "(none)"
 
 
-def cmd_sync(args, env) -> int:  # noqa: ANN001
+def cmd_sync(args: argparse.Namespace, env: Env) -> int:
     """Print the outcome: one summary line, then one line per record the merge decided."""
     result = env.gm.sync(args.remote, dry_run=args.dry_run)
     for line in result.warnings:

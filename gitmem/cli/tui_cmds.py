@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitmem.cli.env import Env
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -18,7 +22,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_tui)
 
 
-def cmd_tui(args, env) -> int:  # noqa: ANN001
+def cmd_tui(args: argparse.Namespace, env: Env) -> int:
     """Run the app until the user quits."""
     from gitmem.errors import InvalidInput
 

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from gitmem.cli.output import json_dump
+
+if TYPE_CHECKING:
+    from gitmem.cli.env import Env
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -24,7 +28,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_verify, write=False, confirm=False)
 
 
-def cmd_verify(args, env) -> int:  # noqa: ANN001
+def cmd_verify(args: argparse.Namespace, env: Env) -> int:
     """Print counts per status and one line per memory whose status or anchor changed."""
     outcome = env.gm.verify(args.ids or None, write=args.write, confirm=args.confirm)
     env.warn_skipped(outcome.skipped)

@@ -5,6 +5,14 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from types import FrameType
+
+    from gitmem.cli.env import Env
+    from gitmem.watch import StatusChange, WatchEvent
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -34,7 +42,7 @@ def _positive_int(text: str) -> int:
     return value
 
 
-def cmd_watch(args, env) -> int:  # noqa: ANN001
+def cmd_watch(args: argparse.Namespace, env: Env) -> int:
     """Watch until stopped; print a header, one line per status change, and a final line."""
     from gitmem.watch import Watcher
 
@@ -71,11 +79,11 @@ def cmd_watch(args, env) -> int:  # noqa: ANN001
     return 0
 
 
-def _clock(event) -> str:  # noqa: ANN001
+def _clock(event: WatchEvent) -> str:
     return event.at.astimezone().strftime("%H:%M:%S")
 
 
-def _line(event, change) -> str:  # noqa: ANN001
+def _line(event: WatchEvent, change: StatusChange) -> str:
     """``12:03:04 fact-8f2a1b9c fresh -> stale: line 4 modified in working tree``."""
     old = change.old.value if change.old else "new"
     text = f"{_clock(event)} {change.memory_id} {old} -> {change.new.value}"
@@ -86,7 +94,7 @@ def _line(event, change) -> str:  # noqa: ANN001
     return text
 
 
-def _install_signal_handlers(stop: threading.Event):  # noqa: ANN202
+def _install_signal_handlers(stop: threading.Event) -> Callable[[], None]:
     """SIGINT/SIGTERM set ``stop`` (the batch in progress finishes); a second SIGINT interrupts.
 
     Returns a function restoring the previous handlers. Off the main thread (tests
@@ -95,7 +103,7 @@ def _install_signal_handlers(stop: threading.Event):  # noqa: ANN202
     if threading.current_thread() is not threading.main_thread():
         return lambda: None
 
-    def handler(signum, frame):  # noqa: ANN001, ANN202, ARG001
+    def handler(signum: int, frame: FrameType | None) -> None:
         if stop.is_set() and signum == signal.SIGINT:
             raise KeyboardInterrupt
         stop.set()

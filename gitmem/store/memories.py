@@ -180,7 +180,7 @@ class Store:
         taken, memo.rejected = memo.rejected, []
         return taken
 
-    def _memoized(self, key: str, compute):  # noqa: ANN001, ANN202
+    def _memoized(self, key: str, compute):
         found = self._object_memo().get(key)
         if found is _MISS:
             found = compute()
@@ -195,7 +195,7 @@ class Store:
             self._repo = _pg().Repository(str(self._located.git_dir))
         return self._repo
 
-    def code(self):  # noqa: ANN201 - gitmem.store.code.CodeHistory
+    def code(self):
         """The :class:`~gitmem.store.code.CodeHistory` of this repository (one per store)."""
         if self._code is None:
             from gitmem.store.code import CodeHistory
@@ -576,7 +576,7 @@ class Store:
         return outcome == "ok"
 
 
-def _pg():  # noqa: ANN202 - the pygit2 module
+def _pg():
     # libgit2 costs ~0.13 s to load: a warm read that finds everything in the cache
     # reads its two refs from files and never loads it.
     import pygit2

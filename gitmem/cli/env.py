@@ -1,0 +1,68 @@
+"""Where a command reads and writes: :class:`Env`, with output escaped on a terminal."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+from gitmem.text import printable
+
+if TYPE_CHECKING:
+    from gitmem.api import Gitmem
+
+__all__ = ["Env"]
+
+#: What a terminal keeps of the characters :func:`gitmem.text.printable` escapes.
+_TERMINAL_KEEPS = "\n\t"
+
+
+@dataclass
+class Env:
+    """Where a command reads and writes, and the repository it works on (opened on first use)."""
+
+    inp: IO[str] = field(default_factory=lambda: sys.stdin)
+    out: IO[str] = field(default_factory=lambda: sys.stdout)
+    err: IO[str] = field(default_factory=lambda: sys.stderr)
+    path: str = "."
+    _gm: Gitmem | None = None
+
+    @property
+    def gm(self) -> Gitmem:
+        """The :class:`gitmem.api.Gitmem` for ``path`` (raises NotARepository)."""
+        if self._gm is None:
+            from gitmem.api import Gitmem
+
+            self._gm = Gitmem.open(self.path)
+        return self._gm
+
+    def write(self, text: str) -> None:
+        r"""Write ``text`` to stdout as given (no markup, no wrapping).
+
+        On a terminal, control and format characters other than newline and tab are
+        shown escaped (``\x1b``, ``\u202e``; see :func:`gitmem.text.printable`): a memory
+        synced from someone else must not be able to restyle or rewrite the user's screen.
+        Piped output is exact.
+        """
+        if self.out.isatty():
+            text = printable(text, _TERMINAL_KEEPS)
+        self.out.write(text)
+
+    def print(self, text: str = "") -> None:
+        """Write one line to stdout (see :meth:`write`)."""
+        self.write(text + "\n")
+
+    def warn(self, text: str) -> None:
+        """Write one line to stderr, escaped on a terminal as :meth:`write` does.
+
+        Warnings quote stored text too (a refutation's reason, a malformed record's blob).
+        """
+        if self.err.isatty():
+            text = printable(text, _TERMINAL_KEEPS)
+        self.err.write(text + "\n")
+
+    def warn_skipped(self, skipped: Sequence[Any]) -> None:
+        """Warn once per malformed record blob that was skipped."""
+        for item in skipped:
+            self.warn(item.warning())
