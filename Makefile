@@ -20,6 +20,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check gitmem tui tests bench fixtures
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n 2
 
 lint: $(STAMP)

@@ -268,7 +268,8 @@ def resolve_anchor(
             "anchor the whole file instead (drop #L…)",
         )
     count = len(split_lines(text))
-    if anchor.end > count:  # type: ignore[operator]
+    assert anchor.end is not None  # start and end are set together
+    if anchor.end > count:
         raise InvalidAnchor(
             f"anchor {spec!r}: range L{anchor.start}-L{anchor.end} is past the end of "
             f"{anchor.path} ({count} lines)",

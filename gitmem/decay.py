@@ -174,7 +174,7 @@ def weight_column(
         elif own == FROM_POLICY:
             half_life = by_type.get(kind)
         else:
-            half_life = own  # type: ignore[assignment]
+            half_life = own
         if half_life is not None and at is not None:
             days = max(0.0, (now_us - at) / 1_000_000 / 86400.0)
             value *= 2.0 ** (-days / half_life)

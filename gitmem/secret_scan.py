@@ -33,6 +33,7 @@ that a one-line memory takes about 2.5 ms and ten 260-character lines about 30 m
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from gitmem.errors import SecretRefused
@@ -82,10 +83,10 @@ def find_secrets(text: str) -> list[SecretFinding]:
     from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
     from detect_secrets.settings import get_plugins, transient_settings
 
+    # detect-secrets annotates this mapping with an unbound TypeVar (type[Never] to mypy).
+    plugin_classes: Iterable[type] = get_mapping_from_secret_type_to_class().values()
     plugins_used = [
-        {"name": cls.__name__}
-        for cls in get_mapping_from_secret_type_to_class().values()
-        if cls.__name__ not in EXCLUDED_PLUGINS
+        {"name": cls.__name__} for cls in plugin_classes if cls.__name__ not in EXCLUDED_PLUGINS
     ]
     findings: list[SecretFinding] = []
     with _settings_lock, transient_settings({"plugins_used": plugins_used}):

@@ -245,7 +245,8 @@ class _Merger:
         if base == ours:
             self._take_remote(path, base, theirs)
         elif ours is None:
-            self.plan.changes[path] = self.store.read_blob(theirs)  # type: ignore[arg-type]
+            assert theirs is not None  # ours != theirs
+            self.plan.changes[path] = self.store.read_blob(theirs)
             self._result(path, "kept", f"forgotten here, changed on {self.remote_name}: kept")
         elif theirs is None:
             self._result(path, "kept", f"forgotten on {self.remote_name}, changed here: kept")
@@ -272,8 +273,11 @@ class _Merger:
                 parsed[name] = _parse(self.store, path, blob)
             except MalformedRecord as exc:
                 parsed[name] = exc
-        sides = (("ours", ours), ("theirs", theirs))
-        bad = [(n, b) for n, b in sides if isinstance(parsed[n], MalformedRecord)]
+        bad: list[tuple[str, str, MalformedRecord]] = []
+        for name, blob in (("ours", ours), ("theirs", theirs)):
+            got = parsed[name]
+            if isinstance(got, MalformedRecord):
+                bad.append((name, blob, got))
         if bad:
             if len(bad) == 2:
                 keep = max(ours, theirs)
@@ -281,8 +285,8 @@ class _Merger:
             else:
                 keep = theirs if bad[0][0] == "ours" else ours
                 kept = "kept the other side's valid version"
-            for name, blob in bad:
-                self._invalid(path, blob, parsed[name], kept)  # type: ignore[arg-type]
+            for _, blob, error in bad:
+                self._invalid(path, blob, error, kept)
             if keep != ours:
                 self.plan.changes[path] = self.store.read_blob(keep)
             return
@@ -351,6 +355,7 @@ def merge_records(
     win, lose = (o, t) if winner_is_ours else (t, o)
     merged: dict[str, Any] = {}
     conflicts: list[str] = []
+    value: Any
     for key in [*win, *(k for k in lose if k not in win)]:
         bv, ov, tv = b.get(key, _MISSING), o.get(key, _MISSING), t.get(key, _MISSING)
         if key == "relations":
@@ -433,7 +438,8 @@ def _integrate(store: Store, state: _State, dry_run: bool) -> str | None:
         return Mutation(plan.changes, plan.message(res.remote), parents_extra=(remote_sha,), result=plan)
 
     commit, mutation = store.transact(build)
-    plan = mutation.result  # type: ignore[union-attr]
+    assert mutation is not None and isinstance(mutation.result, MergePlan)  # build always returns one
+    plan = mutation.result
     res.merged.extend(plan.results)
     res.warnings.extend(plan.warnings)
     return commit.sha if commit is not None else store.tip()

@@ -101,7 +101,7 @@ _TRAILING_SPACE = re.compile(r" (?:\n|$)")
 def _ruamel_resolver() -> type:
     from ruamel.yaml.resolver import BaseResolver
 
-    class CoreResolver(BaseResolver):  # type: ignore[misc]
+    class CoreResolver(BaseResolver):
         """ruamel resolver with exactly the fast reader's YAML 1.2 core schema."""
 
         def __init__(self, version: Any = None, loader: Any = None, loadumper: Any = None):
@@ -155,7 +155,7 @@ def _ruamel_representer() -> type:
     from ruamel.yaml.representer import RoundTripRepresenter
     from ruamel.yaml.scalarfloat import ScalarFloat
 
-    class Representer(RoundTripRepresenter):  # type: ignore[misc]
+    class Representer(RoundTripRepresenter):
         """Round-trip representer that writes new floats exactly (see :func:`_float_text`)."""
 
         def represent_exact_float(self, data: float) -> Any:
@@ -191,7 +191,7 @@ def _non_string_patterns() -> tuple[Any, ...]:
             patterns.setdefault(regexp.pattern, regexp)
     for _versions, _tag, regexp, _first in implicit_resolvers:
         patterns.setdefault(str(regexp.pattern), regexp)
-    for _tag, pattern, _first in _CORE_RESOLVERS:
+    for _tag, pattern, _first_chars in _CORE_RESOLVERS:
         patterns.setdefault(pattern, re.compile(pattern))
     return tuple(patterns.values())
 
@@ -292,7 +292,7 @@ def _same_scalar(old: Any, new: Any) -> bool:
     return False
 
 
-_DATETIME = TypeAdapter(datetime)
+_DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
 
 
 def _same_time(old: Any, new: datetime) -> bool:
@@ -488,7 +488,8 @@ def _guess_indent(text: str) -> tuple[int, int, int]:
         if not stripped or stripped.startswith("#"):
             continue
         match = _INDENT_LINE.match(line)
-        indent, dash = len(match.group(1)), match.group(2)  # type: ignore[union-attr]
+        assert match is not None  # the pattern matches every line (its groups may be empty)
+        indent, dash = len(match.group(1)), match.group(2)
         if parent is not None and dash and sequence is None and indent >= parent:
             sequence = (indent - parent, indent - parent + len(dash))
         elif parent is not None and not dash and mapping is None and indent > parent:

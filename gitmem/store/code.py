@@ -85,7 +85,7 @@ class WorktreeState:
         self._repo = repo
         self.bare = repo.is_bare or repo.workdir is None
         # untracked files cannot hold an anchored (committed) line, so skip scanning them
-        self._status: dict[str, FileStatus] = (
+        self._status: dict[str, int] = (
             {} if self.bare else dict(repo.status(untracked_files="no"))
         )
         self._cache: dict[tuple[str, str | None], list[WorktreeChange]] = {}
@@ -122,7 +122,7 @@ class WorktreeState:
             entry = self._repo.index[path]
         except KeyError:
             return None
-        return self._repo[entry.id].data
+        return _blob(self._repo, entry.id).data
 
     def _disk_data(self, path: str) -> bytes | None:
         full = os.path.join(self._repo.workdir, path)
@@ -137,6 +137,18 @@ class WorktreeState:
 
 def _norm(data: bytes | None) -> bytes | None:
     return None if data is None else data.replace(b"\r\n", b"\n")
+
+
+def _blob(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Blob:
+    """The blob ``oid``: an id that git records as a blob (an index entry, a tree entry of type blob).
+
+    Raises:
+        TypeError: the object is not a blob (an internal error: the caller's id was not a blob's).
+    """
+    obj = repo[oid]
+    if not isinstance(obj, pygit2.Blob):
+        raise TypeError(f"object {oid} is a {obj.type_str}, not a blob")
+    return obj
 
 
 @dataclass(frozen=True)
@@ -297,7 +309,7 @@ class CodeHistory:
         """Content of a blob by id."""
         data = self._blobs.get(blob_id)
         if data is None:
-            data = self.repo[blob_id].data
+            data = _blob(self.repo, blob_id).data
             self._blobs[blob_id] = data
         return data
 
@@ -345,7 +357,10 @@ class CodeHistory:
         """
         key = (old_sha, new_sha)
         if key not in self._renames:
-            diff = self.repo.diff(self.repo[old_sha].tree, self.repo[new_sha].tree)
+            # What Repository.diff(tree, tree) runs, called directly (pygit2's stubs do not
+            # admit trees to Repository.diff).
+            old_tree, new_tree = self.repo[old_sha].tree, self.repo[new_sha].tree
+            diff = old_tree.diff_to_tree(new_tree, context_lines=3, interhunk_lines=0)
             diff.find_similar(DiffFind.FIND_RENAMES)
             self._renames[key] = {
                 delta.old_file.path: delta.new_file.path

@@ -24,7 +24,7 @@ from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gitmem import cachefile
 from gitmem.cachefile import Untrusted
@@ -48,6 +48,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     import pygit2
+
+    from gitmem.store.code import CodeHistory
 
 MEMORY_REF = "refs/tur/memories"
 FORMAT_PATH = ".gitmem"
@@ -129,11 +131,12 @@ class _ObjectMemo:
             except Untrusted as exc:
                 self.rejected.append((self.path, exc))
                 got = None
-            self.data = {}
+            data: dict[str, Any] = {}
             if got is not None and _memo_shaped(got[0]):
-                self.data = got[0]
+                data = got[0]
             elif got is not None:
                 self.rejected.append((self.path, Untrusted("bad structure")))
+            self.data = data
         return self.data
 
     def get(self, key: str) -> Any:
@@ -161,7 +164,7 @@ class Store:
             raise ValueError("Store needs a pygit2 repository or a located git directory")
         self._repo = repo
         self._located = located
-        self._code = None
+        self._code: CodeHistory | None = None
         self._memo: _ObjectMemo | None = None
 
     def _object_memo(self) -> _ObjectMemo:
@@ -180,11 +183,12 @@ class Store:
         taken, memo.rejected = memo.rejected, []
         return taken
 
-    def _memoized(self, key: str, compute):
-        found = self._object_memo().get(key)
+    def _memoized(self, key: str, compute: Callable[[], Any]) -> Any:
+        memo = self._object_memo()
+        found = memo.get(key)
         if found is _MISS:
             found = compute()
-            self._memo.put(key, found)
+            memo.put(key, found)
         return found
 
     @property
@@ -195,7 +199,7 @@ class Store:
             self._repo = _pg().Repository(str(self._located.git_dir))
         return self._repo
 
-    def code(self):
+    def code(self) -> CodeHistory:
         """The :class:`~gitmem.store.code.CodeHistory` of this repository (one per store)."""
         if self._code is None:
             from gitmem.store.code import CodeHistory
@@ -303,12 +307,21 @@ class Store:
             return None
 
     def _root(self, commit_sha: str | None) -> pygit2.Tree | None:
-        if commit_sha is None:
-            return None
+        return None if commit_sha is None else self._commit_tree(commit_sha)
+
+    def _commit_tree(self, commit_sha: str) -> pygit2.Tree:
         commit = self.repo[commit_sha]
         if not isinstance(commit, _pg().Commit):
             raise FormatVersion(f"{commit_sha[:12]} on the memory ref is not a commit")
         return commit.tree
+
+    def _tree(self, tree_id: str | pygit2.Oid) -> pygit2.Tree:
+        """The tree ``tree_id``: an id git records as a tree (an entry of type tree, a written tree)."""
+        return cast("pygit2.Tree", self.repo[tree_id])
+
+    def _blob_data(self, blob_id: str) -> bytes:
+        """The content of ``blob_id``: an id git records as a blob (an entry of type blob)."""
+        return cast("pygit2.Blob", self.repo[blob_id]).data
 
     def _id_at(self, commit_sha: str | None, path: str, kind: str) -> str | None:
         """Id of the ``kind`` ("blob" or "tree") object at ``path`` in the commit's tree, or ``None``."""
@@ -333,12 +346,19 @@ class Store:
         Raises:
             FormatVersion: the tree is not a gitmem memory tree, or from a newer gitmem.
         """
-        root = self._root(commit_sha)
-        if root is None:
+        if commit_sha is None:
             return
-        names = {entry.name for entry in root}
+        root = self._commit_tree(commit_sha)
+        names = _names(root)
         if FORMAT_PATH in names:
-            text = self.repo[root[FORMAT_PATH].id].data.decode("utf-8", "replace")
+            marker = root[FORMAT_PATH]
+            if marker.type_str != "blob":
+                raise FormatVersion(
+                    f"commit {commit_sha[:12]} is not a gitmem memory history "
+                    f"(its {FORMAT_PATH} is not a file)",
+                    "check which ref you are reading",
+                )
+            text = cast("pygit2.Blob", marker).data.decode("utf-8", "replace")
             version = text.strip().removeprefix("format:").strip()
             if version != str(FORMAT_VERSION):
                 raise FormatVersion(
@@ -368,12 +388,13 @@ class Store:
         if tree_id is None:
             return {}
         out: dict[str, str] = {}
-        for shard in self.repo[tree_id]:
+        for shard in self._tree(tree_id):
             if shard.type_str != "tree":
                 continue
-            for entry in self.repo[shard.id]:
-                if entry.type_str == "blob" and entry.name.endswith(".yaml"):
-                    out[entry.name[: -len(".yaml")]] = str(entry.id)
+            for entry in self._tree(shard.id):
+                name = entry.name
+                if entry.type_str == "blob" and name is not None and name.endswith(".yaml"):
+                    out[name[: -len(".yaml")]] = str(entry.id)
         return out
 
     def list_dir(self, commit_sha: str | None, directory: str) -> dict[str, str]:
@@ -384,9 +405,11 @@ class Store:
         key = f"ls:{tree_id}"
         if not self._memo_lacks(key):
             return self._memoized(key, dict)
-        listing = {e.name: str(e.id) for e in self.repo[tree_id] if e.type_str == "blob"}
+        listing = {
+            e.name: str(e.id) for e in self._tree(tree_id) if e.type_str == "blob" and e.name is not None
+        }
         if len(listing) <= 64:  # small directories (continuity notes) only: the memo stays small
-            self._memo.put(key, listing)  # type: ignore[union-attr]
+            self._object_memo().put(key, listing)
         return listing
 
     def read_note(self, blob_id: str, limit: int = 8192) -> str:
@@ -395,10 +418,14 @@ class Store:
         Raises:
             KeyError: no such object.
         """
-        data = self.read_blob(blob_id) if self._memo_lacks(f"note:{blob_id}") else None
-        if data is not None and len(data) > limit:
-            return data.decode("utf-8", "replace")  # too large to remember
-        return self._memoized(f"note:{blob_id}", lambda: data.decode("utf-8", "replace"))
+        key = f"note:{blob_id}"
+        if not self._memo_lacks(key):
+            return cast(str, self._object_memo().get(key))
+        data = self.read_blob(blob_id)
+        text = data.decode("utf-8", "replace")
+        if len(data) <= limit:  # larger notes are not remembered
+            self._object_memo().put(key, text)
+        return text
 
     def read_blob(self, blob_id: str) -> bytes:
         """Return the bytes of a blob.
@@ -406,12 +433,12 @@ class Store:
         Raises:
             KeyError: no such object.
         """
-        return bytes(self.repo[blob_id].data)
+        return bytes(self._blob_data(blob_id))
 
     def read_path(self, commit_sha: str | None, path: str) -> bytes | None:
         """Bytes of the blob at ``path`` in the commit's tree, or ``None`` when absent."""
         blob_id = self._id_at(commit_sha, path, "blob")
-        return None if blob_id is None else bytes(self.repo[blob_id].data)
+        return None if blob_id is None else bytes(self._blob_data(blob_id))
 
     def blob_id_at(self, commit_sha: str | None, path: str) -> str | None:
         """Blob id at ``path`` in the commit's tree, or ``None``."""
@@ -455,7 +482,7 @@ class Store:
         """
         root = self._root(base_commit)
         all_changes = dict(changes)
-        if root is None or FORMAT_PATH not in {e.name for e in root}:
+        if root is None or FORMAT_PATH not in _names(root):
             all_changes.setdefault(FORMAT_PATH, _FORMAT_BLOB)
         return str(self._apply(root, _nest(all_changes)))
 
@@ -465,9 +492,9 @@ class Store:
             if isinstance(change, dict):
                 sub = None
                 if tree is not None and name in tree and tree[name].type_str == "tree":
-                    sub = self.repo[tree[name].id]
+                    sub = self._tree(tree[name].id)
                 oid = self._apply(sub, change)
-                if len(self.repo[oid]) == 0:
+                if len(self._tree(oid)) == 0:
                     if builder.get(name) is not None:
                         builder.remove(name)
                 else:
@@ -510,7 +537,7 @@ class Store:
             if mutation is None:
                 return None, None
             tree = self.write_tree(tip, mutation.changes)
-            base_tree = str(self._root(tip).id) if tip else None
+            base_tree = str(self._commit_tree(tip).id) if tip else None
             if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
                 return None, mutation
             sig = self.signature()
@@ -518,7 +545,7 @@ class Store:
             new = str(self.repo.create_commit(None, sig, sig, mutation.message, tree, parents))
             outcome = self._update_ref(ref, new, tip)
             if outcome == "ok":
-                return _info(self.repo[new]), mutation
+                return _info(cast("pygit2.Commit", self.repo[new])), mutation
             if outcome == "locked":
                 locked_since = locked_since or time.monotonic()
                 if time.monotonic() - locked_since > lock_wait_seconds:
@@ -593,6 +620,11 @@ def _nest(changes: Mapping[str, bytes | None]) -> dict:
             node = node.setdefault(part, {})
         node[parts[-1]] = data
     return nested
+
+
+def _names(tree: pygit2.Tree) -> set[str]:
+    """Names of a tree's entries (objects read from a tree always have one)."""
+    return {entry.name for entry in tree if entry.name is not None}
 
 
 def _blob_at(tree: pygit2.Tree, path: str) -> str | None:

@@ -278,20 +278,22 @@ class Graph:
         if commit is None:
             return {}
         out: dict[str, str] = {}
-        stack: list[tuple[str, pygit2.Tree]] = [("", self.store.repo[commit].tree)]
+        stack: list[tuple[str, pygit2.Tree]] = [("", self._commit(commit).tree)]
         while stack:
             prefix, tree = stack.pop()
             for entry in tree:
+                if entry.name is None:  # objects read from a tree always have a name
+                    continue
                 path = prefix + entry.name
-                if entry.type_str == "tree":
-                    stack.append((path + "/", self.store.repo[entry.id]))
-                elif entry.type_str == "blob":
+                if isinstance(entry, pygit2.Tree):
+                    stack.append((path + "/", entry))
+                elif isinstance(entry, pygit2.Blob):
                     out[path] = str(entry.id)
         return out
 
     def commit_time(self, commit: str) -> datetime:
         """Committer time of a commit (UTC)."""
-        return _info(self.store.repo[commit]).time
+        return _info(self._commit(commit)).time
 
     def last_change(self, tip: str, path: str, stop: str | None) -> datetime:
         """Committer time of the newest commit reachable from ``tip`` (not from ``stop``) that set ``path``.
@@ -308,6 +310,13 @@ class Graph:
             if all(_blob(p.tree, path) != here for p in commit.parents):
                 return datetime.fromtimestamp(commit.commit_time, UTC)
         return self.commit_time(tip)
+
+    def _commit(self, sha: str) -> pygit2.Commit:
+        """The commit ``sha`` (a memory-ref tip or one of its ancestors)."""
+        obj = self.store.repo[sha]
+        if not isinstance(obj, pygit2.Commit):
+            raise TypeError(f"object {sha} is a {obj.type_str}, not a commit")
+        return obj
 
 
 def _blob(tree: pygit2.Tree, path: str) -> str | None:
