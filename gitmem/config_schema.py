@@ -124,7 +124,7 @@ class SettingsFile(_Section):
                 threshold=d.threshold,
                 max_commit_distance=d.max_commit_distance,
             ),
-            wake=WakeSettings(token_budget=self.wake.token_budget, shares=tuple(self.wake.shares)),
+            wake=WakeSettings(token_budget=self.wake.token_budget, shares=self.wake.shares),
             recall=RecallSettings(top_k=self.recall.top_k),
             tokenizer=self.tokenizer,
         )

@@ -363,11 +363,13 @@ def _search_head(
     if anchor.start is None or anchor.end is None:
         return _Located(anchor.path, None, None) if fingerprint(lines) == fp else None
     length = anchor.end - anchor.start + 1
+    near = anchor.start
+    start: int | None
     if known is not None and len(known) == length and fingerprint(known) == fp:
         hits = run.occurrences(blob_id, [line.rstrip() for line in known])
         if not hits or (unique and len(hits) > 1):
             return None
-        start = min(hits, key=lambda s: (abs(s - anchor.start), s))  # type: ignore[operator]
+        start = min(hits, key=lambda s: (abs(s - near), s))
     else:
         start = find_fingerprint(
             lines, fp, length, near=anchor.start, unique=unique,

@@ -118,7 +118,8 @@ class WakeResult:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, WakeResult) and self._key() == other._key()
 
-    __hash__ = None  # type: ignore[assignment] - equal results may be built apart
+    # Equal results may be built apart, so results are not hashable.
+    __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
         return f"WakeResult(tokens={self.tokens}, budget={self.budget}, omitted={self.omitted})"
@@ -392,7 +393,7 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
     # A supersedes relation counts only from a memory that passed the checks above.
     supersedes = RelationType.SUPERSEDES.value
     row_of = row_finder(rows.ids)
-    targets = []
+    targets: list[int | None] = []
     for r, links in enumerate(rows.relations):
         if links and reasons[r] is None:
             targets.extend(row_of(t) for kind, t in links if kind == supersedes and t != rows.ids[r])

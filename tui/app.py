@@ -45,7 +45,7 @@ class GitmemApp(App[None]):
         """Show the browse screen and start watching the ref."""
         self.sub_title = self.gm.cwd.name
         self.tip = self._read_tip()
-        self.push_screen(BrowseScreen(self.gm, self.clock))
+        self.push_screen(BrowseScreen(self.gm, self.clock, on_write=self.refresh_tip))
         self.set_interval(self.poll_interval, self.check_ref, name="ref-watch")
 
     def _read_tip(self) -> str | None:

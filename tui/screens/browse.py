@@ -43,10 +43,13 @@ class BrowseScreen(Screen[None]):
         Binding("escape", "focus_table", "Table", show=False),
     ]
 
-    def __init__(self, gm: Gitmem, clock: Callable[[], datetime] | None = None) -> None:
+    def __init__(self, gm: Gitmem, clock: Callable[[], datetime] | None = None,
+                 on_write: Callable[[], None] | None = None) -> None:
         super().__init__()
         self.gm = gm
         self.clock = clock
+        self.on_write = on_write
+        """Called right after this screen wrote to the memory ref (the app takes the new tip as seen)."""
         self.rows: list[Row] = []
         self.filter = Filter()
         self.skipped = 0
@@ -148,7 +151,8 @@ class BrowseScreen(Screen[None]):
             self.notify(str(exc), title=f"{what} {memory_id}", severity="error", markup=False)
             return False
         self.post_message(MemoryChanged(memory_id, what))
-        self.app.refresh_tip()
+        if self.on_write is not None:
+            self.on_write()
         self.reload()
         return True
 
