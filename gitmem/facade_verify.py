@@ -416,7 +416,7 @@ class VerifyMixin:
             blobs = self.store.entries(commit.sha)
             for memory_id, memory in updated.items():
                 if memory_id in blobs:
-                    memory._blob_id = blobs[memory_id]
+                    memory.bind_blob(blobs[memory_id])
                     cache.put(blobs[memory_id], memory)
             cache.table(commit.sha)
         return commit

@@ -407,14 +407,14 @@ def test_recall_selection_from_columns_equals_selection_from_records(varied, inc
 
 
 def test_a_well_formed_object_memo_of_the_wrong_shape_is_not_trusted(varied):
-    from gitmem import cachefile
+    from gitmem.cache.files import read_file, write_file
     from tests.test_cli import tur
 
     expected = tur(varied, "wake").out
     path = cache_dir(Store.discover(varied)) / "objects.bin"
-    memo, _ = cachefile.read(path, "objects")
+    memo, _ = read_file(path, "objects")
     assert memo
-    cachefile.write(path, "objects", {key: 123 for key in memo})  # a valid file, wrong values
+    write_file(path, "objects", {key: 123 for key in memo})  # a valid file, wrong values
     again = tur(varied, "wake")
     assert again.code == 0 and again.out == expected
     assert [line for line in again.err.splitlines() if "objects.bin" in line] == [
@@ -438,3 +438,4 @@ def test_a_cache_cleared_by_another_process_mid_session_falls_back_to_git(varied
     gm.wake(now=NOW)  # the table is loaded; its records section is still on disk
     fresh(varied)._record_cache().clear()  # another process
     assert dumps(gm.snapshot()) == expected
+

@@ -26,8 +26,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem import cachefile
-from gitmem.cachefile import Untrusted
 from gitmem.errors import (
     FormatVersion,
     GitmemError,
@@ -48,6 +46,8 @@ __all__ = [
 
 if TYPE_CHECKING:
     import pygit2
+
+    from gitmem.cache.files import Untrusted
 
 MEMORY_REF = "refs/tur/memories"
 FORMAT_PATH = ".gitmem"
@@ -111,7 +111,7 @@ class _ObjectMemo:
 
     Keys name commit or blob ids, which never change meaning, so an entry is never
     stale. The file is derived data under the cache directory in the checked format of
-    :mod:`gitmem.cachefile`: a damaged one is never trusted, but started again and
+    :mod:`gitmem.cache.files`: a damaged one is never trusted, but started again and
     reported in :attr:`rejected`.
     """
 
@@ -124,8 +124,11 @@ class _ObjectMemo:
 
     def _load(self) -> dict[str, Any]:
         if self.data is None:
+            # Lazy: the cache package reads records through the reader, which imports the store.
+            from gitmem.cache.files import Untrusted, read_file
+
             try:
-                got = cachefile.read(self.path, "objects")
+                got = read_file(self.path, "objects")
             except Untrusted as exc:
                 self.rejected.append((self.path, exc))
                 got = None
@@ -144,8 +147,10 @@ class _ObjectMemo:
         data[key] = value
         while len(data) > self.LIMIT:
             del data[next(iter(data))]
+        from gitmem.cache.files import write_file
+
         with suppress(OSError, ValueError):  # a memo that cannot be written only costs time
-            cachefile.write(self.path, "objects", data)
+            write_file(self.path, "objects", data)
 
 
 class Store:
