@@ -405,18 +405,15 @@ class VerifyMixin:
                 changes[record_path(memory_id)] = codec.update(original, memory)
             return Mutation(changes, message) if changes else None
 
-        commit, _ = self.store.transact(build)
+        commit, mutation = self.store.transact(build)
         cache = self._record_cache()
         # Worth it after a bulk verify only, which has read every record already: after
         # `verify ID` the next reader parses the few changed blobs itself, while building
         # the table here would read every record.
         if commit is not None and cache is not None and bulk:
             # Hand the written records to the read cache, so the next reader of this tip
-            # (the next `tur verify`, wake, recall) parses none of them.
-            blobs = self.store.entries(commit.sha)
-            for memory_id, memory in updated.items():
-                if memory_id in blobs:
-                    memory.bind_blob(blobs[memory_id])
-                    cache.put(blobs[memory_id], memory)
-            cache.table(commit.sha)
+            # (the next `tur verify`, wake, recall) parses none of them. Not one a concurrent
+            # edit won: its blob at the tip is not ours.
+            written = mutation.changes if mutation is not None else {}
+            cache.after_commit(commit.sha, {i: m for i, m in updated.items() if record_path(i) in written})
         return commit

@@ -42,7 +42,7 @@ and a file from another version, or damaged, is deleted and rebuilt with a one-l
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -165,10 +165,27 @@ class RecordCache:
         """
         return self._tables.memory(table, row)
 
-    def put(self, blob_id: str, memory: Memory) -> None:
-        """Remember a record parsed from ``blob_id`` for this process."""
+    def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
+        """Take the records this process wrote at commit ``tip``, and build the table of ``tip``.
+
+        Each record is bound to its new blob id at ``tip`` (see :meth:`Memory.bind_blob`)
+        and remembered as that blob's parse, so the next reader of this tip (in this process
+        or, through the records file, in any other) parses none of them. One walk of the
+        tree at ``tip``; ids not in it are ignored.
+
+        Args:
+            tip: the commit just written on the memory ref.
+            updated: id -> record, only records whose bytes at ``tip`` this process wrote
+                (a record a concurrent writer changed instead must be left out).
+        """
+        entries = self.store.entries(tip)
         with self._lock:
-            self._tables.remember(blob_id, memory)
+            for memory_id, memory in updated.items():
+                blob = entries.get(memory_id)
+                if blob is not None:
+                    memory.bind_blob(blob)
+                    self._tables.remember(blob, memory)
+            self._tables.table(tip, entries)
 
     # -- token counts -------------------------------------------------------------------------------
 
