@@ -252,7 +252,11 @@ class Tables:
             section = _records_section(base)
             if not section and base.ids:
                 base, reuse = None, {}
-        ids, blobs, chunks, crcs, bad = [], [], [], array("I"), []
+        ids: list[str] = []
+        blobs: list[str] = []
+        chunks: list[bytes] = []
+        crcs = array("I")
+        bad: list[Skipped] = []
         columns: dict[str, list] = {name: [] for name in COLUMNS}
         parsed: dict[int, Memory] = {}
         with paused_gc():

@@ -51,8 +51,8 @@ class DecayLike(Protocol):
         """Half-life in days; ``None``: never decays."""
 
     @property
-    def last_verified_at(self) -> datetime:
-        """When learned or last corroborated (UTC)."""
+    def last_verified_at(self) -> datetime | None:
+        """When learned or last corroborated (UTC); never ``None`` on a decay part."""
 
     @property
     def staleness_status(self) -> Status:
