@@ -39,16 +39,16 @@ class RecallIndexes:
             digest = hashlib.blake2b("\n".join(listed).encode(), digest_size=12).hexdigest()
             name = f"recall-{tree}-{digest}.bin" if tree else None
             if name is not None:
-                got = self.files.read(name, "recall")
-                if got is not None:
+                payload = self.files.read_payload(name, "recall")
+                if payload is not None:
                     try:
-                        return RecallIndex.from_payload(got[0], len(candidates))
+                        return RecallIndex.from_payload(payload, len(candidates))
                     except (KeyError, TypeError, ValueError) as exc:
                         self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
             index = RecallIndex.build(candidates.contents if isinstance(candidates, RowViews)
                                       else [m.content for m in candidates])
             if name is not None:
-                self.files.write(name, "recall", index.to_payload())
+                self.files.write_payload(name, "recall", index.to_payload())
             return index
 
         return provide

@@ -50,11 +50,11 @@ class TokenCounts:
         if counts is None:
             counts = array("i", [-1]) * len(table)
             if table.tree is not None:
-                got = self.files.read(_tokens_name(table.tree, encoding), "tokens")
-                if got is not None:
+                payload = self.files.read_payload(_tokens_name(table.tree, encoding), "tokens")
+                if payload is not None:
                     loaded = array("i")
                     try:
-                        loaded.frombytes(got[0])
+                        loaded.frombytes(payload)
                     except (TypeError, ValueError):
                         loaded = array("i")
                     if len(loaded) == len(table):
@@ -114,8 +114,8 @@ class TokenCounts:
         base = TokenCounter(encoding)
         memo = self._memos.get(encoding)
         if memo is None:
-            got = self.files.read(_counts_name(encoding), "counts")
-            memo = got[0] if got is not None and isinstance(got[0], dict) else {}
+            payload = self.files.read_payload(_counts_name(encoding), "counts")
+            memo = payload if isinstance(payload, dict) else {}
             self._memos[encoding] = memo
 
         def count(text: str) -> int:
@@ -133,14 +133,14 @@ class TokenCounts:
         for tree, encoding in sorted(self._dirty_columns):
             counts = self._columns.get((tree, encoding))
             if tree and counts is not None:
-                self.files.write(_tokens_name(tree, encoding), "tokens", counts.tobytes())
+                self.files.write_payload(_tokens_name(tree, encoding), "tokens", counts.tobytes())
         self._dirty_columns.clear()
         for encoding in sorted(self._dirty_memos):
             memo = self._memos[encoding]
             if len(memo) > _MAX_COUNTS:  # keep the newest (dicts keep insertion order)
                 memo = dict(list(memo.items())[-_MAX_COUNTS // 2:])
                 self._memos[encoding] = memo
-            self.files.write(_counts_name(encoding), "counts", memo)
+            self.files.write_payload(_counts_name(encoding), "counts", memo)
         self._dirty_memos.clear()
 
     def forget(self) -> None:
