@@ -163,7 +163,8 @@ class RecordCache:
         Raises:
             MalformedRecord: the cache was damaged and the blob is not a valid record.
         """
-        return self._tables.memory(table, row)
+        with self._lock:
+            return self._tables.memory(table, row)
 
     def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
         """Take the records this process wrote at commit ``tip``, and build the table of ``tip``.
