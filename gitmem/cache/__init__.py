@@ -46,7 +46,6 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.cache.distances import Distances
 from gitmem.cache.files import (
     CACHE_FORMAT,
     CacheFiles,
@@ -55,15 +54,10 @@ from gitmem.cache.files import (
     Untrusted,
     cache_dir,
 )
-from gitmem.cache.persona import PersonaMemo
-from gitmem.cache.recall_index import RecallIndexes
-from gitmem.cache.records import Tables
-from gitmem.cache.settings import SettingsFile
-from gitmem.cache.table import RecordTable, RowViews
-from gitmem.cache.tokens import TokenCounts
-from gitmem.cache.views import MemoryLike, MemoryView
 
 if TYPE_CHECKING:
+    from gitmem.cache.table import RecordTable, RowViews
+    from gitmem.cache.views import MemoryLike, MemoryView
     from gitmem.models import Memory
     from gitmem.reader import Snapshot
 
@@ -80,6 +74,26 @@ __all__ = [
     "cache_dir",
 ]
 
+# The store reads and writes its object memo in the cache file format (gitmem.cache.files):
+# that must not load the record tables and the other parts, so they load on first use.
+_LAZY = {"MemoryLike": "views", "MemoryView": "views", "RecordTable": "table", "RowViews": "table"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import :data:`__all__`'s record types on first use (PEP 562).
+
+    Raises:
+        AttributeError: ``name`` is not a name of this package.
+    """
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 class RecordCache:
     """The read cache of one repository (see the module docstring for the files).
@@ -94,6 +108,13 @@ class RecordCache:
     """
 
     def __init__(self, store: Any, root: Path | None = None) -> None:
+        from gitmem.cache.distances import Distances
+        from gitmem.cache.persona import PersonaMemo
+        from gitmem.cache.recall_index import RecallIndexes
+        from gitmem.cache.records import Tables
+        from gitmem.cache.settings import SettingsFile
+        from gitmem.cache.tokens import TokenCounts
+
         self.store = store
         self.files = CacheFiles(root if root is not None else cache_dir(store))
         self._lock = self.files.lock
