@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from gitmem.vocabulary import RECALL_FORMATS
 
 if TYPE_CHECKING:
-    from gitmem.models import Memory
+    from gitmem.shapes import MemoryLike
 
 __all__ = [
     "RECALL_FORMATS",
@@ -39,7 +39,7 @@ class HitLike(Protocol):
     """What :func:`format_hits` reads of a recall hit (:class:`gitmem.recall.Hit` is one)."""
 
     @property
-    def memory(self) -> Memory:
+    def memory(self) -> MemoryLike:
         """The record (or a stand-in with the same fields, such as a cache view)."""
 
     @property
@@ -80,7 +80,7 @@ def format_confidence(confidence: float) -> str:
     return text + "0" if text.endswith(".") else text
 
 
-def format_entry(memory: Memory, *, stale_reason: str | None = None) -> str:
+def format_entry(memory: MemoryLike, *, stale_reason: str | None = None) -> str:
     """One memory as a list item: ``- [fact-8f2a1b9c] content (Observed 2026-08-27, Conf: 0.95)``.
 
     The result depends only on the memory (and ``stale_reason``), ends with a newline, and is

@@ -178,6 +178,17 @@ class Memory(_Part):
         """Hex id of the blob this record was read from, or ``None`` if not stored yet."""
         return self._blob_id
 
+    def bind_blob(self, blob_id: str) -> None:
+        """Note that this record is stored as the blob ``blob_id`` (read from it, or just written).
+
+        Sets :attr:`blob_id` in place (a runtime-only value, never written to YAML); the only
+        way code outside this module attaches one.
+
+        Args:
+            blob_id: hex object id of the blob whose parse equals this record.
+        """
+        self._blob_id = blob_id
+
     @property
     def status(self) -> Status:
         """Effective status: ``refuted`` wins; no provenance means ``unanchored``."""

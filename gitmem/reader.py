@@ -76,5 +76,5 @@ def parse_record(store: Store, memory_id: str, blob_id: str) -> tuple[Memory, di
     memory, mapping = load_with_mapping(store.read_blob(blob_id), where)
     if memory.id != memory_id:
         raise MalformedRecord(where, f"id field {memory.id!r} does not match the file name")
-    memory._blob_id = blob_id
+    memory.bind_blob(blob_id)
     return memory, mapping

@@ -12,8 +12,8 @@ GITMEM = ROOT / "gitmem"
 
 #: Only the store package talks to git through pygit2.
 PYGIT2_ALLOWED = {"gitmem/store"}
-#: Only configuration, the CLI and the cache location read the environment.
-ENVIRON_ALLOWED = {"gitmem/config.py", "gitmem/cli/__init__.py", "gitmem/cache.py"}
+#: Only configuration and the CLI read the environment.
+ENVIRON_ALLOWED = {"gitmem/config.py", "gitmem/cli/__init__.py"}
 
 
 def _imports(path: Path) -> set[str]:

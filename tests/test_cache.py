@@ -450,14 +450,14 @@ def test_recall_selection_from_columns_equals_selection_from_records(varied, inc
 
 
 def test_a_well_formed_object_memo_of_the_wrong_shape_is_not_trusted(varied):
-    from gitmem import cachefile
+    from gitmem.cache.files import read_file, write_file
     from tests.test_cli import tur
 
     expected = tur(varied, "wake").out
     path = cache_dir(Store.discover(varied)) / "objects.bin"
-    memo, _ = cachefile.read(path, "objects")
+    memo, _ = read_file(path, "objects")
     assert memo
-    cachefile.write(path, "objects", {key: 123 for key in memo})  # a valid file, wrong values
+    write_file(path, "objects", {key: 123 for key in memo})  # a valid file, wrong values
     again = tur(varied, "wake")
     assert again.code == 0 and again.out == expected
     assert [line for line in again.err.splitlines() if "objects.bin" in line] == [
@@ -481,3 +481,65 @@ def test_a_cache_cleared_by_another_process_mid_session_falls_back_to_git(varied
     gm.wake(now=NOW)  # the table is loaded; its records section is still on disk
     fresh(varied).records.cache.clear()  # another process
     assert dumps(gm.snapshot()) == expected
+
+
+# -- the write path hands what it wrote to the cache ----------------------------------------------
+
+
+def test_records_and_views_share_the_memory_like_surface(varied):
+    from gitmem.cache import MemoryLike
+
+    gm = fresh(varied)
+    table = gm.records.cache.table(gm.store.tip())
+    for view, memory in zip(table.views(), table.memories(), strict=True):
+        assert isinstance(view, MemoryLike) and isinstance(memory, MemoryLike)
+
+
+def test_after_commit_binds_the_new_blob_ids_and_parses_none_of_them(repo, monkeypatch):
+    import gitmem.cache.records
+    from gitmem import codec
+    from gitmem.reader import record_path
+
+    gm = Gitmem.open(repo)
+    ids = [gm.learn(f"memory {i} about the write path").memory.id for i in range(3)]
+    store = Store.discover(repo)
+    before = no_cache_snapshot(repo)
+    updated = {i: before.records[i].model_copy(update={"confidence": 0.5}) for i in ids[:2]}
+    commit, _ = store.transact(lambda tip: Mutation({
+        record_path(i): codec.update(store.read_blob(before.blobs[i]), m) for i, m in updated.items()
+    }, "lower two confidences"))
+    real = gitmem.cache.records.parse_record
+
+    def parse_others(store, memory_id, blob_id):
+        assert memory_id not in updated, f"{memory_id} was written by this process"
+        return real(store, memory_id, blob_id)
+
+    monkeypatch.setattr(gitmem.cache.records, "parse_record", parse_others)
+    cache = RecordCache.for_store(store)
+    cache.after_commit(commit.sha, updated)
+    blobs = store.entries(commit.sha)
+    assert {i: m.blob_id for i, m in updated.items()} == {i: blobs[i] for i in updated}
+    table = cache.table(commit.sha)
+    assert all(table.parsed[table.row(i)] is m for i, m in updated.items())
+    monkeypatch.setattr(gitmem.cache.records, "parse_record", real)
+    assert dumps(fresh(repo).snapshot()) == dumps(no_cache_snapshot(repo))
+
+
+def test_a_record_a_concurrent_edit_won_is_not_cached_as_verify_wrote_it(repo):
+    gm = Gitmem.open(repo)
+    first = gm.learn("Lines one and two hold the setup", file="src/app.py#L1-L2").memory.id
+    second = gm.learn("Lines three and four hold the loop", file="src/app.py#L3-L4").memory.id
+    commit_file(repo, "src/app.py", "".join(f"changed {i}\n" for i in range(1, 21)), "rewrite")
+    racing = fresh(repo)
+    transact = racing.store.transact
+
+    def after_a_concurrent_edit(build, **kwargs):
+        fresh(repo).refute(second, "refuted by another process meanwhile")
+        return transact(build, **kwargs)
+
+    racing.store.transact = after_a_concurrent_edit
+    outcome = racing.verify()
+    assert outcome.commit is not None and {r.memory_id for r in outcome.rows if r.changed} >= {first}
+    snap = fresh(repo).snapshot()
+    assert snap.records[second].refutation is not None
+    assert dumps(snap) == dumps(no_cache_snapshot(repo))

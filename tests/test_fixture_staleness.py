@@ -105,12 +105,12 @@ def test_records_written_by_verify_are_cached_for_the_next_reader(tmp_path, monk
     outcome = Gitmem.open(repo).verify()
     assert outcome.commit is not None
 
-    import gitmem.cache
+    import gitmem.cache.records
 
     def refuse(*args):
         raise AssertionError("a record written by verify was parsed again")
 
-    monkeypatch.setattr(gitmem.cache, "parse_record", refuse)
+    monkeypatch.setattr(gitmem.cache.records, "parse_record", refuse)
     memories, skipped = Gitmem.open(repo).memories()
     assert skipped == [] and len(memories) == len(BUILDER.EXPECTATIONS)
     assert {m.id: m.status for m in memories} == {r.memory_id: r.status for r in outcome.rows}

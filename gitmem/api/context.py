@@ -210,7 +210,7 @@ class ContextBuilder:
             counter=self.token_counter() if token_budget else None,
             selected=table.recall_selection(include_stale),
             index=cache.recall_index(table.tree),
-            materialize=(lambda view: cache.memory(table, view.row)) if full_records else None,
+            materialize=(lambda view: cache.memory(table, view.row)) if full_records else None,  # type: ignore[attr-defined]
         )
         return result, [*records.notices(), *skipped]
 

@@ -18,9 +18,10 @@ from gitmem.store import CommitInfo
 from gitmem.vocabulary import Status
 
 if TYPE_CHECKING:
-    from gitmem.cache import CacheInfo, MemoryLike
+    from gitmem.cache import CacheInfo
     from gitmem.models import Memory
     from gitmem.recall import Hit, RecallResult
+    from gitmem.shapes import MemoryLike
     from gitmem.store.worktree_diff import AnchoredDiff
     from gitmem.sync import SyncResult
     from gitmem.wake import AssemblyEntry, WakeResult

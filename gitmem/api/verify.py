@@ -222,10 +222,13 @@ class Verifier:
                 changes[record_path(memory_id)] = codec.update(original, memory)
             return Mutation(changes, message) if changes else None
 
-        commit, _ = self.ws.store.transact(build)
+        commit, mutation = self.ws.store.transact(build)
         # Worth it after a bulk verify only, which has read every record already: after
         # `verify ID` the next reader parses the few changed blobs itself, while building
-        # the table here would read every record.
+        # the table here would read every record. Only what this commit wrote: a record a
+        # concurrent edit won keeps that edit's blob, not our content.
         if commit is not None and bulk:
-            self.ws.records.after_commit(commit.sha, updated)
+            written = mutation.changes if mutation is not None else {}
+            self.ws.records.after_commit(
+                commit.sha, {i: m for i, m in updated.items() if record_path(i) in written})
         return commit

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from gitmem.cli.output import json_dump, memory_json, one_line, table
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status
@@ -14,6 +14,7 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
+    from gitmem.api import Memory
     from gitmem.cli.env import Env
 
 
@@ -109,8 +110,9 @@ def cmd_list(args: argparse.Namespace, env: Env) -> int:
             if (not args.type or r.memory.type.value == args.type)
             and (not args.status or r.status.value == args.status)]
     if args.format == "json":
-        env.print(json_dump([memory_json(r.memory, weight=r.weight, status=r.status.value,
-                                         reason=r.reason) for r in rows]))
+        # full_records=True above: every row carries a full record.
+        env.print(json_dump([memory_json(cast("Memory", r.memory), weight=r.weight,
+                                         status=r.status.value, reason=r.reason) for r in rows]))
         return 0
     tty = env.out.isatty()
     body = [[r.memory.id, r.status.value, f"{r.weight:.2f}", f"{r.memory.confidence:.2f}",

@@ -26,8 +26,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from gitmem import cachefile
-from gitmem.cachefile import Untrusted
 from gitmem.errors import (
     FormatVersion,
     GitmemError,
@@ -49,6 +47,7 @@ __all__ = [
 if TYPE_CHECKING:
     import pygit2
 
+    from gitmem.cache.fileformat import Untrusted
     from gitmem.store.code import CodeHistory
 
 MEMORY_REF = "refs/tur/memories"
@@ -113,7 +112,7 @@ class _ObjectMemo:
 
     Keys name commit or blob ids, which never change meaning, so an entry is never
     stale. The file is derived data under the cache directory in the checked format of
-    :mod:`gitmem.cachefile`: a damaged one is never trusted, but started again and
+    :mod:`gitmem.cache.files`: a damaged one is never trusted, but started again and
     reported in :attr:`rejected`.
     """
 
@@ -126,8 +125,12 @@ class _ObjectMemo:
 
     def _load(self) -> dict[str, Any]:
         if self.data is None:
+            # Lazy: importing gitmem.cache runs its package, whose parts read records through
+            # the reader, which imports the store.
+            from gitmem.cache.fileformat import Untrusted, read_file
+
             try:
-                got = cachefile.read(self.path, "objects")
+                got = read_file(self.path, "objects")
             except Untrusted as exc:
                 self.rejected.append((self.path, exc))
                 got = None
@@ -147,8 +150,10 @@ class _ObjectMemo:
         data[key] = value
         while len(data) > self.LIMIT:
             del data[next(iter(data))]
+        from gitmem.cache.fileformat import write_file
+
         with suppress(OSError, ValueError):  # a memo that cannot be written only costs time
-            cachefile.write(self.path, "objects", data)
+            write_file(self.path, "objects", data)
 
 
 class Store:

@@ -1,16 +1,17 @@
-"""The file format of every gitmem cache file: a checked header line and a marshal payload.
+"""The checked cache file format: a header line, a CRC, a :mod:`marshal` payload.
 
-One header line ``TURCACHE <kind> <format> <gitmem version> <python> <marshal> <length>
-<crc32>`` and a :mod:`marshal` payload of plain tuples, lists, dicts, strings, numbers and
-bytes, optionally followed by a tail the caller indexes itself. marshal because it is the
-fastest loader in the standard library for such data (about 3x faster than pickle on
-100,000 rows) and, unlike pickle, never calls code while loading; its format is tied to the
-Python version, which is therefore in the header. The CRC is checked before unmarshalling,
-so a damaged file is never trusted; one from another version is never read.
+Every cache file is one header line ``TURCACHE <kind> <format> <gitmem version> <python>
+<marshal> <length> <crc32>`` and a marshal payload of plain tuples, lists, dicts, strings,
+numbers and bytes, optionally followed by a tail the caller indexes itself (the records
+section of a records file). marshal because it is the fastest loader in the standard library
+for such data (about 3x faster than pickle on 100,000 rows) and, unlike pickle, never calls
+code while loading; its format is tied to the Python version, which is therefore in the
+header. The CRC is checked before unmarshalling, so a damaged file is never trusted; one
+from another version is never read. Files are written to a temporary name and renamed, so
+readers never see half a file.
 
-Files are written to a temporary name and renamed, so readers never see half a file. The
-module knows nothing of what is cached: :mod:`gitmem.cache` (records, tokens, indexes),
-:mod:`gitmem.store` (object lookups) and verify's outcomes all use it.
+This module knows nothing of what is cached and imports nothing of gitmem but the version,
+so that the store (its object lookups) and the read cache both build on it.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ from typing import Any
 
 from gitmem.version import __version__
 
-__all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read", "stamp", "write"]
+__all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read_file", "stamp", "write_file"]
 
 CACHE_FORMAT = 2
 """Version of the file layouts; part of every header."""
@@ -72,7 +73,7 @@ def stamp() -> bytes:
     return f"{CACHE_FORMAT} {__version__} py{v[0]}.{v[1]} m{marshal.version}".encode()
 
 
-def read(path: Path, kind: str) -> tuple[Any, int] | None:
+def read_file(path: Path, kind: str) -> tuple[Any, int] | None:
     """The payload of ``path`` and the byte offset just after it; ``None`` when there is no file.
 
     Raises:
@@ -106,7 +107,7 @@ def read(path: Path, kind: str) -> tuple[Any, int] | None:
     return value, len(header) + length
 
 
-def write(path: Path, kind: str, payload: Any, tail: Iterable[bytes] = ()) -> int:
+def write_file(path: Path, kind: str, payload: Any, tail: Iterable[bytes] = ()) -> int:
     """Write ``payload`` (then ``tail``) as a cache file of ``kind``; return the payload's end offset.
 
     Raises:

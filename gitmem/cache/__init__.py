@@ -1,0 +1,292 @@
+"""Read cache under ``<git common dir>/tur/cache/``: parsed records, token counts, recall indexes.
+
+Everything here is derived from git objects and can be deleted at any time (``tur cache
+clear``); nothing is ever written to the working tree or to the memory ref. Keys are content
+hashes (blob ids, tree ids, commit ids), so a cached value can never be out of date: a changed
+record has a new blob id, a changed set of records a new ``memories`` tree id.
+
+Files (each written to a temporary name and renamed into place, so readers never see half a
+file), with the module that owns each:
+
+``records-<tree>.bin`` (:mod:`~gitmem.cache.records`)
+    Every record of one ``memories`` tree: a *hot* section with, per record, its id, blob
+    id and the few fields wake and recall read (enough for :class:`MemoryView`), then a
+    *records* section with each record's YAML mapping, so that a full
+    :class:`~gitmem.models.Memory` is ``Memory.model_validate(mapping)`` (exactly what
+    :func:`gitmem.codec.load` does after parsing the YAML) without reading YAML. A new tree
+    reuses the rows of the latest cached tree by (id, blob id) and parses only new blobs.
+``tokens-<tree>-<encoding>.bin`` (:mod:`~gitmem.cache.tokens`)
+    Tokens of ``format_entry(record)`` per record, aligned with the records file.
+``counts-<encoding>.bin`` (:mod:`~gitmem.cache.tokens`)
+    Token counts of other texts wake counts (headers, persona lines, the final text), keyed
+    by a BLAKE2b digest of the text, so that a warm wake never loads the BPE tables.
+``distances.bin`` (:mod:`~gitmem.cache.distances`)
+    Commit distance from each observed SHA to HEAD, for one HEAD.
+``persona.bin`` (:mod:`~gitmem.cache.persona`)
+    The parsed ``persona.yaml`` mapping of one blob.
+``recall-<tree>-<digest>.bin`` (:mod:`~gitmem.cache.recall_index`)
+    A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list.
+``settings.bin`` (:mod:`~gitmem.cache.settings`)
+    The validated ``.tur/config.yaml``, keyed by a digest of its bytes.
+``verify.bin`` (:meth:`RecordCache.read_payload`, for :class:`gitmem.staleness.VerifyCache`)
+    Outcomes of anchor checks.
+``objects.bin`` (:class:`gitmem.store.Store`)
+    Lookups of immutable objects.
+
+Format: see :mod:`gitmem.cache.files` (a checked header and a marshal payload), which every
+file above goes through. The CRC is checked before unmarshalling and the structure after,
+and a file from another version, or damaged, is deleted and rebuilt with a one-line
+:class:`CacheNotice` that the caller shows (the library never prints).
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.cache.files import (
+    CACHE_FORMAT,
+    CacheFiles,
+    CacheInfo,
+    CacheNotice,
+    Untrusted,
+    cache_dir,
+)
+
+if TYPE_CHECKING:
+    from gitmem.cache.table import RecordTable, RowViews
+    from gitmem.cache.views import MemoryLike, MemoryView
+    from gitmem.models import Memory
+    from gitmem.reader import Snapshot
+
+__all__ = [
+    "CACHE_FORMAT",
+    "CacheInfo",
+    "CacheNotice",
+    "MemoryLike",
+    "MemoryView",
+    "RecordCache",
+    "RecordTable",
+    "RowViews",
+    "Untrusted",
+    "cache_dir",
+]
+
+# The store reads and writes its object memo in the cache file format (gitmem.cache.files):
+# that must not load the record tables and the other parts, so they load on first use.
+_LAZY = {"MemoryLike": "views", "MemoryView": "views", "RecordTable": "table", "RowViews": "table"}
+
+
+def __getattr__(name: str) -> Any:
+    """Import :data:`__all__`'s record types on first use (PEP 562).
+
+    Raises:
+        AttributeError: ``name`` is not a name of this package.
+    """
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+class RecordCache:
+    """The read cache of one repository (see the module docstring for the files).
+
+    Not trusted: every file is checked (version stamp, length, CRC, structure) before use,
+    and a bad one is deleted, rebuilt, and reported once by :meth:`take_notices`. A
+    directory that cannot be written only makes every read cold.
+
+    Args:
+        store: the repository's :class:`~gitmem.store.Store`.
+        root: the cache directory (default :func:`cache_dir`).
+    """
+
+    def __init__(self, store: Any, root: Path | None = None) -> None:
+        from gitmem.cache.distances import Distances
+        from gitmem.cache.persona import PersonaMemo
+        from gitmem.cache.recall_index import RecallIndexes
+        from gitmem.cache.records import Tables
+        from gitmem.cache.settings import SettingsFile
+        from gitmem.cache.tokens import TokenCounts
+
+        self.store = store
+        self.files = CacheFiles(root if root is not None else cache_dir(store))
+        self._lock = self.files.lock
+        self._tokens = TokenCounts(self.files)
+        self._tables = Tables(store, self.files, carried=self._tokens.carry)
+        self._distances = Distances(self.files)
+        self._persona = PersonaMemo(self.files)
+        self._settings = SettingsFile(self.files)
+        self._recall = RecallIndexes(self.files)
+
+    @classmethod
+    def for_store(cls, store: Any) -> RecordCache:
+        """The cache of ``store``'s repository, under :func:`cache_dir`."""
+        return cls(store)
+
+    @property
+    def root(self) -> Path:
+        """The cache directory."""
+        return self.files.root
+
+    # -- notices and payloads -----------------------------------------------------------------------
+
+    def take_notices(self) -> list[CacheNotice]:
+        """Return and forget the notices gathered so far, the store's too (each is shown once)."""
+        with self._lock:
+            take = getattr(self.store, "take_untrusted_cache_files", None)
+            for path, exc in take() if take is not None else ():
+                self.files.reject(path, exc)
+            return self.files.take_notices()
+
+    def read_payload(self, name: str, kind: str) -> Any:
+        """The payload of the cache file ``name`` of ``kind``, or ``None``.
+
+        ``None`` when the file is absent or untrusted; an untrusted one is deleted and a
+        notice says so. The caller checks the payload's structure.
+        """
+        return self.files.read_payload(name, kind)
+
+    def write_payload(self, name: str, kind: str, payload: Any) -> None:
+        """Write the cache file ``name`` of ``kind`` (a plain marshal-able value)."""
+        self.files.write_payload(name, kind, payload)
+
+    # -- records ------------------------------------------------------------------------------------
+
+    def table(self, tip: str | None) -> RecordTable:
+        """Every record at ``tip`` (a commit on the memory ref; ``None``: no records).
+
+        Warm: one tree lookup and one file read. Otherwise the rows of the latest cached
+        tree are reused by (id, blob id), new blobs are parsed, and the file is written.
+        """
+        with self._lock:
+            return self._tables.table(tip)
+
+    def snapshot(self, tip: str | None) -> Snapshot:
+        """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.
+
+        Notices about untrusted cache files come first in ``skipped``.
+        """
+        with self._lock:
+            snap = self._tables.snapshot(tip)
+        snap.skipped = [*self.take_notices(), *snap.skipped]
+        return snap
+
+    def memory(self, table: RecordTable, row: int) -> Memory:
+        """The full record of ``row`` in ``table``; re-read from git if the cache is damaged.
+
+        Raises:
+            MalformedRecord: the cache was damaged and the blob is not a valid record.
+        """
+        with self._lock:
+            return self._tables.memory(table, row)
+
+    def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
+        """Take the records this process wrote at commit ``tip``, and build the table of ``tip``.
+
+        Each record is bound to its new blob id at ``tip`` (see :meth:`Memory.bind_blob`)
+        and remembered as that blob's parse, so the next reader of this tip (in this process
+        or, through the records file, in any other) parses none of them. One walk of the
+        tree at ``tip``; ids not in it are ignored.
+
+        Args:
+            tip: the commit just written on the memory ref.
+            updated: id -> record, only records whose bytes at ``tip`` this process wrote
+                (a record a concurrent writer changed instead must be left out).
+        """
+        entries = self.store.entries(tip)
+        with self._lock:
+            for memory_id, memory in updated.items():
+                blob = entries.get(memory_id)
+                if blob is not None:
+                    memory.bind_blob(blob)
+                    self._tables.remember(blob, memory)
+            self._tables.table(tip, entries)
+
+    # -- token counts -------------------------------------------------------------------------------
+
+    def token_column(self, table: RecordTable, encoding: str) -> array:
+        """Tokens of ``format_entry`` of every row of ``table``, counting only rows not cached.
+
+        Returns:
+            One count per row (``array("i")``), in row order.
+
+        Raises:
+            TokenizerUnavailable: some row must be counted and the encoding cannot load.
+        """
+        with self._lock:
+            return self._tokens.column(table, encoding)
+
+    def counter(self, encoding: str) -> Callable[[str], int]:
+        """A token counter for ``encoding`` that remembers counts across processes.
+
+        Same results as :class:`gitmem.tokens.TokenCounter` (a count depends only on the
+        text and the encoding); the BPE tables load only for a text never counted before.
+        """
+        with self._lock:
+            return self._tokens.counter(encoding)
+
+    # -- commit distances, persona, settings, recall indexes ----------------------------------------
+
+    def distances(self, head: str) -> dict[str, int]:
+        """Known commit distances (commits) from observed SHAs to ``head``; add new ones to it.
+
+        The dict is this cache's own: entries added by the caller are saved by :meth:`flush`
+        after :meth:`mark_distances`.
+        """
+        with self._lock:
+            return self._distances.to(head)
+
+    def mark_distances(self) -> None:
+        """Note that the dict from :meth:`distances` gained entries (saved by :meth:`flush`)."""
+        self._distances.mark()
+
+    def persona(self, blob_id: str) -> dict | None:
+        """The cached parsed persona of ``blob_id``, or ``None``."""
+        return self._persona.get(blob_id)
+
+    def put_persona(self, blob_id: str, mapping: dict) -> None:
+        """Remember the parsed persona of ``blob_id`` (a plain mapping)."""
+        self._persona.put(blob_id, mapping)
+
+    def settings_for(self, data: bytes) -> dict[str, Any] | None:
+        """The plain settings the config file ``data`` validated to before, or ``None``."""
+        return self._settings.settings_for(data)
+
+    def put_settings(self, data: bytes, plain: dict[str, Any]) -> None:
+        """Remember that the config file ``data`` validates to ``plain``."""
+        self._settings.put_settings(data, plain)
+
+    def recall_index(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
+        """A function ``candidates -> RecallIndex``, loading or building the index on disk.
+
+        An index is keyed by the ``memories`` tree and a digest of the candidate ids, which
+        fix every document's text.
+        """
+        return self._recall.provider(tree)
+
+    # -- persistence and maintenance ----------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Save token counts and distances gathered in this process (no-op when none)."""
+        with self._lock:
+            self._tokens.flush()
+            self._distances.flush()
+
+    def clear(self) -> int:
+        """Delete every cache file; return how many were deleted. Nothing is lost."""
+        with self._lock:
+            self._tables.forget()
+            self._tokens.forget()
+            self._distances.forget()
+            return self.files.clear()
+
+    def info(self) -> CacheInfo:
+        """The cache directory and its files."""
+        return self.files.info()

@@ -1,0 +1,54 @@
+"""Recall indexes, ``recall-<tree>-<digest>.bin``: the BM25 and trigram postings of one candidate list."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from gitmem.cache.files import CacheFiles, Untrusted
+from gitmem.cache.table import RowViews
+
+__all__ = ["RecallIndexes"]
+
+
+class RecallIndexes:
+    """:class:`gitmem.recall.RecallIndex` objects saved per candidate list.
+
+    An index is keyed by the ``memories`` tree and a digest of the candidate ids, which
+    fix every document's text; its payload is :meth:`RecallIndex.to_payload`.
+
+    Args:
+        files: the cache directory.
+    """
+
+    def __init__(self, files: CacheFiles) -> None:
+        self.files = files
+
+    def provider(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
+        """A function ``candidates -> RecallIndex``, loading or building (and saving) the index.
+
+        ``candidates`` is a :class:`RowViews` or a sequence of records (anything with ``id``
+        and ``content``). With ``tree`` ``None`` (no records) nothing is saved. A saved index
+        of the wrong structure is deleted, reported and built again.
+        """
+        from gitmem.recall import RecallIndex
+
+        def provide(candidates: Sequence[Any]) -> RecallIndex:
+            listed = candidates.ids if isinstance(candidates, RowViews) else [m.id for m in candidates]
+            digest = hashlib.blake2b("\n".join(listed).encode(), digest_size=12).hexdigest()
+            name = f"recall-{tree}-{digest}.bin" if tree else None
+            if name is not None:
+                payload = self.files.read_payload(name, "recall")
+                if payload is not None:
+                    try:
+                        return RecallIndex.from_payload(payload, len(candidates))
+                    except (KeyError, TypeError, ValueError) as exc:
+                        self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
+            index = RecallIndex.build(candidates.contents if isinstance(candidates, RowViews)
+                                      else [m.content for m in candidates])
+            if name is not None:
+                self.files.write_payload(name, "recall", index.to_payload())
+            return index
+
+        return provide

@@ -1,0 +1,42 @@
+"""Validated settings, ``settings.bin``: ``.tur/config.yaml`` as plain values, keyed by its bytes."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from gitmem.cache.files import CacheFiles
+
+__all__ = ["SettingsFile"]
+
+_NAME, _KIND = "settings.bin", "settings"
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
+class SettingsFile:
+    """The settings one config file validated to, kept across processes (a ``SettingsMemo``).
+
+    The payload is ``{"digest": <BLAKE2b-128 of the file's bytes>, "settings": <plain>}``,
+    where *plain* is :meth:`gitmem.config.Settings.to_plain`.
+
+    Args:
+        files: the cache directory.
+    """
+
+    def __init__(self, files: CacheFiles) -> None:
+        self.files = files
+
+    def settings_for(self, data: bytes) -> dict[str, Any] | None:
+        """The plain settings the config file ``data`` validated to before, or ``None``."""
+        payload = self.files.read_payload(_NAME, _KIND)
+        if isinstance(payload, dict) and payload.get("digest") == _digest(data):
+            plain = payload.get("settings")
+            return plain if isinstance(plain, dict) else None
+        return None
+
+    def put_settings(self, data: bytes, plain: dict[str, Any]) -> None:
+        """Remember that the config file ``data`` validates to ``plain``."""
+        self.files.write_payload(_NAME, _KIND, {"digest": _digest(data), "settings": plain})

@@ -1,0 +1,240 @@
+"""The records of one tree as columns: :class:`RecordTable`, and :class:`RowViews` of some rows.
+
+:class:`RecordTable` holds the hot fields of every record (what wake, recall, status and
+``list`` read) as parallel columns, builds :class:`~gitmem.cache.views.MemoryView` stand-ins
+from them, and finds a record's full mapping in the records file on demand.
+"""
+
+from __future__ import annotations
+
+import marshal
+import zlib
+from array import array
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.cache.files import Untrusted, paused_gc
+from gitmem.cache.views import STATUSES, TYPES, MemoryView
+from gitmem.reader import Skipped, Snapshot
+from gitmem.vocabulary import RelationType, Status
+
+if TYPE_CHECKING:
+    from gitmem.models import Memory
+
+__all__ = ["COLUMNS", "RecordTable", "RowViews"]
+
+COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted", "verified")
+"""The hot columns of a table, one value per record (see :func:`gitmem.cache.records.row_of`)."""
+
+
+class RowViews(Sequence):
+    """Some rows of a :class:`RecordTable` as a sequence of :class:`MemoryView`, built on access.
+
+    ``ids`` and ``contents`` come from the columns, so that indexing or keying all of them
+    builds no view.
+    """
+
+    def __init__(self, table: RecordTable, rows: list[int]) -> None:
+        self.table = table
+        self.rows = rows
+        self._built: dict[int, MemoryView] = {}
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, position):
+        if isinstance(position, slice):
+            return [self[i] for i in range(*position.indices(len(self.rows)))]
+        found = self._built.get(position)
+        if found is None:
+            found = self._built[position] = self.table.view(self.rows[position])
+        return found
+
+    @property
+    def ids(self) -> list[str]:
+        """The memory id of each row."""
+        ids = self.table.ids
+        return [ids[r] for r in self.rows]
+
+    @property
+    def contents(self) -> list[str]:
+        """The content of each row."""
+        content = self.table.columns["content"]
+        return [content[r] for r in self.rows]
+
+
+# -- the records of one tree ----------------------------------------------------------------------
+
+
+@dataclass
+class RecordTable:
+    """Every record of one ``memories`` tree, from the records file or freshly parsed.
+
+    Rows are sorted by id; ``columns`` maps each name of :data:`COLUMNS` to one value per
+    row. ``bad`` lists the blobs that are not readable records; :attr:`entry_order` gives
+    every entry (readable or not) in the tree's own order, as
+    :meth:`gitmem.store.Store.entries` lists them. ``path`` is the records file (``None``:
+    not written), whose records section starts at byte ``records_at``; row *i*'s mapping is
+    bytes ``offsets[i]:offsets[i + 1]`` of it, with CRC-32 ``crcs[i]``. ``parsed`` holds the
+    full records already built, by row.
+    """
+
+    tree: str | None
+    ids: list[str]
+    blobs: list[str]
+    columns: dict[str, list]
+    bad: list[Skipped]
+    order: list[str]
+    """Every entry's id (readable or not) in the tree's own order."""
+    path: Path | None = None
+    records_at: int = 0
+    offsets: array = field(default_factory=lambda: array("q"))
+    crcs: array = field(default_factory=lambda: array("I"))
+    parsed: dict[int, Memory] = field(default_factory=dict)
+    _views: list[MemoryView] | None = None
+    _rows: dict[str, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def row(self, memory_id: str) -> int | None:
+        """Row of a readable record, or ``None``."""
+        if self._rows is None:
+            self._rows = {memory_id: i for i, memory_id in enumerate(self.ids)}
+        return self._rows.get(memory_id)
+
+    def entry_order(self) -> list[tuple[str, str]]:
+        """(id, blob id) of every entry, readable or not, in the tree's own order.
+
+        Raises:
+            Untrusted: the stored order names an id the table does not hold.
+        """
+        blob_of = dict(zip(self.ids, self.blobs, strict=True))
+        blob_of.update((s.memory_id, s.blob_id) for s in self.bad)
+        try:
+            return [(mid, blob_of[mid]) for mid in self.order]
+        except KeyError as exc:
+            raise Untrusted(f"entry order names unknown id {exc}") from None
+
+    def views(self) -> list[MemoryView]:
+        """A :class:`MemoryView` per readable record, sorted by id (built once)."""
+        if self._views is None:
+            with paused_gc():
+                self._views = self._build_views()
+        return self._views
+
+    def recall_selection(self, include_stale: bool) -> tuple[RowViews, dict[str, str]]:
+        """:func:`gitmem.recall.select_candidates` of this table's views, from the columns.
+
+        Equal to it (same candidates in the same order, same superseded map) without a view
+        per record: the candidates are a :class:`RowViews` that builds views on access.
+        """
+        statuses, rels, ids = self.columns["status"], self.columns["rels"], self.ids
+        refuted, stale, supersedes = Status.REFUTED.value, Status.STALE.value, RelationType.SUPERSEDES.value
+        live = [r for r, status in enumerate(statuses) if status != refuted]
+        superseded: dict[str, str] = {}
+        # Rows are sorted by id: walking them backwards leaves the smallest superseding id.
+        for r in reversed(live):
+            if rels[r] and statuses[r] != stale:
+                for kind, target in rels[r]:
+                    if kind == supersedes and target != ids[r]:
+                        superseded[target] = ids[r]
+        if not include_stale:
+            live = [r for r in live if statuses[r] != stale and ids[r] not in superseded]
+        return RowViews(self, live), superseded
+
+    def view(self, row: int) -> MemoryView:
+        """The :class:`MemoryView` of one row (from the list when it was built)."""
+        if self._views is not None:
+            return self._views[row]
+        c = self.columns
+        return MemoryView(row, self.ids[row], self.blobs[row], TYPES[c["type"][row]],
+                          c["content"][row], c["conf"][row], STATUSES[c["status"][row]],
+                          c["prov"][row], c["decay"][row], c["rels"][row], c["refuted"][row],
+                          c["verified"][row])
+
+    def _build_views(self) -> list[MemoryView]:
+        c = self.columns
+        types, statuses, view = TYPES, STATUSES, MemoryView
+        return [
+            view(i, mid, blob, types[kind], content, conf, statuses[status], prov, decay, rels,
+                 refuted, verified)
+            for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted, verified)
+            in enumerate(zip(self.ids, self.blobs, c["type"], c["content"], c["conf"], c["status"],
+                             c["prov"], c["decay"], c["rels"], c["refuted"], c["verified"],
+                             strict=True))
+        ]
+
+    def memory(self, row: int) -> Memory:
+        """The full record of ``row``, equal to a fresh parse of its blob.
+
+        Raises:
+            Untrusted: the stored mapping is damaged (the caller re-reads the blob).
+        """
+        found = self.parsed.get(row)
+        if found is not None:
+            return found
+        if self.path is None:
+            raise Untrusted("no records section")
+        start, end = self.offsets[row], self.offsets[row + 1]
+        memory = self._from_chunk(row, self.read_section(start, end - start))
+        self.parsed[row] = memory
+        return memory
+
+    def memories(self) -> list[Memory]:
+        """Every readable record as a full model, sorted by id.
+
+        Raises:
+            Untrusted: a stored mapping is damaged.
+        """
+        if len(self.parsed) < len(self.ids) and self.path is not None:
+            section = self.read_section(0, -1)
+            for row in range(len(self.ids)):
+                if row not in self.parsed:
+                    chunk = section[self.offsets[row]:self.offsets[row + 1]]
+                    self.parsed[row] = self._from_chunk(row, chunk)
+        return [self.parsed[row] for row in range(len(self.ids))]
+
+    def read_section(self, start: int, length: int) -> bytes:
+        """``length`` bytes (``-1``: all) of the records section from ``start``.
+
+        Raises:
+            Untrusted: the file is gone (another process cleared or pruned the cache).
+        """
+        try:
+            with open(self.path, "rb") as handle:  # type: ignore[arg-type]
+                handle.seek(self.records_at + start)
+                return handle.read(length)
+        except OSError as exc:
+            raise Untrusted(f"records file unreadable: {exc.strerror}") from None
+
+    def _from_chunk(self, row: int, chunk: bytes) -> Memory:
+        from gitmem.models import Memory
+
+        if zlib.crc32(chunk) != self.crcs[row]:
+            raise Untrusted(f"record {self.ids[row]} fails its checksum")
+        try:
+            memory = Memory.model_validate(marshal.loads(chunk))
+        except Exception as exc:
+            raise Untrusted(f"record {self.ids[row]} does not load ({type(exc).__name__})") from None
+        if memory.id != self.ids[row]:
+            raise Untrusted(f"record {self.ids[row]} holds {memory.id}")
+        memory.bind_blob(self.blobs[row])
+        return memory
+
+    def snapshot(self, tip: str | None) -> Snapshot:
+        """A :class:`~gitmem.reader.Snapshot` with full records, in the tree's entry order.
+
+        Raises:
+            Untrusted: a stored mapping is damaged.
+        """
+        records = self.memories()
+        snap = Snapshot(tip=tip, skipped=list(self.bad))
+        for memory_id, blob in self.entry_order():
+            snap.blobs[memory_id] = blob
+            row = self.row(memory_id)
+            if row is not None:
+                snap.records[memory_id] = records[row]
+        return snap

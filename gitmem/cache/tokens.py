@@ -1,0 +1,151 @@
+"""Token counts, kept so that a warm wake never loads the BPE tables.
+
+``tokens-<tree>-<encoding>.bin`` holds a column per records table (the tokens of each
+record's entry), ``counts-<encoding>.bin`` a memo of other texts keyed by their digest.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Callable
+
+from gitmem.cache.files import CacheFiles, safe_name
+from gitmem.cache.table import RecordTable
+
+__all__ = ["TokenCounts"]
+
+_MAX_COUNTS = 50_000  # memoised text token counts kept per encoding
+
+
+def _tokens_name(tree: str, encoding: str) -> str:
+    return f"tokens-{tree}-{safe_name(encoding)}.bin"
+
+
+def _counts_name(encoding: str) -> str:
+    return f"counts-{safe_name(encoding)}.bin"
+
+
+class TokenCounts:
+    """Token counts gathered by this process and those saved by earlier ones.
+
+    A count depends only on the text and the encoding, so a saved one never goes stale.
+    Counts gathered here are written by :meth:`flush`. Callers hold :attr:`files`'s lock.
+
+    Args:
+        files: the cache directory.
+    """
+
+    def __init__(self, files: CacheFiles) -> None:
+        self.files = files
+        self._columns: dict[tuple[str, str], array] = {}
+        self._dirty_columns: set[tuple[str, str]] = set()
+        self._memos: dict[str, dict[bytes, int]] = {}
+        self._dirty_memos: set[str] = set()
+
+    def _column(self, table: RecordTable, encoding: str) -> array:
+        """The saved or in-memory column of ``table`` (``-1``: not counted yet)."""
+        key = (table.tree or "", encoding)
+        counts = self._columns.get(key)
+        if counts is None:
+            counts = array("i", [-1]) * len(table)
+            if table.tree is not None:
+                payload = self.files.read_payload(_tokens_name(table.tree, encoding), "tokens")
+                if payload is not None:
+                    loaded = array("i")
+                    try:
+                        loaded.frombytes(payload)
+                    except (TypeError, ValueError):
+                        loaded = array("i")
+                    if len(loaded) == len(table):
+                        counts = loaded
+            self._columns[key] = counts
+        return counts
+
+    def carry(self, base: RecordTable, table: RecordTable) -> None:
+        """Give ``table`` the counts of the rows it shares (id and blob id) with ``base``.
+
+        So that one learned memory costs one count, not a tokenizer load and 10,000 counts.
+        """
+        prefix = f"tokens-{base.tree}-"
+        names = [p.name for p in self.files.newest_first(prefix + "*.bin")]
+        rows = {(mid, blob): i for i, (mid, blob) in enumerate(zip(base.ids, base.blobs, strict=True))}
+        for name in names:
+            encoding = name[len(prefix):-len(".bin")]
+            old = self._column(base, encoding)
+            new = array("i", [-1]) * len(table)
+            for i, key in enumerate(zip(table.ids, table.blobs, strict=True)):
+                j = rows.get(key)
+                if j is not None:
+                    new[i] = old[j]
+            self._columns[(table.tree or "", encoding)] = new
+            self._dirty_columns.add((table.tree or "", encoding))
+
+    def column(self, table: RecordTable, encoding: str) -> array:
+        """Tokens of ``format_entry`` of every row of ``table``, counting only rows not cached.
+
+        Returns:
+            One count per row (``array("i")``), in row order; the cache's own array.
+
+        Raises:
+            TokenizerUnavailable: some row must be counted and the encoding cannot load.
+        """
+        counts = self._column(table, encoding)
+        if -1 in counts:
+            from gitmem.entry import format_entry
+            from gitmem.tokens import TokenCounter
+
+            counter = TokenCounter(encoding)
+            for row, value in enumerate(counts):
+                if value < 0:
+                    counts[row] = counter(format_entry(table.view(row)))
+            self._dirty_columns.add((table.tree or "", encoding))
+        return counts
+
+    def counter(self, encoding: str) -> Callable[[str], int]:
+        """A token counter for ``encoding`` that remembers counts across processes.
+
+        Same results as :class:`gitmem.tokens.TokenCounter` (a count depends only on the
+        text and the encoding); the BPE tables load only for a text never counted before.
+        The memo is keyed by a BLAKE2b digest of the text.
+        """
+        from gitmem.tokens import TokenCounter
+
+        base = TokenCounter(encoding)
+        memo = self._memos.get(encoding)
+        if memo is None:
+            payload = self.files.read_payload(_counts_name(encoding), "counts")
+            memo = payload if isinstance(payload, dict) else {}
+            self._memos[encoding] = memo
+
+        def count(text: str) -> int:
+            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            value = memo.get(key)
+            if not isinstance(value, int):
+                value = memo[key] = base(text)
+                self._dirty_memos.add(encoding)
+            return value
+
+        return count
+
+    def flush(self) -> None:
+        """Save the counts gathered since the last flush (no-op when none)."""
+        for tree, encoding in sorted(self._dirty_columns):
+            counts = self._columns.get((tree, encoding))
+            if tree and counts is not None:
+                self.files.write_payload(_tokens_name(tree, encoding), "tokens", counts.tobytes())
+        self._dirty_columns.clear()
+        for encoding in sorted(self._dirty_memos):
+            memo = self._memos[encoding]
+            if len(memo) > _MAX_COUNTS:  # keep the newest (dicts keep insertion order)
+                memo = dict(list(memo.items())[-_MAX_COUNTS // 2:])
+                self._memos[encoding] = memo
+            self.files.write_payload(_counts_name(encoding), "counts", memo)
+        self._dirty_memos.clear()
+
+    def forget(self) -> None:
+        """Drop every count held in memory, saved or not (the files are cleared by the caller)."""
+        self._columns.clear()
+        self._dirty_columns.clear()
+        self._memos.clear()
+        self._dirty_memos.clear()
