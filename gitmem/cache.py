@@ -312,6 +312,12 @@ class RowViews(Sequence):
         content = self.table.columns["content"]
         return [content[r] for r in self.rows]
 
+    @property
+    def observed(self) -> list[str | None]:
+        """``provenance.observed_at`` of each row as ISO 8601 text (``None``: no provenance)."""
+        prov = self.table.columns["prov"]
+        return [None if prov[r] is None else prov[r][0] for r in self.rows]
+
 
 # -- the records of one tree ----------------------------------------------------------------------
 
@@ -906,13 +912,13 @@ class RecordCache:
         """A function ``candidates -> RecallIndex``, loading or building the index on disk.
 
         An index is keyed by the ``memories`` tree and a digest of the candidate ids, which
-        fix every document's text.
+        fix every document's text, and of :attr:`RecallIndex.VERSION`, which fixes the analysis.
         """
-        from gitmem.recall import RecallIndex
+        from gitmem.recall import RecallIndex, observed_times
 
         def provide(candidates: Sequence[Any]) -> RecallIndex:
             listed = candidates.ids if isinstance(candidates, RowViews) else [m.id for m in candidates]
-            ids = "\n".join(listed).encode()
+            ids = "\n".join([RecallIndex.VERSION, *listed]).encode()
             digest = hashlib.blake2b(ids, digest_size=12).hexdigest()
             path = self.root / f"recall-{tree}-{digest}.bin" if tree else None
             if path is not None:
@@ -922,8 +928,10 @@ class RecordCache:
                         return RecallIndex.from_payload(got[0], len(candidates))
                     except (KeyError, TypeError, ValueError) as exc:
                         self._untrusted(path, Untrusted(f"bad structure: {exc}"))
-            index = RecallIndex.build(candidates.contents if isinstance(candidates, RowViews)
-                                      else [m.content for m in candidates])
+            if isinstance(candidates, RowViews):
+                index = RecallIndex.build(candidates.contents, candidates.observed)
+            else:
+                index = RecallIndex.build([m.content for m in candidates], observed_times(candidates))
             if path is not None:
                 self._write(path, "recall", index.to_payload())
             return index

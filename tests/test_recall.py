@@ -55,8 +55,9 @@ def ids(result) -> list[str]:
 
 
 def test_tokenizer_splits_lowercases_stems_and_drops_stop_words():
+    # Snowball English stems (gitmem.analysis), no longer the hand-written suffix rule.
     assert tokenize("The Caching of cachedQueries, busy_timeout=5000ms") == [
-        "cach", "cach", "query", "busy", "timeout", "5000", "ms"]
+        "cach", "cach", "queri", "busi", "timeout", "5000", "ms"]
 
 
 def test_recall_finds_the_memory_by_words_and_by_word_forms():
@@ -190,8 +191,11 @@ def test_fusion_is_not_worse_than_bm25_on_the_labelled_set():
     spec.loader.exec_module(bench)
     figures = bench.run()
     assert figures["fusion (gitmem default)"][0] >= figures["bm25"][0]
-    assert round(figures["bm25"][0], 3) == 0.739
-    assert round(figures["fusion (gitmem default)"][0], 3) == 0.757
+    assert round(figures["bm25"][0], 3) == 0.754
+    assert round(figures["fusion (gitmem default)"][0], 3) == 0.783
+    # Never below the fusion before the Snowball analysis (recall@5 0.757, MRR 0.744).
+    assert figures["fusion (gitmem default)"][0] >= 0.757
+    assert figures["fusion (gitmem default)"][1] >= 0.744
 
 
 def test_superseded_memories_are_treated_as_stale():
