@@ -92,9 +92,9 @@ def test_refuted_never_appear_and_stale_only_when_asked():
     assert ids(with_stale) == ["fact-00000002", "fact-00000003"]
     assert [h.stale for h in with_stale.hits] == [True, False]
     assert render_hits(with_stale.hits, "plain") == (
-        "- [fact-00000002] queue uses WAL journal (Observed 2026-08-03, Conf: 0.95)"
+        "- [fact-00000002] queue uses WAL journal (Observed 2026-08-03 00:00 UTC, Conf: 0.95)"
         " (STALE: lines 3-4 changed)\n"
-        "- [fact-00000003] queue uses rollback journal (Observed 2026-08-04, Conf: 0.95)\n"
+        "- [fact-00000003] queue uses rollback journal (Observed 2026-08-04 00:00 UTC, Conf: 0.95)\n"
     )
 
 
@@ -123,7 +123,7 @@ def test_pre_turn_block_reads_a_claude_code_payload():
     assert block == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"
         "> - [fact-00000001] SQLite signal queue uses WAL mode and busy_timeout=5000ms. "
-        "(Observed 2026-08-02, Conf: 0.95)\n"
+        "(Observed 2026-08-02 00:00 UTC, Conf: 0.95)\n"
     )
 
 
