@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
+from datetime import UTC
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gitmem.vocabulary import RECALL_FORMATS
@@ -115,7 +116,8 @@ def format_hits(hits: Sequence[HitLike], fmt: str, query: str = "") -> str:
     ``markdown-prompt`` frames the hits as falsifiable hypotheses under :data:`RECALL_HEADER`,
     each line quoted with ``"> "``; ``plain`` is the bare entries; ``json`` an object with the
     query and one object per hit. No hits gives an empty string in the text formats (there is
-    nothing to inject). Stale hits carry `` (STALE: reason)``.
+    nothing to inject). Stale hits carry `` (STALE: reason)``. Unlike wake's entries, a hit's
+    line gives the observation time to the minute (see :func:`_hit_entry`).
 
     Args:
         hits: best first.
@@ -134,15 +136,31 @@ def format_hits(hits: Sequence[HitLike], fmt: str, query: str = "") -> str:
             ensure_ascii=False,
             indent=2,
         ) + "\n"
-    entries = "".join(
-        format_entry(h.memory, stale_reason=(h.stale_reason or "") if h.stale else None)
-        for h in hits
-    )
+    entries = "".join(_hit_entry(h) for h in hits)
     if fmt == "plain":
         return entries
     if fmt == "markdown-prompt":
         return RECALL_HEADER + _quote(entries) if hits else ""
     raise ValueError(f"unknown recall format {fmt!r}; expected one of {RECALL_FORMATS}")
+
+
+def _hit_entry(hit: HitLike) -> str:
+    """:func:`format_entry` of a hit, its observation date with the time to the minute (UTC).
+
+    ``- [fact-8f2a1b9c] content (Observed 2026-08-27 15:04 UTC, Conf: 0.95)``: an agent asked
+    "when did …" reads the answer there. Legacy records without provenance have no time.
+    """
+    memory = hit.memory
+    full = format_entry(memory, stale_reason=(hit.stale_reason or "") if hit.stale else None)
+    if memory.provenance is None:
+        return full
+    at = memory.provenance.observed_at
+    at = at.astimezone(UTC) if at.tzinfo is not None else at
+    marker = f"(Observed {memory.provenance.observed_at.date().isoformat()}, "
+    # The metadata is the last group of the entry without its stale suffix, which ``full``
+    # only appends: its marker is the last one there (content may hold the same text).
+    cut = format_entry(memory).rfind(marker)
+    return f"{full[:cut]}(Observed {at:%Y-%m-%d %H:%M} UTC, {full[cut + len(marker):]}"
 
 
 def _hit_json(hit: HitLike) -> dict[str, Any]:

@@ -18,7 +18,14 @@ from gitmem.decay import weight
 from gitmem.entry import format_entry
 from gitmem.errors import MalformedRecord
 from gitmem.reader import Skipped, Snapshot, read_record
-from gitmem.recall import RecallIndex, bm25_scores, rank_memories, recall, trigram_scores
+from gitmem.recall import (
+    RecallIndex,
+    bm25_scores,
+    observed_times,
+    rank_memories,
+    recall,
+    trigram_scores,
+)
 from gitmem.store import Mutation, Store
 from gitmem.tokens import TokenCounter
 from gitmem.wake import compile_wake
@@ -386,11 +393,11 @@ def test_rank_memories_with_an_index_equals_without():
     memories = [Memory(id=f"fact-{i:08x}", type="fact", content=text,
                        provenance={"observed_at": f"2026-01-{1 + i % 28:02d}T00:00:00Z"})
                 for i, text in enumerate(documents)]
-    index = RecallIndex.build(documents)
+    index = RecallIndex.build(documents, observed_times(memories))
     for query in queries[:15]:
         assert rank_memories(query, memories, index=index) == rank_memories(query, memories)
-        assert recall(memories, query, index=lambda c: RecallIndex.build([m.content for m in c])) \
-            == recall(memories, query)
+        assert recall(memories, query, index=lambda c: RecallIndex.build(
+            [m.content for m in c], observed_times(c))) == recall(memories, query)
 
 
 def test_an_index_of_another_size_is_refused():

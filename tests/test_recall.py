@@ -52,8 +52,9 @@ def ids(result) -> list[str]:
 
 
 def test_tokenizer_splits_lowercases_stems_and_drops_stop_words():
+    # Snowball English stems (gitmem.analysis), no longer the hand-written suffix rule.
     assert tokenize("The Caching of cachedQueries, busy_timeout=5000ms") == [
-        "cach", "cach", "query", "busy", "timeout", "5000", "ms"]
+        "cach", "cach", "queri", "busi", "timeout", "5000", "ms"]
 
 
 def test_recall_finds_the_memory_by_words_and_by_word_forms():
@@ -88,9 +89,9 @@ def test_refuted_never_appear_and_stale_only_when_asked():
     assert ids(with_stale) == ["fact-00000002", "fact-00000003"]
     assert [h.stale for h in with_stale.hits] == [True, False]
     assert format_hits(with_stale.hits, "plain") == (
-        "- [fact-00000002] queue uses WAL journal (Observed 2026-08-03, Conf: 0.95)"
+        "- [fact-00000002] queue uses WAL journal (Observed 2026-08-03 00:00 UTC, Conf: 0.95)"
         " (STALE: lines 3-4 changed)\n"
-        "- [fact-00000003] queue uses rollback journal (Observed 2026-08-04, Conf: 0.95)\n"
+        "- [fact-00000003] queue uses rollback journal (Observed 2026-08-04 00:00 UTC, Conf: 0.95)\n"
     )
 
 
@@ -129,7 +130,7 @@ def test_the_pre_turn_hook_reads_a_claude_code_payload(repo):
     assert block == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"
         f"> - [{first}] SQLite signal queue uses WAL mode and busy_timeout=5000ms. "
-        "(Observed 2026-08-02, Conf: 0.95)\n"
+        "(Observed 2026-08-02 00:00 UTC, Conf: 0.95)\n"
     )
     assert tur(repo, "hook", "pre-turn", "--top-k", "1", stdin=payload).out == block
 
@@ -206,8 +207,11 @@ def test_fusion_is_not_worse_than_bm25_on_the_labelled_set():
     spec.loader.exec_module(bench)
     figures = bench.run()
     assert figures["fusion (gitmem default)"][0] >= figures["bm25"][0]
-    assert round(figures["bm25"][0], 3) == 0.739
-    assert round(figures["fusion (gitmem default)"][0], 3) == 0.757
+    assert round(figures["bm25"][0], 3) == 0.754
+    assert round(figures["fusion (gitmem default)"][0], 3) == 0.783
+    # Never below the fusion before the Snowball analysis (recall@5 0.757, MRR 0.744).
+    assert figures["fusion (gitmem default)"][0] >= 0.757
+    assert figures["fusion (gitmem default)"][1] >= 0.744
 
 
 def test_superseded_memories_are_treated_as_stale():

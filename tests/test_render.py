@@ -130,7 +130,7 @@ def test_memory_text_reaches_output_exactly_as_stored():
     assert format_hits(hits, "markdown-prompt") == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"
         "> - [fact-0000abcd] two\n"
-        ">   lines of queue text (Observed 2026-08-27, Conf: 0.95)\n")
+        ">   lines of queue text (Observed 2026-08-27 15:00 UTC, Conf: 0.95)\n")
 
 
 @pytest.mark.parametrize(("value", "text"), [(0.95, "0.95"), (1.0, "1.0"), (0.9, "0.9"),

@@ -16,7 +16,8 @@ class RecallIndexes:
     """:class:`gitmem.recall.RecallIndex` objects saved per candidate list.
 
     An index is keyed by the ``memories`` tree and a digest of the candidate ids, which
-    fix every document's text; its payload is :meth:`RecallIndex.to_payload`.
+    fix every document's text, and of :attr:`RecallIndex.VERSION`, which fixes the analysis;
+    its payload is :meth:`RecallIndex.to_payload`.
 
     Args:
         files: the cache directory.
@@ -32,11 +33,12 @@ class RecallIndexes:
         and ``content``). With ``tree`` ``None`` (no records) nothing is saved. A saved index
         of the wrong structure is deleted, reported and built again.
         """
-        from gitmem.recall import RecallIndex
+        from gitmem.recall import RecallIndex, observed_times
 
         def provide(candidates: Sequence[Any]) -> RecallIndex:
             listed = candidates.ids if isinstance(candidates, RowViews) else [m.id for m in candidates]
-            digest = hashlib.blake2b("\n".join(listed).encode(), digest_size=12).hexdigest()
+            keyed = "\n".join([RecallIndex.VERSION, *listed]).encode()
+            digest = hashlib.blake2b(keyed, digest_size=12).hexdigest()
             name = f"recall-{tree}-{digest}.bin" if tree else None
             if name is not None:
                 payload = self.files.read_payload(name, "recall")
@@ -45,8 +47,10 @@ class RecallIndexes:
                         return RecallIndex.from_payload(payload, len(candidates))
                     except (KeyError, TypeError, ValueError) as exc:
                         self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
-            index = RecallIndex.build(candidates.contents if isinstance(candidates, RowViews)
-                                      else [m.content for m in candidates])
+            if isinstance(candidates, RowViews):
+                index = RecallIndex.build(candidates.contents, candidates.observed)
+            else:
+                index = RecallIndex.build([m.content for m in candidates], observed_times(candidates))
             if name is not None:
                 self.files.write_payload(name, "recall", index.to_payload())
             return index

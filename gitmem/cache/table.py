@@ -64,6 +64,12 @@ class RowViews(Sequence):
         content = self.table.columns["content"]
         return [content[r] for r in self.rows]
 
+    @property
+    def observed(self) -> list[str | None]:
+        """``provenance.observed_at`` of each row as ISO 8601 text (``None``: no provenance)."""
+        prov = self.table.columns["prov"]
+        return [None if prov[r] is None else prov[r][0] for r in self.rows]
+
 
 # -- the records of one tree ----------------------------------------------------------------------
 

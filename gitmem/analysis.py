@@ -1,0 +1,137 @@
+r"""Text analysis for recall: words, identifier parts, English stop words and Snowball stems.
+
+A text becomes BM25 terms in four steps:
+
+1. **Words**: maximal runs of letters and digits (``[^\W_]+``, Unicode-aware), so that
+   ``snake_case``, ``a/b/c.py`` and ``don't`` split at ``_``, ``/``, ``.`` and ``'``.
+2. **Identifier parts**: each word is split at camelCase humps and letter/digit borders
+   (``RecordCache`` → ``Record``, ``Cache``; ``HTTPServer`` → ``HTTP``, ``Server``;
+   ``utf8`` → ``utf``, ``8``), so an identifier matches the words it is made of. Case is
+   Unicode's: ``façade`` stays whole.
+3. **Stop words**: parts are lowercased and English function words dropped: the NLTK English
+   list (179 words: pronouns, auxiliaries, articles, prepositions and the contraction pieces
+   ``s``, ``t``, ``ll``, ``ve``, ``re``, ``m``, ``d``), as shipped by bm25s
+   (``bm25s.stopwords.STOPWORDS_EN_PLUS``), plus ``could`` and ``would``.
+4. **Stems**: the Snowball English (Porter 2) stemmer (M. F. Porter, "Snowball: a language for
+   stemming algorithms", 2001; https://snowballstem.org/algorithms/english/stemmer.html), from
+   PyStemmer, the C implementation bm25s accepts: ``caching``/``caches``/``cached`` →
+   ``cach``, ``memories`` → ``memori``.
+
+Everything is local: the stop list is read from the installed bm25s package (without
+importing bm25s, whose import pulls in numpy) and the stemmer is a compiled extension
+(about 2 ms to import). :data:`VERSION` names the analysis; an index built by another
+analysis must not be used (:mod:`gitmem.cache` keys recall indexes by it).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import re
+from importlib.machinery import SourceFileLoader
+from pathlib import Path
+from types import ModuleType
+
+import Stemmer
+
+__all__ = ["STOPWORDS", "VERSION", "identifier_parts", "stem", "tokenize", "words"]
+
+_EXTRA_STOPWORDS = ("could", "would")  # modal auxiliaries NLTK's list lacks
+
+
+def _load_stopwords() -> frozenset[str]:
+    """NLTK's English stop words as bm25s ships them, plus :data:`_EXTRA_STOPWORDS`.
+
+    ``bm25s/stopwords.py`` is a plain module of tuples; it is executed on its own so that the
+    bm25s package (numpy, 0.2 s) is not imported on the warm recall path. Should its place
+    ever change, the ordinary import is used.
+    """
+    words: tuple[str, ...]
+    try:
+        spec = importlib.util.find_spec("bm25s")  # locates the package, imports nothing
+        if spec is None or spec.origin is None:
+            raise ImportError("bm25s")
+        path = Path(spec.origin).with_name("stopwords.py")
+        loader = SourceFileLoader("gitmem._bm25s_stopwords", str(path))
+        module = ModuleType(loader.name)
+        module.__file__ = str(path)
+        loader.exec_module(module)
+        words = module.STOPWORDS_EN_PLUS
+    except (ImportError, OSError, AttributeError, SyntaxError):
+        from bm25s.stopwords import STOPWORDS_EN_PLUS
+
+        words = tuple(STOPWORDS_EN_PLUS)
+    return frozenset(words) | frozenset(_EXTRA_STOPWORDS)
+
+
+STOPWORDS: frozenset[str] = _load_stopwords()
+"""Lowercase English stop words (see the module docstring); none is ever a term."""
+
+_STEMMER = Stemmer.Stemmer("english")
+VERSION = f"words2-nltk179+2-snowball-english-{Stemmer.version()}"
+"""Names this analysis (word split, stop list, stemmer and its version) for cache keys."""
+
+_WORD = re.compile(r"[^\W_]+")
+
+
+def words(text: str) -> list[str]:
+    """Step 1: the runs of letters and digits of ``text``, as they are (not lowercased)."""
+    return _WORD.findall(text)
+
+
+def identifier_parts(word: str) -> list[str]:
+    """Step 2: ``word`` split at camelCase humps and letter/digit borders, as they are.
+
+    A part starts at a digit after a non-digit and the reverse, at an upper-case letter after
+    a letter that is not upper case (``recordCache``), and at the last upper-case letter of a
+    run followed by a lower-case one (``HTTPServer``). Case is Unicode's, so ``façade`` and
+    ``Ünïcode`` stay whole; on ASCII words this is the split gitmem always made.
+    """
+    if word.isalpha() and (word.islower() or word.isupper()):  # the usual words: no border
+        return [word]
+    parts: list[str] = []
+    start = 0
+    last = len(word) - 1
+    for i in range(1, len(word)):
+        before, here = word[i - 1], word[i]
+        if (before.isdigit() != here.isdigit()
+                or (here.isupper() and not before.isupper() and not before.isdigit())
+                or (here.isupper() and before.isupper() and i < last and word[i + 1].islower())):
+            parts.append(word[start:i])
+            start = i
+    parts.append(word[start:])
+    return parts
+
+
+def stem(term: str) -> str:
+    """Step 4: the Snowball English stem of a lowercase term (memoised)."""
+    return _stem(term)
+
+
+@functools.lru_cache(maxsize=1 << 16)
+def _stem(term: str) -> str:
+    return _STEMMER.stemWord(term)
+
+
+def tokenize(text: str) -> list[str]:
+    """BM25 terms of ``text``: steps 1-4 of the module docstring, in text order.
+
+    ``"The RecordCache keeps parsed_records"`` → ``["record", "cach", "keep", "pars",
+    "record"]``.
+    """
+    out: list[str] = []
+    for word in _WORD.findall(text):
+        out.extend(_word_terms(word))
+    return out
+
+
+# Words repeat across memories, so the per-word work is memoised (bounded, for long-lived
+# processes): indexing 100,000 memories then costs a dictionary lookup per word.
+@functools.lru_cache(maxsize=1 << 16)
+def _word_terms(word: str) -> tuple[str, ...]:
+    out = []
+    for part in identifier_parts(word):
+        lower = part.lower()
+        if lower not in STOPWORDS:
+            out.append(_stem(lower))
+    return tuple(out)
