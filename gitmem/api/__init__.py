@@ -455,7 +455,7 @@ class Gitmem:
         full_records: bool = True,
         now: datetime | None = None,
     ) -> tuple[RecallResult, list[Skipped]]:
-        """Memories relevant to ``query``: BM25 + recency + trigram vectors fused by RRF.
+        """Memories relevant to ``query``: BM25 and trigram vectors fused by RRF (docs/wake-recall.md).
 
         Refuted memories never appear; stale ones only with ``include_stale``. With
         ``full_records=False`` hits may carry read-only :class:`gitmem.cache.MemoryView`

@@ -24,7 +24,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="after the prompt, list every memory included or excluded, with the reason")
     p.set_defaults(func=cmd_wake)
 
-    p = sub.add_parser("recall", help="memories relevant to a query (BM25 + recency + trigram, RRF)")
+    p = sub.add_parser("recall", help="memories relevant to a query (BM25 + trigram vectors, RRF)")
     p.add_argument("query_pos", nargs="?", metavar="QUERY")
     p.add_argument("--query", "-q")
     p.add_argument("--top-k", type=int, default=None,
