@@ -67,6 +67,10 @@ class HitLike(Protocol):
     def stale_reason(self) -> str | None:
         """Why it is stale, when it is."""
 
+    @property
+    def may_contradict(self) -> tuple[str, ...]:
+        """Ids of other hits that may say the opposite."""
+
 
 def format_confidence(confidence: float) -> str:
     """Confidence as printed in entries: two decimals, trailing zeros trimmed to one (``0.9``).
@@ -153,6 +157,8 @@ def _hit_entry(hit: HitLike) -> str:
     memory = hit.memory
     full = format_entry(memory, stale_reason=(hit.stale_reason or "") if hit.stale else None)
     if memory.provenance is None:
+        if hit.may_contradict:
+            full = f"{full[:-1]} (may contradict {', '.join(hit.may_contradict)})\n"
         return full
     at = memory.provenance.observed_at
     at = at.astimezone(UTC) if at.tzinfo is not None else at
@@ -160,7 +166,10 @@ def _hit_entry(hit: HitLike) -> str:
     # The metadata is the last group of the entry without its stale suffix, which ``full``
     # only appends: its marker is the last one there (content may hold the same text).
     cut = format_entry(memory).rfind(marker)
-    return f"{full[:cut]}(Observed {at:%Y-%m-%d %H:%M} UTC, {full[cut + len(marker):]}"
+    line = f"{full[:cut]}(Observed {at:%Y-%m-%d %H:%M} UTC, {full[cut + len(marker):]}"
+    if hit.may_contradict:
+        line = f"{line[:-1]} (may contradict {', '.join(hit.may_contradict)})\n"
+    return line
 
 
 def _hit_json(hit: HitLike) -> dict[str, Any]:
@@ -180,4 +189,5 @@ def _hit_json(hit: HitLike) -> dict[str, Any]:
         "ranks": hit.ranks,
         "bm25": round(hit.bm25, 6),
         "trigram": round(hit.trigram, 6),
+        "may_contradict": list(hit.may_contradict),
     }

@@ -54,7 +54,7 @@ from gitmem.defaults import RECALL_TOP_K
 from gitmem.entry import RECALL_FORMATS, format_hits
 from gitmem.errors import InvalidInput
 from gitmem.relations import superseded_by
-from gitmem.vocabulary import Status
+from gitmem.vocabulary import RelationType, Status
 
 if TYPE_CHECKING:
     from datetime import datetime
@@ -96,6 +96,12 @@ MAX_QUERY_CHARS = 4000
 """A longer query (e.g. a pasted log in a prompt) is cut to this many characters."""
 INDEX_VERSION = f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year/trigram-tfidf"
 """Names what a :class:`RecallIndex` holds; a stored index of another version is never used."""
+
+NEAR_TIE = 0.25
+"""Near-duplicate hits whose BM25 scores are within this fraction of the higher one are a
+near-tie: the newer ranks first (see :func:`_newer_first_among_near_ties`)."""
+NEAR_TIE_WINDOW = 10
+"""Without a limit, near-ties are looked for among the first this many hits (else the limit)."""
 
 _MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
            "september", "october", "november", "december")
@@ -347,6 +353,7 @@ class Hit:
         bm25: its BM25 score (0 = no query term).
         trigram: its trigram cosine.
         stale_reason: why it is stale (the recorded reason, or ``superseded by <id>``).
+        may_contradict: see the field's docstring.
     """
 
     memory: Memory
@@ -356,6 +363,9 @@ class Hit:
     bm25: float
     trigram: float
     stale_reason: str | None = None
+    may_contradict: tuple[str, ...] = ()
+    """Ids of other hits of the same recall that may say the opposite
+    (:func:`gitmem.similarity.may_contradict`) with no ``supersedes`` link between them."""
 
 
 @dataclass(frozen=True)
@@ -450,6 +460,9 @@ def rank_memories(
     recency = ranks["recency"]
     order = sorted(pool, key=lambda i: (-scores[i], recency.get(memories[i].id, unranked),
                                         memories[i].id))
+    window = min(len(order), limit or NEAR_TIE_WINDOW)
+    order = _newer_first_among_near_ties(
+        order, memories, bm25, lambda i: recency.get(memories[i].id, unranked), window)
     hits = []
     for i in order if limit is None else order[:limit]:
         memory = memories[i]
@@ -458,6 +471,42 @@ def rank_memories(
         reason = (memory.decay.reason if memory.decay else None) if stale else None
         hits.append(Hit(memory, scores[i], own, stale, bm25[i], tri[i], reason))
     return hits
+
+
+def _newer_first_among_near_ties(order: list[int], memories: Sequence[Memory],
+                                 bm25: Sequence[float], recency_rank: Callable[[int], int],
+                                 window: int) -> list[int]:
+    """``order`` with each near-tie of two statements that may disagree put newest first.
+
+    A near-tie: two of the first ``window`` hits may contradict each other
+    (:func:`gitmem.similarity.may_contradict`: near-duplicates that differ in a number or a
+    negation) and their BM25 scores are within :data:`NEAR_TIE` of the higher one. The later
+    statement (an update, a correction) then takes the earlier one's place; every other hit
+    keeps its rank, and the set of the first ``window`` hits is unchanged. Near-duplicates
+    that agree are left in rank order: on long conversations (the LoCoMo development split)
+    putting every newer near-duplicate first lowered hit@5 from 0.642 to 0.629.
+    """
+    from gitmem.similarity import Statement, may_contradict
+
+    head = order[:window]
+    if len(head) < 2:
+        return order
+    said = {i: Statement.of(memories[i].content) for i in head}
+    moved = True
+    while moved:
+        moved = False
+        for p in range(len(head)):
+            for q in range(p + 1, len(head)):
+                a, b = head[p], head[q]
+                top = max(bm25[a], bm25[b])
+                if (top > 0 and top - min(bm25[a], bm25[b]) <= NEAR_TIE * top
+                        and recency_rank(b) < recency_rank(a) and may_contradict(said[a], said[b])):
+                    head.insert(p, head.pop(q))
+                    moved = True
+                    break
+            if moved:
+                break
+    return head + order[window:]
 
 
 def observed_times(memories: Sequence[Memory]) -> list[datetime | None]:
@@ -545,7 +594,7 @@ def recall(
             limit=top_k,
         )
     ]
-    top = ranked  # rank_memories gave at most top_k
+    top = _mark_contradictions(ranked)  # rank_memories gave at most top_k
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
     if not token_budget:
@@ -565,6 +614,28 @@ def recall(
         ):
             chosen.append(hit)
     return RecallResult(query, tuple(chosen), len(top) - len(chosen), fmt)
+
+
+def _mark_contradictions(hits: list[Hit]) -> list[Hit]:
+    """``hits`` with :attr:`Hit.may_contradict` set on every pair that may disagree.
+
+    A pair linked by ``supersedes`` (either way) is settled and not marked.
+    """
+    from gitmem.similarity import Statement, may_contradict
+
+    if len(hits) < 2:
+        return hits
+    said = [Statement.of(h.memory.content) for h in hits]
+    marks: list[list[str]] = [[] for _ in hits]
+    for i, a in enumerate(hits):
+        for j in range(i + 1, len(hits)):
+            b = hits[j]
+            settled = (b.memory.id in a.memory.relation_targets(RelationType.SUPERSEDES)
+                       or a.memory.id in b.memory.relation_targets(RelationType.SUPERSEDES))
+            if not settled and may_contradict(said[i], said[j]):
+                marks[i].append(b.memory.id)
+                marks[j].append(a.memory.id)
+    return [replace(h, may_contradict=tuple(m)) if m else h for h, m in zip(hits, marks, strict=True)]
 
 
 def query_from_payload(payload: bytes | str) -> str:

@@ -71,8 +71,11 @@ def test_recall_budget_caps_output_and_stale_needs_include_stale(repo):
     assert tur(repo, "recall", "--query", "parser quoting").out == ""
     stale = tur(repo, "recall", "--query", "parser quoting", "--include-stale").out
     assert mid in stale and "STALE" in stale
-    for i in range(10):
-        tur(repo, "learn", f"parser note {i}: quoting rules for case {i} are subtle and documented")
+    # Named, not numbered: notes that differ only in a number would be marked as possibly
+    # contradicting each other (tests/test_contradictions.py), which is not this test's subject.
+    for name in ("alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel", "india",
+                 "juliet"):
+        tur(repo, "learn", f"parser note {name}: quoting rules for case {name} are subtle and documented")
     # 70: one hit's line (with its observation time, ~61 tokens) fits, not all of them.
     run = tur(repo, "recall", "--query", "parser quoting", "--token-budget", "70", "--format", "json")
     capped = json.loads(run.out)

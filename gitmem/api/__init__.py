@@ -272,6 +272,7 @@ class Gitmem:
         scope: Scope | str = Scope.UNIVERSAL,
         allow_secret: bool = False,
         now: datetime | None = None,
+        supersedes: str | None = None,
     ) -> LearnResult:
         """Store a memory observed at HEAD, or re-verify the same content if already stored.
 
@@ -285,14 +286,24 @@ class Gitmem:
             scope: universal | incarnation.
             allow_secret: store content even if it looks like a credential.
             now: observation time (UTC); default the current time.
+            supersedes: id (or unique prefix) of a memory this one replaces; the relation is
+                added in the same commit.
+
+        Returns:
+            The record, whether it is new, the commit, and ``similar``: ids of memories that
+            may say the same thing (same anchored lines, or a near-duplicate statement), for
+            the caller to suggest ``tur link NEW OLD --type supersedes``.
 
         Raises:
-            InvalidInput: empty content, unknown type, confidence outside [0, 1].
+            InvalidInput: empty content, unknown type, confidence outside [0, 1], or a
+                ``supersedes`` target that is the memory itself or would close a cycle.
             SecretRefused: the content contains a credential and ``allow_secret`` is false.
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
+            UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
         """
         return self._curator.learn(content, type=type, file=file, confidence=confidence, agent=agent,
-                                   harness=harness, scope=scope, allow_secret=allow_secret, now=now)
+                                   harness=harness, scope=scope, allow_secret=allow_secret, now=now,
+                                   supersedes=supersedes)
 
     def refute(self, token: str, reason: str, by: str | None = None) -> tuple[Memory, CommitInfo | None]:
         """Mark a memory refuted with a reason; refuted wins over every other status.

@@ -55,6 +55,7 @@ class Curator:
         scope: Scope | str = Scope.UNIVERSAL,
         allow_secret: bool = False,
         now: datetime | None = None,
+        supersedes: str | None = None,
     ) -> LearnResult:
         """Store a memory observed at HEAD, or re-verify the same content if already stored.
 
@@ -68,14 +69,18 @@ class Curator:
             scope: universal | incarnation.
             allow_secret: store content even if it looks like a credential.
             now: observation time (UTC); default the current time.
+            supersedes: id (or unique prefix) of a memory this one replaces: a ``supersedes``
+                relation is added in the same commit.
 
         Raises:
-            InvalidInput: empty content, unknown type, confidence outside [0, 1].
+            InvalidInput: empty content, unknown type, confidence outside [0, 1], or a
+                ``supersedes`` target that is the memory itself or would close a cycle.
             SecretRefused: the content contains a credential and ``allow_secret`` is false.
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
+            UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
         """
         from gitmem import codec, secret_scan
-        from gitmem.models import Decay, Memory, Provenance
+        from gitmem.models import Decay, Memory, Provenance, Relation
 
         type_ = _parse_enum(MemoryType, type, "type")
         scope_ = _parse_enum(Scope, scope, "scope")
@@ -105,6 +110,13 @@ class Curator:
         )
         half_life = half_life_for(type_, self.ws.settings.decay)
         key = content_key(content)
+        before = self.ws.store.tip()
+        target = self._supersedes_target(supersedes, key, memory_id(type_, content), before)
+
+        def link(memory: Memory) -> None:
+            if target is not None and target not in memory.relation_targets(RelationType.SUPERSEDES):
+                memory.relations = [*memory.relations,
+                                    Relation(type=RelationType.SUPERSEDES, target=target)]
 
         def build(tip: str | None) -> Mutation | None:
             # Every id with this content key lives in the shard named by the key.
@@ -118,6 +130,7 @@ class Curator:
                         continue
             if existing is not None:
                 memory = _reverify(existing, provenance, confidence, status, reason, now)
+                link(memory)
                 data = codec.update(self.ws.store.read_blob(existing_blob), memory)
                 message = f"reverify {memory.id}: {first_words(content)}"
                 return Mutation({record_path(memory.id): data}, message, result=(memory, False))
@@ -135,13 +148,72 @@ class Curator:
                     reason=reason,
                 ),
             )
+            link(memory)
             message = f"learn {memory.id}: {first_words(content)}"
             return Mutation({record_path(memory.id): codec.dump_new(memory)}, message,
                             result=(memory, True))
 
         commit, mutation = self.ws.store.transact(build)
         memory, created = mutation.result  # type: ignore[union-attr, misc]
-        return LearnResult(memory=memory, created=created, commit=commit)
+        similar = self._similar(memory, before, skip={target} if target else set())
+        return LearnResult(memory=memory, created=created, commit=commit, similar=similar)
+
+    def _supersedes_target(self, token: str | None, key: str, new_id: str,
+                           tip: str | None) -> str | None:
+        """The full id a learn's ``supersedes`` names, checked (see :meth:`learn`)."""
+        if token is None:
+            return None
+        target = self.ws.records.resolve(token)
+        if target.rsplit("-", 1)[-1] == key:
+            raise InvalidInput(f"{target} is the memory being learned; it cannot supersede itself")
+        # The same content may be stored under another type: that record is the one linked.
+        own = [found for found in self.ws.records.id_entries(key, tip)
+               if found.rsplit("-", 1)[-1] == key] or [new_id]
+        self._refuse_supersedes_cycle(own[0], target)
+        return target
+
+    def _similar(self, memory: Memory, tip: str | None, skip: set[str]) -> tuple[str, ...]:
+        """Ids of live memories at ``tip`` that may say the same thing as ``memory``.
+
+        Those anchored to overlapping lines of the same file come first, then near-duplicate
+        statements (:mod:`gitmem.similarity`); refuted memories, ``memory`` itself and ``skip``
+        are left out. At most three.
+
+        A write must cost the same with 100 or 100,000 memories, so this reads no record from
+        git: it compares with the records table the read cache built last (every wake, recall,
+        list and status builds one; the pre-turn hook, each turn), and keeps only ids still at
+        ``tip`` (one shard listing each). Memories learned since that table are not compared,
+        and with no table cached there is nothing to compare with.
+        """
+        from gitmem.anchors import InvalidAnchor, parse_anchor
+        from gitmem.similarity import find_similar
+
+        table = self.ws.records.latest_table()
+        if table is None or not len(table):
+            return ()
+        c = table.columns
+        refuted = Status.REFUTED.value
+        skip = {*skip, memory.id, *memory.relation_targets(RelationType.SUPERSEDES)}
+        live = [r for r, status in enumerate(c["status"])
+                if status != refuted and table.ids[r] not in skip]
+        found: list[str] = []
+        ref = memory.provenance.context_ref if memory.provenance else None
+        if ref:
+            try:
+                mine = parse_anchor(ref)
+            except InvalidAnchor:
+                mine = None
+            for r in live if mine is not None else ():
+                prov = c["prov"][r]
+                try:
+                    other = parse_anchor(prov[2]) if prov is not None and prov[2] else None
+                except InvalidAnchor:
+                    other = None
+                if other is not None and mine is not None and _overlap(mine, other):
+                    found.append(table.ids[r])
+        texts = ((table.ids[r], c["content"][r]) for r in live if table.ids[r] not in found)
+        found.extend(find_similar(memory.content, texts, limit=3))
+        return tuple(i for i in found if i in self.ws.records.id_entries(i, tip))[:3]
 
     def _anchor(self, spec: str, head: str | None) -> tuple[Anchor, str]:
         """Validate ``--file`` against the working tree; return (anchor, fingerprint).
@@ -342,6 +414,15 @@ class Curator:
 
         result.commit, _ = self.ws.store.transact(build)
         return result
+
+
+def _overlap(a: Anchor, b: Anchor) -> bool:
+    """True when two anchors name the same file and their line ranges (or whole files) meet."""
+    if a.path != b.path:
+        return False
+    if a.start is None or a.end is None or b.start is None or b.end is None:
+        return True
+    return a.start <= b.end and b.start <= a.end
 
 
 def _is_utf8(text: str) -> bool:

@@ -149,6 +149,14 @@ class Records:
         """Commits on the memory ref that changed this record, newest first."""
         return self.store.log(record_path(memory_id))
 
+    def latest_table(self) -> RecordTable | None:
+        """The most recently built records table (any tip), or ``None``; reads no git object.
+
+        A hint for writers that must stay O(1) in the number of memories (see
+        :meth:`gitmem.cache.RecordCache.latest_table`).
+        """
+        return self.cache.latest_table()
+
     def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
         """Hand records this process just wrote at ``tip`` to the cache.
 

@@ -89,6 +89,9 @@ class LearnResult:
     memory: Memory
     created: bool
     commit: CommitInfo | None
+    similar: tuple[str, ...] = ()
+    """Ids of memories that may say the same thing (same anchored lines, or a near-duplicate
+    statement: :mod:`gitmem.similarity`); the caller may suggest a ``supersedes`` link."""
 
 
 @dataclass

@@ -168,6 +168,15 @@ class RecordCache:
         with self._lock:
             return self._tables.table(tip)
 
+    def latest_table(self) -> RecordTable | None:
+        """The table of the most recently built tree, from this process or the disk, or ``None``.
+
+        Reads no git object: a hint of what the store holds (e.g. to find similar memories on
+        a write without reading every record), never the truth of the current tip.
+        """
+        with self._lock:
+            return self._tables.latest_known()
+
     def snapshot(self, tip: str | None) -> Snapshot:
         """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.
 

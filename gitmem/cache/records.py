@@ -223,6 +223,12 @@ class Tables:
             self.files.reject(self.files.path(name), Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
 
+    def latest_known(self) -> RecordTable | None:
+        """The table held in memory, else the most recently written one on disk, or ``None``."""
+        for table in self._tables.values():
+            return table
+        return self.latest(None)
+
     def latest(self, exclude: str | None) -> RecordTable | None:
         """The table of the most recently written records file but ``exclude``'s, or ``None``."""
         for path in self.files.newest_first("records-*.bin"):

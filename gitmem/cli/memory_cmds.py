@@ -6,6 +6,8 @@ import argparse
 from typing import TYPE_CHECKING, cast
 
 from gitmem.cli.output import json_dump, memory_json, one_line, table
+from gitmem.errors import GitmemError
+from gitmem.text import first_words
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status
 
 TYPES = tuple(t.value for t in MemoryType)
@@ -32,6 +34,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--scope", default=Scope.UNIVERSAL.value, choices=SCOPES)
     p.add_argument("--allow-secret", action="store_true",
                    help="store it even if it looks like a credential")
+    p.add_argument("--supersedes", metavar="ID",
+                   help="this memory replaces ID (adds the supersedes link in the same commit)")
     p.add_argument("--format", default="plain", choices=("plain", "json"))
     p.set_defaults(func=cmd_learn)
 
@@ -79,12 +83,21 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
     result = env.gm.learn(
         args.text, type=args.type or MemoryType.FACT.value, file=args.file, confidence=args.confidence,
         agent=args.agent, harness=args.harness, scope=args.scope, allow_secret=args.allow_secret,
+        supersedes=args.supersedes,
     )
     m = result.memory
     if args.format == "json":
-        env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value}))
+        env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value,
+                             "similar": list(result.similar)}))
         return 0
     env.print(m.id)
+    for other in result.similar:
+        try:
+            said = f' ("{first_words(env.gm.get(other).content)}")'
+        except GitmemError:
+            said = ""
+        env.warn(f"warning: {m.id} may say the same as {other}{said}; if it replaces it: "
+                 f"tur link {m.id} {other} --type supersedes")
     if not result.created and args.type and args.type != m.type.value:
         env.warn(f"{m.id} was already known as a {m.type.value}; --type {args.type} is ignored "
                  f"(to change it: tur forget {m.id}, then learn it again)")

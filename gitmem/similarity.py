@@ -1,0 +1,121 @@
+"""Near-duplicate and possibly contradicting statements, by the terms they share.
+
+Two statements are **near-duplicates** when they share at least :data:`MIN_SHARED` terms
+and those make up at least :data:`MIN_OVERLAP` of the shorter one's terms (the overlap
+coefficient, |A ∩ B| / min(|A|, |B|); Szymkiewicz–Simpson). Terms are recall's
+(:func:`gitmem.analysis.tokenize`: identifier parts, no stop words, Snowball stems), so
+``API port is 8090`` and ``API moved to port 9090`` share ``api`` and ``port``: 2 of the
+shorter one's 3 terms.
+
+Near-duplicates **may contradict** each other when they differ in a number (``8090`` and
+``9090``) or when only one of them is negated (``not``, ``never``, ``no``…): the same
+subject, said two ways. The rule is a cheap lexical signal for a person or an agent to
+check, never a verdict; gitmem only warns and marks, it never hides either memory.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from gitmem.analysis import tokenize
+
+__all__ = ["MIN_OVERLAP", "MIN_SHARED", "Statement", "find_similar", "may_contradict", "near_duplicate"]
+
+MIN_SHARED = 2
+"""Terms two near-duplicates share at least."""
+MIN_OVERLAP = 0.6
+"""Overlap coefficient (shared terms / terms of the shorter statement) of near-duplicates."""
+
+_NUMBER = re.compile(r"\d+(?:[.,:]\d+)*")
+_NEGATIONS = frozenset({"not", "no", "never", "none", "nothing", "nobody", "neither", "nor",
+                        "cannot", "without", "dont", "doesnt", "isnt", "wasnt", "arent",
+                        "werent", "wont", "shouldnt", "mustnt", "cant", "couldnt", "wouldnt",
+                        "didnt", "hasnt", "havent", "hadnt"})
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)?")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement prepared for comparison: its terms, numbers and whether it is negated.
+
+    Build with :meth:`of`.
+    """
+
+    terms: frozenset[str]
+    numbers: frozenset[str]
+    negated: bool
+
+    @classmethod
+    def of(cls, text: str) -> Statement:
+        """Analyse ``text`` (recall's terms; numbers as written; a negation word present)."""
+        words = {w.lower().replace("'", "") for w in _WORD.findall(text)}
+        return cls(frozenset(tokenize(text)), frozenset(_NUMBER.findall(text)),
+                   bool(words & _NEGATIONS))
+
+
+def near_duplicate(a: Statement, b: Statement) -> bool:
+    """True when ``a`` and ``b`` share enough terms to be about the same thing (module docstring)."""
+    shared = len(a.terms & b.terms)
+    smaller = min(len(a.terms), len(b.terms))
+    return shared >= MIN_SHARED and smaller > 0 and shared / smaller >= MIN_OVERLAP
+
+
+def may_contradict(a: Statement, b: Statement) -> bool:
+    """True when near-duplicates differ in a number or in negation (module docstring)."""
+    if not near_duplicate(a, b):
+        return False
+    return (bool(a.numbers or b.numbers) and a.numbers != b.numbers) or a.negated != b.negated
+
+
+def find_similar(text: str, candidates: Iterable[tuple[str, str]], limit: int = 3) -> list[str]:
+    """Ids of the candidates that are near-duplicates of ``text``, most overlapping first.
+
+    Args:
+        text: the new statement.
+        candidates: ``(id, content)`` pairs to compare with.
+        limit: most ids returned.
+
+    Returns:
+        At most ``limit`` ids, by overlap coefficient (highest first), then by id.
+
+    A cheap prefilter keeps this linear and light: a candidate is analysed only when its
+    lowercased text contains at least :data:`MIN_SHARED` of the new statement's words.
+    """
+    new = Statement.of(text)
+    if len(new.terms) < MIN_SHARED:
+        return []
+    probes = _probes(text)
+    scored: list[tuple[float, str]] = []
+    for memory_id, content in candidates:
+        lowered = content.lower()
+        if sum(1 for p in probes if p in lowered) < MIN_SHARED:
+            continue
+        other = Statement.of(content)
+        if near_duplicate(new, other):
+            shared = len(new.terms & other.terms) / min(len(new.terms), len(other.terms))
+            scored.append((-shared, memory_id))
+    return [memory_id for _, memory_id in sorted(scored)[:limit]]
+
+
+def _probes(text: str) -> Sequence[str]:
+    """Lowercased word stems of ``text`` that any sharing candidate must contain as substrings.
+
+    A Snowball stem is a prefix of every word it comes from, except where the stemmer turns a
+    final ``y`` into ``i`` (``query`` → ``queri``): the probe is the stem without such an ``i``.
+    Stop words give no probe.
+    """
+    from gitmem.analysis import STOPWORDS, identifier_parts, stem
+
+    out: set[str] = set()
+    for word in _WORD.findall(text):
+        for part in identifier_parts(word.replace("'", "")):
+            lowered = part.lower()
+            if lowered in STOPWORDS:
+                continue
+            probe = stem(lowered)
+            probe = probe[:-1] if probe.endswith("i") else probe
+            if len(probe) >= 2 or probe.isdigit():
+                out.add(probe)
+    return sorted(out)
