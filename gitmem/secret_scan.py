@@ -21,6 +21,13 @@ about code rather than a source file:
   memories quote all the time, are exactly its positives.
 * ``IPPublicDetector`` is **not used**: an address is not a credential.
 
+The same scan covers every string gitmem stores, not only ``content``: each string of a
+record (agent and harness names, a refutation's reason, the extra fields of an imported
+record, a teammate's record arriving by ``tur sync``), a continuity note and the persona
+(:func:`check_fields`, :func:`record_fields`). Values whose shape is checked when a record
+is read (id, type, scope, status, timestamps, ``git_sha``) cannot hold a credential and are
+not scanned; a text seen before in the process is not scanned again.
+
 Known gap: a random key without a recognisable prefix and without quotes after a keyword
 (``API_KEY=sk-live-9f8e7d6c5b4a``) is short and low-entropy enough to pass. Lines carrying
 detect-secrets' ``pragma: allowlist secret`` marker are skipped, as the library does.
@@ -33,12 +40,23 @@ that a one-line memory takes about 2.5 ms and ten 260-character lines about 30 m
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
 
 from gitmem.errors import SecretRefused
 
-__all__ = ["EXCLUDED_PLUGINS", "SecretFinding", "check_content", "find_secrets"]
+__all__ = [
+    "EXCLUDED_PLUGINS",
+    "SecretFinding",
+    "check_content",
+    "check_fields",
+    "describe",
+    "field_findings",
+    "find_secrets",
+    "record_fields",
+]
 
 #: detect-secrets plugin class names left out of the default set (see the module docstring).
 EXCLUDED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector"})
@@ -135,3 +153,79 @@ def check_content(text: str, allow: bool = False) -> None:
     raise SecretRefused(
         f"content looks like it contains a secret ({shown}); nothing was stored", _HINT
     )
+
+
+#: Record fields whose values are validated to a shape that cannot hold a credential.
+_SHAPED = frozenset({
+    "id", "type", "scope", "provenance.observed_at", "provenance.git_sha",
+    "decay.last_verified_at", "decay.staleness_status", "refutation.at", "relations.type",
+})
+
+
+def record_fields(mapping: Mapping[str, Any], prefix: str = "") -> list[tuple[str, str]]:
+    """Every free-text string of a record mapping, as ``(field path, text)``.
+
+    Args:
+        mapping: a record as plain data (``Memory.model_dump(mode="json")``, or parsed YAML),
+            unknown keys included.
+        prefix: the path of ``mapping`` inside the record (for nested calls).
+
+    Returns:
+        ``[("content", "..."), ("provenance.source_agent", "..."), ...]``; list items are
+        named ``relations[0].target``. Fields listed in ``_SHAPED`` are left out.
+    """
+    out: list[tuple[str, str]] = []
+
+    def walk(value: Any, path: str, shape: str) -> None:
+        if isinstance(value, str):
+            if shape not in _SHAPED:
+                out.append((path, value))
+        elif isinstance(value, Mapping):
+            for key, item in value.items():
+                walk(item, f"{path}.{key}" if path else str(key), f"{shape}.{key}" if shape else str(key))
+        elif isinstance(value, (list, tuple)):
+            for i, item in enumerate(value):
+                walk(item, f"{path}[{i}]", shape)
+
+    walk(mapping, prefix, prefix)
+    return out
+
+
+@lru_cache(maxsize=8192)
+def _cached_findings(text: str) -> tuple[SecretFinding, ...]:
+    # Agent names, harnesses and reasons repeat across records: scan each text once.
+    return tuple(find_secrets(text))
+
+
+def field_findings(fields: Iterable[tuple[str, str]]) -> list[tuple[str, SecretFinding]]:
+    """The findings of :func:`find_secrets` in each named text, as ``(name, finding)``."""
+    return [(name, finding) for name, text in fields if text.strip()
+            for finding in (_cached_findings(text) if len(text) <= 4096 else find_secrets(text))]
+
+
+def describe(found: list[tuple[str, SecretFinding]]) -> str:
+    """One phrase naming where the findings are: ``--agent (Secret Keyword on line 1)``."""
+    by_name: dict[str, list[str]] = {}
+    for name, finding in found:
+        by_name.setdefault(name, []).append(f"{finding.kind} on line {finding.line}")
+    parts = [f"{name} ({', '.join(kinds[:_SHOWN])})" for name, kinds in by_name.items()]
+    return ", ".join(parts[:_SHOWN]) + (f" and {len(parts) - _SHOWN} more" if len(parts) > _SHOWN else "")
+
+
+def check_fields(fields: Iterable[tuple[str, str]], allow: bool = False, hint: str = _HINT) -> None:
+    """Raise unless every named text is free of credentials (or the user allowed it).
+
+    Args:
+        fields: ``(name, text)`` pairs; the name is what the message calls the text
+            (``"--agent"``, ``"refutation.reason"``).
+        allow: ``True`` (``--allow-secret``) skips the scan entirely.
+        hint: what to do, after the message.
+
+    Raises:
+        SecretRefused: naming each field with a finding, its kind and line (never the value).
+    """
+    if allow:
+        return
+    found = field_findings(fields)
+    if found:
+        raise SecretRefused(f"{describe(found)} looks like it contains a secret; nothing was stored", hint)
