@@ -379,7 +379,8 @@ class Curator:
             placed = set(entries)
             changes: dict[str, bytes | None] = {}
             for problem in problems:
-                moved = self._misplaced_record(problem.path, problem.object_id, placed)
+                moved = (self._misplaced_record(problem.path, problem.object_id, placed)
+                         if problem.misplaced else None)
                 if moved is not None:
                     changes[record_path(moved)] = store.read_blob(problem.object_id)
                     placed.add(moved)

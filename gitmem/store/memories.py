@@ -95,7 +95,6 @@ STALE_LOCK_SECONDS = 5.0
 """Age (seconds) after which a ref lock is taken for one left by a killed process and removed."""
 
 _MISS = object()
-_SHARD = re.compile(r"[0-9a-f]{2}")
 _HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _REGULAR = (0o100644, 0o100755)  # file modes of regular files (not links, trees or submodules)
 
@@ -108,11 +107,15 @@ class LayoutProblem:
         path: the entry's path in the tree (``memories/zz/fact-8f2a1b9c.yaml``).
         object_id: the id of the blob, tree or commit it points at.
         reason: what is wrong, one phrase (``is not where its id says: …``).
+        misplaced: a regular record file in another directory than its id names, whose id
+            has no record where it belongs.
     """
 
     path: str
     object_id: str
     reason: str
+    misplaced: bool = False
+    """A regular file named for an id whose record is missing: it can move to where its id says."""
 
 
 def _kind(entry: Any) -> str:
@@ -139,7 +142,7 @@ def _decode_problems(text: Any) -> list[LayoutProblem]:
     for line in text.split("\n"):
         parts = line.split("\0")
         if len(parts) == 3:
-            found.append(LayoutProblem(*parts))
+            found.append(LayoutProblem(parts[0], parts[1], parts[2]))
     return found
 
 
@@ -463,10 +466,10 @@ class Store:
 
         A record is a regular file ``memories/<2 hex>/<id>.yaml`` whose shard directory is
         the first two hex digits of its id. Anything else under ``memories/`` is a
-        :class:`LayoutProblem`: a directory that is not a shard, an entry that is not a
-        regular file (a tree, a symbolic link, a submodule), a name that is not an id, and
-        a record in another shard (said to be *a second record* when its id also has a
-        record where it belongs). Such an entry is never read as a record, so a blob
+        :class:`LayoutProblem`: a file where a shard directory should be, an entry that
+        is not a regular file (a tree, a symbolic link, a submodule), a name that is not
+        an id, and a record in another directory (said to be *a second record* when its
+        id also has a record where it belongs). Such an entry is never read as a record, so a blob
         planted in another shard can neither shadow nor outlive the real one.
 
         Returns:
@@ -485,7 +488,7 @@ class Store:
         misplaced: list[tuple[str, str, str]] = []
         for shard in self._tree(top.id):
             shard_path = f"memories/{shard.name}"
-            if shard.type_str != "tree" or not _SHARD.fullmatch(shard.name or ""):
+            if shard.type_str != "tree":  # a directory of another name is walked: its records are named
                 problems.append(LayoutProblem(shard_path, str(shard.id),
                                               "is not a shard directory (memories/<2 hex>/)"))
                 continue
@@ -505,7 +508,7 @@ class Store:
             right = f"memories/{shard_of(memory_id)}/{memory_id}.yaml"
             reason = (f"is a second record for {memory_id}, whose record is {right}" if memory_id in out
                       else f"is not where its id says: {memory_id} belongs at {right}")
-            problems.append(LayoutProblem(path, oid, reason))
+            problems.append(LayoutProblem(path, oid, reason, misplaced=memory_id not in out))
         return out, sorted(problems)
 
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
@@ -859,14 +862,22 @@ class Store:
 
 
 def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs on this host (one we may not signal counts as running)."""
+    """Whether a process ``pid`` runs on this host (one we may not signal counts as running).
+
+    A zombie (killed, not yet reaped: what a killed git whose parent died too can stay as
+    in a container whose init does not reap) is not running.
+    """
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except OSError:
         return True
-    return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def _pg():
