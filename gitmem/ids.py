@@ -129,6 +129,9 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     matches = [i for i in ids if i.startswith(token) or i.rsplit("-", 1)[-1].startswith(token)]
     if not matches:
         raise UnknownMemory(token)
+    whole = [i for i in matches if i.rsplit("-", 1)[-1] == token]
+    if len(whole) == 1:  # `c8c2468e` names fact-c8c2468e, not also its 16-digit neighbour
+        return whole[0]
     if len(matches) > 1:
         raise AmbiguousId(token, matches)
     return matches[0]

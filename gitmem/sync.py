@@ -61,6 +61,7 @@ merged tree is the same, and clones converge.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -242,13 +243,76 @@ class _Merger:
         base = self.graph.merge_base(local, remote) if local else None
         self.plan = MergePlan(base=base, local=local, remote=remote)
         self._trees: list[dict[str, str]] = []
+        self._loaded: dict[tuple[str, str], tuple[Memory | MalformedRecord, dict | None]] = {}
+        self._secrets: dict[str, list[tuple[str, secret_scan.SecretFinding]]] = {}
 
     def run(self) -> MergePlan:
         self._trees = [self.graph.flat_tree(c) for c in (self.plan.base, self.plan.local, self.plan.remote)]
         paths = sorted(set().union(*self._trees) - {FORMAT_PATH})
+        if not self.allow_secret:
+            self._scan_incoming(paths)
         for path in paths:
             self._path(path, *(t.get(path) for t in self._trees))
         return self.plan
+
+    def _parse(self, path: str, blob: str) -> Memory:
+        """:func:`_parse`, once per (path, blob) in this merge.
+
+        Raises:
+            MalformedRecord: as :func:`_parse`.
+        """
+        got = self._loaded.get((path, blob))
+        if got is None:
+            where = f"blob {blob[:12]} ({path})"
+            try:
+                memory, mapping = codec.load_with_mapping(self.store.read_blob(blob), where)
+                got = (memory, mapping)
+                if memory.id != _record_id(path):
+                    got = (MalformedRecord(where, f"id field {memory.id!r} does not match the file name"),
+                           mapping)
+            except MalformedRecord as exc:
+                got = (exc, None)
+            self._loaded[(path, blob)] = got
+        if isinstance(got[0], MalformedRecord):
+            raise got[0]
+        return got[0]
+
+    def _scan_incoming(self, paths: list[str]) -> None:
+        """Scan every string of every remote version that may be adopted, in one detect-secrets call.
+
+        An incoming version is the remote's blob at a path where it differs from both the
+        local one and the merge base's. Findings go to ``_secrets`` by blob id.
+        """
+        base, ours, theirs = self._trees
+        fields: list[tuple[tuple[str, str], str]] = []
+        for path in paths:
+            blob = theirs.get(path)
+            if blob is None or blob in (ours.get(path), base.get(path)) or self._oversized(path, blob):
+                continue
+            if path.startswith("memories/"):
+                if _misplaced(path) is not None:
+                    continue
+                with suppress(MalformedRecord):
+                    self._parse(path, blob)
+                mapping = self._loaded[(path, blob)][1]
+                fields.extend(((blob, name), text) for name, text in secret_scan.record_fields(mapping or {}))
+            elif path == "persona.yaml" or path.startswith("continuity/"):
+                fields.append(((blob, path), self.store.read_blob(blob).decode("utf-8", "replace")))
+        for key, finding in secret_scan.field_findings((f"{b}\0{n}", t) for (b, n), t in fields):
+            blob, name = key.split("\0", 1)
+            self._secrets.setdefault(blob, []).append((name, finding))
+
+    def _oversized(self, path: str, blob: str) -> int | None:
+        """The limit ``blob`` exceeds at ``path`` (bytes), or ``None``."""
+        if path.startswith("memories/"):
+            limit = MAX_RECORD_BYTES
+        elif path == "persona.yaml":
+            limit = MAX_PERSONA_BYTES
+        elif path.startswith("continuity/"):
+            limit = MAX_NOTE_BYTES
+        else:
+            return None
+        return limit if self.store.blob_size(blob) > limit else None
 
     def _result(self, path: str, status: str, reason: str) -> None:
         self.plan.results.append(MergeResult(_label(path), status, reason))
@@ -269,36 +333,20 @@ class _Merger:
 
     def _refusal(self, path: str, theirs: str) -> tuple[str, str] | None:
         """Why the remote blob ``theirs`` at ``path`` must not be adopted (and what to do), or ``None``."""
-        size = self.store.blob_size(theirs)
-        fix = f"ask its author to fix it on {self.remote_name}"
         if path.startswith("memories/"):
             misplaced = _misplaced(path)
             if misplaced is not None:
                 return misplaced, f"ask its author to `tur doctor --fix` on {self.remote_name}"
-            limit = MAX_RECORD_BYTES
-        elif path == "persona.yaml":
-            limit = MAX_PERSONA_BYTES
-        elif path.startswith("continuity/"):
-            limit = MAX_NOTE_BYTES
-        else:
-            return None
-        if size > limit:
-            return f"is {size} bytes, larger than the {limit} byte limit", fix
-        if self.allow_secret:
-            return None
-        data = self.store.read_blob(theirs)
-        if path.startswith("memories/"):
-            try:
-                fields = secret_scan.record_fields(codec.load_mapping(data, path))
-            except MalformedRecord:
-                return None  # the malformed-record rules decide
-        else:
-            fields = [(path, data.decode("utf-8", "replace"))]
-        found = secret_scan.field_findings(fields)
+        limit = self._oversized(path, theirs)
+        if limit is not None:
+            size = self.store.blob_size(theirs)
+            return (f"is {size} bytes, larger than the {limit} byte limit",
+                    f"ask its author to shorten it on {self.remote_name}")
+        found = self._secrets.get(theirs)
         if found:
             return (f"looks like it holds a credential ({secret_scan.describe(found)})",
-                    f"have its author `tur forget` it and rotate the credential (it stays in "
-                    f"{self.remote_name}'s history); if it is no credential, `tur sync --allow-secret`")
+                    f"if it is one, rotate the credential (it stays in {self.remote_name}'s history) and "
+                    "have its author `tur forget` it; if it is not, `tur sync --allow-secret` adopts it")
         return None
 
     def _take_remote(self, path: str, base: str | None, ours: str | None, theirs: str | None) -> None:
@@ -313,7 +361,7 @@ class _Merger:
             return
         if _record_id(path) is not None:
             try:
-                _parse(self.store, path, theirs)
+                self._parse(path, theirs)
             except MalformedRecord as exc:
                 if ours is not None and self._valid(path, ours):
                     self._invalid(path, theirs, exc, "kept the last valid version")
@@ -330,7 +378,7 @@ class _Merger:
 
     def _valid(self, path: str, blob: str) -> bool:
         try:
-            _parse(self.store, path, blob)
+            self._parse(path, blob)
         except MalformedRecord:
             return False
         return True
@@ -378,7 +426,7 @@ class _Merger:
         old = None
         if base is not None:
             try:
-                old = _parse(self.store, path, base)
+                old = self._parse(path, base)
             except MalformedRecord:
                 old = None  # an unreadable base merges as if the record were new on both sides
         if base is None and normalise_content(mine.content) != normalise_content(other.content):
@@ -408,7 +456,7 @@ class _Merger:
         parsed: dict[str, Memory | MalformedRecord] = {}
         for name, blob in (("ours", ours), ("theirs", theirs)):
             try:
-                parsed[name] = _parse(self.store, path, blob)
+                parsed[name] = self._parse(path, blob)
             except MalformedRecord as exc:
                 parsed[name] = exc
         bad: list[tuple[str, str, MalformedRecord]] = []

@@ -172,6 +172,8 @@ def test_learning_a_colliding_statement_stores_it_under_a_longer_id(repo):
     assert "re-verified" in again_b.err and "re-verified" in again_a.err
     # Every reader takes the longer id: show, wake, recall, refute, forget, the cache.
     assert POOL_B in tur(repo, "show", b).out and POOL_A in tur(repo, "show", a).out
+    assert POOL_A in tur(repo, "show", "c8c2468e").out  # the whole short hex names one memory
+    one_line_error(tur(repo, "show", "c8c2"), "matches 2 memories")
     woke = tur(repo, "wake")
     assert POOL_A in woke.out and POOL_B in woke.out and woke.err == ""
     assert tur(repo, "refute", b, "--reason", "pool 13291 was removed").code == 0

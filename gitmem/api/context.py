@@ -66,7 +66,7 @@ class ContextBuilder:
         from gitmem import codec
 
         where = f"{PERSONA_PATH} on refs/tur/memories"
-        size = store.blob_size(blob)
+        size = store.blob_size(blob, remember=True)
         if size > MAX_PERSONA_BYTES:  # refused unread: wake would pay for it every session
             raise MalformedRecord(where, f"it is {size} bytes, larger than the {MAX_PERSONA_BYTES} "
                                          "byte limit")
@@ -136,7 +136,7 @@ class ContextBuilder:
             return None
         latest = max(notes)
         blob = notes[latest]
-        size = store.blob_size(blob)
+        size = store.blob_size(blob, remember=True)
         if size <= MAX_NOTE_BYTES:
             return store.read_note(blob).rstrip("\n")
         if skipped is not None:

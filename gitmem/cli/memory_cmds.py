@@ -218,18 +218,19 @@ def cmd_doctor(args: argparse.Namespace, env: Env) -> int:
         if item.memory_id:
             env.print(f"{item.memory_id}: malformed record blob {item.blob_id[:12]}: {item.reason} "
                       f"(`tur forget {item.memory_id}` removes it)")
+    malformed = any(i.memory_id for i in report.malformed)
     if args.fix and report.commit is not None:
         for line in report.repairs:
             env.print(f"fixed: {line}")
         env.print(f"committed {report.commit.sha[:12]} (the old entries stay in the ref's history)")
-        return 0
+        return 1 if malformed else 0
     if report.repairs:
         env.warn(f"{len(report.repairs)} layout problem(s); `tur doctor --fix` would: "
                  + "; ".join(report.repairs))
         return 1
-    if not report.problems and not any(i.memory_id for i in report.malformed):
+    if not malformed:
         env.print("no problems: every entry of refs/tur/memories is read")
-    return 0
+    return 1 if malformed else 0
 
 
 def cmd_confidence(args: argparse.Namespace, env: Env) -> int:

@@ -577,18 +577,23 @@ class Store:
             self._object_memo().put(key, text)
         return text
 
-    def blob_size(self, blob_id: str) -> int:
+    def blob_size(self, blob_id: str, remember: bool = False) -> int:
         """Bytes of a blob, read from the object header (the content is not loaded).
+
+        With ``remember`` the size is kept across processes (what a warm wake asks of its
+        note and persona without loading libgit2); a bulk caller (sync) leaves it out.
 
         Raises:
             KeyError: no such object.
         """
         key = f"size:{blob_id}"
-        found = self._object_memo().get(key)
-        if isinstance(found, str) and found.isdigit():
-            return int(found)
+        if remember:
+            found = self._object_memo().get(key)
+            if isinstance(found, str) and found.isdigit():
+                return int(found)
         size = int(self.repo.odb.read_header(blob_id)[1])
-        self._object_memo().put(key, str(size))
+        if remember:
+            self._object_memo().put(key, str(size))
         return size
 
     def read_blob(self, blob_id: str) -> bytes:
