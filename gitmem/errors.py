@@ -17,6 +17,7 @@ __all__ = [
     "RemoteError",
     "SecretRefused",
     "TokenizerUnavailable",
+    "TooLarge",
     "UnknownMemory",
 ]
 
@@ -91,6 +92,12 @@ class InvalidAnchor(GitmemError):
 
 class SecretRefused(GitmemError):
     """The content looks like it contains a credential; nothing was stored."""
+
+    exit_code = 2
+
+
+class TooLarge(GitmemError):
+    """What would be stored is larger than its size limit (docs/storage.md); nothing was stored."""
 
     exit_code = 2
 

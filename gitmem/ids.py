@@ -1,16 +1,36 @@
-"""Memory ids (``<type>-<8 hex>``), content normalisation, and id-prefix resolution."""
+"""Memory ids (``<type>-<8 hex>``, longer on a collision), content normalisation, id-prefix resolution.
+
+An id's hex part is the start of the SHA-256 of the normalised content: 8 digits, so that
+ids stay short to type. 32 bits collide (about one pair is expected among 100,000
+memories), so a statement whose 8 digits already name a *different* statement gets 16
+digits, and should those be taken too, all 64 (:func:`pick_id`). Ids already stored never
+change.
+"""
 
 from __future__ import annotations
 
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from gitmem.errors import AmbiguousId, UnknownMemory
 from gitmem.vocabulary import MemoryType
 
-__all__ = ["content_key", "memory_id", "normalise_content", "resolve_id", "shard_of"]
+__all__ = [
+    "ID_HEX_LENGTHS",
+    "content_digest",
+    "content_key",
+    "id_hex",
+    "memory_id",
+    "normalise_content",
+    "pick_id",
+    "resolve_id",
+    "shard_of",
+]
+
+#: Lengths of an id's hex part, in the order they are tried: 8, then 16 and 64 on collisions.
+ID_HEX_LENGTHS = (8, 16, 64)
 
 _SPACE = re.compile(r"\s+")
 
@@ -26,18 +46,66 @@ def normalise_content(content: str) -> str:
     return _SPACE.sub(" ", text).strip().rstrip(".!;:").strip()
 
 
+def content_digest(content: str) -> str:
+    """Return the 64-hex SHA-256 of the normalised content; every id's hex part is a prefix of it."""
+    return hashlib.sha256(normalise_content(content).encode("utf-8")).hexdigest()
+
+
 def content_key(content: str) -> str:
     """Return the 8-hex content hash shared by every memory with this normalised content."""
-    return hashlib.sha256(normalise_content(content).encode("utf-8")).hexdigest()[:8]
+    return content_digest(content)[:8]
 
 
-def memory_id(type_: MemoryType | str, content: str) -> str:
-    """Return the id ``<type>-<8 hex>`` of a memory of this type and content."""
-    return f"{MemoryType(type_).value}-{content_key(content)}"
+def memory_id(type_: MemoryType | str, content: str, hex_digits: int = 8) -> str:
+    """Return the id ``<type>-<hex>`` of a memory of this type and content.
+
+    Args:
+        type_: the memory type.
+        content: the statement.
+        hex_digits: one of :data:`ID_HEX_LENGTHS`; 8 unless that id is taken (:func:`pick_id`).
+    """
+    return f"{MemoryType(type_).value}-{content_digest(content)[:hex_digits]}"
+
+
+def id_hex(memory_id_: str) -> str:
+    """Return the hex part of an id (``fact-8f2a1b9c`` -> ``8f2a1b9c``)."""
+    return memory_id_.rsplit("-", 1)[-1]
+
+
+def pick_id(type_: MemoryType | str, content: str, held: Mapping[str, str | None]) -> tuple[str, bool]:
+    """Choose the id of a statement among the ids already stored; say whether it is known.
+
+    The statement is known when one of ``held`` has the same normalised content; that
+    record's id is returned (the shortest, then the first in order). Otherwise the id is
+    ``<type>-<hex>`` with the shortest hex prefix of :func:`content_digest` (of the
+    lengths :data:`ID_HEX_LENGTHS`) that no stored record holds: a collision gives the new
+    memory a longer id and leaves the stored one (even an unreadable one) as it is.
+
+    Args:
+        type_: the memory type of a new record.
+        content: the statement.
+        held: id -> normalised content (``None``: unreadable) of the stored records that
+            may hold this statement: those whose hex part is a prefix of its digest.
+
+    Returns:
+        ``(id, known)``.
+    """
+    norm = normalise_content(content)
+    digest = hashlib.sha256(norm.encode("utf-8")).hexdigest()
+    same = sorted((len(found), found) for found, other in held.items() if other == norm)
+    if same:
+        return same[0][1], True
+    prefix = f"{MemoryType(type_).value}-"
+    for digits in ID_HEX_LENGTHS:
+        candidate = prefix + digest[:digits]
+        if candidate not in held:  # an unreadable record is never written over
+            return candidate, False
+    # All 64 digits held by another statement: a SHA-256 collision.
+    raise AssertionError(f"{prefix}{digest} is held by a different statement")
 
 
 def shard_of(memory_id_: str) -> str:
-    """Return the 2-hex fan-out directory of an id (the first two hex digits)."""
+    """Return the 2-hex fan-out directory of an id (the first two hex digits, whatever its length)."""
     return memory_id_.rsplit("-", 1)[1][:2]
 
 
@@ -61,6 +129,9 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     matches = [i for i in ids if i.startswith(token) or i.rsplit("-", 1)[-1].startswith(token)]
     if not matches:
         raise UnknownMemory(token)
+    whole = [i for i in matches if i.rsplit("-", 1)[-1] == token]
+    if len(whole) == 1:  # `c8c2468e` names fact-c8c2468e, not also its 16-digit neighbour
+        return whole[0]
     if len(matches) > 1:
         raise AmbiguousId(token, matches)
     return matches[0]

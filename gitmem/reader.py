@@ -27,15 +27,28 @@ def record_path(memory_id: str) -> str:
 
 @dataclass(frozen=True)
 class Skipped:
-    """A blob on the ref that could not be read as a record."""
+    """An entry of the memory tree that was not read: a malformed record, or a layout problem.
+
+    A malformed record names its id; a layout problem (an entry that is not where its
+    name says, or not a regular file) names its tree ``path``. ``hint`` says what to do
+    (empty: the default for the kind, see :meth:`warning`).
+    """
 
     memory_id: str
     blob_id: str
     reason: str
+    path: str = ""
+    hint: str = ""
 
     def warning(self) -> str:
-        """One line naming the blob, for stderr."""
-        return f"warning: skipped malformed record blob {self.blob_id[:12]} ({self.memory_id}): {self.reason}"
+        """One line naming the entry and what to do about it, for stderr."""
+        if self.path:
+            hint = self.hint or f"`tur doctor --fix` repairs it, `tur forget --path {self.path}` removes it"
+            return f"warning: skipped {self.path} ({self.blob_id[:12]}): {self.reason} — {hint}"
+        hint = self.hint or (f"`tur forget {self.memory_id}` removes it (it stays in the ref's history)"
+                             if self.memory_id else "")
+        line = f"warning: skipped malformed record blob {self.blob_id[:12]} ({self.memory_id}): {self.reason}"
+        return f"{line} — {hint}" if hint else line
 
 
 @dataclass

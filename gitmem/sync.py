@@ -33,13 +33,27 @@ histories, which merges as if the base were empty):
 
    The merged record is written with :func:`gitmem.codec.update` onto the
    winner's YAML, so unknown keys and comments survive.
-5. A record that cannot be parsed on one side → the other side's valid version;
-   on both sides → the blob with the larger id, unchanged. Malformed records are
-   reported (status ``invalid``) and never stop the merge; their bytes stay in
-   history either way.
+5. A record that cannot be parsed on one side → the other side's valid version,
+   also when only the remote changed it (a teammate's broken overwrite never
+   replaces the last valid version); on both sides → the blob with the larger id,
+   unchanged. A malformed record new on the remote is kept as it is (it may come
+   from a newer gitmem). Malformed records are reported (status ``invalid``) and
+   never stop the merge; their bytes stay in history either way.
 6. Other files edited on both sides (``persona.yaml``, ``continuity/*.md``) → the
    version from the side whose newest commit touching the file is later (ties:
    the larger blob id). Continuity notes have unique names, so they union by rule 2.
+7. An incoming version that no reader would accept, or that looks like it holds a
+   credential, is not adopted (status ``refused``): the local version stays (or
+   none). That is a record or note larger than its limit (:mod:`gitmem.limits`), a
+   record not where its id says (``memories/<2 hex>/<id>.yaml``), and any string
+   of a record, the persona or a note in which detect-secrets finds a credential
+   (unless ``allow_secret``). A fast-forward or adoption with such a version
+   becomes a commit on the remote tip that puts the local version back.
+8. Two different statements that share an id (added on both sides, no common
+   version, different normalised content): the one observed first keeps the id
+   (ties: the smaller blob id), the other moves to the longer id of
+   :func:`gitmem.ids.pick_id` (status ``renamed``). Two memories are never merged
+   into one.
 
 Every rule is symmetric in the two sides, so whichever clone merges, the
 merged tree is the same, and clones converge.
@@ -47,14 +61,18 @@ merged tree is the same, and clones converge.
 
 from __future__ import annotations
 
+from contextlib import suppress
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from gitmem import codec
+from gitmem import codec, secret_scan
 from gitmem.errors import FormatVersion, MalformedRecord, RemoteError
+from gitmem.ids import ID_HEX_LENGTHS, content_digest, normalise_content, pick_id, shard_of
+from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
 from gitmem.models import Memory, Status
 from gitmem.store import FORMAT_PATH, MEMORY_REF, Mutation, Store
 from gitmem.store.remote import Graph, Remote
+from gitmem.vocabulary import ID_PATTERN
 
 __all__ = ["MergePlan", "MergeResult", "SyncResult", "merge_plan", "setup_remote", "sync"]
 
@@ -72,8 +90,10 @@ class MergeResult:
     ``status`` is ``added`` (new from the remote), ``merged`` (taken from the
     remote, or edited on both sides in different fields), ``conflict-resolved``
     (a field edited on both sides, decided by the rule), ``kept`` (removed on
-    one side, edited on the other), ``forgotten`` (removed on the remote) or
-    ``invalid`` (a malformed blob; see ``reason``).
+    one side, edited on the other), ``forgotten`` (removed on the remote),
+    ``invalid`` (a malformed blob; see ``reason``), ``refused`` (an incoming
+    version not adopted: too large, misplaced, or holding a credential) or
+    ``renamed`` (a different statement with the same id, moved to a longer id).
     """
 
     memory_id: str
@@ -95,6 +115,9 @@ class MergePlan:
     changes: dict[str, bytes | None] = field(default_factory=dict)
     results: list[MergeResult] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    reverts: dict[str, bytes | None] = field(default_factory=dict)
+    """Paths whose remote version was not adopted, mapped to the local version (``None``:
+    none): what a fast-forward must put back on top of the remote tip."""
 
     def count(self, status: str) -> int:
         """Number of results with this status."""
@@ -198,22 +221,98 @@ def _parse(store: Store, path: str, blob: str) -> Memory:
     return memory
 
 
+def _misplaced(path: str) -> str | None:
+    """Why a ``memories/`` path is not where a record of its name belongs, or ``None``."""
+    memory_id = _record_id(path)
+    if memory_id is None or not ID_PATTERN.match(memory_id):
+        return "is not a record file (memories/<2 hex>/<type>-<hex>.yaml)"
+    if path != f"memories/{shard_of(memory_id)}/{memory_id}.yaml":
+        return f"is not where its id says (memories/{shard_of(memory_id)}/{memory_id}.yaml)"
+    return None
+
+
 class _Merger:
     """One merge of ``remote`` into ``local``; see the module docstring for the rules."""
 
-    def __init__(self, store: Store, local: str | None, remote: str, remote_name: str) -> None:
+    def __init__(self, store: Store, local: str | None, remote: str, remote_name: str,
+                 allow_secret: bool = False) -> None:
         self.store = store
         self.graph = Graph(store)
         self.remote_name = remote_name
+        self.allow_secret = allow_secret
         base = self.graph.merge_base(local, remote) if local else None
         self.plan = MergePlan(base=base, local=local, remote=remote)
+        self._trees: list[dict[str, str]] = []
+        self._loaded: dict[tuple[str, str], tuple[Memory | MalformedRecord, dict | None]] = {}
+        self._secrets: dict[str, list[tuple[str, secret_scan.SecretFinding]]] = {}
 
     def run(self) -> MergePlan:
-        trees = [self.graph.flat_tree(c) for c in (self.plan.base, self.plan.local, self.plan.remote)]
-        paths = sorted(set().union(*trees) - {FORMAT_PATH})
+        self._trees = [self.graph.flat_tree(c) for c in (self.plan.base, self.plan.local, self.plan.remote)]
+        paths = sorted(set().union(*self._trees) - {FORMAT_PATH})
+        if not self.allow_secret:
+            self._scan_incoming(paths)
         for path in paths:
-            self._path(path, *(t.get(path) for t in trees))
+            self._path(path, *(t.get(path) for t in self._trees))
         return self.plan
+
+    def _parse(self, path: str, blob: str) -> Memory:
+        """:func:`_parse`, once per (path, blob) in this merge.
+
+        Raises:
+            MalformedRecord: as :func:`_parse`.
+        """
+        got = self._loaded.get((path, blob))
+        if got is None:
+            where = f"blob {blob[:12]} ({path})"
+            try:
+                memory, mapping = codec.load_with_mapping(self.store.read_blob(blob), where)
+                got = (memory, mapping)
+                if memory.id != _record_id(path):
+                    got = (MalformedRecord(where, f"id field {memory.id!r} does not match the file name"),
+                           mapping)
+            except MalformedRecord as exc:
+                got = (exc, None)
+            self._loaded[(path, blob)] = got
+        if isinstance(got[0], MalformedRecord):
+            raise got[0]
+        return got[0]
+
+    def _scan_incoming(self, paths: list[str]) -> None:
+        """Scan every string of every remote version that may be adopted, in one detect-secrets call.
+
+        An incoming version is the remote's blob at a path where it differs from both the
+        local one and the merge base's. Findings go to ``_secrets`` by blob id.
+        """
+        base, ours, theirs = self._trees
+        fields: list[tuple[tuple[str, str], str]] = []
+        for path in paths:
+            blob = theirs.get(path)
+            if blob is None or blob in (ours.get(path), base.get(path)) or self._oversized(path, blob):
+                continue
+            if path.startswith("memories/"):
+                if _misplaced(path) is not None:
+                    continue
+                with suppress(MalformedRecord):
+                    self._parse(path, blob)
+                mapping = self._loaded[(path, blob)][1]
+                fields.extend(((blob, name), text) for name, text in secret_scan.record_fields(mapping or {}))
+            elif path == "persona.yaml" or path.startswith("continuity/"):
+                fields.append(((blob, path), self.store.read_blob(blob).decode("utf-8", "replace")))
+        for key, finding in secret_scan.field_findings((f"{b}\0{n}", t) for (b, n), t in fields):
+            blob, name = key.split("\0", 1)
+            self._secrets.setdefault(blob, []).append((name, finding))
+
+    def _oversized(self, path: str, blob: str) -> int | None:
+        """The limit ``blob`` exceeds at ``path`` (bytes), or ``None``."""
+        if path.startswith("memories/"):
+            limit = MAX_RECORD_BYTES
+        elif path == "persona.yaml":
+            limit = MAX_PERSONA_BYTES
+        elif path.startswith("continuity/"):
+            limit = MAX_NOTE_BYTES
+        else:
+            return None
+        return limit if self.store.blob_size(blob) > limit else None
 
     def _result(self, path: str, status: str, reason: str) -> None:
         self.plan.results.append(MergeResult(_label(path), status, reason))
@@ -223,29 +322,78 @@ class _Merger:
         self._result(path, "invalid", reason)
         self.plan.warnings.append(f"warning: {_label(path)}: {reason}")
 
-    def _take_remote(self, path: str, base: str | None, theirs: str | None) -> None:
-        self.plan.changes[path] = None if theirs is None else self.store.read_blob(theirs)
+    def _refuse(self, path: str, ours: str | None, why: str, hint: str) -> None:
+        """Keep the local version of ``path`` (or none) instead of the remote's; report it."""
+        self.plan.changes.pop(path, None)
+        self.plan.reverts[path] = None if ours is None else self.store.read_blob(ours)
+        kept = "kept the local version" if ours is not None else "not adopted"
+        reason = f"{self.remote_name}'s version {why}; {kept}"
+        self._result(path, "refused", reason)
+        self.plan.warnings.append(f"warning: {_label(path)}: {reason} — {hint}")
+
+    def _refusal(self, path: str, theirs: str) -> tuple[str, str] | None:
+        """Why the remote blob ``theirs`` at ``path`` must not be adopted (and what to do), or ``None``."""
+        if path.startswith("memories/"):
+            misplaced = _misplaced(path)
+            if misplaced is not None:
+                return misplaced, f"ask its author to `tur doctor --fix` on {self.remote_name}"
+        limit = self._oversized(path, theirs)
+        if limit is not None:
+            size = self.store.blob_size(theirs)
+            return (f"is {size} bytes, larger than the {limit} byte limit",
+                    f"ask its author to shorten it on {self.remote_name}")
+        found = self._secrets.get(theirs)
+        if found:
+            return (f"looks like it holds a credential ({secret_scan.describe(found)})",
+                    f"if it is one, rotate the credential (it stays in {self.remote_name}'s history) and "
+                    "have its author `tur forget` it; if it is not, `tur sync --allow-secret` adopts it")
+        return None
+
+    def _take_remote(self, path: str, base: str | None, ours: str | None, theirs: str | None) -> None:
+        """The path changed on the remote only (``ours`` is ``base``): take it, unless rules 5 or 7 say no."""
         if theirs is None:
+            self.plan.changes[path] = None
             self._result(path, "forgotten", f"forgotten on {self.remote_name}")
+            return
+        refusal = self._refusal(path, theirs)
+        if refusal is not None:
+            self._refuse(path, ours, *refusal)
             return
         if _record_id(path) is not None:
             try:
-                _parse(self.store, path, theirs)
+                self._parse(path, theirs)
             except MalformedRecord as exc:
-                self._invalid(path, theirs, exc, f"kept as is from {self.remote_name}")
+                if ours is not None and self._valid(path, ours):
+                    self._invalid(path, theirs, exc, "kept the last valid version")
+                    self.plan.reverts[path] = self.store.read_blob(ours)
+                else:
+                    self.plan.changes[path] = self.store.read_blob(theirs)
+                    self._invalid(path, theirs, exc, f"kept as is from {self.remote_name}")
                 return
+        self.plan.changes[path] = self.store.read_blob(theirs)
         if base is None:
             self._result(path, "added", f"new on {self.remote_name}")
         else:
             self._result(path, "merged", f"changed on {self.remote_name}")
 
+    def _valid(self, path: str, blob: str) -> bool:
+        try:
+            self._parse(path, blob)
+        except MalformedRecord:
+            return False
+        return True
+
     def _path(self, path: str, base: str | None, ours: str | None, theirs: str | None) -> None:
         if ours == theirs or base == theirs:
             return  # same on both sides, or changed here only: the local tree already has it
         if base == ours:
-            self._take_remote(path, base, theirs)
+            self._take_remote(path, base, ours, theirs)
         elif ours is None:
             assert theirs is not None  # ours != theirs
+            refusal = self._refusal(path, theirs)
+            if refusal is not None:
+                self._refuse(path, ours, *refusal)
+                return
             self.plan.changes[path] = self.store.read_blob(theirs)
             self._result(path, "kept", f"forgotten here, changed on {self.remote_name}: kept")
         elif theirs is None:
@@ -267,40 +415,30 @@ class _Merger:
         self._result(path, "conflict-resolved", f"changed on both sides; the later version ({side}) kept")
 
     def _record(self, path: str, base: str | None, ours: str, theirs: str) -> None:
-        parsed: dict[str, Memory | MalformedRecord] = {}
-        for name, blob in (("ours", ours), ("theirs", theirs)):
-            try:
-                parsed[name] = _parse(self.store, path, blob)
-            except MalformedRecord as exc:
-                parsed[name] = exc
-        bad: list[tuple[str, str, MalformedRecord]] = []
-        for name, blob in (("ours", ours), ("theirs", theirs)):
-            got = parsed[name]
-            if isinstance(got, MalformedRecord):
-                bad.append((name, blob, got))
-        if bad:
-            if len(bad) == 2:
-                keep = max(ours, theirs)
-                kept = "kept the larger blob as is (both sides malformed)"
-            else:
-                keep = theirs if bad[0][0] == "ours" else ours
-                kept = "kept the other side's valid version"
-            for _, blob, error in bad:
-                self._invalid(path, blob, error, kept)
-            if keep != ours:
-                self.plan.changes[path] = self.store.read_blob(keep)
+        refusal = self._refusal(path, theirs)
+        if refusal is not None:
+            self._refuse(path, ours, *refusal)
             return
+        both = self._both_valid(path, ours, theirs)
+        if both is None:
+            return
+        mine, other = both
         old = None
         if base is not None:
             try:
-                old = _parse(self.store, path, base)
+                old = self._parse(path, base)
             except MalformedRecord:
                 old = None  # an unreadable base merges as if the record were new on both sides
-        mine, other = parsed["ours"], parsed["theirs"]
-        assert isinstance(mine, Memory) and isinstance(other, Memory)
+        if base is None and normalise_content(mine.content) != normalise_content(other.content):
+            self._collision(path, mine, other, ours, theirs)
+            return
         merged, winner_is_ours, conflicts = merge_records(old, mine, other, ours, theirs)
         winner_blob = ours if winner_is_ours else theirs
         data = codec.update(self.store.read_blob(winner_blob), merged, f"blob {winner_blob[:12]} ({path})")
+        if len(data) > MAX_RECORD_BYTES:
+            self._refuse(path, ours, f"merged with ours would be {len(data)} bytes, larger than the "
+                         f"{MAX_RECORD_BYTES} byte limit", "shorten the record on either side")
+            return
         if data != self.store.read_blob(ours):
             self.plan.changes[path] = data
         if conflicts:
@@ -312,6 +450,77 @@ class _Merger:
             )
         else:
             self._result(path, "merged", "changed on both sides in different fields")
+
+    def _both_valid(self, path: str, ours: str, theirs: str) -> tuple[Memory, Memory] | None:
+        """Both versions parsed, or ``None`` after rule 5 decided (a malformed side)."""
+        parsed: dict[str, Memory | MalformedRecord] = {}
+        for name, blob in (("ours", ours), ("theirs", theirs)):
+            try:
+                parsed[name] = self._parse(path, blob)
+            except MalformedRecord as exc:
+                parsed[name] = exc
+        bad: list[tuple[str, str, MalformedRecord]] = []
+        for name, blob in (("ours", ours), ("theirs", theirs)):
+            got = parsed[name]
+            if isinstance(got, MalformedRecord):
+                bad.append((name, blob, got))
+        if not bad:
+            mine, other = parsed["ours"], parsed["theirs"]
+            assert isinstance(mine, Memory) and isinstance(other, Memory)
+            return mine, other
+        if len(bad) == 2:
+            keep = max(ours, theirs)
+            kept = "kept the larger blob as is (both sides malformed)"
+        else:
+            keep = theirs if bad[0][0] == "ours" else ours
+            kept = "kept the other side's valid version"
+        for _, blob, error in bad:
+            self._invalid(path, blob, error, kept)
+        if keep != ours:
+            self.plan.changes[path] = self.store.read_blob(keep)
+        return None
+
+    def _collision(self, path: str, mine: Memory, other: Memory, ours: str, theirs: str) -> None:
+        """Two different statements added with one id on both sides: neither replaces the other.
+
+        The one observed first (ties: the smaller blob id) keeps the id; the other moves to
+        the first longer id (:data:`gitmem.ids.ID_HEX_LENGTHS`) that neither side, nor this
+        merge, holds for another statement. Symmetric, so both clones merge alike.
+        """
+        def first(memory: Memory, blob: str) -> tuple[str, str]:
+            when = memory.provenance.observed_at.isoformat() if memory.provenance else ""
+            return (when, blob)
+
+        ours_keeps = first(mine, ours) <= first(other, theirs)
+        mover, mover_blob = (other, theirs) if ours_keeps else (mine, ours)
+        if not ours_keeps:
+            self.plan.changes[path] = self.store.read_blob(theirs)
+        digest = content_digest(mover.content)
+        held: dict[str, str | None] = {}
+        for digits in ID_HEX_LENGTHS:
+            candidate = f"{mover.type.value}-{digest[:digits]}"
+            target = f"memories/{shard_of(candidate)}/{candidate}.yaml"
+            blobs = {b for b in (self._trees[1].get(target), self._trees[2].get(target)) if b}
+            if target in self.plan.changes or blobs:
+                held[candidate] = self._statement(target, blobs)
+        new_id, _ = pick_id(mover.type, mover.content, held)
+        moved = mover.model_copy(update={"id": new_id})
+        self.plan.changes[f"memories/{shard_of(new_id)}/{new_id}.yaml"] = codec.update(
+            self.store.read_blob(mover_blob), moved, f"blob {mover_blob[:12]} ({path})")
+        side = "here" if mover is mine else f"on {self.remote_name}"
+        self._result(path, "renamed", f"a different statement learned {side} had the same id; "
+                                      f"it is now {new_id}")
+
+    def _statement(self, path: str, blobs: set[str]) -> str | None:
+        """The normalised content at ``path`` in this merge (``None``: unreadable or several)."""
+        data = self.plan.changes.get(path)
+        texts = set()
+        for raw in ([data] if data is not None else []) + [self.store.read_blob(b) for b in blobs]:
+            try:
+                texts.add(normalise_content(codec.load(raw, path).content))
+            except MalformedRecord:
+                return None
+        return texts.pop() if len(texts) == 1 else None
 
 
 def _winner_key(memory: Memory, blob: str) -> tuple[str, str]:
@@ -383,13 +592,21 @@ def merge_records(
         return Memory.model_validate(fallback), winner_is_ours, sorted(set(conflicts) | {"record"})
 
 
-def merge_plan(store: Store, local: str | None, remote: str, remote_name: str = "origin") -> MergePlan:
+def merge_plan(store: Store, local: str | None, remote: str, remote_name: str = "origin",
+               allow_secret: bool = False) -> MergePlan:
     """Compute the merge of ``remote`` into ``local`` without writing anything.
+
+    Args:
+        store: the repository's store.
+        local: the local tip (``None``: no local ref).
+        remote: the fetched remote tip.
+        remote_name: names the remote in reasons.
+        allow_secret: adopt versions in which the credential scan finds something.
 
     Returns:
         The :class:`MergePlan`: changes to the local tree and one result per record decided.
     """
-    return _Merger(store, local, remote, remote_name).run()
+    return _Merger(store, local, remote, remote_name, allow_secret).run()
 
 
 # -- the protocol -----------------------------------------------------------------------------------
@@ -409,6 +626,34 @@ def _check_remote(store: Store, remote_name: str, sha: str | None) -> None:
 class _State:
     result: SyncResult
     remote_sha: str | None
+    allow_secret: bool = False
+
+
+def _forward(store: Store, state: _State, local: str | None, dry_run: bool) -> str | None:
+    """Adopt or fast-forward to the remote tip; return the local tip after it, or ``_RETRY``.
+
+    Every path the remote changed is checked as a merge would (rules 5 and 7): when some
+    remote version is not adopted, the local ref moves to a new commit on the remote tip
+    that puts the local versions back, instead of to the remote tip itself.
+    """
+    res, remote_sha = state.result, state.remote_sha
+    assert remote_sha is not None
+    plan = merge_plan(store, local, remote_sha, res.remote, state.allow_secret)
+    reported = [r for r in plan.results if r.status in ("refused", "invalid")]
+    target = remote_sha
+    if plan.reverts:
+        if dry_run:
+            target = local or remote_sha
+        else:
+            message = (f"sync: take {res.remote}, except {len(plan.reverts)} not adopted\n\n"
+                       + "\n".join(f"{r.status} {r.memory_id}: {r.reason}" for r in reported) + "\n")
+            target = store.commit_on(remote_sha, plan.reverts, message)
+    if not dry_run and not store.update_ref(MEMORY_REF, target, local):
+        return _RETRY  # a local write raced us: look again
+    _mark(res, "adopted" if local is None else "fast-forward")
+    res.merged.extend(reported)
+    res.warnings.extend(plan.warnings)
+    return target
 
 
 def _integrate(store: Store, state: _State, dry_run: bool) -> str | None:
@@ -419,22 +664,19 @@ def _integrate(store: Store, state: _State, dry_run: bool) -> str | None:
         _mark(res, "pushed" if local not in (None, remote_sha) else "up-to-date")
         return local
     if local is None or graph.is_ancestor(local, remote_sha):
-        _mark(res, "adopted" if local is None else "fast-forward")
-        if not dry_run and not store.update_ref(MEMORY_REF, remote_sha, local):
-            return _RETRY  # a local write raced us: look again
-        return remote_sha
+        return _forward(store, state, local, dry_run)
     if graph.is_ancestor(remote_sha, local):
         _mark(res, "pushed")
         return local
     _mark(res, "merged")
     if dry_run:
-        plan = merge_plan(store, local, remote_sha, res.remote)
+        plan = merge_plan(store, local, remote_sha, res.remote, state.allow_secret)
         res.merged.extend(plan.results)
         res.warnings.extend(plan.warnings)
         return local
 
     def build(tip: str | None) -> Mutation | None:
-        plan = merge_plan(store, tip, remote_sha, res.remote)
+        plan = merge_plan(store, tip, remote_sha, res.remote, state.allow_secret)
         return Mutation(plan.changes, plan.message(res.remote), parents_extra=(remote_sha,), result=plan)
 
     commit, mutation = store.transact(build)
@@ -451,7 +693,8 @@ def _mark(res: SyncResult, status: str) -> None:
 
 
 def sync(
-    store: Store, remote_name: str = "origin", *, dry_run: bool = False, attempts: int = DEFAULT_ATTEMPTS
+    store: Store, remote_name: str = "origin", *, dry_run: bool = False, attempts: int = DEFAULT_ATTEMPTS,
+    allow_secret: bool = False,
 ) -> SyncResult:
     """Fetch, integrate (adopt, fast-forward or merge) and push the memory ref; see the module docstring.
 
@@ -461,6 +704,7 @@ def sync(
         dry_run: fetch (which only moves ``refs/tur/remotes/<remote>/memories``) and
             report what would be merged and pushed, writing nothing else.
         attempts: pushes tried when the remote keeps moving (each after a new fetch and merge).
+        allow_secret: adopt incoming versions in which the credential scan finds something.
 
     Returns:
         The :class:`SyncResult`.
@@ -480,7 +724,7 @@ def sync(
         status="up-to-date", remote=remote_name, local_before=local_before, local_after=local_before,
         remote_before=remote_sha, remote_after=remote_sha, dry_run=dry_run, ahead=ahead, behind=behind,
     )
-    state = _State(res, remote_sha)
+    state = _State(res, remote_sha, allow_secret)
     pushes = 0
     for _ in range(attempts * 4):
         local = _integrate(store, state, dry_run)

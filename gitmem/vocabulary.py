@@ -27,8 +27,10 @@ WAKE_FORMATS = ("markdown", "json")
 RECALL_FORMATS = ("markdown-prompt", "json", "plain")
 """The formats of recalled hits: ``markdown-prompt`` (the default), ``json`` and ``plain``."""
 
-#: Ids are ``<type>-<8 hex>``; the hex part is derived from the normalised content.
-ID_PATTERN = re.compile(r"^(axiom|core|fact|insight|preference)-[0-9a-f]{8}$")
+#: Ids are ``<type>-<8 hex>``; the hex part is the start of the SHA-256 of the normalised
+#: content. A memory whose 8 hex digits are taken by a different statement gets 16 (and,
+#: should those be taken too, all 64): see :data:`gitmem.ids.ID_HEX_LENGTHS`.
+ID_PATTERN = re.compile(r"^(axiom|core|fact|insight|preference)-(?:[0-9a-f]{8}|[0-9a-f]{16}|[0-9a-f]{64})$")
 
 
 def utc_now() -> datetime:

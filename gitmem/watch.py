@@ -86,6 +86,7 @@ class WatchEvent:
         outcome: the verify's result (rows, commit); ``None`` if no verify ran.
         changes: memories whose status, reason or anchor changed.
         error: one line when the verify failed (the watcher carries on).
+        notices: lines the store noted meanwhile (a stale ref lock it removed).
     """
 
     at: datetime
@@ -95,6 +96,7 @@ class WatchEvent:
     outcome: VerifyOutcome | None = None
     changes: tuple[StatusChange, ...] = ()
     error: str | None = None
+    notices: tuple[str, ...] = ()
 
 
 @dataclass
@@ -338,13 +340,14 @@ class Watcher:
         except GitmemError as exc:
             self._tip = None  # re-read the anchors next time: an id may have gone
             return WatchEvent(at=utc_now(), trigger=trigger, paths=paths,
-                              ids=tuple(ids or ()), error=str(exc))
+                              ids=tuple(ids or ()), error=str(exc), notices=tuple(gm.take_notices()))
         self._head = head
         if outcome.commit is not None:
             self._reload(gm)
         verified = tuple(r.memory_id for r in outcome.rows)
         return WatchEvent(at=utc_now(), trigger=trigger, paths=paths, ids=verified,
-                          outcome=outcome, changes=_changes(before, outcome))
+                          outcome=outcome, changes=_changes(before, outcome),
+                          notices=tuple(gm.take_notices()))
 
 
 def _next_changes(changes_iter: Iterator[set], root: str) -> set | None:

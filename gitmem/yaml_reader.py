@@ -14,6 +14,7 @@ from pydantic import ValidationError
 from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 
 from gitmem.errors import MalformedRecord
+from gitmem.limits import MAX_RECORD_BYTES
 from gitmem.models import Memory
 
 __all__ = [
@@ -27,8 +28,6 @@ __all__ = [
     "parse_float",
 ]
 
-#: Largest record blob the readers accept (bytes); larger blobs are refused unparsed.
-MAX_RECORD_BYTES = 1 << 20
 
 _TAG = "tag:yaml.org,2002:"
 _STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))

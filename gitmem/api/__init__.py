@@ -29,6 +29,7 @@ from gitmem.api.curate import Curator
 from gitmem.api.records import Records, Workspace
 from gitmem.api.results import (
     CommitInfo,
+    DoctorReport,
     ImportResult,
     LearnResult,
     RepoPaths,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CommitInfo",
+    "DoctorReport",
     "Gitmem",
     "ImportResult",
     "LearnResult",
@@ -294,10 +296,18 @@ class Gitmem:
             may say the same thing (same anchored lines, or a near-duplicate statement), for
             the caller to suggest ``tur link NEW OLD --type supersedes``.
 
+        The id is ``<type>-<8 hex>`` of the normalised content's SHA-256; when a stored
+        memory of a *different* statement already has it, the new memory gets 16 hex
+        digits (``result.collided_with`` names the other), so no statement is ever taken
+        for another (docs/storage.md, Ids).
+
         Raises:
             InvalidInput: empty content, unknown type, confidence outside [0, 1], or a
                 ``supersedes`` target that is the memory itself or would close a cycle.
-            SecretRefused: the content contains a credential and ``allow_secret`` is false.
+            SecretRefused: the content, agent, harness or anchor contains a credential and
+                ``allow_secret`` is false.
+            TooLarge: the record would be larger than ``gitmem.limits.MAX_RECORD_BYTES``
+                (1 MiB), the size every reader accepts.
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
             UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
         """
@@ -305,14 +315,17 @@ class Gitmem:
                                    harness=harness, scope=scope, allow_secret=allow_secret, now=now,
                                    supersedes=supersedes)
 
-    def refute(self, token: str, reason: str, by: str | None = None) -> tuple[Memory, CommitInfo | None]:
+    def refute(self, token: str, reason: str, by: str | None = None,
+               allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
         """Mark a memory refuted with a reason; refuted wins over every other status.
 
         Raises:
             InvalidInput: the reason is empty.
+            SecretRefused: the reason or ``by`` contains a credential and ``allow_secret`` is false.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.refute(token, reason, by)
+        return self._curator.refute(token, reason, by, allow_secret)
 
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's confidence (in [0, 1]).
@@ -341,13 +354,36 @@ class Gitmem:
         """
         return self._curator.forget(token)
 
+    def forget_path(self, path: str) -> CommitInfo | None:
+        """Remove the entry at ``path`` of the memory tree (what ``doctor`` names); it stays in history.
+
+        Raises:
+            InvalidInput: no such entry, or a part of the layout itself (``memories``, a shard).
+        """
+        return self._curator.forget_path(path)
+
+    def doctor(self, fix: bool = False) -> DoctorReport:
+        """What readers skip in the memory tree; with ``fix``, repair the layout in one commit.
+
+        A readable record in the wrong shard moves to where its id says (unless its id has
+        a record there); every other layout problem is removed (it stays in history).
+        Malformed records are listed, never changed.
+        """
+        return self._curator.doctor(fix)
+
+    def take_notices(self) -> list[str]:
+        """Lines for stderr the store gathered since the last call (e.g. a stale ref lock removed)."""
+        return self.store.take_notices()
+
     def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
                       allow_secret: bool = False) -> ImportResult:
         """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
 
-        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` and the old
-        one is kept under ``legacy_id``. Records with no provenance load as ``unanchored``
-        with confidence 1.0 and no decay (see docs/design.md).
+        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` (longer when a
+        different statement holds it: ``result.renamed``) and the old one is kept under
+        ``legacy_id``. Records with no provenance load as ``unanchored`` with confidence
+        1.0 and no decay (see docs/design.md). A file with a credential in any field, or
+        whose record would exceed ``MAX_RECORD_BYTES``, is listed in ``result.failed``.
 
         Raises:
             InvalidInput: a path does not exist.
@@ -414,21 +450,26 @@ class Gitmem:
         """
         return self._context.persona(tip)
 
-    def set_persona(self, data: bytes, where: str = "persona") -> CommitInfo | None:
+    def set_persona(self, data: bytes, where: str = "persona",
+                    allow_secret: bool = False) -> CommitInfo | None:
         """Store ``data`` (a YAML mapping: identity and invariants) as ``persona.yaml``.
 
         Raises:
             MalformedRecord: not a safe YAML mapping.
+            TooLarge: larger than ``gitmem.limits.MAX_PERSONA_BYTES`` (64 KiB).
+            SecretRefused: a line looks like a credential and ``allow_secret`` is false.
         """
-        return self._context.set_persona(data, where)
+        return self._context.set_persona(data, where, allow_secret)
 
-    def spark(self, text: str, now: datetime | None = None) -> str:
+    def spark(self, text: str, now: datetime | None = None, allow_secret: bool = False) -> str:
         """Record a continuity note for the next session; return its name.
 
         Raises:
             InvalidInput: empty text.
+            TooLarge: larger than ``gitmem.limits.MAX_NOTE_BYTES`` (64 KiB).
+            SecretRefused: the note looks like it holds a credential and ``allow_secret`` is false.
         """
-        return self._context.spark(text, now)
+        return self._context.spark(text, now, allow_secret)
 
     def continuity(self, tip: str | None = None) -> str | None:
         """The latest continuity note at ``tip`` (default: the current tip), or ``None``."""
@@ -515,21 +556,29 @@ class Gitmem:
         """
         return self._sharing.setup_remote(remote)
 
-    def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5) -> SyncResult:
+    def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5,
+             allow_secret: bool = False) -> SyncResult:
         """Fetch, merge record by record and push the memory ref (see :mod:`gitmem.sync`).
+
+        An incoming version that a reader would refuse (too large, not where its id says),
+        or in which the credential scan finds something, is not adopted: the local version
+        stays, and ``result.merged`` and ``result.warnings`` name it and say what to do. A
+        malformed incoming version of a valid record never replaces it. Two different
+        statements with one id both survive (one moves to a longer id).
 
         Args:
             remote: a remote listed by ``git remote``.
             dry_run: report what would be merged and pushed; only the
                 remote-tracking ref ``refs/tur/remotes/<remote>/memories`` moves.
             attempts: pushes to try when the remote keeps moving (fetch and merge between).
+            allow_secret: adopt incoming versions even where the credential scan finds something.
 
         Raises:
             RemoteError: unknown or unreachable remote, refused push, or a remote that
                 kept moving; never a force push.
             FormatVersion: the remote's ref is not a gitmem memory history.
         """
-        return self._sharing.sync(remote, dry_run=dry_run, attempts=attempts)
+        return self._sharing.sync(remote, dry_run=dry_run, attempts=attempts, allow_secret=allow_secret)
 
     # -- the read cache ----------------------------------------------------------------------
 

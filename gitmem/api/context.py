@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import InvalidInput, MalformedRecord
+from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
 from gitmem.reader import Skipped
 from gitmem.store import CommitInfo, Mutation
 from gitmem.text import first_words
@@ -64,52 +65,85 @@ class ContextBuilder:
             return found
         from gitmem import codec
 
-        mapping = codec.load_mapping(store.read_blob(blob), f"{PERSONA_PATH} on refs/tur/memories")
+        where = f"{PERSONA_PATH} on refs/tur/memories"
+        size = store.blob_size(blob, remember=True)
+        if size > MAX_PERSONA_BYTES:  # refused unread: wake would pay for it every session
+            raise MalformedRecord(where, f"it is {size} bytes, larger than the {MAX_PERSONA_BYTES} "
+                                         "byte limit")
+        mapping = codec.load_mapping(store.read_blob(blob), where)
         cache.put_persona(blob, mapping)
         return mapping
 
-    def set_persona(self, data: bytes, where: str = "persona") -> CommitInfo | None:
+    def set_persona(self, data: bytes, where: str = "persona",
+                    allow_secret: bool = False) -> CommitInfo | None:
         """Store ``data`` (a YAML mapping: identity and invariants) as ``persona.yaml``.
 
         Raises:
             MalformedRecord: not a safe YAML mapping.
+            TooLarge: larger than ``MAX_PERSONA_BYTES`` (64 KiB).
+            SecretRefused: a line looks like a credential and ``allow_secret`` is false.
         """
-        from gitmem import codec
+        from gitmem import codec, secret_scan
 
+        check_size(data, MAX_PERSONA_BYTES, f"the persona {where}")
         codec.load_mapping(data, where)
+        secret_scan.check_fields([(f"the persona {where}", data.decode("utf-8", "replace"))],
+                                 allow=allow_secret)
         commit, _ = self.ws.store.transact(
             lambda tip: Mutation({PERSONA_PATH: data}, "persona: set identity and invariants")
         )
         return commit
 
-    def spark(self, text: str, now: datetime | None = None) -> str:
+    def spark(self, text: str, now: datetime | None = None, allow_secret: bool = False) -> str:
         """Record a continuity note for the next session; return its name.
 
         Raises:
             InvalidInput: empty text.
+            TooLarge: larger than ``MAX_NOTE_BYTES`` (64 KiB).
+            SecretRefused: the note looks like it holds a credential and ``allow_secret`` is false.
         """
         if not text.strip():
             raise InvalidInput("a continuity note needs text")
+        body = text if text.endswith("\n") else text + "\n"
+        try:
+            data = body.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InvalidInput("the continuity note is not valid UTF-8 text") from None
+        check_size(data, MAX_NOTE_BYTES, "the continuity note",
+                   "keep the note to what the next session needs first; put the rest in memories")
+        from gitmem import secret_scan
+
+        secret_scan.check_fields([("the note", text)], allow=allow_secret)
         import secrets  # lazily: it loads OpenSSL, which no read needs
 
         now = now or datetime.now(UTC)
         # Microseconds keep two notes of the same second in order; the name sorts by time.
         name = f"{now:%Y%m%dT%H%M%S.%fZ}-{secrets.token_hex(3)}.md"
-        body = text if text.endswith("\n") else text + "\n"
         self.ws.store.transact(
-            lambda tip: Mutation({f"{CONTINUITY_DIR}/{name}": body.encode()},
-                                 f"spark: {first_words(text)}")
+            lambda tip: Mutation({f"{CONTINUITY_DIR}/{name}": data}, f"spark: {first_words(text)}")
         )
         return name
 
-    def continuity(self, tip: str | None = None) -> str | None:
-        """The latest continuity note (names sort by time) at ``tip`` (default: now), or ``None``."""
+    def continuity(self, tip: str | None = None, skipped: list[Skipped] | None = None) -> str | None:
+        """The latest continuity note (names sort by time) at ``tip`` (default: now), or ``None``.
+
+        A note larger than ``MAX_NOTE_BYTES`` (stored before the limit, or by another tool)
+        is cut to its first ``MAX_NOTE_BYTES`` bytes, and a line added to ``skipped`` says so.
+        """
         store = self.ws.store
         notes = store.list_dir(tip or store.tip(), CONTINUITY_DIR)
         if not notes:
             return None
         latest = max(notes)
-        return store.read_note(notes[latest]).rstrip("\n")
+        blob = notes[latest]
+        size = store.blob_size(blob, remember=True)
+        if size <= MAX_NOTE_BYTES:
+            return store.read_note(blob).rstrip("\n")
+        if skipped is not None:
+            skipped.append(Skipped("", blob, f"is {size} bytes, larger than the {MAX_NOTE_BYTES} byte "
+                                   "limit; wake reads its beginning only", path=f"{CONTINUITY_DIR}/{latest}",
+                                   hint="leave a shorter note with `tur spark`"))
+        return store.read_blob(blob)[:MAX_NOTE_BYTES].decode("utf-8", "ignore").rstrip("\n")
 
     # -- wake and recall -------------------------------------------------------------------
 
@@ -140,7 +174,7 @@ class ContextBuilder:
         result = compile_rows(
             self._wake_rows(table, now),
             persona=self._persona_or_warn(skipped, tip),
-            continuity=self.continuity(tip),
+            continuity=self.continuity(tip, skipped),
             budget=budget or None,
             shares=settings.wake.shares,
             threshold=settings.decay.threshold,
@@ -171,7 +205,8 @@ class ContextBuilder:
             return self.persona(tip)
         except MalformedRecord as exc:
             blob = self.ws.store.blob_id_at(tip, PERSONA_PATH) or "?"
-            skipped.append(Skipped("persona", blob, exc.reason))
+            skipped.append(Skipped("persona", blob, exc.reason, path=PERSONA_PATH,
+                                   hint="store a valid one with `tur persona set FILE`"))
             return None
 
     def recall(

@@ -12,14 +12,15 @@ from collections.abc import Callable, Iterable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from gitmem.api.results import ImportResult, LearnResult
+from gitmem.api.results import DoctorReport, ImportResult, LearnResult
 from gitmem.decay import half_life_for
 from gitmem.errors import GitmemError, InvalidInput, MalformedRecord, UnknownMemory
-from gitmem.ids import content_key, memory_id
+from gitmem.ids import ID_HEX_LENGTHS, content_digest, id_hex, normalise_content, pick_id
+from gitmem.limits import MAX_RECORD_BYTES, check_size
 from gitmem.reader import read_record, record_path
-from gitmem.store import CommitInfo, Mutation
+from gitmem.store import FORMAT_PATH, CommitInfo, Mutation
 from gitmem.text import first_words
-from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
+from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, utc_now
 
 if TYPE_CHECKING:
     from gitmem.anchors import Anchor
@@ -75,7 +76,9 @@ class Curator:
         Raises:
             InvalidInput: empty content, unknown type, confidence outside [0, 1], or a
                 ``supersedes`` target that is the memory itself or would close a cycle.
-            SecretRefused: the content contains a credential and ``allow_secret`` is false.
+            SecretRefused: the content, agent, harness or anchor contains a credential and
+                ``allow_secret`` is false.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES`` (1 MiB).
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
             UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
         """
@@ -91,7 +94,11 @@ class Curator:
                 raise InvalidInput(f"{name} is not valid UTF-8 text")
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             raise InvalidInput(f"confidence must be between 0 and 1, got {confidence}")
+        # Before anything is built: the stored record is at least as large as its content.
+        check_size(content.encode("utf-8"), MAX_RECORD_BYTES, "the memory's content")
         secret_scan.check_content(content, allow=allow_secret)
+        secret_scan.check_fields([(n, t) for n, t in (("--agent", agent), ("--harness", harness),
+                                                      ("--file", file)) if t], allow=allow_secret)
         now = now or utc_now()
         head = self.ws.store.head_sha()
         anchor, fingerprint = None, None
@@ -109,9 +116,9 @@ class Curator:
             fingerprint=fingerprint,
         )
         half_life = half_life_for(type_, self.ws.settings.decay)
-        key = content_key(content)
+        digest = content_digest(content)
         before = self.ws.store.tip()
-        target = self._supersedes_target(supersedes, key, memory_id(type_, content), before)
+        target = self._supersedes_target(supersedes, type_, content, digest, before)
 
         def link(memory: Memory) -> None:
             if target is not None and target not in memory.relation_targets(RelationType.SUPERSEDES):
@@ -119,23 +126,21 @@ class Curator:
                                     Relation(type=RelationType.SUPERSEDES, target=target)]
 
         def build(tip: str | None) -> Mutation | None:
-            # Every id with this content key lives in the shard named by the key.
-            existing, existing_blob = None, ""
-            for found, blob in self.ws.records.id_entries(key, tip).items():
-                if "-" in found and found.rsplit("-", 1)[1] == key:
-                    try:
-                        existing, existing_blob = read_record(self.ws.store, found, blob), blob
-                        break
-                    except MalformedRecord:
-                        continue
-            if existing is not None:
+            held = self._holders(digest, tip)
+            found, known = pick_id(type_, content, {i: h[2] for i, h in held.items()})
+            shorter = [f"{type_.value}-{digest[:n]}" for n in ID_HEX_LENGTHS if n < len(id_hex(found))]
+            collision = None if known else next((i for i in shorter if i in held), None)
+            if known:
+                existing, existing_blob, _ = held[found]
+                assert existing is not None  # known: its content was read
                 memory = _reverify(existing, provenance, confidence, status, reason, now)
                 link(memory)
                 data = codec.update(self.ws.store.read_blob(existing_blob), memory)
+                check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
                 message = f"reverify {memory.id}: {first_words(content)}"
-                return Mutation({record_path(memory.id): data}, message, result=(memory, False))
+                return Mutation({record_path(memory.id): data}, message, result=(memory, False, None))
             memory = Memory(
-                id=memory_id(type_, content),
+                id=found,
                 type=type_,
                 scope=scope_,
                 content=content,
@@ -149,27 +154,28 @@ class Curator:
                 ),
             )
             link(memory)
+            data = codec.dump_new(memory)
+            check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
             message = f"learn {memory.id}: {first_words(content)}"
-            return Mutation({record_path(memory.id): codec.dump_new(memory)}, message,
-                            result=(memory, True))
+            return Mutation({record_path(memory.id): data}, message, result=(memory, True, collision))
 
         commit, mutation = self.ws.store.transact(build)
-        memory, created = mutation.result  # type: ignore[union-attr, misc]
+        memory, created, collision = mutation.result  # type: ignore[union-attr, misc]
         similar = self._similar(memory, before, skip={target} if target else set())
-        return LearnResult(memory=memory, created=created, commit=commit, similar=similar)
+        return LearnResult(memory=memory, created=created, commit=commit, similar=similar,
+                           collided_with=collision)
 
-    def _supersedes_target(self, token: str | None, key: str, new_id: str,
+    def _supersedes_target(self, token: str | None, type_: MemoryType, content: str, digest: str,
                            tip: str | None) -> str | None:
         """The full id a learn's ``supersedes`` names, checked (see :meth:`learn`)."""
         if token is None:
             return None
         target = self.ws.records.resolve(token)
-        if target.rsplit("-", 1)[-1] == key:
+        held = self._holders(digest, tip)
+        own, known = pick_id(type_, content, {i: h[2] for i, h in held.items()})
+        if known and own == target:
             raise InvalidInput(f"{target} is the memory being learned; it cannot supersede itself")
-        # The same content may be stored under another type: that record is the one linked.
-        own = [found for found in self.ws.records.id_entries(key, tip)
-               if found.rsplit("-", 1)[-1] == key] or [new_id]
-        self._refuse_supersedes_cycle(own[0], target)
+        self._refuse_supersedes_cycle(own, target)
         return target
 
     def _similar(self, memory: Memory, tip: str | None, skip: set[str]) -> tuple[str, ...]:
@@ -214,6 +220,26 @@ class Curator:
         texts = ((table.ids[r], c["content"][r]) for r in live if table.ids[r] not in found)
         found.extend(find_similar(memory.content, texts, limit=3))
         return tuple(i for i in found if i in self.ws.records.id_entries(i, tip))[:3]
+
+    def _holders(self, digest: str, tip: str | None) -> dict[str, tuple[Memory | None, str, str | None]]:
+        """Stored records (any type) whose id's hex part is a prefix of ``digest``.
+
+        Every such id lives in the shard of ``digest``'s first two digits, so one shard tree
+        is read. Returns id -> (record or ``None`` when unreadable, blob id, normalised
+        content or ``None``).
+        """
+        prefixes = {digest[:n] for n in ID_HEX_LENGTHS}
+        held: dict[str, tuple[Memory | None, str, str | None]] = {}
+        for found, blob in self.ws.records.id_entries(digest[:8], tip).items():
+            if id_hex(found) not in prefixes:
+                continue
+            try:
+                record = read_record(self.ws.store, found, blob)
+            except MalformedRecord:
+                held[found] = (None, blob, None)
+            else:
+                held[found] = (record, blob, normalise_content(record.content))
+        return held
 
     def _anchor(self, spec: str, head: str | None) -> tuple[Anchor, str]:
         """Validate ``--file`` against the working tree; return (anchor, fingerprint).
@@ -263,21 +289,30 @@ class Curator:
                 raise UnknownMemory(target)
             memory = edit(current.model_copy(deep=True))
             data = codec.update(self.ws.store.read_blob(blob), memory)
+            check_size(data, MAX_RECORD_BYTES, f"record {target}")
             return Mutation({record_path(target): data}, f"{verb} {target}", result=memory)
 
         commit, mutation = self.ws.store.transact(build)
         return mutation.result, commit  # type: ignore[union-attr, return-value]
 
-    def refute(self, token: str, reason: str, by: str | None = None) -> tuple[Memory, CommitInfo | None]:
+    def refute(self, token: str, reason: str, by: str | None = None,
+               allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
         """Mark a memory refuted with a reason; refuted wins over every other status.
 
         Raises:
             InvalidInput: the reason is empty.
+            SecretRefused: the reason or ``by`` contains a credential and ``allow_secret`` is false.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
             UnknownMemory, AmbiguousId: bad id.
         """
         if not reason or not reason.strip():
             raise InvalidInput("a refutation needs a reason", 'pass --reason "why it is wrong"')
+        from gitmem import secret_scan
         from gitmem.models import Refutation
+
+        check_size(reason.encode("utf-8", "surrogatepass"), MAX_RECORD_BYTES, "the reason")
+        secret_scan.check_fields([("--reason", reason), *([("--by", by)] if by else [])],
+                                 allow=allow_secret)
 
         def edit(m: Memory) -> Memory:
             m.refutation = Refutation(reason=reason, by=by, at=utc_now())
@@ -362,6 +397,92 @@ class Curator:
         commit, _ = self.ws.store.transact(build)
         return commit
 
+    def forget_path(self, path: str) -> CommitInfo | None:
+        """Remove the entry at ``path`` of the memory tree (a file or a directory); it stays in history.
+
+        What ``tur doctor`` names can be removed this way: a record in the wrong shard, a
+        second record for an id, a symbolic link, a stray directory. The parts of the
+        layout itself (``.gitmem``, ``memories``, a shard directory, ``continuity``) are
+        refused unless they are not what they should be (a file named ``memories``).
+
+        Raises:
+            InvalidInput: no such entry, or a part of the layout.
+        """
+        path = path.strip().strip("/")
+        store = self.ws.store
+
+        def build(tip: str | None) -> Mutation | None:
+            kind = store.entry_kind(tip, path)
+            if kind is None:
+                raise InvalidInput(f"no entry {path!r} in the memory tree",
+                                   "`tur doctor` lists the entries gitmem skips")
+            parts = path.split("/")
+            structural = (path == FORMAT_PATH or (kind == "tree" and (
+                path in ("memories", "continuity")
+                or (len(parts) == 2 and parts[0] == "memories" and _is_shard(parts[1])))))
+            if structural:
+                raise InvalidInput(f"{path} is part of the memory tree's layout, not an entry to forget",
+                                   "forget the memories in it by id")
+            return Mutation({path: None}, f"forget {path}")
+
+        commit, _ = store.transact(build)
+        return commit
+
+    def doctor(self, fix: bool = False) -> DoctorReport:
+        """List what readers skip in the memory tree; with ``fix``, repair the layout in one commit.
+
+        Problems are the layout problems of ``Store.record_layout`` and ``root_problems``
+        and the malformed records. Repairs: a readable record in the wrong shard, whose id
+        has no record yet, moves to where its id says; every other layout problem (a second
+        record for an id, a non-regular entry, a stray name) is removed from the tree. It
+        stays in the ref's history. Malformed records are listed, never changed: fix them
+        by hand or ``tur forget`` them.
+        """
+        from gitmem.cache.records import layout_skipped
+
+        store = self.ws.store
+        report = DoctorReport()
+
+        def build(tip: str | None) -> Mutation | None:
+            entries, problems = store.record_layout(tip)
+            problems = sorted([*store.root_problems(tip), *problems])
+            report.problems = [layout_skipped(p.path, p.object_id, p.reason) for p in problems]
+            report.repairs = []
+            placed = set(entries)
+            changes: dict[str, bytes | None] = {}
+            for problem in problems:
+                moved = (self._misplaced_record(problem.path, problem.object_id, placed)
+                         if problem.misplaced else None)
+                if moved is not None:
+                    changes[record_path(moved)] = store.read_blob(problem.object_id)
+                    placed.add(moved)
+                    report.repairs.append(f"move {problem.path} to {record_path(moved)}")
+                else:
+                    report.repairs.append(f"remove {problem.path}")
+                changes[problem.path] = None
+            if not fix or not changes:
+                return None
+            return Mutation(changes, "doctor: " + "; ".join(report.repairs))
+
+        report.commit, _ = store.transact(build)
+        table, _ = self.ws.records.table(store.tip())
+        report.malformed = list(table.bad)
+        return report
+
+    def _misplaced_record(self, path: str, blob: str, placed: set[str]) -> str | None:
+        """The id of a readable record found at ``path`` whose id has no record yet; else ``None``."""
+        name = path.rsplit("/", 1)[-1]
+        if not (path.startswith("memories/") and name.endswith(".yaml")):
+            return None
+        memory_id = name[: -len(".yaml")]
+        if memory_id in placed or not ID_PATTERN.match(memory_id):
+            return None
+        try:
+            read_record(self.ws.store, memory_id, blob)
+        except (MalformedRecord, KeyError):
+            return None
+        return memory_id
+
     # -- import ----------------------------------------------------------------------------
 
     def import_legacy(
@@ -369,9 +490,11 @@ class Curator:
     ) -> ImportResult:
         """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
 
-        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` and the
-        old one is kept under ``legacy_id``. Records with no provenance load as
-        ``unanchored`` with confidence 1.0 and no decay (EP-0131).
+        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` (longer when
+        a different statement holds it) and the old one is kept under ``legacy_id``.
+        Records with no provenance load as ``unanchored`` with confidence 1.0 and no
+        decay (EP-0131). A file is refused (listed in ``failed``) when a field looks like a
+        credential or its record would be larger than ``MAX_RECORD_BYTES``.
 
         Raises:
             InvalidInput: a path does not exist.
@@ -380,40 +503,84 @@ class Curator:
         from gitmem.anchors import parse_anchor
 
         files = legacy.expand_paths(paths)
-        parsed: list[Memory] = []
+        prepared: list[tuple[str, Memory, bytes]] = []
         result = ImportResult()
         for path in files:
             try:
                 memory = legacy.to_memory(path)
-                # The same gates as learn: no credential, no anchor leaving the repository.
+                # The same gates as learn: no credential in any field, no anchor leaving the
+                # repository, nothing a reader would refuse. Serialised once, outside
+                # ``build``: a retry after a concurrent write only re-diffs.
+                data = codec.dump_new(memory)
+                check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
                 secret_scan.check_content(memory.content, allow=allow_secret)
+                fields = [f for f in secret_scan.record_fields(memory.model_dump(mode="json"))
+                          if f[0] != "content"]
+                secret_scan.check_fields(fields, allow=allow_secret)
                 if memory.provenance is not None and memory.provenance.context_ref:
                     parse_anchor(memory.provenance.context_ref)
             except GitmemError as exc:
                 result.failed.append(f"{path}: {exc}")
                 continue
-            parsed.append(memory)
-
-        # Serialised once, outside ``build``: a retry after a concurrent write only re-diffs.
-        prepared = [(memory, codec.dump_new(memory)) for memory in parsed]
+            prepared.append((str(path), memory, data))
 
         def build(tip: str | None) -> Mutation | None:
             result.imported.clear()
             result.unchanged.clear()
+            result.renamed.clear()
             blobs = self.ws.store.entries(tip)
+            stored: dict[str, str | None] = {}
+            assigned: dict[str, str] = {}  # id -> normalised content, given in this import
             changes: dict[str, bytes | None] = {}
-            for memory, data in prepared:
-                if memory.id in blobs and self.ws.store.read_blob(blobs[memory.id]) == data:
-                    result.unchanged.append(memory.id)
+            for path, memory, data in prepared:
+                found = self._import_id(memory, blobs, stored, assigned)
+                if found in assigned:
+                    result.unchanged.append(found)  # the same statement twice in this import
                     continue
-                changes[record_path(memory.id)] = data
-                result.imported.append(memory.id)
+                if found != memory.id:
+                    data = codec.dump_new(memory.model_copy(update={"id": found}))
+                    result.renamed.append(f"{path}: {memory.id} names a different memory; "
+                                          f"imported as {found}")
+                assigned[found] = normalise_content(memory.content)
+                if found in blobs and self.ws.store.read_blob(blobs[found]) == data:
+                    result.unchanged.append(found)
+                    continue
+                changes[record_path(found)] = data
+                result.imported.append(found)
             if not changes:
                 return None
             return Mutation(changes, f"import {len(changes)} memories")
 
         result.commit, _ = self.ws.store.transact(build)
         return result
+
+    def _import_id(self, memory: Memory, blobs: dict[str, str], stored: dict[str, str | None],
+                   assigned: dict[str, str]) -> str:
+        """The id an imported record is stored under: its own, or a longer one on a collision.
+
+        A stored record of the same type and statement is replaced (re-importing an edited
+        file); a different statement keeps its id and the import gets a longer one
+        (:func:`gitmem.ids.pick_id`). ``stored`` memoises the normalised contents read.
+        """
+        digest = content_digest(memory.content)
+        held: dict[str, str | None] = {}
+        for digits in ID_HEX_LENGTHS:
+            candidate = f"{memory.type.value}-{digest[:digits]}"
+            if candidate in assigned:
+                held[candidate] = assigned[candidate]
+            elif candidate in blobs:
+                if candidate not in stored:
+                    try:
+                        record = read_record(self.ws.store, candidate, blobs[candidate])
+                        stored[candidate] = normalise_content(record.content)
+                    except MalformedRecord:
+                        stored[candidate] = None
+                held[candidate] = stored[candidate]
+        return pick_id(memory.type, memory.content, held)[0]
+
+
+def _is_shard(name: str) -> bool:
+    return len(name) == 2 and all(c in "0123456789abcdef" for c in name)
 
 
 def _overlap(a: Anchor, b: Anchor) -> bool:

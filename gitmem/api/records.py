@@ -52,15 +52,28 @@ class Records:
         Warm: one tree lookup and one file read.
         """
         table = self.cache.table(tip)
-        return table, [*self.cache.take_notices(), *table.bad]
+        return table, [*self.cache.take_notices(), *self.layout_problems(tip), *table.layout, *table.bad]
+
+    def layout_problems(self, tip: str | None) -> list[Skipped]:
+        """Entries outside ``memories/`` that gitmem does not read (see ``Store.root_problems``)."""
+        from gitmem.cache.records import layout_skipped
+
+        return [layout_skipped(p.path, p.object_id, p.reason) for p in self.store.root_problems(tip)]
 
     def snapshot(self, tip: str | None = None) -> Snapshot:
         """All records at ``tip`` (default: the current tip) as full models.
 
-        Malformed blobs are listed in ``skipped``, never fatal; notices about untrusted
-        cache files come first there.
+        Malformed blobs and layout problems are listed in ``skipped``, never fatal;
+        notices about untrusted cache files come first there.
         """
-        return self.cache.snapshot(self.store.tip() if tip is None else tip)
+        tip = self.store.tip() if tip is None else tip
+        snap = self.cache.snapshot(tip)
+        from gitmem.cache import CacheNotice
+
+        notices = [s for s in snap.skipped if isinstance(s, CacheNotice)]
+        rest = [s for s in snap.skipped if not isinstance(s, CacheNotice)]
+        snap.skipped = [*notices, *self.layout_problems(tip), *rest]
+        return snap
 
     def memories(self) -> tuple[list[Memory], list[Skipped]]:
         """Every readable record (sorted by id) and the skipped malformed blobs."""

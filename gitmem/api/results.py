@@ -31,6 +31,7 @@ __all__ = [
     "AssemblyEntry",
     "CacheInfo",
     "CommitInfo",
+    "DoctorReport",
     "Hit",
     "ImportResult",
     "LearnResult",
@@ -84,7 +85,11 @@ class RepoPaths:
 
 @dataclass(frozen=True)
 class LearnResult:
-    """Outcome of :meth:`Gitmem.learn`: the record, whether it is new (else re-verified), the commit."""
+    """Outcome of :meth:`Gitmem.learn`: the record, whether it is new (else re-verified), the commit.
+
+    ``collided_with`` names the stored memory of a different statement whose id this one
+    would have had; the new memory then has a longer id (docs/storage.md, Ids).
+    """
 
     memory: Memory
     created: bool
@@ -92,6 +97,7 @@ class LearnResult:
     similar: tuple[str, ...] = ()
     """Ids of memories that may say the same thing (same anchored lines, or a near-duplicate
     statement: :mod:`gitmem.similarity`); the caller may suggest a ``supersedes`` link."""
+    collided_with: str | None = None
 
 
 @dataclass
@@ -104,6 +110,21 @@ class ImportResult:
     """Ids already stored with the same record."""
     failed: list[str] = field(default_factory=list)
     """One line per file that could not be imported (path: reason)."""
+    renamed: list[str] = field(default_factory=list)
+    """One line per record given a longer id because a different statement held its id."""
+    commit: CommitInfo | None = None
+
+
+@dataclass
+class DoctorReport:
+    """Outcome of :meth:`Gitmem.doctor`: what readers skip in the memory tree, and the repairs."""
+
+    problems: list[Skipped] = field(default_factory=list)
+    """Layout problems: entries not where, or not what, gitmem reads (each has a ``path``)."""
+    repairs: list[str] = field(default_factory=list)
+    """One line per repair: made when ``commit`` is set, else what ``--fix`` would do."""
+    malformed: list[Skipped] = field(default_factory=list)
+    """Malformed records (never changed by the doctor) and cache notices."""
     commit: CommitInfo | None = None
 
 

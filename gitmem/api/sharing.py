@@ -31,7 +31,8 @@ class Sharing:
 
         return setup_remote(self.store, remote)
 
-    def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5) -> SyncResult:
+    def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5,
+             allow_secret: bool = False) -> SyncResult:
         """Fetch, merge record by record and push (see :meth:`gitmem.api.Gitmem.sync`).
 
         Raises:
@@ -40,4 +41,4 @@ class Sharing:
         """
         from gitmem.sync import sync
 
-        return sync(self.store, remote, dry_run=dry_run, attempts=attempts)
+        return sync(self.store, remote, dry_run=dry_run, attempts=attempts, allow_secret=allow_secret)

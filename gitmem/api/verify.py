@@ -203,6 +203,7 @@ class Verifier:
         )
 
         from gitmem import codec
+        from gitmem.limits import MAX_RECORD_BYTES
 
         def build(tip: str | None) -> Mutation | None:
             # A few records: look each one up (O(1) trees); many: one walk of the tree.
@@ -218,8 +219,10 @@ class Verifier:
                 blob = blob_of(memory_id)
                 if blob is None or blob != judged_blobs.get(memory_id):
                     continue
-                original = self.ws.store.read_blob(blob)
-                changes[record_path(memory_id)] = codec.update(original, memory)
+                data = codec.update(self.ws.store.read_blob(blob), memory)
+                if len(data) > MAX_RECORD_BYTES:
+                    continue  # a verdict that would make the record unreadable is not written
+                changes[record_path(memory_id)] = data
             return Mutation(changes, message) if changes else None
 
         commit, mutation = self.ws.store.transact(build)

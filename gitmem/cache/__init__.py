@@ -209,14 +209,15 @@ class RecordCache:
             updated: id -> record, only records whose bytes at ``tip`` this process wrote
                 (a record a concurrent writer changed instead must be left out).
         """
-        entries = self.store.entries(tip)
+        layout = self.store.record_layout(tip)
+        entries = layout[0]
         with self._lock:
             for memory_id, memory in updated.items():
                 blob = entries.get(memory_id)
                 if blob is not None:
                     memory.bind_blob(blob)
                     self._tables.remember(blob, memory)
-            self._tables.table(tip, entries)
+            self._tables.table(tip, layout)
 
     # -- token counts -------------------------------------------------------------------------------
 

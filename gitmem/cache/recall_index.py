@@ -16,8 +16,10 @@ class RecallIndexes:
     """:class:`gitmem.recall.RecallIndex` objects saved per candidate list.
 
     An index is keyed by the ``memories`` tree and a digest of the candidate ids, which
-    fix every document's text, and of :attr:`RecallIndex.VERSION`, which fixes the analysis;
-    its payload is :meth:`RecallIndex.to_payload`.
+    fix every document's text, and of :attr:`RecallIndex.VERSION`, which fixes the analysis.
+    The payload is ``{"key": (tree, digest, version), "index": RecallIndex.to_payload()}``;
+    an index whose key is not the one asked for (a file copied from another tree) is deleted
+    and reported, never used.
 
     Args:
         files: the cache directory.
@@ -40,11 +42,14 @@ class RecallIndexes:
             keyed = "\n".join([RecallIndex.VERSION, *listed]).encode()
             digest = hashlib.blake2b(keyed, digest_size=12).hexdigest()
             name = f"recall-{tree}-{digest}.bin" if tree else None
+            key = (tree, digest, RecallIndex.VERSION)
             if name is not None:
                 payload = self.files.read_payload(name, "recall")
                 if payload is not None:
                     try:
-                        return RecallIndex.from_payload(payload, len(candidates))
+                        if not isinstance(payload, dict) or payload.get("key") != key:
+                            raise ValueError("built for another tree or candidate list")
+                        return RecallIndex.from_payload(payload["index"], len(candidates))
                     except (KeyError, TypeError, ValueError) as exc:
                         self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
             if isinstance(candidates, RowViews):
@@ -52,7 +57,7 @@ class RecallIndexes:
             else:
                 index = RecallIndex.build([m.content for m in candidates], observed_times(candidates))
             if name is not None:
-                self.files.write_payload(name, "recall", index.to_payload())
+                self.files.write_payload(name, "recall", {"key": key, "index": index.to_payload()})
             return index
 
         return provide

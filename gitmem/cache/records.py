@@ -26,8 +26,12 @@ from gitmem.reader import Skipped, Snapshot, parse_record
 
 if TYPE_CHECKING:
     from gitmem.models import Memory
+    from gitmem.store import LayoutProblem
 
-__all__ = ["Tables", "check_columns", "records_name", "row_of", "table_from_payload"]
+    Layout = tuple[Mapping[str, str], list[LayoutProblem]]
+    """What ``Store.record_layout`` returns: ``({id: blob id}, problems)``."""
+
+__all__ = ["Tables", "check_columns", "layout_skipped", "records_name", "row_of", "table_from_payload"]
 
 # Models parsed while building a table that are kept for this process: enough for the usual
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
@@ -112,11 +116,17 @@ def table_from_payload(payload: Any, tree: str, path: Path, end: int) -> RecordT
     if len(offsets) != n + 1 or len(crcs) != n:
         raise ValueError("offsets")
     bad = [Skipped(str(a), str(b), str(c)) for a, b, c in payload["bad"]]
+    layout = [layout_skipped(str(a), str(b), str(c)) for a, b, c in payload["layout"]]
     order = payload["order"]
     if not isinstance(order, list) or len(order) != n + len(bad):
         raise ValueError("entry order")
-    return RecordTable(tree, ids, blobs, columns, bad, order, path=path, records_at=end,
+    return RecordTable(tree, ids, blobs, columns, bad, order, layout, path=path, records_at=end,
                        offsets=offsets, crcs=crcs)
+
+
+def layout_skipped(path: str, object_id: str, reason: str) -> Skipped:
+    """The :class:`Skipped` entry that names one layout problem (see ``Store.record_layout``)."""
+    return Skipped("", object_id, reason, path=path)
 
 
 def _records_section(table: RecordTable) -> bytes:
@@ -150,19 +160,19 @@ class Tables:
         self._tables: dict[str | None, RecordTable] = {}
         self._known: dict[str, Memory] = {}
 
-    def table(self, tip: str | None, entries: Mapping[str, str] | None = None) -> RecordTable:
+    def table(self, tip: str | None, layout: Layout | None = None) -> RecordTable:
         """Every record at ``tip`` (a commit on the memory ref; ``None``: no records).
 
         Warm: one tree lookup and one file read. Otherwise the rows of the latest cached
         tree are reused by (id, blob id), new blobs are parsed, and the file is written.
-        ``entries`` is ``store.entries(tip)`` when the caller has it already.
+        ``layout`` is ``store.record_layout(tip)`` when the caller has it already.
         """
         tree = self.store.subtree_id(tip, "memories") if tip is not None else None
         found = self._tables.get(tree)
         if found is None:
             found = self.load(tree) if tree is not None else None
             if found is None:
-                found = self.build(tip, tree, entries)
+                found = self.build(tip, tree, layout)
             self._tables = {tree: found}
         return found
 
@@ -239,15 +249,16 @@ class Tables:
                     return table
         return None
 
-    def build(self, tip: str | None, tree: str | None,
-              entries: Mapping[str, str] | None = None) -> RecordTable:
+    def build(self, tip: str | None, tree: str | None, layout: Layout | None = None) -> RecordTable:
         """Build, save and return the table of ``tip`` (whose ``memories`` tree is ``tree``).
 
         Rows of the latest cached tree are reused by (id, blob id); other blobs are parsed
-        (or taken from :meth:`remember`). Malformed blobs become ``bad`` entries.
+        (or taken from :meth:`remember`). Malformed blobs become ``bad`` entries, entries
+        that are not records where their id says ``layout`` ones.
         """
-        if entries is None:
-            entries = self.store.entries(tip) if tree is not None else {}
+        if layout is None:
+            layout = self.store.record_layout(tip) if tip is not None else ({}, [])
+        entries, problems = layout
         base = self.latest(tree) if entries else None
         reuse: dict[tuple[str, str], int] = {}
         base_bad: dict[tuple[str, str], str] = {}
@@ -300,6 +311,7 @@ class Tables:
         for chunk in chunks:
             offsets.append(offsets[-1] + len(chunk))
         table = RecordTable(tree, ids, blobs, columns, bad, list(entries),
+                            [layout_skipped(p.path, p.object_id, p.reason) for p in problems],
                             offsets=offsets, crcs=crcs, parsed=parsed)
         if tree is not None:
             self.save(table, chunks)
@@ -328,6 +340,7 @@ class Tables:
             "blobs": table.blobs,
             "bad": [(s.memory_id, s.blob_id, s.reason) for s in table.bad],
             "order": table.order,
+            "layout": [(s.path, s.blob_id, s.reason) for s in table.layout],
             "offsets": table.offsets.tobytes(),
             "crcs": table.crcs.tobytes(),
             "columns": table.columns,

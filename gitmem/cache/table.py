@@ -94,6 +94,8 @@ class RecordTable:
     bad: list[Skipped]
     order: list[str]
     """Every entry's id (readable or not) in the tree's own order."""
+    layout: list[Skipped] = field(default_factory=list)
+    """Entries under ``memories/`` that are not records where their id says (never read)."""
     path: Path | None = None
     records_at: int = 0
     offsets: array = field(default_factory=lambda: array("q"))
@@ -237,7 +239,7 @@ class RecordTable:
             Untrusted: a stored mapping is damaged.
         """
         records = self.memories()
-        snap = Snapshot(tip=tip, skipped=list(self.bad))
+        snap = Snapshot(tip=tip, skipped=[*self.layout, *self.bad])
         for memory_id, blob in self.entry_order():
             snap.blobs[memory_id] = blob
             row = self.row(memory_id)

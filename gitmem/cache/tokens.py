@@ -1,7 +1,10 @@
 """Token counts, kept so that a warm wake never loads the BPE tables.
 
 ``tokens-<tree>-<encoding>.bin`` holds a column per records table (the tokens of each
-record's entry), ``counts-<encoding>.bin`` a memo of other texts keyed by their digest.
+record's entry), ``counts-<encoding>.bin`` a memo of other texts keyed by their digest. Each
+payload records the exact key it was built for (tree, tokenizer and row count; the
+tokenizer), and a file whose key is not the one asked for is deleted and reported,
+never used: a file copied from another tree must not pass because its row count matches.
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import hashlib
 from array import array
 from collections.abc import Callable
 
-from gitmem.cache.files import CacheFiles, safe_name
+from gitmem.cache.files import CacheFiles, Untrusted, safe_name
 from gitmem.cache.table import RecordTable
 
 __all__ = ["TokenCounts"]
@@ -26,6 +29,23 @@ def _counts_name(encoding: str) -> str:
     return f"counts-{safe_name(encoding)}.bin"
 
 
+def _column_key(table: RecordTable, encoding: str) -> tuple[str | None, str, int]:
+    """The key a token column is exact for: tree (it fixes every row's text), tokenizer, rows."""
+    return (table.tree, encoding, len(table))
+
+
+def _column_of(payload: object, table: RecordTable, encoding: str) -> array | None:
+    """The counts in a tokens payload when it was built for exactly ``table`` and ``encoding``."""
+    if not isinstance(payload, dict) or payload.get("key") != _column_key(table, encoding):
+        return None
+    loaded = array("i")
+    try:
+        loaded.frombytes(payload["counts"])
+    except (TypeError, ValueError, KeyError):
+        return None
+    return loaded if len(loaded) == len(table) else None
+
+
 class TokenCounts:
     """Token counts gathered by this process and those saved by earlier ones.
 
@@ -39,6 +59,7 @@ class TokenCounts:
     def __init__(self, files: CacheFiles) -> None:
         self.files = files
         self._columns: dict[tuple[str, str], array] = {}
+        self._tables: dict[tuple[str, str], RecordTable] = {}
         self._dirty_columns: set[tuple[str, str]] = set()
         self._memos: dict[str, dict[bytes, int]] = {}
         self._dirty_memos: set[str] = set()
@@ -46,18 +67,19 @@ class TokenCounts:
     def _column(self, table: RecordTable, encoding: str) -> array:
         """The saved or in-memory column of ``table`` (``-1``: not counted yet)."""
         key = (table.tree or "", encoding)
+        self._tables[key] = table
         counts = self._columns.get(key)
         if counts is None:
             counts = array("i", [-1]) * len(table)
             if table.tree is not None:
-                payload = self.files.read_payload(_tokens_name(table.tree, encoding), "tokens")
+                name = _tokens_name(table.tree, encoding)
+                payload = self.files.read_payload(name, "tokens")
                 if payload is not None:
-                    loaded = array("i")
-                    try:
-                        loaded.frombytes(payload)
-                    except (TypeError, ValueError):
-                        loaded = array("i")
-                    if len(loaded) == len(table):
+                    loaded = _column_of(payload, table, encoding)
+                    if loaded is None:
+                        self.files.reject(self.files.path(name),
+                                          Untrusted("built for another tree, tokenizer or row set"))
+                    else:
                         counts = loaded
             self._columns[key] = counts
         return counts
@@ -79,6 +101,7 @@ class TokenCounts:
                 if j is not None:
                     new[i] = old[j]
             self._columns[(table.tree or "", encoding)] = new
+            self._tables[(table.tree or "", encoding)] = table
             self._dirty_columns.add((table.tree or "", encoding))
 
     def column(self, table: RecordTable, encoding: str) -> array:
@@ -115,7 +138,13 @@ class TokenCounts:
         memo = self._memos.get(encoding)
         if memo is None:
             payload = self.files.read_payload(_counts_name(encoding), "counts")
-            memo = payload if isinstance(payload, dict) else {}
+            memo = {}
+            if isinstance(payload, dict) and payload.get("encoding") == encoding \
+                    and isinstance(payload.get("memo"), dict):
+                memo = payload["memo"]
+            elif payload is not None:
+                self.files.reject(self.files.path(_counts_name(encoding)),
+                                  Untrusted("built for another tokenizer"))
             self._memos[encoding] = memo
 
         def count(text: str) -> int:
@@ -132,20 +161,23 @@ class TokenCounts:
         """Save the counts gathered since the last flush (no-op when none)."""
         for tree, encoding in sorted(self._dirty_columns):
             counts = self._columns.get((tree, encoding))
-            if tree and counts is not None:
-                self.files.write_payload(_tokens_name(tree, encoding), "tokens", counts.tobytes())
+            table = self._tables.get((tree, encoding))
+            if tree and counts is not None and table is not None:
+                payload = {"key": _column_key(table, encoding), "counts": counts.tobytes()}
+                self.files.write_payload(_tokens_name(tree, encoding), "tokens", payload)
         self._dirty_columns.clear()
         for encoding in sorted(self._dirty_memos):
             memo = self._memos[encoding]
             if len(memo) > _MAX_COUNTS:  # keep the newest (dicts keep insertion order)
                 memo = dict(list(memo.items())[-_MAX_COUNTS // 2:])
                 self._memos[encoding] = memo
-            self.files.write_payload(_counts_name(encoding), "counts", memo)
+            self.files.write_payload(_counts_name(encoding), "counts", {"encoding": encoding, "memo": memo})
         self._dirty_memos.clear()
 
     def forget(self) -> None:
         """Drop every count held in memory, saved or not (the files are cleared by the caller)."""
         self._columns.clear()
+        self._tables.clear()
         self._dirty_columns.clear()
         self._memos.clear()
         self._dirty_memos.clear()

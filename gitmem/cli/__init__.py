@@ -71,7 +71,10 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         return 0
     env.path = args.path
     try:
-        return int(args.func(args, env) or 0)
+        try:
+            return int(args.func(args, env) or 0)
+        finally:
+            env.warn_notices()
     except GitmemError as exc:
         env.warn(f"tur: error: {exc}")
         return exc.exit_code

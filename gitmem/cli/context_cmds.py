@@ -47,12 +47,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     ps = p.add_subparsers(dest="persona", metavar="ACTION", required=True)
     s = ps.add_parser("set", help="store FILE (YAML mapping) as the persona")
     s.add_argument("file")
+    s.add_argument("--allow-secret", action="store_true",
+                   help="store it even if a line looks like a credential")
     s.set_defaults(func=cmd_persona_set)
     s = ps.add_parser("show", help="print the stored persona")
     s.set_defaults(func=cmd_persona_show)
 
     p = sub.add_parser("spark", help="leave a continuity note for the next session")
     p.add_argument("text")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="store the note even if it looks like it holds a credential")
     p.set_defaults(func=cmd_spark)
 
 
@@ -114,7 +118,7 @@ def cmd_persona_set(args: argparse.Namespace, env: Env) -> int:
     path = Path(args.file)
     if not path.is_file():
         raise InvalidInput(f"no such file: {path}")
-    commit = env.gm.set_persona(path.read_bytes(), where=str(path))
+    commit = env.gm.set_persona(path.read_bytes(), where=str(path), allow_secret=args.allow_secret)
     env.print("persona stored" if commit else "persona unchanged")
     return 0
 
@@ -131,6 +135,6 @@ def cmd_persona_show(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_spark(args: argparse.Namespace, env: Env) -> int:
     """Record a continuity note."""
-    name = env.gm.spark(args.text)
+    name = env.gm.spark(args.text, allow_secret=args.allow_secret)
     env.print(f"continuity note {name}")
     return 0

@@ -27,6 +27,7 @@ class Env:
     err: IO[str] = field(default_factory=lambda: sys.stderr)
     path: str = "."
     _gm: Gitmem | None = None
+    _warned: set[str] = field(default_factory=set)
 
     @property
     def gm(self) -> Gitmem:
@@ -63,6 +64,15 @@ class Env:
         self.err.write(text + "\n")
 
     def warn_skipped(self, skipped: Sequence[Any]) -> None:
-        """Warn once per malformed record blob that was skipped."""
+        """Warn about each skipped entry (malformed record, layout problem, cache notice), once a command."""
         for item in skipped:
-            self.warn(item.warning())
+            line = item.warning()
+            if line not in self._warned:
+                self._warned.add(line)
+                self.warn(line)
+
+    def warn_notices(self) -> None:
+        """Print what the repository's store noted during the command (a stale lock removed)."""
+        if self._gm is not None:
+            for line in self._gm.take_notices():
+                self.warn(line)

@@ -1,4 +1,4 @@
-"""Commands that create, show and curate records: learn, list, show, refute, forget, link, import."""
+"""Commands that create, show and curate records: learn, list, show, refute, forget, doctor, link, import."""
 
 from __future__ import annotations
 
@@ -25,7 +25,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("learn", help="remember a statement, observed at HEAD",
                        description="Remember a statement about the code, observed at HEAD. "
                        "Example: tur learn 'Queue uses WAL mode' --file src/queue/store.py#L10-L24")
-    p.add_argument("text", help="the statement to remember")
+    p.add_argument("text", nargs="?",
+                   help="the statement to remember; `-` reads it from stdin")
+    p.add_argument("--content-file", metavar="PATH",
+                   help="read the statement from a file (UTF-8), for text too long for a command line")
     p.add_argument("--type", choices=TYPES, help=f"default: {MemoryType.FACT.value}")
     p.add_argument("--file", metavar="PATH[#Lx-Ly]", help="anchor to a file or a line range")
     p.add_argument("--confidence", type=float, default=None, help="in [0, 1] (default 1.0)")
@@ -54,11 +57,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("id")
     p.add_argument("--reason", required=True)
     p.add_argument("--by", help="who refutes it (default: your git identity)")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="store the reason even if it looks like a credential")
     p.set_defaults(func=cmd_refute)
 
     p = sub.add_parser("forget", help="remove a memory (it stays in the ref's history)")
-    p.add_argument("id")
+    p.add_argument("id", nargs="?")
+    p.add_argument("--path", dest="tree_path", metavar="TREE_PATH",
+                   help="remove this entry of the memory tree instead (what `tur doctor` names)")
     p.set_defaults(func=cmd_forget)
+
+    p = sub.add_parser("doctor", help="list what readers skip in the memory tree; --fix repairs the layout",
+                       description="List every entry of refs/tur/memories that readers skip: records "
+                       "not where their id says, second records for an id, entries that are not "
+                       "regular files, malformed records. With --fix, move or remove the misplaced "
+                       "entries in one commit (they stay in the ref's history).")
+    p.add_argument("--fix", action="store_true", help="repair the layout problems in one commit")
+    p.set_defaults(func=cmd_doctor)
 
     p = sub.add_parser("confidence", help="set a memory's confidence")
     p.add_argument("id")
@@ -78,14 +93,39 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_import)
 
 
+def _learn_text(args: argparse.Namespace, env: Env) -> str:
+    """The statement: the argument, stdin (``-``) or ``--content-file``.
+
+    Raises:
+        InvalidInput: none or two of them, or a file that cannot be read as UTF-8.
+    """
+    from gitmem.errors import InvalidInput
+
+    if (args.text is None) == (args.content_file is None):
+        raise InvalidInput("give the statement as TEXT, `-` (stdin) or --content-file PATH, exactly once")
+    if args.content_file is None:
+        return cast(str, env.inp.read() if args.text == "-" else args.text)
+    from pathlib import Path
+
+    try:
+        return Path(args.content_file).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise InvalidInput(f"no such file: {args.content_file}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInput(f"cannot read {args.content_file} as UTF-8 text: {exc}") from None
+
+
 def cmd_learn(args: argparse.Namespace, env: Env) -> int:
     """``tur learn``: print the id (and whether it was new)."""
     result = env.gm.learn(
-        args.text, type=args.type or MemoryType.FACT.value, file=args.file, confidence=args.confidence,
-        agent=args.agent, harness=args.harness, scope=args.scope, allow_secret=args.allow_secret,
-        supersedes=args.supersedes,
+        _learn_text(args, env), type=args.type or MemoryType.FACT.value, file=args.file,
+        confidence=args.confidence, agent=args.agent, harness=args.harness, scope=args.scope,
+        allow_secret=args.allow_secret, supersedes=args.supersedes,
     )
     m = result.memory
+    if result.collided_with:
+        env.warn(f"{result.collided_with} is a different statement with the same 8 hex digits; "
+                 f"this one is stored as {m.id}")
     if args.format == "json":
         env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value,
                              "similar": list(result.similar)}))
@@ -160,17 +200,49 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
     """``tur refute``: mark refuted; prints the id."""
     by = args.by or env.gm.identity()
-    memory, _ = env.gm.refute(args.id, args.reason, by=by)
+    memory, _ = env.gm.refute(args.id, args.reason, by=by, allow_secret=args.allow_secret)
     env.print(f"refuted {memory.id}")
     return 0
 
 
 def cmd_forget(args: argparse.Namespace, env: Env) -> int:
     """``tur forget``: remove from the tree (kept in history)."""
+    from gitmem.errors import InvalidInput
+
+    if (args.id is None) == (args.tree_path is None):
+        raise InvalidInput("give a memory ID or --path TREE_PATH, exactly one")
+    if args.tree_path is not None:
+        env.gm.forget_path(args.tree_path)
+        env.print(f"forgot {args.tree_path.strip().strip('/')} (still in `git log refs/tur/memories`)")
+        return 0
     memory_id = env.gm.resolve(args.id)  # a malformed record can be forgotten too
     env.gm.forget(memory_id)
     env.print(f"forgot {memory_id} (still in `git log refs/tur/memories`)")
     return 0
+
+
+def cmd_doctor(args: argparse.Namespace, env: Env) -> int:
+    """``tur doctor``: every skipped entry with its reason; exit 1 while layout problems remain."""
+    report = env.gm.doctor(fix=args.fix)
+    for item in report.problems:
+        env.print(f"{item.path}: {item.reason}")
+    for item in report.malformed:
+        if item.memory_id:
+            env.print(f"{item.memory_id}: malformed record blob {item.blob_id[:12]}: {item.reason} "
+                      f"(`tur forget {item.memory_id}` removes it)")
+    malformed = any(i.memory_id for i in report.malformed)
+    if args.fix and report.commit is not None:
+        for line in report.repairs:
+            env.print(f"fixed: {line}")
+        env.print(f"committed {report.commit.sha[:12]} (the old entries stay in the ref's history)")
+        return 1 if malformed else 0
+    if report.repairs:
+        env.warn(f"{len(report.repairs)} layout problem(s); `tur doctor --fix` would: "
+                 + "; ".join(report.repairs))
+        return 1
+    if not malformed:
+        env.print("no problems: every entry of refs/tur/memories is read")
+    return 1 if malformed else 0
 
 
 def cmd_confidence(args: argparse.Namespace, env: Env) -> int:
@@ -192,6 +264,8 @@ def cmd_import(args: argparse.Namespace, env: Env) -> int:
     result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret)
     for line in result.failed:
         env.warn(f"tur: skipped {line}")
+    for line in result.renamed:
+        env.warn(f"tur: {line}")
     env.print(f"imported {len(result.imported)}, unchanged {len(result.unchanged)}, "
               f"failed {len(result.failed)}")
     if result.failed and not result.imported and not result.unchanged:

@@ -33,6 +33,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("remote", nargs="?", default="origin", metavar="REMOTE")
     p.add_argument("--dry-run", action="store_true",
                    help="show what would be merged and pushed; change nothing but the tracking ref")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="adopt incoming records and notes even where the credential scan finds something")
     p.add_argument("--format", default="plain", choices=("plain", "json"))
     p.set_defaults(func=cmd_sync)
 
@@ -56,7 +58,7 @@ def _short(sha: str | None) -> str:
 
 def cmd_sync(args: argparse.Namespace, env: Env) -> int:
     """Print the outcome: one summary line, then one line per record the merge decided."""
-    result = env.gm.sync(args.remote, dry_run=args.dry_run)
+    result = env.gm.sync(args.remote, dry_run=args.dry_run, allow_secret=args.allow_secret)
     for line in result.warnings:
         env.warn(line)
     if args.format == "json":

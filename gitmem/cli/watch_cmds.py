@@ -61,6 +61,8 @@ def cmd_watch(args: argparse.Namespace, env: Env) -> int:
                 n = len(watcher.anchored_paths())
                 env.print(f"watching {n} anchored file{'s' * (n != 1)} in {watcher.root} "
                           "(Ctrl-C to stop)")
+            for line in event.notices:
+                env.warn(f"{_clock(event)} {line}")
             if event.error:
                 env.warn(f"{_clock(event)} verify failed: {event.error}")
             for change in event.changes:

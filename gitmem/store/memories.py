@@ -17,6 +17,9 @@ from __future__ import annotations
 
 import os
 import random
+import re
+import signal
+import socket
 import subprocess
 import time
 from collections.abc import Callable, Mapping
@@ -33,13 +36,17 @@ from gitmem.errors import (
     RefConflict,
     RefLocked,
 )
+from gitmem.ids import shard_of
 from gitmem.store.gitdir import Located, Unsupported, locate, read_ref
+from gitmem.vocabulary import ID_PATTERN
 
 __all__ = [
     "FORMAT_PATH",
     "FORMAT_VERSION",
     "MEMORY_REF",
+    "STALE_LOCK_SECONDS",
     "CommitInfo",
+    "LayoutProblem",
     "Mutation",
     "Store",
 ]
@@ -84,7 +91,59 @@ class Mutation:
     result: object = field(default=None)
 
 
+STALE_LOCK_SECONDS = 5.0
+"""Age (seconds) after which a ref lock is taken for one left by a killed process and removed."""
+
 _MISS = object()
+_HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_REGULAR = (0o100644, 0o100755)  # file modes of regular files (not links, trees or submodules)
+
+
+@dataclass(frozen=True, order=True)
+class LayoutProblem:
+    """An entry of a memory tree that is not where, or not what, gitmem reads.
+
+    Attributes:
+        path: the entry's path in the tree (``memories/zz/fact-8f2a1b9c.yaml``).
+        object_id: the id of the blob, tree or commit it points at.
+        reason: what is wrong, one phrase (``is not where its id says: …``).
+        misplaced: a regular record file in another directory than its id names, whose id
+            has no record where it belongs.
+    """
+
+    path: str
+    object_id: str
+    reason: str
+    misplaced: bool = False
+    """A regular file named for an id whose record is missing: it can move to where its id says."""
+
+
+def _kind(entry: Any) -> str:
+    """What a tree entry is, in words: directory, symbolic link, submodule, executable file, file."""
+    mode = entry.filemode
+    if mode == 0o040000:
+        return "directory"
+    if mode == 0o120000:
+        return "symbolic link"
+    if mode == 0o160000:
+        return "submodule"
+    return "file"
+
+
+def _encode_problems(problems: list[LayoutProblem]) -> str | None:
+    # The object memo holds strings; NUL and newline never occur in a tree path or a reason.
+    return "\n".join(f"{p.path}\0{p.object_id}\0{p.reason}" for p in problems) or None
+
+
+def _decode_problems(text: Any) -> list[LayoutProblem]:
+    if not isinstance(text, str) or not text:
+        return []
+    found = []
+    for line in text.split("\n"):
+        parts = line.split("\0")
+        if len(parts) == 3:
+            found.append(LayoutProblem(parts[0], parts[1], parts[2]))
+    return found
 
 
 def _memo_shaped(data: Any) -> bool:
@@ -171,6 +230,7 @@ class Store:
         self._located = located
         self._code: CodeHistory | None = None
         self._memo: _ObjectMemo | None = None
+        self._notices: list[str] = []
 
     def _object_memo(self) -> _ObjectMemo:
         if self._memo is None:
@@ -378,32 +438,116 @@ class Store:
                 "check which ref you are reading",
             )
 
+    def entry_kind(self, commit_sha: str | None, path: str) -> str | None:
+        """``"blob"``, ``"tree"`` or ``"commit"`` (a submodule): what is at ``path``, or ``None``."""
+        root = self._root(commit_sha)
+        if root is None:
+            return None
+        try:
+            return str(root[path].type_str)
+        except KeyError:
+            return None
+
     def subtree_id(self, commit_sha: str | None, path: str) -> str | None:
         """Id of the tree at ``path`` in the commit's tree (``memories`` → the record tree)."""
         return self._id_at(commit_sha, path, "tree")
 
-    def entries(self, commit_sha: str | None, directory: str = "memories") -> dict[str, str]:
+    def entries(self, commit_sha: str | None) -> dict[str, str]:
         """Map each record id to its blob id, walking ``memories/<2 hex>/<id>.yaml``.
 
         Returns:
-            ``{id: blob hex}``; empty when the ref or the directory is missing. Entries
-            that are not ``*.yaml`` blobs are ignored.
+            ``{id: blob hex}``; empty when the ref or the directory is missing. Only
+            entries where their id says (see :meth:`record_layout`) are listed.
         """
-        tree_id = self.subtree_id(commit_sha, directory)
-        if tree_id is None:
-            return {}
+        return self.record_layout(commit_sha)[0]
+
+    def record_layout(self, commit_sha: str | None) -> tuple[dict[str, str], list[LayoutProblem]]:
+        """The records of the commit's ``memories`` tree, and every entry that is not one.
+
+        A record is a regular file ``memories/<2 hex>/<id>.yaml`` whose shard directory is
+        the first two hex digits of its id. Anything else under ``memories/`` is a
+        :class:`LayoutProblem`: a file where a shard directory should be, an entry that
+        is not a regular file (a tree, a symbolic link, a submodule), a name that is not
+        an id, and a record in another directory (said to be *a second record* when its
+        id also has a record where it belongs). Such an entry is never read as a record, so a blob
+        planted in another shard can neither shadow nor outlive the real one.
+
+        Returns:
+            ``({id: blob hex}, problems)``; both empty when the ref or the directory is
+            missing.
+        """
+        root = self._root(commit_sha)
+        if root is None or "memories" not in _names(root):
+            return {}, []
+        top = root["memories"]
+        if top.type_str != "tree":
+            return {}, [LayoutProblem("memories", str(top.id),
+                                      f"is a {_kind(top)}, not the records directory: no record is read")]
         out: dict[str, str] = {}
-        for shard in self._tree(tree_id):
-            if shard.type_str != "tree":
+        problems: list[LayoutProblem] = []
+        misplaced: list[tuple[str, str, str]] = []
+        for shard in self._tree(top.id):
+            shard_path = f"memories/{shard.name}"
+            if shard.type_str != "tree":  # a directory of another name is walked: its records are named
+                problems.append(LayoutProblem(shard_path, str(shard.id),
+                                              "is not a shard directory (memories/<2 hex>/)"))
                 continue
             for entry in self._tree(shard.id):
-                name = entry.name
-                if entry.type_str == "blob" and name is not None and name.endswith(".yaml"):
-                    out[name[: -len(".yaml")]] = str(entry.id)
-        return out
+                name = entry.name or ""
+                path, oid = f"{shard_path}/{name}", str(entry.id)
+                memory_id = name[: -len(".yaml")] if name.endswith(".yaml") else ""
+                if entry.type_str != "blob" or entry.filemode not in _REGULAR:
+                    problems.append(LayoutProblem(path, oid, f"is a {_kind(entry)}, not a record file"))
+                elif not ID_PATTERN.match(memory_id):
+                    problems.append(LayoutProblem(path, oid, "is not named <type>-<hex>.yaml"))
+                elif shard_of(memory_id) != shard.name:
+                    misplaced.append((path, oid, memory_id))
+                else:
+                    out[memory_id] = oid
+        for path, oid, memory_id in misplaced:
+            right = f"memories/{shard_of(memory_id)}/{memory_id}.yaml"
+            reason = (f"is a second record for {memory_id}, whose record is {right}" if memory_id in out
+                      else f"is not where its id says: {memory_id} belongs at {right}")
+            problems.append(LayoutProblem(path, oid, reason, misplaced=memory_id not in out))
+        return out, sorted(problems)
+
+    def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
+        """Entries of the commit's tree, outside ``memories/``, that are not what gitmem reads.
+
+        ``persona.yaml`` must be a regular file, ``continuity`` a directory of regular
+        files; any other name beside them and ``.gitmem`` and ``memories`` is unknown.
+        Remembered per commit, so a warm read asks libgit2 nothing.
+        """
+        if commit_sha is None:
+            return []
+        found = self._memoized(f"root:{commit_sha}",
+                               lambda: _encode_problems(self._root_problems(commit_sha)))
+        return _decode_problems(found)
+
+    def _root_problems(self, commit_sha: str) -> list[LayoutProblem]:
+        root = self._commit_tree(commit_sha)
+        problems = []
+        for entry in root:
+            name, oid = entry.name or "", str(entry.id)
+            if name in (FORMAT_PATH, "memories"):
+                continue
+            if name == "persona.yaml":
+                if entry.type_str != "blob" or entry.filemode not in _REGULAR:
+                    problems.append(LayoutProblem(name, oid, f"is a {_kind(entry)}, not a persona file"))
+            elif name == "continuity":
+                if entry.type_str != "tree":
+                    problems.append(LayoutProblem(name, oid, f"is a {_kind(entry)}, not the notes directory"))
+                    continue
+                for note in self._tree(entry.id):
+                    if note.type_str != "blob" or note.filemode not in _REGULAR:
+                        problems.append(LayoutProblem(f"continuity/{note.name}", str(note.id),
+                                                      f"is a {_kind(note)}, not a note"))
+            else:
+                problems.append(LayoutProblem(name, oid, "is not part of a memory tree"))
+        return sorted(problems)
 
     def list_dir(self, commit_sha: str | None, directory: str) -> dict[str, str]:
-        """Map the names of blobs directly under ``directory`` to their blob ids."""
+        """Map the names of regular files directly under ``directory`` to their blob ids."""
         tree_id = self.subtree_id(commit_sha, directory)
         if tree_id is None:
             return {}
@@ -411,7 +555,8 @@ class Store:
         if not self._memo_lacks(key):
             return self._memoized(key, dict)
         listing = {
-            e.name: str(e.id) for e in self._tree(tree_id) if e.type_str == "blob" and e.name is not None
+            e.name: str(e.id) for e in self._tree(tree_id)
+            if e.type_str == "blob" and e.filemode in _REGULAR and e.name is not None
         }
         if len(listing) <= 64:  # small directories (continuity notes) only: the memo stays small
             self._object_memo().put(key, listing)
@@ -431,6 +576,25 @@ class Store:
         if len(data) <= limit:  # larger notes are not remembered
             self._object_memo().put(key, text)
         return text
+
+    def blob_size(self, blob_id: str, remember: bool = False) -> int:
+        """Bytes of a blob, read from the object header (the content is not loaded).
+
+        With ``remember`` the size is kept across processes (what a warm wake asks of its
+        note and persona without loading libgit2); a bulk caller (sync) leaves it out.
+
+        Raises:
+            KeyError: no such object.
+        """
+        key = f"size:{blob_id}"
+        if remember:
+            found = self._object_memo().get(key)
+            if isinstance(found, str) and found.isdigit():
+                return int(found)
+        size = int(self.repo.odb.read_header(blob_id)[1])
+        if remember:
+            self._object_memo().put(key, str(size))
+        return size
 
     def read_blob(self, blob_id: str) -> bytes:
         """Return the bytes of a blob.
@@ -512,13 +676,23 @@ class Store:
                 builder.insert(name, blob, _pg().enums.FileMode.BLOB)
         return builder.write()
 
+    def commit_on(self, base: str, changes: Mapping[str, bytes | None], message: str) -> str:
+        """Write a commit whose parent is ``base`` and whose tree is base's with ``changes``; return it.
+
+        The commit is only written to the object database: no ref moves (the caller
+        publishes it with :meth:`update_ref`).
+        """
+        tree = self.write_tree(base, changes)
+        sig = self.signature()
+        return str(self.repo.create_commit(None, sig, sig, message, tree, [base]))
+
     def transact(
         self,
         build: Callable[[str | None], Mutation | None],
         *,
         ref: str = MEMORY_REF,
         attempts: int = 40,
-        lock_wait_seconds: float = 5.0,
+        lock_wait_seconds: float = STALE_LOCK_SECONDS + 3.0,
     ) -> tuple[CommitInfo | None, Mutation | None]:
         """Build a change on the current tip and commit it with compare-and-swap.
 
@@ -529,6 +703,9 @@ class Store:
 
         Returns:
             ``(commit, mutation)``; ``commit`` is ``None`` when nothing changed.
+
+        A lock left by a writer that is gone is removed on the way (see
+        :meth:`_clear_stale_lock`).
 
         Raises:
             RefLocked: ``<ref>.lock`` stayed in place for ``lock_wait_seconds``.
@@ -565,20 +742,95 @@ class Store:
         )
 
     def _update_ref(self, ref: str, new: str, old: str | None) -> str:
-        proc = subprocess.run(
+        """Run ``git update-ref``; return ``"ok"``, ``"locked"`` or ``"moved"``.
+
+        While git runs, ``<common dir>/tur/locks/<new>`` records this host and git's pid,
+        so that a lock git leaves behind when it is killed can be told from a live one (see
+        :meth:`_clear_stale_lock`).
+
+        Raises:
+            GitmemError: git failed otherwise, or was killed (then its lock is removed).
+        """
+        owner = self.common_dir / "tur" / "locks" / new
+        proc = subprocess.Popen(
             ["git", "--git-dir", str(self.git_dir), "update-ref", "-m", "tur", ref, new, old or _ZERO],
-            capture_output=True,
-            text=True,
-            check=False,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
+        try:
+            with suppress(OSError):
+                owner.parent.mkdir(parents=True, exist_ok=True)
+                owner.write_text(f"{socket.gethostname()} {proc.pid}\n")
+            _, err = proc.communicate()
+        finally:
+            with suppress(OSError):
+                owner.unlink()
         if proc.returncode == 0:
             return "ok"
-        err = proc.stderr
+        if proc.returncode < 0:
+            return self._killed(ref, new, -proc.returncode)
         if ".lock" in err and ("exists" in err or "Unable to create" in err):
-            return "locked"
+            return "moved" if self._clear_stale_lock(ref) else "locked"
         if "but expected" in err or "already exists" in err or "reference already exists" in err:
             return "moved"
-        raise GitmemError(f"git update-ref {ref} failed: {err.strip().splitlines()[-1] if err else '?'}")
+        last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}, no message"
+        raise GitmemError(f"git update-ref {ref} failed: {last}")
+
+    def _killed(self, ref: str, new: str, signum: int) -> str:
+        """After ``git update-ref`` died of signal ``signum``: done, or its lock removed and an error."""
+        if self.tip(ref) == new:
+            return "ok"  # killed after the rename: the change is in
+        lock = self.common_dir / (ref + ".lock")
+        with suppress(OSError):
+            if lock.read_text().strip() == new:  # the lock our git wrote: nobody else writes this commit
+                lock.unlink()
+        try:
+            name = signal.Signals(signum).name
+        except ValueError:
+            name = str(signum)
+        raise GitmemError(
+            f"git update-ref {ref} was killed ({name}) before it moved the ref; nothing was committed",
+            "run the command again",
+        )
+
+    def _clear_stale_lock(self, ref: str) -> bool:
+        """Remove ``<ref>.lock`` if its creator is gone; say whether it was removed.
+
+        Gone means: the ``git update-ref`` that gitmem recorded for it (see
+        :meth:`_update_ref`) is no longer running on this host, or the lock is older than
+        :data:`STALE_LOCK_SECONDS` (git holds a ref lock for milliseconds). Each removal
+        adds one line to :meth:`take_notices`.
+        """
+        lock = self.common_dir / (ref + ".lock")
+        try:
+            before = lock.stat()
+            content = lock.read_text(errors="replace").strip()
+        except OSError:
+            return True  # gone already: try again at once
+        why = None
+        owner = self.common_dir / "tur" / "locks" / content if _HEX.fullmatch(content) else None
+        try:
+            host, pid = owner.read_text().split() if owner is not None else ("", "")
+        except (OSError, ValueError):
+            host, pid = "", ""
+        if host == socket.gethostname() and pid.isdigit() and not _alive(int(pid)):
+            why = f"its git process {pid} is no longer running"
+        age = time.time() - before.st_mtime
+        if why is None and age > STALE_LOCK_SECONDS:
+            why = f"it is {age:.0f} s old; git holds a ref lock for milliseconds"
+        if why is None:
+            return False
+        try:
+            now = lock.stat()
+            if (now.st_ino, now.st_mtime_ns) != (before.st_ino, before.st_mtime_ns):
+                return True  # another lock took its place: try again
+            lock.unlink()
+        except OSError:
+            return True
+        if owner is not None:
+            with suppress(OSError):
+                owner.unlink()
+        self._notices.append(f"tur: removed the stale lock {lock} ({why})")
+        return True
 
     def _locked_error(self, ref: str) -> RefLocked:
         lock = self.common_dir / (ref + ".lock")
@@ -590,8 +842,14 @@ class Store:
             pass
         return RefLocked(
             f"{lock} exists{when}: another process holds the memory ref",
-            "if no tur or git process is running, it is safe to delete that file",
+            f"if no tur or git process is running, it is safe to delete that file (tur removes it "
+            f"once it is {STALE_LOCK_SECONDS:.0f} s old)",
         )
+
+    def take_notices(self) -> list[str]:
+        """Lines for stderr gathered since the last call (a stale lock removed), each once."""
+        taken, self._notices = self._notices, []
+        return taken
 
     def update_ref(self, ref: str, new: str, old: str | None) -> bool:
         """Compare-and-swap ``ref`` from ``old`` (``None``: must not exist) to ``new``.
@@ -606,6 +864,25 @@ class Store:
         if outcome == "locked":
             raise self._locked_error(ref)
         return outcome == "ok"
+
+
+def _alive(pid: int) -> bool:
+    """Whether a process ``pid`` runs on this host (one we may not signal counts as running).
+
+    A zombie (killed, not yet reaped: what a killed git whose parent died too can stay as
+    in a container whose init does not reap) is not running.
+    """
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
 
 
 def _pg():
