@@ -37,7 +37,10 @@ def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
     """Render a :class:`~gitmem.wake.WakeResult` as ``markdown`` (its text) or ``json``.
 
     The JSON object holds the budget, the token count and the text (the budget bounds the
-    text, which is what an agent reads), the advisory counts and the assembly record.
+    text, which is what an agent reads), the advisory counts, ``entries`` (each memory in the
+    text, in text order, with what an agent needs to check it: ``anchor``, ``status``,
+    ``reason`` — why it is not fresh —, ``author`` and whether it is ``compressed``) and the
+    assembly record (every memory, included or not, with why).
 
     Raises:
         ValueError: unknown format.
@@ -51,6 +54,19 @@ def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
             "omitted": result.omitted,
             "excluded": result.excluded_counts(),
             "text": result.text,
+            "entries": [
+                {
+                    "id": e.memory_id,
+                    "tier": e.tier,
+                    "anchor": e.anchor,
+                    "status": e.status,
+                    "reason": e.status_reason,
+                    "author": e.author,
+                    "compressed": e.reason == "compressed",
+                }
+                for e in result.assembly
+                if e.included and e.status is not None
+            ],
             "assembly": [
                 {
                     "id": e.memory_id,

@@ -151,10 +151,12 @@ class ContextBuilder:
 
     def _wake_rows(self, table: RecordTable, now: datetime) -> WakeRows:
         """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory."""
-        from gitmem.entry import format_entry
+        from gitmem.defaults import PREVIEW_CHARS
+        from gitmem.entry import entry_details, format_entry
         from gitmem.wake import WakeRows
 
         c = table.columns
+        contents = c["content"]
         weights, _ = self.weights.table_weights(table, now)
         return WakeRows(
             ids=table.ids,
@@ -164,6 +166,9 @@ class ContextBuilder:
             relations=c["rels"],
             tokens=self.ws.records.cache.token_column(table, self.ws.settings.tokenizer),
             entry=lambda row: format_entry(table.view(row)),
+            compressed=lambda row: format_entry(table.view(row), compress=PREVIEW_CHARS),
+            details=lambda row: entry_details(table.view(row)),
+            min_chars=lambda row: len(contents[row]),
         )
 
     def _persona_or_warn(self, skipped: list[Skipped], tip: str | None) -> dict[str, Any] | None:

@@ -31,8 +31,9 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read_file", "stamp", "write_file"]
 
-CACHE_FORMAT = 2
-"""Version of the file layouts; part of every header."""
+CACHE_FORMAT = 3
+"""Version of the file layouts; part of every header. 3: the provenance column holds the
+source agent too."""
 
 _MAGIC = b"TURCACHE"
 
