@@ -17,8 +17,33 @@ if TYPE_CHECKING:  # only for annotations: results are rendered, never computed,
     from gitmem.recall import RecallResult
     from gitmem.wake import WakeResult
 
-__all__ = ["WAKE_FORMATS", "render_explain", "render_recall", "render_wake"]
+__all__ = ["HOOK_FORMATS", "WAKE_FORMATS", "render_explain", "render_hook", "render_recall",
+           "render_wake"]
 
+HOOK_FORMATS = ("text", "json")
+"""How a hook prints: ``text`` (the markdown itself) or ``json`` (the harness envelope)."""
+
+
+
+def render_hook(text: str, event: str, fmt: str = "text") -> str:
+    """What a hook prints: ``text`` as is, or the JSON envelope harnesses read context from.
+
+    The envelope is ``{"hookSpecificOutput": {"hookEventName": event, "additionalContext":
+    text}}``, the documented way to add context from Claude Code's PreToolUse, Codex's hooks
+    and every Gemini CLI hook (whose stdout must be JSON only). Nothing to add gives ``""``
+    in ``text`` and ``{}`` in ``json`` (an empty answer a JSON-reading harness accepts).
+
+    Raises:
+        ValueError: unknown format.
+    """
+    if fmt == "text":
+        return text
+    if fmt == "json":
+        if not text:
+            return "{}\n"
+        body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+        return json.dumps(body, ensure_ascii=False) + "\n"
+    raise ValueError(f"unknown hook format {fmt!r}; expected one of {HOOK_FORMATS}")
 
 
 def render_recall(result: RecallResult, fmt: str = "markdown-prompt") -> str:

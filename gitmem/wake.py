@@ -96,9 +96,10 @@ class WakeResult:
         assembly: one entry per memory given (and per persona / continuity block), in tier
             and rank order; nothing is left out. Built on first use: a plain wake of
             100,000 memories prints the text and never needs 100,000 entries.
+        shown: ids of the memories in the text, in text order (cheap, unlike ``assembly``).
     """
 
-    __slots__ = ("_assembly", "_build", "budget", "omitted", "text", "tokens")
+    __slots__ = ("_assembly", "_build", "budget", "omitted", "shown", "text", "tokens")
 
     def __init__(
         self,
@@ -107,8 +108,10 @@ class WakeResult:
         budget: int | None,
         omitted: int,
         assembly: Iterable[AssemblyEntry] | Callable[[], Iterable[AssemblyEntry]],
+        shown: Iterable[str] = (),
     ) -> None:
         self.text = text
+        self.shown = tuple(shown)
         self.tokens = tokens
         self.budget = budget
         self.omitted = omitted
@@ -420,7 +423,8 @@ def compile_rows(
                     about.get("author")))
         return tuple(entries)
 
-    return WakeResult(text, used, budget or None, omitted, assembly)
+    shown = [rows.ids[s.items[pos]] for s in sections[2:] for pos in s.chosen]
+    return WakeResult(text, used, budget or None, omitted, assembly, shown)
 
 
 def _check(budget: int | None, shares: Sequence[float]) -> None:
