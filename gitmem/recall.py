@@ -552,15 +552,7 @@ def recall(
         InvalidInput: ``top_k`` < 1, a negative budget, or an unknown format.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
-    if top_k < 1:
-        raise InvalidInput(f"top-k must be >= 1, got {top_k}")
-    if token_budget is not None and token_budget < 0:
-        raise InvalidInput(f"token budget must be >= 0, got {token_budget}", "0 means no cap")
-    if max_chars is not None and max_chars < 0:
-        raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
-    if fmt not in RECALL_FORMATS:
-        hint = f"use one of {', '.join(RECALL_FORMATS)}"
-        raise InvalidInput(f"unknown recall format {fmt!r}", hint)
+    _check_options(top_k, token_budget, max_chars, fmt)
     candidates, superseded = selected or select_candidates(memories, include_stale)
     top = _ranked_hits(query, candidates, superseded, top_k=top_k, index=index, skip=skip,
                        first=first)
@@ -595,6 +587,18 @@ def recall(
     return RecallResult(query, tuple(chosen), len(top) - len(chosen), fmt)
 
 
+def _check_options(top_k: int, token_budget: int | None, max_chars: int | None, fmt: str) -> None:
+    if top_k < 1:
+        raise InvalidInput(f"top-k must be >= 1, got {top_k}")
+    if token_budget is not None and token_budget < 0:
+        raise InvalidInput(f"token budget must be >= 0, got {token_budget}", "0 means no cap")
+    if max_chars is not None and max_chars < 0:
+        raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
+    if fmt not in RECALL_FORMATS:
+        hint = f"use one of {', '.join(RECALL_FORMATS)}"
+        raise InvalidInput(f"unknown recall format {fmt!r}", hint)
+
+
 def _ranked_hits(
     query: str,
     candidates: Sequence[Memory],
@@ -605,8 +609,11 @@ def _ranked_hits(
     skip: Callable[[Memory], bool] | None,
     first: Sequence[Memory],
 ) -> list[Hit]:
-    """The best ``top_k`` hits: ``first`` (those matching ``query`` in rank order, then the rest
-    in their given order), then the other hits; superseded ones marked stale."""
+    """The best ``top_k`` hits, superseded ones marked stale.
+
+    ``first`` come first (those matching ``query`` in rank order, then the rest in their given
+    order), then the other hits.
+    """
     firsts = [m for m in first if skip is None or not skip(m)][:top_k]
     pinned = {m.id for m in firsts}
     ranked: list[Hit] = []
@@ -620,9 +627,7 @@ def _ranked_hits(
                                      index=index(candidates) if index and candidates else None,
                                      limit=top_k, skip=leave_out if pinned or skip else None)
         } if candidates else {}
-        if pinned:
-            ranked = [h for h in (_pinned_hits(query, firsts) or []) if h.memory.id in pinned]
-        ranked += list(matched.values())
+        ranked = [*_pinned_hits(query, firsts), *matched.values()]
     else:
         ranked = _pinned_hits("", firsts)
     return [

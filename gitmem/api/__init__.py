@@ -30,6 +30,7 @@ from gitmem.api.context import ContextBuilder
 from gitmem.api.curate import Curator
 from gitmem.api.hooks import Hooks
 from gitmem.api.records import Records, Workspace
+from gitmem.api.setup import HarnessSetup
 from gitmem.api.results import (
     CommitInfo,
     ImportResult,
@@ -141,6 +142,7 @@ class Gitmem:
         self._hooks = Hooks(self._ws, self._context)
         self._curator = Curator(self._ws)
         self._sharing = Sharing(store)
+        self._setup = HarnessSetup(store)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
@@ -567,13 +569,46 @@ class Gitmem:
         return self._hooks.pre_tool(payload, top_k, token_budget, max_chars)
 
     def anchored_to(self, path: str) -> list[str]:
-        """Ids of the memories anchored to ``path`` (relative to the current directory, or
-        absolute): most confident, then most recently verified, first; refuted ones too.
+        """Ids of the memories anchored to ``path``: most confident, then most recently verified, first.
+
+        ``path`` is relative to the current directory, or absolute; refuted memories are
+        listed too.
 
         Raises:
             InvalidInput: the path is outside the repository.
         """
         return self._context.anchored_to(path)
+
+    # -- wiring a harness --------------------------------------------------------------------
+
+    def setup_harness(self, harness: str, *, scope: str = "project", check: bool = False,
+                      remove: bool = False, home: Path | None = None) -> SetupReport:
+        """Wire ``harness`` to gitmem (``tur setup``): hooks and/or MCP, and agent instructions.
+
+        Writes, in each harness's documented format (docs/harness.md), its hook
+        configuration where it can inject context from a hook (Claude Code, Codex, Gemini
+        CLI), its MCP configuration running ``tur mcp``, and an instructions block between
+        begin and end markers (``CLAUDE.md``, ``AGENTS.md``, ``GEMINI.md``, a Cursor rule,
+        ``.github/copilot-instructions.md``). Idempotent: entries already there are left
+        alone; everything in the files that ``tur setup`` did not write is kept. Never a git
+        hook.
+
+        Args:
+            harness: ``claude``, ``codex``, ``cursor``, ``copilot`` or ``gemini``.
+            scope: ``project`` (under the working tree) or ``user`` (under ``home``).
+            check: write nothing; report each entry as wired, missing or differing.
+            remove: take out exactly what ``tur setup`` writes (a file left empty is deleted).
+            home: the user's home directory (default: ``Path.home()``).
+
+        Returns:
+            The :class:`~gitmem.setup.SetupReport`: one item per entry, and notes.
+
+        Raises:
+            InvalidInput: an unknown harness or scope, or ``check`` with ``remove``.
+            HarnessConfigError: a settings file is not valid JSON/TOML or cannot be written
+                (nothing of that harness is changed when a file cannot be read).
+        """
+        return self._setup.run(harness, scope=scope, check=check, remove=remove, home=home)
 
     # -- sharing -----------------------------------------------------------------------------
 

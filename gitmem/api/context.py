@@ -245,8 +245,9 @@ class ContextBuilder:
         return result, [*records.notices(), *skipped]
 
     def repo_path(self, path: str, base: Path | None = None) -> str:
-        """``path`` (absolute, or relative to ``base``, default the current directory) as a
-        repository path (POSIX, relative to the working tree's root).
+        """``path`` as a repository path (POSIX, relative to the working tree's root).
+
+        ``path`` is absolute, or relative to ``base`` (default: the current directory).
 
         Raises:
             InvalidInput: the path is outside the working tree (or the repository is bare).
@@ -273,8 +274,7 @@ class ContextBuilder:
         return [table.ids[r] for r in self.anchored_rows(table, [repo_path])]
 
     def anchored_rows(self, table: RecordTable, paths: Sequence[str]) -> list[int]:
-        """Rows of ``table`` anchored to any of ``paths``: most confident, then most recently
-        verified, first.
+        """Rows of ``table`` anchored to any of ``paths``: most confident, then most recently verified, first.
 
         A memory is matched by the path its anchor names now: verify moves the anchor of a
         memory whose file was renamed, so a renamed file's memories follow it once verified.
