@@ -30,7 +30,6 @@ from gitmem.api.context import ContextBuilder
 from gitmem.api.curate import Curator
 from gitmem.api.hooks import Hooks
 from gitmem.api.records import Records, Workspace
-from gitmem.api.setup import HarnessSetup
 from gitmem.api.results import (
     CommitInfo,
     ImportResult,
@@ -41,6 +40,7 @@ from gitmem.api.results import (
     StatusView,
     VerifyOutcome,
 )
+from gitmem.api.setup import HarnessSetup
 from gitmem.api.sharing import Sharing
 from gitmem.api.verify import Verifier
 from gitmem.api.weights import Weights

@@ -28,7 +28,7 @@ MCP_SERVER = {"type": "stdio", "command": "tur", "args": ["mcp"]}
 
 
 def plan(scope: str, root: Path, home: Path) -> Plan:
-    """What ``tur setup claude`` writes for ``scope`` (``project`` under ``root``, ``user`` under ``home``)."""
+    """What ``tur setup claude`` writes: ``project`` scope under ``root``, ``user`` under ``home``."""
     user = scope == "user"
     base = home / ".claude" if user else root / ".claude"
     hooks = JsonFile(base / "settings.json", [

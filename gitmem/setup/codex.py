@@ -29,7 +29,7 @@ MCP_SERVER = {"command": "tur", "args": ["mcp"]}
 
 
 def plan(scope: str, root: Path, home: Path) -> Plan:
-    """What ``tur setup codex`` writes for ``scope`` (``project`` under ``root``, ``user`` under ``home``)."""
+    """What ``tur setup codex`` writes: ``project`` scope under ``root``, ``user`` under ``home``."""
     user = scope == "user"
     base = home / ".codex" if user else root / ".codex"
     hooks = JsonFile(base / "hooks.json", [

@@ -25,7 +25,7 @@ MCP_SERVER = {"type": "local", "command": "tur", "args": ["mcp"], "tools": ["*"]
 
 
 def plan(scope: str, root: Path, home: Path) -> Plan:
-    """What ``tur setup copilot`` writes for ``scope`` (``project`` under ``root``, ``user`` under ``home``)."""
+    """What ``tur setup copilot`` writes: ``project`` scope under ``root``, ``user`` under ``home``."""
     user = scope == "user"
     base = home / ".copilot" if user else root / ".github"
     mcp = JsonFile(base / ("mcp-config.json" if user else "mcp.json"),

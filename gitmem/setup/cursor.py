@@ -27,7 +27,7 @@ RULE_FRONT_MATTER = ("---\ndescription: gitmem memories: how to read, check and 
 
 
 def plan(scope: str, root: Path, home: Path) -> Plan:
-    """What ``tur setup cursor`` writes for ``scope`` (``project`` under ``root``, ``user`` under ``home``)."""
+    """What ``tur setup cursor`` writes: ``project`` scope under ``root``, ``user`` under ``home``."""
     user = scope == "user"
     base = home / ".cursor" if user else root / ".cursor"
     files: list = [JsonFile(base / "mcp.json", [KeyEntry(("mcpServers", "tur"), MCP_SERVER, MCP_LABEL)])]

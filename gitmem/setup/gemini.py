@@ -28,7 +28,7 @@ FILE_TOOLS = "read_file|read_many_files|replace|write_file"
 
 
 def plan(scope: str, root: Path, home: Path) -> Plan:
-    """What ``tur setup gemini`` writes for ``scope`` (``project`` under ``root``, ``user`` under ``home``)."""
+    """What ``tur setup gemini`` writes: ``project`` scope under ``root``, ``user`` under ``home``."""
     user = scope == "user"
     base = home / ".gemini" if user else root / ".gemini"
     start = "tur hook session-start --format json"

@@ -207,7 +207,7 @@ class JsonFile:
             return {}, text, 2
         try:
             data = json.loads(text)
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             raise HarnessConfigError(
                 f"{self.path} is not JSON ({exc.msg}, line {exc.lineno}); nothing was changed",
                 "fix the file (comments are not JSON), then run tur setup again") from None
