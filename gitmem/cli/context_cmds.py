@@ -134,7 +134,9 @@ def cmd_recall(args: argparse.Namespace, env: Env) -> int:
     env.write(api.render_recall(result, args.format))
     if result.omitted:
         noun = "hit" if result.omitted == 1 else "hits"
-        env.warn(f"{result.omitted} {noun} left out to fit the budget")
+        caps = [f"--{name} {value}" for name, value in (("token-budget", args.token_budget),
+                                                         ("max-chars", args.max_chars)) if value]
+        env.warn(f"{result.omitted} {noun} left out to fit {' and '.join(caps)}")
     return 0
 
 
