@@ -10,12 +10,14 @@ package, and the facade every repository command loads: pydantic models and pygi
 every command pays before it reads anything), ``tur --help``, ``learn`` (one more memory;
 ``learn --allow-secret`` beside it, to show what the credential scan costs), ``refute`` and
 ``verify ID`` (one-record writes),
-``wake`` and ``recall`` cold (cache deleted before every run) and warm (cache kept), and
-``list``.
+``wake`` and ``recall`` cold (cache deleted before every run) and warm (cache kept),
+``list``, and the harness hooks warm: ``hook pre-turn`` (a prompt on stdin) and ``hook
+pre-tool`` (a Claude Code Read of an anchored file), each run with a new ``session_id`` so that
+nothing is left out as already sent.
 
 Run from the repository root::
 
-    python bench/bench_scale.py                      # 1,000, 10,000 and 100,000 memories
+    python bench/bench_scale.py                      # 1,000, 3,000, 10,000 and 100,000 memories
     python bench/bench_scale.py --sizes 1000,10000   # faster
     python bench/bench_scale.py --runs 7 --cold-runs 3 --work /tmp/tur-bench
 
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import os
 import random
 import shutil
@@ -47,6 +50,8 @@ TARGETS = {  # (size, row) -> seconds or MB, from GitHub issue 5
     (10_000, "recall warm"): 0.3,
     (10_000, "learn"): 0.2,
     (10_000, "tur --help"): 0.15,
+    (3_000, "hook pre-turn warm"): 0.15,  # GitHub issue 14
+    (3_000, "hook pre-tool warm"): 0.15,
     (10_000, "wake cold"): 5.0,
     (100_000, "wake warm"): 1.5,
     (100_000, "recall warm"): 1.5,
@@ -264,7 +269,7 @@ class Sample:
     peak_mb: float
 
 
-def run_once(argv: list[str]) -> Sample:
+def run_once(argv: list[str], stdin: Path | None = None) -> Sample:
     """Run one process to completion; measure it with ``os.wait4`` (its own rusage only).
 
     ``posix_spawn`` rather than fork, and the harness keeps no large data: Linux carries a
@@ -276,7 +281,7 @@ def run_once(argv: list[str]) -> Sample:
     """
     env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")  # see compile_sources
     with tempfile.TemporaryFile() as err:
-        actions = [(os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+        actions = [(os.POSIX_SPAWN_OPEN, 0, str(stdin or os.devnull), os.O_RDONLY, 0),
                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
                    (os.POSIX_SPAWN_DUP2, err.fileno(), 2)]
         started = time.perf_counter()
@@ -303,13 +308,16 @@ class Row:
     runs: int
 
 
-def measure(name: str, size: int, runs: int, make_argv, before=None) -> Row:
-    """Run ``make_argv(i)`` ``runs`` times (``before(i)`` first, untimed); medians and max peak."""
+def measure(name: str, size: int, runs: int, make_argv, before=None, stdin=None) -> Row:
+    """Run ``make_argv(i)`` ``runs`` times (``before(i)`` first, untimed); medians and max peak.
+
+    ``stdin(i)``, when given, is the file run ``i`` reads on its standard input.
+    """
     samples = []
     for i in range(runs):
         if before is not None:
             before(i)
-        samples.append(run_once(make_argv(i)))
+        samples.append(run_once(make_argv(i), stdin(i) if stdin is not None else None))
     row = Row(name, size, statistics.median(s.wall for s in samples),
               statistics.median(s.cpu for s in samples), max(s.peak_mb for s in samples), runs)
     print(f"  {name:<22} {row.wall:7.3f} s  cpu {row.cpu:7.3f} s  {row.peak_mb:6.0f} MB",
@@ -357,7 +365,34 @@ def bench_size(size: int, work: Path, runs: int, cold_runs: int, rebuild: bool) 
     run_once([*tur, "recall", QUERY])
     rows.append(measure("recall warm", size, runs, lambda i: [*tur, "recall", QUERY]))
     rows.append(measure("list", size, runs, lambda i: [*tur, "list"]))
+    rows += bench_hooks(repo, size, runs, tur)
     return rows
+
+
+def bench_hooks(repo: Path, size: int, runs: int, tur: list[str]) -> list[Row]:
+    """``tur hook pre-turn`` and ``pre-tool``, warm, whole process, a new session each run."""
+    payloads = repo / ".git" / "bench-payloads"
+    payloads.mkdir(exist_ok=True)
+
+    def payload(kind: str, i: int) -> Path:
+        session = f"bench-{kind}-{time.time_ns()}-{i}"
+        if kind == "turn":
+            body = {"session_id": session, "hook_event_name": "UserPromptSubmit", "prompt": QUERY}
+        else:
+            body = {"session_id": session, "hook_event_name": "PreToolUse", "tool_name": "Read",
+                    "tool_input": {"file_path": str(repo / _FILES[3])}, "cwd": str(repo)}
+        path = payloads / f"{kind}-{i}.json"
+        path.write_text(json.dumps(body))
+        return path
+
+    run_once([*tur, "hook", "pre-turn"], payload("turn", -1))  # prime the cache and the counts
+    run_once([*tur, "hook", "pre-tool"], payload("tool", -1))
+    return [
+        measure("hook pre-turn warm", size, runs, lambda i: [*tur, "hook", "pre-turn"],
+                stdin=lambda i: payload("turn", i)),
+        measure("hook pre-tool warm", size, runs, lambda i: [*tur, "hook", "pre-tool"],
+                stdin=lambda i: payload("tool", i)),
+    ]
 
 
 def _verdict(row: Row) -> str:
@@ -396,8 +431,8 @@ def compile_sources() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--sizes", default="1000,10000,100000",
-                        help="comma-separated numbers of memories (default 1000,10000,100000)")
+    parser.add_argument("--sizes", default="1000,3000,10000,100000",
+                        help="comma-separated numbers of memories (default 1000,3000,10000,100000)")
     parser.add_argument("--runs", type=int, default=5, help="runs per warm command (default 5)")
     parser.add_argument("--cold-runs", type=int, default=3,
                         help="runs per cold command, cache deleted each time (default 3)")

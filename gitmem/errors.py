@@ -8,6 +8,7 @@ __all__ = [
     "EmptyRepository",
     "FormatVersion",
     "GitmemError",
+    "HarnessConfigError",
     "InvalidAnchor",
     "InvalidInput",
     "MalformedRecord",
@@ -126,3 +127,7 @@ class TokenizerUnavailable(GitmemError):
 
 class RemoteError(GitmemError):
     """A fetch or push through the user's ``git`` failed, or the remote is unknown."""
+
+
+class HarnessConfigError(GitmemError):
+    """``tur setup`` cannot read or write a harness's settings file (not JSON/TOML, not writable)."""

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem import analysis
 from gitmem.analysis import tokenize
 from gitmem.decay import microseconds
-from gitmem.defaults import RECALL_TOP_K
+from gitmem.defaults import PREVIEW_CHARS, RECALL_TOP_K
 from gitmem.entry import RECALL_FORMATS, format_hits
 from gitmem.errors import InvalidInput
 from gitmem.relations import superseded_by
@@ -354,6 +354,8 @@ class Hit:
         trigram: its trigram cosine.
         stale_reason: why it is stale (the recorded reason, or ``superseded by <id>``).
         may_contradict: see the field's docstring.
+        compress: characters of the content's preview when the hit is shown compressed (it did
+            not fit the budget whole), else ``None``; see :func:`gitmem.entry.format_entry`.
     """
 
     memory: Memory
@@ -366,6 +368,7 @@ class Hit:
     may_contradict: tuple[str, ...] = ()
     """Ids of other hits of the same recall that may say the opposite
     (:func:`gitmem.similarity.may_contradict`) with no ``supersedes`` link between them."""
+    compress: int | None = None
 
 
 @dataclass(frozen=True)
@@ -375,7 +378,8 @@ class RecallResult:
     Attributes:
         query: the query.
         hits: at most ``top_k`` hits, fitting ``token_budget`` when rendered in ``format``.
-        omitted: hits among the top ``top_k`` left out for budget.
+        omitted: hits among the top ``top_k`` left out for budget (not even their compressed
+            preview fitted).
         format: the format the budget was measured in.
     """
 
@@ -413,6 +417,7 @@ def rank_memories(
     weights: Mapping[str, float] = RRF_WEIGHTS,
     index: RecallIndex | None = None,
     limit: int | None = None,
+    skip: Callable[[Memory], bool] | None = None,
 ) -> list[Hit]:
     """Every memory with affinity to ``query``, fused and sorted best first.
 
@@ -430,6 +435,8 @@ def rank_memories(
             query time; ``None`` indexes here.
         limit: return only the best ``limit`` hits (the first ``limit`` of the full list),
             building no hit for the rest.
+        skip: memories for which it returns true are left out before ``limit`` is applied
+            (what a hook already sent this session).
     """
     if not query.strip() or not memories:
         return []
@@ -460,6 +467,8 @@ def rank_memories(
     recency = ranks["recency"]
     order = sorted(pool, key=lambda i: (-scores[i], recency.get(memories[i].id, unranked),
                                         memories[i].id))
+    if skip is not None:
+        order = [i for i in order if not skip(memories[i])]
     window = min(len(order), limit or NEAR_TIE_WINDOW)
     order = _newer_first_among_near_ties(
         order, memories, bm25, lambda i: recency.get(memories[i].id, unranked), window)
@@ -544,18 +553,25 @@ def recall(
     index: Callable[[Sequence[Memory]], RecallIndex] | None = None,
     materialize: Callable[[Memory], Memory] | None = None,
     selected: tuple[Sequence[Memory], Mapping[str, str]] | None = None,
+    max_chars: int | None = None,
+    bytes_bound: bool | None = None,
+    skip: Callable[[Memory], bool] | None = None,
+    first: Sequence[Memory] = (),
 ) -> RecallResult:
     """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
 
     Refuted memories never appear; stale ones, and ones superseded by a memory that is neither
     stale nor refuted, only with ``include_stale`` (and are marked stale, with the reason).
-    With a ``token_budget`` the top ``top_k`` hits are taken in rank order, skipping any whose
-    addition would make the output rendered in ``fmt`` exceed the budget (counted on the whole
-    rendered string, so the cap is exact).
+    With a ``token_budget`` or ``max_chars`` the top ``top_k`` hits are taken in rank order;
+    a hit whose whole entry would make the output rendered in ``fmt`` exceed a limit is shown
+    as a compressed preview (:data:`~gitmem.defaults.PREVIEW_CHARS` characters of its
+    content, its citation and ``tur show ID``) when that fits, and is left out (counted in
+    ``omitted``) only when not even the preview fits. Limits are checked on the whole
+    rendered string, so the caps are exact.
 
     Args:
         memories: candidate records.
-        query: free text.
+        query: free text; may be empty when ``first`` is given (then only ``first`` is shown).
         top_k: maximum number of hits, >= 1.
         include_stale: let stale memories through.
         token_budget: tokens; ``None`` or 0 means no cap.
@@ -569,6 +585,14 @@ def recall(
         selected: what :func:`select_candidates` gives for ``memories`` and
             ``include_stale``, when the caller has it already (e.g. from cache columns);
             ``memories`` is then not read.
+        max_chars: characters the rendered output may take; ``None`` or 0 means no cap.
+        bytes_bound: whether ``counter`` counts BPE tokens (each at least one byte), so that a
+            text of at most ``token_budget`` UTF-8 bytes fits without counting; default: when
+            ``counter`` is a :class:`gitmem.tokens.TokenCounter`.
+        skip: memories for which it returns true are never hits (e.g. already sent this
+            session); the next best take their places.
+        first: candidates shown before every other hit, best-ranked for ``query`` first
+            (e.g. the memories anchored to a file); they count towards ``top_k``.
 
     Returns:
         The :class:`RecallResult`.
@@ -577,42 +601,38 @@ def recall(
         InvalidInput: ``top_k`` < 1, a negative budget, or an unknown format.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
-    if top_k < 1:
-        raise InvalidInput(f"top-k must be >= 1, got {top_k}")
-    if token_budget is not None and token_budget < 0:
-        raise InvalidInput(f"token budget must be >= 0, got {token_budget}", "0 means no cap")
-    if fmt not in RECALL_FORMATS:
-        hint = f"use one of {', '.join(RECALL_FORMATS)}"
-        raise InvalidInput(f"unknown recall format {fmt!r}", hint)
+    _check_options(top_k, token_budget, max_chars, fmt)
     candidates, superseded = selected or select_candidates(memories, include_stale)
-    ranked = [
-        replace(hit, stale=True, stale_reason=f"superseded by {superseded[hit.memory.id]}")
-        if hit.memory.id in superseded
-        else hit
-        for hit in rank_memories(
-            query, candidates, index=index(candidates) if index and candidates else None,
-            limit=top_k,
-        )
-    ]
-    top = _mark_contradictions(ranked)  # rank_memories gave at most top_k
+    top = _mark_contradictions(_ranked_hits(query, candidates, superseded, top_k=top_k,
+                                            index=index, skip=skip, first=first))
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
-    if not token_budget:
+    if not token_budget and not max_chars:
         return RecallResult(query, tuple(top), 0, fmt)
     from gitmem.tokens import TokenCounter
 
     if counter is None:
         counter = TokenCounter()
-    # A BPE token is at least one byte, so a text of at most ``budget`` UTF-8 bytes fits
-    # without counting: the common short recall never loads the BPE tables.
-    bounded = isinstance(counter, TokenCounter)
+    if bytes_bound is None:
+        bytes_bound = isinstance(counter, TokenCounter)
+
+    def fits(text: str) -> bool:
+        if max_chars and len(text) > max_chars:
+            return False
+        # A BPE token is at least one byte, so a text of at most ``budget`` UTF-8 bytes fits
+        # without counting: the common short recall never loads the BPE tables.
+        return (not token_budget
+                or (bytes_bound and len(text.encode("utf-8", "surrogatepass")) <= token_budget)
+                or counter(text) <= token_budget)
+
     chosen: list[Hit] = []
     for hit in top:
-        text = format_hits([*chosen, hit], fmt, query)
-        if (bounded and len(text.encode("utf-8", "surrogatepass")) <= token_budget) or (
-            counter(text) <= token_budget
-        ):
-            chosen.append(hit)
+        for candidate in (hit, replace(hit, compress=PREVIEW_CHARS)):
+            if candidate.compress is not None and len(hit.memory.content) <= PREVIEW_CHARS:
+                break  # a preview of a short memory is no shorter than the memory
+            if fits(format_hits([*chosen, candidate], fmt, query)):
+                chosen.append(candidate)
+                break
     return RecallResult(query, tuple(chosen), len(top) - len(chosen), fmt)
 
 
@@ -636,6 +656,68 @@ def _mark_contradictions(hits: list[Hit]) -> list[Hit]:
                 marks[i].append(b.memory.id)
                 marks[j].append(a.memory.id)
     return [replace(h, may_contradict=tuple(m)) if m else h for h, m in zip(hits, marks, strict=True)]
+
+
+def _check_options(top_k: int, token_budget: int | None, max_chars: int | None, fmt: str) -> None:
+    if top_k < 1:
+        raise InvalidInput(f"top-k must be >= 1, got {top_k}")
+    if token_budget is not None and token_budget < 0:
+        raise InvalidInput(f"token budget must be >= 0, got {token_budget}", "0 means no cap")
+    if max_chars is not None and max_chars < 0:
+        raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
+    if fmt not in RECALL_FORMATS:
+        hint = f"use one of {', '.join(RECALL_FORMATS)}"
+        raise InvalidInput(f"unknown recall format {fmt!r}", hint)
+
+
+def _ranked_hits(
+    query: str,
+    candidates: Sequence[Memory],
+    superseded: Mapping[str, str],
+    *,
+    top_k: int,
+    index: Callable[[Sequence[Memory]], RecallIndex] | None,
+    skip: Callable[[Memory], bool] | None,
+    first: Sequence[Memory],
+) -> list[Hit]:
+    """The best ``top_k`` hits, superseded ones marked stale.
+
+    ``first`` come first (those matching ``query`` in rank order, then the rest in their given
+    order), then the other hits.
+    """
+    firsts = [m for m in first if skip is None or not skip(m)][:top_k]
+    pinned = {m.id for m in firsts}
+    ranked: list[Hit] = []
+    if query.strip():
+        def leave_out(memory: Memory) -> bool:
+            return (skip is not None and skip(memory)) or (bool(pinned) and memory.id in pinned)
+
+        matched = {
+            hit.memory.id: hit
+            for hit in rank_memories(query, candidates,
+                                     index=index(candidates) if index and candidates else None,
+                                     limit=top_k, skip=leave_out if pinned or skip else None)
+        } if candidates else {}
+        ranked = [*_pinned_hits(query, firsts), *matched.values()]
+    else:
+        ranked = _pinned_hits("", firsts)
+    return [
+        replace(hit, stale=True, stale_reason=f"superseded by {superseded[hit.memory.id]}")
+        if hit.memory.id in superseded
+        else hit
+        for hit in ranked[:top_k]
+    ]
+
+
+def _pinned_hits(query: str, memories: Sequence[Memory]) -> list[Hit]:
+    """Hits for ``memories`` in the order ``query`` ranks them among themselves, unranked last."""
+    ranked = rank_memories(query, memories) if query.strip() else []
+    seen = {hit.memory.id for hit in ranked}
+    rest = [Hit(m, 0.0, {"bm25": None, "trigram": None, "recency": None},
+                m.status is Status.STALE, 0.0, 0.0,
+                (m.decay.reason if m.decay else None) if m.status is Status.STALE else None)
+            for m in memories if m.id not in seen]
+    return [*ranked, *rest]
 
 
 def query_from_payload(payload: bytes | str) -> str:

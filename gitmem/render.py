@@ -17,8 +17,33 @@ if TYPE_CHECKING:  # only for annotations: results are rendered, never computed,
     from gitmem.recall import RecallResult
     from gitmem.wake import WakeResult
 
-__all__ = ["WAKE_FORMATS", "render_explain", "render_recall", "render_wake"]
+__all__ = ["HOOK_FORMATS", "WAKE_FORMATS", "render_explain", "render_hook", "render_recall",
+           "render_wake"]
 
+HOOK_FORMATS = ("text", "json")
+"""How a hook prints: ``text`` (the markdown itself) or ``json`` (the harness envelope)."""
+
+
+
+def render_hook(text: str, event: str, fmt: str = "text") -> str:
+    """What a hook prints: ``text`` as is, or the JSON envelope harnesses read context from.
+
+    The envelope is ``{"hookSpecificOutput": {"hookEventName": event, "additionalContext":
+    text}}``, the documented way to add context from Claude Code's PreToolUse, Codex's hooks
+    and every Gemini CLI hook (whose stdout must be JSON only). Nothing to add gives ``""``
+    in ``text`` and ``{}`` in ``json`` (an empty answer a JSON-reading harness accepts).
+
+    Raises:
+        ValueError: unknown format.
+    """
+    if fmt == "text":
+        return text
+    if fmt == "json":
+        if not text:
+            return "{}\n"
+        body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+        return json.dumps(body, ensure_ascii=False) + "\n"
+    raise ValueError(f"unknown hook format {fmt!r}; expected one of {HOOK_FORMATS}")
 
 
 def render_recall(result: RecallResult, fmt: str = "markdown-prompt") -> str:
@@ -37,7 +62,10 @@ def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
     """Render a :class:`~gitmem.wake.WakeResult` as ``markdown`` (its text) or ``json``.
 
     The JSON object holds the budget, the token count and the text (the budget bounds the
-    text, which is what an agent reads), the advisory counts and the assembly record.
+    text, which is what an agent reads), the advisory counts, ``entries`` (each memory in the
+    text, in text order, with what an agent needs to check it: ``anchor``, ``status``,
+    ``reason`` — why it is not fresh —, ``author`` and whether it is ``compressed``) and the
+    assembly record (every memory, included or not, with why).
 
     Raises:
         ValueError: unknown format.
@@ -51,6 +79,19 @@ def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
             "omitted": result.omitted,
             "excluded": result.excluded_counts(),
             "text": result.text,
+            "entries": [
+                {
+                    "id": e.memory_id,
+                    "tier": e.tier,
+                    "anchor": e.anchor,
+                    "status": e.status,
+                    "reason": e.status_reason,
+                    "author": e.author,
+                    "compressed": e.reason == "compressed",
+                }
+                for e in result.assembly
+                if e.included and e.status is not None
+            ],
             "assembly": [
                 {
                     "id": e.memory_id,

@@ -31,6 +31,10 @@ class ProvenanceLike(Protocol):
     def context_ref(self) -> str | None:
         """Anchor ``path`` or ``path#Lstart-Lend``, or ``None``."""
 
+    @property
+    def source_agent(self) -> str | None:
+        """Name of the agent that learned the memory, or ``None``."""
+
 
 class DecayLike(Protocol):
     """The decay fields a :class:`MemoryLike` offers."""

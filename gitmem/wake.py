@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gitmem.defaults import DECAY_THRESHOLD, WAKE_SHARES, WAKE_TOKEN_BUDGET
-from gitmem.entry import format_entry
+from gitmem.defaults import DECAY_THRESHOLD, PREVIEW_CHARS, WAKE_SHARES, WAKE_TOKEN_BUDGET
+from gitmem.entry import entry_details, format_entry
 from gitmem.errors import InvalidInput
 from gitmem.relations import centrality, linked_degrees, row_finder
 from gitmem.vocabulary import MemoryType, RelationType, Status
@@ -36,9 +36,11 @@ __all__ = [
     "compile_wake",
 ]
 
-REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "truncated")
-"""Every reason an assembly entry can carry. ``truncated`` is the one reason of an *included*
-entry: only part of the persona or continuity note fitted."""
+REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "truncated",
+           "compressed")
+"""Every reason an assembly entry can carry. ``truncated`` and ``compressed`` are reasons of
+*included* entries: only part of the persona or continuity note fitted; a memory longer than
+its tier's share is shown as a preview with its citation and ``tur show ID``."""
 
 PERSONA_ID = "persona"
 CONTINUITY_ID = "continuity"
@@ -64,6 +66,11 @@ class AssemblyEntry:
         included: whether (some of) it is in the text.
         reason: ``None`` when fully included, else one of :data:`REASONS`.
         salience: weight × centrality for memories, ``None`` for persona and continuity.
+        anchor: the memory's anchor (``path#Lx-Ly`` or ``path``), ``None`` when it has none
+            (and for persona and continuity).
+        status: the memory's status value, ``None`` for persona and continuity.
+        status_reason: why the memory is not fresh, when it is not.
+        author: the agent that learned it (``provenance.source_agent``), or ``None``.
     """
 
     memory_id: str
@@ -72,6 +79,10 @@ class AssemblyEntry:
     included: bool
     reason: str | None
     salience: float | None
+    anchor: str | None = None
+    status: str | None = None
+    status_reason: str | None = None
+    author: str | None = None
 
 
 class WakeResult:
@@ -85,9 +96,10 @@ class WakeResult:
         assembly: one entry per memory given (and per persona / continuity block), in tier
             and rank order; nothing is left out. Built on first use: a plain wake of
             100,000 memories prints the text and never needs 100,000 entries.
+        shown: ids of the memories in the text, in text order (cheap, unlike ``assembly``).
     """
 
-    __slots__ = ("_assembly", "_build", "budget", "omitted", "text", "tokens")
+    __slots__ = ("_assembly", "_build", "budget", "omitted", "shown", "text", "tokens")
 
     def __init__(
         self,
@@ -96,8 +108,10 @@ class WakeResult:
         budget: int | None,
         omitted: int,
         assembly: Iterable[AssemblyEntry] | Callable[[], Iterable[AssemblyEntry]],
+        shown: Iterable[str] = (),
     ) -> None:
         self.text = text
+        self.shown = tuple(shown)
         self.tokens = tokens
         self.budget = budget
         self.omitted = omitted
@@ -149,6 +163,12 @@ class WakeRows:
         tokens: per row, tokens of :func:`gitmem.entry.format_entry` of the memory, or a
             negative number when not known (then it is counted when needed).
         entry: row -> :func:`gitmem.entry.format_entry` text of that memory.
+        compressed: row -> the compressed entry of that memory (``format_entry(m,
+            compress=PREVIEW_CHARS)``), for a memory longer than its tier's share.
+        details: row -> :func:`gitmem.entry.entry_details` of that memory (for the
+            assembly record).
+        min_chars: row -> a lower bound of ``len(entry(row))`` that costs no formatting
+            (the content's length), so that a character cap skips long rows unformatted.
     """
 
     ids: Sequence[str]
@@ -158,6 +178,9 @@ class WakeRows:
     relations: Sequence[Sequence[tuple[str, str]]]
     tokens: Sequence[int]
     entry: Callable[[int], str]
+    compressed: Callable[[int], str] | None = None
+    details: Callable[[int], dict] | None = None
+    min_chars: Callable[[int], int] | None = None
 
 
 @dataclass
@@ -171,6 +194,13 @@ class _Section:
     tokens: list[int]
     text: Callable[[int], str]  # item position -> text
     chosen: list[int] = field(default_factory=list)  # item positions, in order
+    short: Callable[[int], str] | None = None  # item position -> compressed text
+    min_chars: Callable[[int], int] | None = None  # item position -> lower bound of len(text)
+    compressed: set[int] = field(default_factory=set)  # chosen positions shown compressed
+
+    def shown(self, pos: int) -> str:
+        """The text of a chosen item as it is laid out (compressed or whole)."""
+        return self.short(pos) if self.short is not None and pos in self.compressed else self.text(pos)
 
     @property
     def prefix_only(self) -> bool:
@@ -218,8 +248,9 @@ def compile_wake(
     threshold: float = DECAY_THRESHOLD,
     counter: Callable[[str], int] | None = None,
     entry_tokens: Mapping[str, int] | None = None,
+    max_chars: int | None = None,
 ) -> WakeResult:
-    """Compile the wake text of ``memories`` within ``budget`` tokens.
+    """Compile the wake text of ``memories`` within ``budget`` tokens (and ``max_chars`` characters).
 
     Tiers: 0 the persona; 1 the continuity note, then active ``axiom``/``core`` records;
     2 every other active record. Within tiers 1 and 2 memories are ranked by
@@ -241,7 +272,13 @@ def compile_wake(
     budget the lowest-ranked included entry is dropped (becoming ``over_budget``) and the
     advisory recounted, falling back to a short advisory and then to an empty text. So
     ``counter(text) <= budget`` holds exactly, even where the count of a concatenation is not
-    the sum of its parts.
+    the sum of its parts. ``max_chars`` is a second budget, in characters, packed and held the
+    same way (tier *i* may spend its share of both); both hold.
+
+    A memory longer than its share (its entry alone exceeds its tier's allowance in tokens or
+    characters) is never silently dropped: it is shown compressed, a preview of its content
+    with its citation and how to read the rest (``tur show ID``), when that fits; its
+    assembly entry says ``compressed``.
 
     Args:
         memories: every memory of the store; each gets one assembly entry.
@@ -254,6 +291,7 @@ def compile_wake(
         counter: token counter; default :class:`gitmem.tokens.TokenCounter`.
         entry_tokens: precomputed ``counter(format_entry(memory))`` per memory id (a cache);
             ids not in it are counted.
+        max_chars: characters; ``None`` or ``0`` is no character cap.
 
     Returns:
         The :class:`WakeResult`.
@@ -273,9 +311,12 @@ def compile_wake(
         relations=[[(r.type, r.target) for r in m.relations] for m in ordered],
         tokens=[cached.get(m.id, -1) for m in ordered],
         entry=lambda row: format_entry(ordered[row]),
+        compressed=lambda row: format_entry(ordered[row], compress=PREVIEW_CHARS),
+        details=lambda row: entry_details(ordered[row]),
+        min_chars=lambda row: len(ordered[row].content),
     )
     return compile_rows(rows, persona=persona, continuity=continuity, budget=budget,
-                        shares=shares, threshold=threshold, counter=counter)
+                        shares=shares, threshold=threshold, counter=counter, max_chars=max_chars)
 
 
 def compile_rows(
@@ -287,6 +328,7 @@ def compile_rows(
     shares: Sequence[float] = WAKE_SHARES,
     threshold: float = DECAY_THRESHOLD,
     counter: Callable[[str], int] | None = None,
+    max_chars: int | None = None,
 ) -> WakeResult:
     """Compile the wake text of the memories in ``rows``: :func:`compile_wake` on columns.
 
@@ -301,6 +343,8 @@ def compile_rows(
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
     _check(budget, shares)
+    if max_chars is not None and max_chars < 0:
+        raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
     if counter is None:
         from gitmem.tokens import TokenCounter
 
@@ -332,8 +376,12 @@ def compile_rows(
 
     def memory_section(tier: int, header: str, ordered: list[int]) -> _Section:
         active = [r for r in ordered if reasons[r] is None]
+        short = rows.compressed
+        least = rows.min_chars
         return _Section(tier, header, None, active, [tokens_of(r) for r in active],
-                        lambda pos: entry(active[pos]))
+                        lambda pos: entry(active[pos]),
+                        short=(lambda pos: short(active[pos])) if short is not None else None,
+                        min_chars=(lambda pos: least(active[pos])) if least is not None else None)
 
     persona_lines = _persona_lines(persona)
     continuity_lines = _text_lines(continuity)
@@ -346,8 +394,9 @@ def compile_rows(
         memory_section(2, _HEADERS["salient"], tier2),
     ]
     stale = sum(1 for r in reasons if r == "stale")
-    if budget:
-        text, used = _pack(sections, budget, shares, stale, counter)
+    if budget or max_chars:
+        text, used = _pack(sections, _Limits(budget or None, max_chars or None), shares, stale,
+                           counter)
     else:
         for section in sections:
             section.chosen = list(range(len(section.items)))
@@ -356,6 +405,8 @@ def compile_rows(
     omitted = sum(len(s.items) - len(s.chosen) for s in sections[2:])
     blocks = [_block_entry(s) for s in sections[:2] if s.items]
     chosen = [{s.items[pos] for pos in s.chosen} for s in sections[2:]]
+    shortened = {s.items[pos] for s in sections[2:] for pos in s.compressed}
+    details = rows.details
 
     def assembly() -> tuple[AssemblyEntry, ...]:
         entries = list(blocks)
@@ -363,11 +414,17 @@ def compile_rows(
         for tier, ordered, included in ((1, tier1, chosen[0]), (2, tier2, chosen[1])):
             for r in ordered:
                 reason = reasons[r] or (None if r in included else "over_budget")
-                entries.append(AssemblyEntry(ids[r], tier, tokens_of(r), reason is None, reason,
-                                             salience[r]))
+                if reason is None and r in shortened:
+                    reason = "compressed"
+                about = details(r) if details is not None else {}
+                entries.append(AssemblyEntry(
+                    ids[r], tier, tokens_of(r), reason in (None, "compressed"), reason,
+                    salience[r], about.get("anchor"), about.get("status"), about.get("reason"),
+                    about.get("author")))
         return tuple(entries)
 
-    return WakeResult(text, used, budget or None, omitted, assembly)
+    shown = [rows.ids[s.items[pos]] for s in sections[2:] for pos in s.chosen]
+    return WakeResult(text, used, budget or None, omitted, assembly, shown)
 
 
 def _check(budget: int | None, shares: Sequence[float]) -> None:
@@ -449,41 +506,117 @@ def _text_lines(text: str | None) -> list[str]:
 
 
 def _layout(sections: Sequence[_Section], advisory: str) -> str:
-    blocks = [s.header + "".join(s.text(pos) for pos in s.chosen) for s in sections if s.chosen]
+    blocks = [s.header + "".join(s.shown(pos) for pos in s.chosen) for s in sections if s.chosen]
     if advisory:
         blocks.append(advisory + "\n")
     return "\n".join(blocks)
 
 
+@dataclass(frozen=True)
+class _Limits:
+    """The budgets a wake must hold: tokens and characters (``None``: no such cap)."""
+
+    tokens: int | None
+    chars: int | None
+
+    def holds(self, text: str, tokens: int) -> bool:
+        return (self.tokens is None or tokens <= self.tokens) and (
+            self.chars is None or len(text) <= self.chars)
+
+
+_MIN_ENTRY_CHARS = 32
+"""No entry is shorter (``- [fact-xxxxxxxx] x (Conf: 1.0)`` and a newline): with less room left,
+a character-capped packing stops looking."""
+
+
+class _Room:
+    """What a tier may still spend, in tokens and characters (``None``: no cap)."""
+
+    def __init__(self, tokens: float | None, chars: float | None) -> None:
+        self.tokens = tokens
+        self.chars = chars
+
+    def fits(self, tokens: int, chars: int) -> bool:
+        return (self.tokens is None or tokens <= self.tokens) and (
+            self.chars is None or chars <= self.chars)
+
+    def spend(self, tokens: int, chars: int) -> None:
+        if self.tokens is not None:
+            self.tokens -= tokens
+        if self.chars is not None:
+            self.chars -= chars
+
+
 def _pack(
     sections: list[_Section],
-    budget: int,
+    limits: _Limits,
     shares: Sequence[float],
     stale: int,
     counter: Callable[[str], int],
 ) -> tuple[str, int]:
-    used = 0
+    used_tokens = used_chars = 0
     opened = False
     cumulative = 0.0
     for tier in range(3):
         cumulative += shares[tier]
-        allowance = math.floor(budget * cumulative) - used
+        room = _Room(
+            None if limits.tokens is None else math.floor(limits.tokens * cumulative) - used_tokens,
+            None if limits.chars is None else math.floor(limits.chars * cumulative) - used_chars,
+        )
+        share = _Room(room.tokens, room.chars)  # a memory longer than this is shown compressed
         for section in (s for s in sections if s.tier == tier):
-            header = counter(("\n" if opened else "") + section.header)
+            head_text = ("\n" if opened else "") + section.header
+            head = (counter(head_text), len(head_text))
             for pos, tokens in enumerate(section.tokens):
-                cost = tokens + (0 if section.chosen else header)
-                if cost <= allowance:
+                if room.chars is not None and room.chars < _MIN_ENTRY_CHARS:
+                    break
+                paid = (0, 0) if section.chosen else head
+                cost = _cost(section, pos, tokens, room, share, counter)
+                if cost is None:
+                    if section.prefix_only:
+                        break
+                    continue
+                total = (cost[0] + paid[0], cost[1] + paid[1])
+                if room.fits(*total):
                     section.chosen.append(pos)
-                    allowance -= cost
-                    used += cost
+                    if cost[2]:
+                        section.compressed.add(pos)
+                    room.spend(*total)
+                    used_tokens += total[0]
+                    used_chars += total[1]
                     opened = True
                 elif section.prefix_only:
                     break
-    return _fit(sections, budget, stale, counter)
+    return _fit(sections, limits, stale, counter)
+
+
+def _cost(section: _Section, pos: int, tokens: int, room: _Room, share: _Room,
+          counter: Callable[[str], int]) -> tuple[int, int, bool] | None:
+    """(tokens, characters, compressed) of an item as it would be shown, or ``None``: skip it.
+
+    A memory longer than its share is costed compressed; the characters of an entry are only
+    measured under a character cap, and not at all when even its content is too long to fit.
+    """
+    whole_fits_share = share.tokens is None or tokens <= share.tokens
+    if room.chars is None:
+        if whole_fits_share or section.short is None:
+            return tokens, 0, False
+        return counter(section.short(pos)), 0, True
+    least = section.min_chars(pos) if section.min_chars is not None else 0
+    if whole_fits_share and least <= room.chars:
+        chars = len(section.text(pos))
+        if share.chars is None or chars <= share.chars or section.short is None:
+            return tokens, chars, False
+    elif whole_fits_share and (share.chars is None or least <= share.chars or section.short is None):
+        return None  # fits its share but not the room left: a lower-ranked memory may
+    if section.short is None:
+        return None
+    short = section.short(pos)
+    return counter(short), len(short), True
 
 
 def _fit(
-    sections: list[_Section], budget: int, stale: int, counter: Callable[[str], int]
+    sections: list[_Section], limits: _Limits, stale: int, counter: Callable[[str], int]
 ) -> tuple[str, int]:
     memory_sections = [s for s in sections if not s.prefix_only]
     all_memories = sum(len(s.items) for s in memory_sections)
@@ -492,11 +625,11 @@ def _fit(
         included = sum(len(s.chosen) for s in memory_sections)
         text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
         tokens = counter(text)
-        if tokens <= budget:
+        if limits.holds(text, tokens):
             return text, tokens
         last = next((s for s in reversed(sections) if s.chosen), None)
         if last is not None:
-            last.chosen.pop()
+            last.compressed.discard(last.chosen.pop())
         elif not short:
             short = True
         else:

@@ -550,3 +550,14 @@ def test_a_record_a_concurrent_edit_won_is_not_cached_as_verify_wrote_it(repo):
     snap = fresh(repo).snapshot()
     assert snap.records[second].refutation is not None
     assert dumps(snap) == dumps(no_cache_snapshot(repo))
+
+
+def test_entry_token_counts_are_keyed_by_the_entry_format(repo):
+    from gitmem.entry import ENTRY_FORMAT
+
+    gm = Gitmem.open(repo)
+    gm.learn("The queue uses WAL mode", file="src/app.py")
+    gm.wake()
+    names = [p.name for p in gm.records.cache.root.glob("tokens-*.bin")]
+    # A count of another entry format's text lives under another name and is never read.
+    assert names and all(f"-e{ENTRY_FORMAT}-" in name for name in names)

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitmem.api import Gitmem
-from gitmem.api.context import ContextBuilder
+from gitmem.cache import RecordCache
 from gitmem.entry import format_hits
 from gitmem.errors import InvalidInput
 from gitmem.ids import memory_id
@@ -125,14 +125,16 @@ def test_the_pre_turn_hook_reads_a_claude_code_payload(repo):
     gm = learn_store(repo)
     payload = json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit",
                           "prompt": "refactor the signal queue SQLite backend"})
-    block = gm.pre_turn(payload.encode(), top_k=1)
+    block = gm.pre_turn(payload.encode(), top_k=1).text
     first = memory_id("fact", STORE[0].content)
     assert block == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"
         f"> - [{first}] SQLite signal queue uses WAL mode and busy_timeout=5000ms. "
         "(Observed 2026-08-02 00:00 UTC, Conf: 0.95)\n"
     )
-    assert tur(repo, "hook", "pre-turn", "--top-k", "1", stdin=payload).out == block
+    # Another session (this one was sent the memory already).
+    again = payload.replace('"s1"', '"s2"')
+    assert tur(repo, "hook", "pre-turn", "--top-k", "1", stdin=again).out == block
 
 
 @pytest.mark.parametrize(
@@ -170,8 +172,9 @@ def test_the_pre_turn_hook_never_fails_the_turn(repo, monkeypatch):
     assert hook(stdin="\x00\xff") == ""
     assert hook(stdin='{"prompt": "unrelated kubernetes"}') == ""
     assert hook("--token-budget", "1000", stdin='{"prompt": "WAL queue"}') != ""
-    monkeypatch.setattr(ContextBuilder, "token_counter", lambda self: broken_counter)
-    assert hook("--token-budget", "1000", stdin='{"prompt": "WAL queue"}') == ""
+    monkeypatch.setattr(RecordCache, "counter", lambda self, encoding: broken_counter)
+    # 50 tokens: the block is longer in bytes, so the (broken) tokenizer must count it.
+    assert hook("--token-budget", "50", stdin='{"prompt": "WAL queue"}') == ""
     assert hook("--top-k", "-3", stdin='{"prompt": "WAL queue"}') == ""
     assert hook(stdin="") == ""
 

@@ -86,4 +86,4 @@ def test_the_time_goes_into_the_metadata_even_when_the_content_quotes_it():
     assert sorted(render_hits(hits, "plain").splitlines()) == [
         f"- [fact-00000001] {quoted} (Observed 2026-08-27 23:59 UTC, Conf: 0.95)"
         " (STALE: (Observed 2026-08-27, x))",
-        "- [fact-00000002] queue notes without provenance (Conf: 1.0)"]
+        "- [fact-00000002] queue notes without provenance (Conf: 1.0) (UNANCHORED)"]

@@ -111,15 +111,30 @@ def test_recall_golden(fmt, name):
 
 
 def test_entry_format_of_anchored_legacy_and_multiline_memories():
+    anchor = "Anchor: src/tur/signals.py#L45-L60"
     assert format_entry(STORE[2]) == (
         "- [fact-8f2a1b9c] SQLite signal queue uses WAL mode and busy_timeout=5000ms. "
-        "(Observed 2026-08-27, Conf: 0.95)\n")
-    assert format_entry(STORE[0]) == "- [axiom-0a1b2c3d] Always write type hints. (Conf: 1.0)\n"
+        f"(Observed 2026-08-27, Conf: 0.95, {anchor})\n")
+    # A legacy record (no provenance) is unanchored, and says so.
+    assert format_entry(STORE[0]) == (
+        "- [axiom-0a1b2c3d] Always write type hints. (Conf: 1.0) (UNANCHORED)\n")
     assert format_entry(STORE[1]) == (
         "- [core-11223344] Memories are hypotheses;\n  verify them against the code. "
-        "(Conf: 1.0)\n")
+        "(Conf: 1.0) (UNANCHORED)\n")
     assert format_entry(STORE[4], stale_reason="lines 45-60 changed in 3f2a1b9").endswith(
-        "(Observed 2026-08-18, Conf: 0.95) (STALE: lines 45-60 changed in 3f2a1b9)\n")
+        f"(Observed 2026-08-18, Conf: 0.95, {anchor}) (STALE: lines 45-60 changed in 3f2a1b9)\n")
+    # Without stale_reason a status that is not fresh is named with its reason.
+    assert format_entry(STORE[4]).endswith(f"{anchor}) (STALE: lines 45-60 changed in 3f2a1b9)\n")
+
+
+def test_a_compressed_entry_is_a_preview_with_its_citation_and_how_to_read_the_rest():
+    long = record("fact-0000beef", "The retry policy " + "waits and retries " * 40 + "forever.")
+    entry = format_entry(long, compress=60)
+    assert entry.startswith("- [fact-0000beef] The retry policy waits and retries")
+    assert "…" in entry and "forever." not in entry
+    assert entry.endswith("Anchor: src/tur/signals.py#L45-L60) "
+                          f"[compressed from {len(long.content):,} characters: `tur show fact-0000beef`]\n")
+    assert len(entry) < 250
 
 
 def test_memory_text_reaches_output_exactly_as_stored():
@@ -130,7 +145,8 @@ def test_memory_text_reaches_output_exactly_as_stored():
     assert format_hits(hits, "markdown-prompt") == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"
         "> - [fact-0000abcd] two\n"
-        ">   lines of queue text (Observed 2026-08-27 15:00 UTC, Conf: 0.95)\n")
+        ">   lines of queue text (Observed 2026-08-27 15:00 UTC, Conf: 0.95, "
+        "Anchor: src/tur/signals.py#L45-L60)\n")
 
 
 @pytest.mark.parametrize(("value", "text"), [(0.95, "0.95"), (1.0, "1.0"), (0.9, "0.9"),

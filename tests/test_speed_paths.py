@@ -197,3 +197,24 @@ def test_import_writes_many_files_in_one_commit(repo, tmp_path):
     assert git(repo, "rev-list", "--count", "refs/tur/memories").strip() == "1"
     again = Gitmem.open(repo).import_legacy([legacy])
     assert again.commit is None and len(again.unchanged) == 120
+
+
+def run_hook(repo: Path, hook: str, payload: dict) -> dict:
+    """``tur hook HOOK`` in a fresh interpreter with ``payload`` on stdin (see :func:`run_tur`)."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run([sys.executable, "-c", PROBE, "-C", str(repo), "hook", hook], env=env,
+                          input=json.dumps(payload), capture_output=True, text=True, check=True)
+    return json.loads(proc.stdout.splitlines()[-1])
+
+
+def test_warm_hooks_load_no_heavy_library(learned):
+    turn = {"session_id": "speed", "prompt": "how does the queue retry failed jobs"}
+    tool = {"session_id": "speed", "tool_name": "Read",
+            "tool_input": {"file_path": str(learned / "src" / "app.py")}}
+    for hook, payload in (("pre-turn", turn), ("session-start", {})):  # cold: build the cache
+        run_hook(learned, hook, payload)
+    for hook, payload in (("pre-turn", turn), ("pre-tool", tool), ("session-start", {})):
+        warm = run_hook(learned, hook, {**payload, "session_id": f"warm-{hook}"})
+        assert warm["code"] == 0 and warm["err"] == "", warm
+        assert warm["out"], hook  # it did its work
+        assert warm["heavy"] == [], (hook, warm["heavy"])

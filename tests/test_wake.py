@@ -228,7 +228,8 @@ def test_precomputed_entry_tokens_replace_counting():
     memories = facts(2)
     cache = {memories[0].id: 10_000}  # pretend the first entry is huge
     result = compile_wake(memories, weights={}, budget=300, counter=COUNT, entry_tokens=cache)
-    assert reasons(result) == {"fact-00000001": "over_budget", "fact-00000002": None}
+    # Longer than its share, the first is shown as a preview rather than dropped.
+    assert reasons(result) == {"fact-00000001": "compressed", "fact-00000002": None}
     assert result.assembly[0].tokens == 10_000
     assert result.assembly[1].tokens == COUNT(format_entry(memories[1]))
 

@@ -45,13 +45,14 @@ class Filter:
     def matches(self, row: Row) -> bool:
         """True when ``row`` has the type and status and contains every search word.
 
-        The search is case-insensitive over the content and the id; words are ANDed.
+        The search is case-insensitive over the content, the id and the anchor (so
+        ``src/store.py`` finds the memories anchored to that file); words are ANDed.
         """
         if self.type is not None and row.type != self.type:
             return False
         if self.status is not None and row.status != self.status:
             return False
-        hay = f"{row.id}\n{row.content}".casefold()
+        hay = f"{row.id}\n{row.anchor}\n{row.content}".casefold()
         return all(word in hay for word in self.text.casefold().split())
 
 

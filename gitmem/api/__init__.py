@@ -8,6 +8,8 @@ it uses:
 - :class:`~gitmem.api.weights.Weights` — commit distances and decay weights;
 - :class:`~gitmem.api.verify.Verifier` — ``verify`` and ``status_view``;
 - :class:`~gitmem.api.context.ContextBuilder` — wake, recall, persona, continuity notes;
+- :class:`~gitmem.api.hooks.Hooks` — what harness hooks inject, once per session;
+- :class:`~gitmem.api.setup.HarnessSetup` — ``tur setup``: wiring a harness;
 - :class:`~gitmem.api.curate.Curator` — learn, refute, confidence, link, forget, import;
 - :class:`~gitmem.api.sharing.Sharing` — remote set-up and sync.
 
@@ -26,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.api.context import ContextBuilder
 from gitmem.api.curate import Curator
+from gitmem.api.hooks import Hooks
 from gitmem.api.records import Records, Workspace
 from gitmem.api.results import (
     CommitInfo,
@@ -38,15 +41,29 @@ from gitmem.api.results import (
     StatusView,
     VerifyOutcome,
 )
+from gitmem.api.setup import HarnessSetup
 from gitmem.api.sharing import Sharing
 from gitmem.api.verify import Verifier
 from gitmem.api.weights import Weights
-from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
+from gitmem.defaults import (
+    HOOK_MAX_CHARS,
+    PRE_TOOL_MAX_CHARS,
+    PRE_TOOL_TOKEN_BUDGET,
+    PRE_TURN_TOKEN_BUDGET,
+)
 from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
 if TYPE_CHECKING:
-    from gitmem.api.results import AnchoredDiff, CacheInfo, RecallResult, SyncResult, WakeResult
+    from gitmem.api.results import (
+        AnchoredDiff,
+        CacheInfo,
+        HookOutput,
+        RecallResult,
+        SetupReport,
+        SyncResult,
+        WakeResult,
+    )
     from gitmem.config import Settings
     from gitmem.models import Memory
     from gitmem.reader import Snapshot
@@ -86,6 +103,12 @@ _LAZY = {
     "render_wake": ("gitmem.render", "render_wake"),
     "render_explain": ("gitmem.render", "render_explain"),
     "render_recall": ("gitmem.render", "render_recall"),
+    "render_hook": ("gitmem.render", "render_hook"),
+    "HOOK_FORMATS": ("gitmem.render", "HOOK_FORMATS"),
+    "HookOutput": ("gitmem.api.results", "HookOutput"),
+    "SetupReport": ("gitmem.setup", "SetupReport"),
+    "SetupItem": ("gitmem.setup", "SetupItem"),
+    "HARNESSES": ("gitmem.setup", "HARNESSES"),
 }
 
 
@@ -118,8 +141,10 @@ class Gitmem:
         weights = Weights(self._ws)
         self._verifier = Verifier(self._ws, weights)
         self._context = ContextBuilder(self._ws, weights)
+        self._hooks = Hooks(self._ws, self._context)
         self._curator = Curator(self._ws)
         self._sharing = Sharing(store)
+        self._setup = HarnessSetup(store)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
@@ -479,23 +504,28 @@ class Gitmem:
         """The configured tokenizer (loaded lazily on first count)."""
         return self._context.token_counter()
 
-    def wake(self, token_budget: int | None = None,
-             now: datetime | None = None) -> tuple[WakeResult, list[Skipped]]:
-        """Compile the wake prompt (docs/design.md) within ``token_budget`` tokens.
+    def wake(self, token_budget: int | None = None, now: datetime | None = None,
+             max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
+        """Compile the wake prompt (docs/design.md) within ``token_budget`` tokens and ``max_chars``.
+
+        A memory longer than its tier's share is shown compressed (a preview, its citation
+        and ``tur show ID``; its assembly entry says ``compressed``), never silently dropped.
 
         Args:
             token_budget: tokens; ``None`` takes the configured default
                 (:data:`~gitmem.defaults.WAKE_TOKEN_BUDGET`); 0 is unbounded.
             now: the time decay is computed at (default: now, UTC).
+            max_chars: characters the text may take; ``None`` or 0: no character cap. Both
+                caps hold.
 
         Returns:
             The :class:`~gitmem.wake.WakeResult` (text + assembly record) and the skipped blobs.
 
         Raises:
-            InvalidInput: negative budget.
+            InvalidInput: negative budget or character cap.
             TokenizerUnavailable: the configured encoding cannot be loaded offline.
         """
-        return self._context.wake(token_budget, now)
+        return self._context.wake(token_budget, now, max_chars)
 
     def recall(
         self,
@@ -506,6 +536,8 @@ class Gitmem:
         include_stale: bool = False,
         full_records: bool = True,
         now: datetime | None = None,
+        max_chars: int | None = None,
+        file: str | None = None,
     ) -> tuple[RecallResult, list[Skipped]]:
         """Memories relevant to ``query``: BM25 and trigram vectors fused by RRF (docs/wake-recall.md).
 
@@ -514,31 +546,121 @@ class Gitmem:
         stand-ins (every field :mod:`gitmem.entry` formats) instead of full records, which
         spares building the record models: what a caller that only renders wants.
 
+        With ``file``, the memories anchored to that file come first (those the query
+        ranks, best first, then the others, most confident first), then the other hits; a
+        memory is matched by the path its anchor names now (verify moves the anchor of a
+        renamed file). A hit that does not fit a cap whole is shown compressed.
+
         Args:
-            query: free text, not empty.
+            query: free text; may be empty only with ``file``.
             top_k: most hits (default from config, 5), >= 1.
             token_budget: tokens the rendered block may take; ``None`` or 0: no cap.
             include_stale: let stale and superseded memories through (marked stale).
             full_records: hits carry full records (else read-only stand-ins).
             now: unused by the ranking today; kept for a stable signature.
+            max_chars: characters the rendered block may take; ``None`` or 0: no cap.
+            file: a path (relative to the current directory, or absolute) in the working tree.
 
         Raises:
-            InvalidInput: empty query, ``top_k`` < 1 or negative budget.
+            InvalidInput: empty query without ``file``, ``top_k`` < 1, a negative cap, or a
+                file outside the repository.
         """
         return self._context.recall(query, top_k=top_k, token_budget=token_budget,
-                                    include_stale=include_stale, full_records=full_records, now=now)
+                                    include_stale=include_stale, full_records=full_records, now=now,
+                                    max_chars=max_chars, file=file)
 
-    def pre_turn(self, payload: bytes | str, top_k: int | None = None,
-                 token_budget: int | None = PRE_TURN_TOKEN_BUDGET) -> str:
-        """The recall block for a harness hook payload, or ``""`` when nothing matches.
+    def session_start(self, payload: bytes | str, token_budget: int | None = None,
+                      max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
+        """The wake text for a harness's session-start hook (``tur hook session-start``).
 
-        The prompt is found as :func:`gitmem.recall.query_from_payload` does (a JSON
-        object's ``prompt`` field, a message list, or the raw text).
+        A ``clear`` or ``compact`` start (the payload's ``source``) forgets what the session
+        was sent; the memories in the wake are remembered as sent to ``session_id``.
+
+        Args:
+            payload: the hook's JSON (``session_id``, ``source``, ``hook_event_name``); may be
+                empty.
+            token_budget: tokens (``None``: the configured wake budget; 0: no cap).
+            max_chars: characters (default :data:`~gitmem.defaults.HOOK_MAX_CHARS`).
 
         Raises:
+            InvalidInput: negative budget or character cap.
             GitmemError: the store cannot be read (the CLI prints it and still exits 0).
         """
-        return self._context.pre_turn(payload, top_k, token_budget)
+        return self._hooks.session_start(payload, token_budget, max_chars)
+
+    def pre_turn(self, payload: bytes | str, top_k: int | None = None,
+                 token_budget: int | None = PRE_TURN_TOKEN_BUDGET,
+                 max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
+        """The recall block for a harness hook payload; its text is ``""`` when nothing matches.
+
+        The prompt is found as :func:`gitmem.recall.query_from_payload` does (a JSON
+        object's ``prompt`` field, a message list, or the raw text). A memory already sent
+        in the payload's ``session_id`` (by any hook) is not sent again unless it changed
+        since; the log is kept in ``<git common dir>/tur/sessions`` for a day.
+
+        Raises:
+            InvalidInput: ``top_k`` < 1, negative budget or character cap.
+            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
+        """
+        return self._hooks.pre_turn(payload, top_k, token_budget, max_chars)
+
+    def pre_tool(self, payload: bytes | str, top_k: int | None = None,
+                 token_budget: int | None = PRE_TOOL_TOKEN_BUDGET,
+                 max_chars: int | None = PRE_TOOL_MAX_CHARS) -> HookOutput:
+        """The memories anchored to the files a tool call is about to read or change.
+
+        Reads a PreToolUse payload: Claude Code's ``tool_input.file_path`` (or
+        ``notebook_path``), Gemini CLI's ``absolute_path``, Codex's ``apply_patch`` patch
+        (its ``*** Update File:`` lines). Deduplicated per ``session_id`` as
+        :meth:`pre_turn` is.
+
+        Raises:
+            InvalidInput: ``top_k`` < 1, negative budget or character cap.
+            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
+        """
+        return self._hooks.pre_tool(payload, top_k, token_budget, max_chars)
+
+    def anchored_to(self, path: str) -> list[str]:
+        """Ids of the memories anchored to ``path``: most confident, then most recently verified, first.
+
+        ``path`` is relative to the current directory, or absolute; refuted memories are
+        listed too.
+
+        Raises:
+            InvalidInput: the path is outside the repository.
+        """
+        return self._context.anchored_to(path)
+
+    # -- wiring a harness --------------------------------------------------------------------
+
+    def setup_harness(self, harness: str, *, scope: str = "project", check: bool = False,
+                      remove: bool = False, home: Path | None = None) -> SetupReport:
+        """Wire ``harness`` to gitmem (``tur setup``): hooks and/or MCP, and agent instructions.
+
+        Writes, in each harness's documented format (docs/harness.md), its hook
+        configuration where it can inject context from a hook (Claude Code, Codex, Gemini
+        CLI), its MCP configuration running ``tur mcp``, and an instructions block between
+        begin and end markers (``CLAUDE.md``, ``AGENTS.md``, ``GEMINI.md``, a Cursor rule,
+        ``.github/copilot-instructions.md``). Idempotent: entries already there are left
+        alone; everything in the files that ``tur setup`` did not write is kept. Never a git
+        hook.
+
+        Args:
+            harness: ``claude``, ``codex``, ``cursor``, ``copilot`` or ``gemini``.
+            scope: ``project`` (under the working tree) or ``user`` (under ``home``).
+            check: write nothing; report each entry as wired, missing or differing.
+            remove: take out exactly what ``tur setup`` writes (a file left empty is deleted).
+            home: the user's home directory (default: ``Path.home()``).
+
+        Returns:
+            The :class:`~gitmem.setup.SetupReport`: one item per entry, and notes.
+
+        Raises:
+            InvalidInput: an unknown harness or scope, or ``check`` with ``remove``.
+            HarnessConfigError: a settings file is not valid JSON/TOML or cannot be written
+                (nothing of that harness is changed when a file cannot be read).
+        """
+        return self._setup.run(harness, scope=scope, check=check, remove=remove, home=home)
 
     # -- sharing -----------------------------------------------------------------------------
 

@@ -1,11 +1,12 @@
-"""What an agent reads, for the facade: wake, recall, the pre-turn hook, persona and continuity notes."""
+"""What an agent reads, for the facade: wake, recall, memories by file, persona and continuity notes."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
 from gitmem.reader import Skipped
@@ -153,12 +154,12 @@ class ContextBuilder:
 
         return TokenCounter(self.ws.settings.tokenizer)
 
-    def wake(self, token_budget: int | None = None,
-             now: datetime | None = None) -> tuple[WakeResult, list[Skipped]]:
+    def wake(self, token_budget: int | None = None, now: datetime | None = None,
+             max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
         """Compile the wake prompt within ``token_budget`` tokens (see :meth:`gitmem.api.Gitmem.wake`).
 
         Raises:
-            InvalidInput: negative budget.
+            InvalidInput: negative budget or character cap.
             TokenizerUnavailable: the configured encoding cannot be loaded offline.
         """
         from gitmem.wake import compile_rows
@@ -167,6 +168,8 @@ class ContextBuilder:
         budget = settings.wake.token_budget if token_budget is None else token_budget
         if budget < 0:
             raise InvalidInput(f"token budget must be >= 0, got {budget}")
+        if max_chars is not None and max_chars < 0:
+            raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
         now = now or utc_now()
         records = self.ws.records
         tip = records.tip()  # one tip for records, persona and note: a learn meanwhile waits
@@ -179,16 +182,19 @@ class ContextBuilder:
             shares=settings.wake.shares,
             threshold=settings.decay.threshold,
             counter=records.cache.counter(settings.tokenizer),
+            max_chars=max_chars or None,
         )
         records.flush()
         return result, [*records.notices(), *skipped]
 
     def _wake_rows(self, table: RecordTable, now: datetime) -> WakeRows:
         """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory."""
-        from gitmem.entry import format_entry
+        from gitmem.defaults import PREVIEW_CHARS
+        from gitmem.entry import entry_details, format_entry
         from gitmem.wake import WakeRows
 
         c = table.columns
+        contents = c["content"]
         weights, _ = self.weights.table_weights(table, now)
         return WakeRows(
             ids=table.ids,
@@ -198,6 +204,9 @@ class ContextBuilder:
             relations=c["rels"],
             tokens=self.ws.records.cache.token_column(table, self.ws.settings.tokenizer),
             entry=lambda row: format_entry(table.view(row)),
+            compressed=lambda row: format_entry(table.view(row), compress=PREVIEW_CHARS),
+            details=lambda row: entry_details(table.view(row)),
+            min_chars=lambda row: len(contents[row]),
         )
 
     def _persona_or_warn(self, skipped: list[Skipped], tip: str | None) -> dict[str, Any] | None:
@@ -218,49 +227,104 @@ class ContextBuilder:
         include_stale: bool = False,
         full_records: bool = True,
         now: datetime | None = None,
+        max_chars: int | None = None,
+        file: str | None = None,
+        skip: Callable[[Any], bool] | None = None,
+        files: Sequence[str] = (),
     ) -> tuple[RecallResult, list[Skipped]]:
         """Memories relevant to ``query`` (see :meth:`gitmem.api.Gitmem.recall`).
 
+        ``files`` are repository paths whose anchored memories come first (what ``file``,
+        relative to the current directory, names); ``skip`` leaves memories out (what a hook
+        already sent).
+
         Raises:
-            InvalidInput: empty query, ``top_k`` < 1 or negative budget.
+            InvalidInput: empty query without a file, ``top_k`` < 1, negative budget, or a
+                file outside the repository.
         """
         from gitmem.recall import recall
 
-        if not query.strip():
+        if file is not None:
+            files = [*files, self.repo_path(file)]
+        if not query.strip() and not files:
             raise InvalidInput("recall needs a query")
         top_k = self.ws.settings.recall.top_k if top_k is None else top_k
         if top_k < 1:
             raise InvalidInput(f"top-k must be >= 1, got {top_k}")
         if token_budget is not None and token_budget < 0:
             raise InvalidInput(f"token budget must be >= 0, got {token_budget}")
+        if max_chars is not None and max_chars < 0:
+            raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
         records = self.ws.records
         cache = records.cache
         table, skipped = records.table(records.tip())
+        selection = table.recall_selection(include_stale)
+        first = self._anchored_views(table, selection, files) if files else ()
+        encoding = self.ws.settings.tokenizer
         result = recall(
             (),
             query,
             top_k=top_k,
             include_stale=include_stale,
             token_budget=token_budget or None,
-            counter=self.token_counter() if token_budget else None,
-            selected=table.recall_selection(include_stale),
+            # Counts remembered across processes: a hook's repeated text costs no BPE load.
+            counter=cache.counter(encoding) if token_budget else None,
+            bytes_bound=True,
+            selected=selection,
             index=cache.recall_index(table.tree),
             materialize=(lambda view: cache.memory(table, view.row)) if full_records else None,  # type: ignore[attr-defined]
+            max_chars=max_chars or None,
+            skip=skip,
+            first=first,
         )
         return result, [*records.notices(), *skipped]
 
-    def pre_turn(self, payload: bytes | str, top_k: int | None = None,
-                 token_budget: int | None = PRE_TURN_TOKEN_BUDGET) -> str:
-        """The recall block for a harness hook payload, or ``""`` when nothing matches.
+    def repo_path(self, path: str, base: Path | None = None) -> str:
+        """``path`` as a repository path (POSIX, relative to the working tree's root).
+
+        ``path`` is absolute, or relative to ``base`` (default: the current directory).
 
         Raises:
-            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
+            InvalidInput: the path is outside the working tree (or the repository is bare).
         """
-        from gitmem.recall import query_from_payload
-        from gitmem.render import render_recall
+        workdir = self.ws.store.workdir
+        if workdir is None:
+            raise InvalidInput(f"{path}: a bare repository has no files")
+        full = ((base or self.ws.cwd) / path).resolve()
+        try:
+            return full.relative_to(Path(workdir).resolve()).as_posix()
+        except ValueError:
+            raise InvalidInput(f"{path} is outside the repository",
+                               f"give a path under {workdir}") from None
 
-        prompt = query_from_payload(payload)
-        if not prompt:
-            return ""
-        result, _ = self.recall(prompt, top_k=top_k, token_budget=token_budget, full_records=False)
-        return render_recall(result, "markdown-prompt") if result.hits else ""
+    def anchored_to(self, path: str) -> list[str]:
+        """Ids of the memories anchored to ``path`` (see :meth:`anchored_rows`).
+
+        Raises:
+            InvalidInput: the path is outside the repository.
+        """
+        repo_path = self.repo_path(path)
+        records = self.ws.records
+        table, _ = records.table(records.tip())
+        return [table.ids[r] for r in self.anchored_rows(table, [repo_path])]
+
+    def anchored_rows(self, table: RecordTable, paths: Sequence[str]) -> list[int]:
+        """Rows of ``table`` anchored to any of ``paths``: most confident, then most recently verified, first.
+
+        A memory is matched by the path its anchor names now: verify moves the anchor of a
+        memory whose file was renamed, so a renamed file's memories follow it once verified.
+        """
+        wanted = set(paths)
+        c = table.columns
+        rows = [r for r, prov in enumerate(c["prov"])
+                if prov is not None and prov[2] and prov[2].split("#", 1)[0] in wanted]
+        conf, verified = c["conf"], c["verified"]
+        return sorted(rows, key=lambda r: (-conf[r], -(verified[r] or 0), table.ids[r]))
+
+    def _anchored_views(self, table: RecordTable, selection: tuple[Any, dict[str, str]],
+                        paths: Sequence[str]) -> list[Any]:
+        """The recall candidates anchored to ``paths`` (see :meth:`anchored_rows`), as views."""
+        candidates = selection[0]
+        allowed = set(candidates.rows) if hasattr(candidates, "rows") else None
+        return [table.view(r) for r in self.anchored_rows(table, paths)
+                if allowed is None or r in allowed]

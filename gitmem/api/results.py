@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gitmem.cache import CacheInfo
     from gitmem.models import Memory
     from gitmem.recall import Hit, RecallResult
+    from gitmem.setup import SetupItem, SetupReport
     from gitmem.shapes import MemoryLike
     from gitmem.store.worktree_diff import AnchoredDiff
     from gitmem.sync import SyncResult
@@ -33,10 +34,13 @@ __all__ = [
     "CommitInfo",
     "DoctorReport",
     "Hit",
+    "HookOutput",
     "ImportResult",
     "LearnResult",
     "RecallResult",
     "RepoPaths",
+    "SetupItem",
+    "SetupReport",
     "Skipped",
     "StatusRow",
     "StatusView",
@@ -54,6 +58,8 @@ _ELSEWHERE = {
     "CacheInfo": "gitmem.cache",
     "Hit": "gitmem.recall",
     "RecallResult": "gitmem.recall",
+    "SetupItem": "gitmem.setup",
+    "SetupReport": "gitmem.setup",
     "SyncResult": "gitmem.sync",
     "WakeResult": "gitmem.wake",
 }
@@ -66,6 +72,21 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(module), name)
+
+
+@dataclass(frozen=True)
+class HookOutput:
+    """What a harness hook prints: the text for the agent and the event it answers.
+
+    Attributes:
+        text: markdown for the agent's context; ``""`` when there is nothing to add.
+        event: the payload's ``hook_event_name`` (``SessionStart``, ``UserPromptSubmit``,
+            ``PreToolUse``, ``BeforeAgent``...), or the hook's own event when the payload
+            names none; it goes into the JSON form (``hookSpecificOutput.hookEventName``).
+    """
+
+    text: str
+    event: str
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,8 @@ from gitmem.version import __version__
 __all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read_file", "stamp", "write_file"]
 
 CACHE_FORMAT = 3
-"""Version of the file layouts; part of every header."""
+"""Version of the file layouts; part of every header. 3: the provenance column holds the
+source agent too, and every payload records the exact key it was built for."""
 
 _MAGIC = b"TURCACHE"
 

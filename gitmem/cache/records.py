@@ -54,7 +54,8 @@ def row_of(memory: Memory) -> tuple:
         memory.content,
         memory.confidence,
         memory.status.value,
-        None if prov is None else (prov.observed_at.isoformat(), prov.git_sha, prov.context_ref),
+        None if prov is None else (prov.observed_at.isoformat(), prov.git_sha, prov.context_ref,
+                                    prov.source_agent),
         None if decay is None else (decay.half_life_days, decay.last_verified_at.isoformat(),
                                     decay.staleness_status.value, decay.reason),
         tuple((r.type.value, r.target) for r in memory.relations),
@@ -79,7 +80,7 @@ def check_columns(columns: dict[str, list]) -> None:
             and types_of("rels") <= {tuple} and types_of("refuted") <= {str, _NONE}
             and types_of("verified") <= {int, _NONE}):
         raise ValueError("column value types")
-    if not (set(map(len, filter(None, columns["prov"]))) <= {3}
+    if not (set(map(len, filter(None, columns["prov"]))) <= {4}
             and set(map(len, filter(None, columns["decay"]))) <= {4}):
         raise ValueError("provenance or decay shape")
     for links in columns["rels"]:

@@ -1,10 +1,12 @@
 """Token counts, kept so that a warm wake never loads the BPE tables.
 
-``tokens-<tree>-<encoding>.bin`` holds a column per records table (the tokens of each
-record's entry), ``counts-<encoding>.bin`` a memo of other texts keyed by their digest. Each
-payload records the exact key it was built for (tree, tokenizer and row count; the
-tokenizer), and a file whose key is not the one asked for is deleted and reported,
-never used: a file copied from another tree must not pass because its row count matches.
+``tokens-<tree>-e<entry format>-<encoding>.bin`` holds a column per records table (the tokens
+of each record's entry, as :func:`gitmem.entry.format_entry` of that
+:data:`~gitmem.entry.ENTRY_FORMAT` writes it: a count of an older entry text is never read),
+``counts-<encoding>.bin`` a memo of other texts keyed by their digest. Each payload records
+the exact key it was built for (tree, tokenizer and row count; the tokenizer), and a file
+whose key is not the one asked for is deleted and reported, never used: a file copied from
+another tree must not pass because its row count matches.
 """
 
 from __future__ import annotations
@@ -15,14 +17,19 @@ from collections.abc import Callable
 
 from gitmem.cache.files import CacheFiles, Untrusted, safe_name
 from gitmem.cache.table import RecordTable
+from gitmem.entry import ENTRY_FORMAT
 
 __all__ = ["TokenCounts"]
 
 _MAX_COUNTS = 50_000  # memoised text token counts kept per encoding
 
 
+def _tokens_prefix(tree: str | None) -> str:
+    return f"tokens-{tree}-e{ENTRY_FORMAT}-"
+
+
 def _tokens_name(tree: str, encoding: str) -> str:
-    return f"tokens-{tree}-{safe_name(encoding)}.bin"
+    return f"{_tokens_prefix(tree)}{safe_name(encoding)}.bin"
 
 
 def _counts_name(encoding: str) -> str:
@@ -89,7 +96,7 @@ class TokenCounts:
 
         So that one learned memory costs one count, not a tokenizer load and 10,000 counts.
         """
-        prefix = f"tokens-{base.tree}-"
+        prefix = _tokens_prefix(base.tree)
         names = [p.name for p in self.files.newest_first(prefix + "*.bin")]
         rows = {(mid, blob): i for i, (mid, blob) in enumerate(zip(base.ids, base.blobs, strict=True))}
         for name in names:

@@ -136,6 +136,11 @@ class MemoryView:
         return self._prov[2]  # type: ignore[index]
 
     @property
+    def source_agent(self) -> str | None:
+        """``provenance.source_agent``."""
+        return self._prov[3]  # type: ignore[index]
+
+    @property
     def staleness_status(self) -> Status:
         """``decay.staleness_status``."""
         return STATUSES[self._decay[2]]  # type: ignore[index]

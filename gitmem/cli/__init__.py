@@ -26,7 +26,26 @@ _COMMAND_MODULES = (
     "gitmem.cli.tui_cmds",
     "gitmem.cli.watch_cmds",
     "gitmem.cli.cache_cmds",
+    "gitmem.cli.setup_cmds",
 )
+
+#: Commands a harness runs on every turn or tool call: when one of them is run, only its
+#: module is imported and registered (the full parser costs ~20 ms of imports and set-up).
+_FAST_COMMANDS = {"hook": "gitmem.cli.context_cmds"}
+
+
+def _command_of(argv: Sequence[str]) -> str | None:
+    """The command ``argv`` runs (skipping ``-C PATH``), or ``None`` before any other option."""
+    args = iter(argv)
+    for arg in args:
+        if arg == "-C":
+            next(args, None)
+        elif arg.startswith("-"):
+            return None
+        else:
+            return arg
+    return None
+
 
 def _version() -> str:
     # The package constant, not importlib.metadata: that import alone costs ~50 ms.
@@ -40,8 +59,11 @@ class _Parser(argparse.ArgumentParser):
         self.exit(2, f"tur: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """Build the full ``tur`` parser (every command registered)."""
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """Build the ``tur`` parser: every command, or only ``command``'s group when it is fast.
+
+    A fast command is one harnesses run each turn (:data:`_FAST_COMMANDS`).
+    """
     parser = _Parser(
         prog="tur",
         description="gitmem: git-native memory for AI coding agents. Memories live on "
@@ -51,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-C", dest="path", default=".", metavar="PATH",
                         help="run as if tur was started in PATH")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name in _COMMAND_MODULES:
+    fast = _FAST_COMMANDS.get(command or "")
+    for name in (fast,) if fast else _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
     return parser
 
@@ -61,7 +84,9 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     from gitmem.errors import GitmemError
 
     env = env or Env()
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(_command_of(argv))
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

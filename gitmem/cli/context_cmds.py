@@ -1,11 +1,18 @@
-"""What an agent reads: ``tur wake``, ``tur recall``, ``tur hook pre-turn``, persona and spark notes."""
+"""What an agent reads: ``tur wake``, ``tur recall``, ``tur hook …``, persona and spark notes."""
 
 from __future__ import annotations
 
 import argparse
 from typing import TYPE_CHECKING
 
-from gitmem.defaults import PRE_TURN_TOKEN_BUDGET, RECALL_TOP_K, WAKE_TOKEN_BUDGET
+from gitmem.defaults import (
+    HOOK_MAX_CHARS,
+    PRE_TOOL_MAX_CHARS,
+    PRE_TOOL_TOKEN_BUDGET,
+    PRE_TURN_TOKEN_BUDGET,
+    RECALL_TOP_K,
+    WAKE_TOKEN_BUDGET,
+)
 from gitmem.vocabulary import RECALL_FORMATS, WAKE_FORMATS
 
 if TYPE_CHECKING:
@@ -19,6 +26,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     size.add_argument("--token-budget", type=int, default=None, metavar="N",
                       help=f"tokens (default from config, {WAKE_TOKEN_BUDGET}); 0 = unbounded")
     size.add_argument("--unbounded", action="store_true", help="every active memory, no budget")
+    p.add_argument("--max-chars", type=int, default=None, metavar="N",
+                   help="characters the text may take as well (default: no cap)")
     p.add_argument("--format", default=WAKE_FORMATS[0], choices=WAKE_FORMATS)
     p.add_argument("--explain", action="store_true",
                    help="after the prompt, list every memory included or excluded, with the reason")
@@ -27,21 +36,36 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("recall", help="memories relevant to a query (BM25 + trigram vectors, RRF)")
     p.add_argument("query_pos", nargs="?", metavar="QUERY")
     p.add_argument("--query", "-q")
+    p.add_argument("--file", metavar="PATH",
+                   help="memories anchored to this file first (QUERY is then optional)")
     p.add_argument("--top-k", type=int, default=None,
                    help=f"number of memories (default from config, {RECALL_TOP_K})")
     p.add_argument("--token-budget", type=int, default=None, metavar="N")
+    p.add_argument("--max-chars", type=int, default=None, metavar="N",
+                   help="characters the output may take (default: no cap)")
     p.add_argument("--format", default=RECALL_FORMATS[0], choices=RECALL_FORMATS)
     p.add_argument("--include-stale", action="store_true")
     p.set_defaults(func=cmd_recall)
 
-    p = sub.add_parser("hook", help="entry points for agent harness hooks")
+    p = sub.add_parser("hook", help="entry points for agent harness hooks (always exit 0)")
     hook = p.add_subparsers(dest="hook", metavar="HOOK", required=True)
+    h = hook.add_parser("session-start",
+                        help="read the harness's JSON on stdin; print the wake for the session")
+    h.add_argument("--token-budget", type=int, default=None, metavar="N",
+                   help=f"tokens (default from config, {WAKE_TOKEN_BUDGET}); 0 = no cap")
+    _hook_options(h, None, HOOK_MAX_CHARS, "text")
+    h.set_defaults(func=cmd_hook, hook_method="session_start")
     h = hook.add_parser("pre-turn", help="read the harness's JSON on stdin; print the recall block")
     h.add_argument("--top-k", type=int, default=None,
                    help=f"number of memories (default from config, {RECALL_TOP_K})")
-    h.add_argument("--token-budget", type=int, default=PRE_TURN_TOKEN_BUDGET, metavar="N",
-                   help=f"tokens (default {PRE_TURN_TOKEN_BUDGET}); 0 = no cap")
-    h.set_defaults(func=cmd_hook_pre_turn)
+    _hook_options(h, PRE_TURN_TOKEN_BUDGET, HOOK_MAX_CHARS, "text")
+    h.set_defaults(func=cmd_hook, hook_method="pre_turn")
+    h = hook.add_parser("pre-tool", help="read a PreToolUse JSON on stdin; print the memories "
+                        "anchored to the file the tool is about to read or edit")
+    h.add_argument("--top-k", type=int, default=None,
+                   help=f"number of memories (default from config, {RECALL_TOP_K})")
+    _hook_options(h, PRE_TOOL_TOKEN_BUDGET, PRE_TOOL_MAX_CHARS, "json")
+    h.set_defaults(func=cmd_hook, hook_method="pre_tool")
 
     p = sub.add_parser("persona", help="tier 0 identity and invariants (persona.yaml on the ref)")
     ps = p.add_subparsers(dest="persona", metavar="ACTION", required=True)
@@ -60,6 +84,16 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_spark)
 
 
+def _hook_options(h: argparse.ArgumentParser, tokens: int | None, chars: int, fmt: str) -> None:
+    if tokens is not None:
+        h.add_argument("--token-budget", type=int, default=tokens, metavar="N",
+                       help=f"tokens (default {tokens}); 0 = no cap")
+    h.add_argument("--max-chars", type=int, default=chars, metavar="N",
+                   help=f"characters (default {chars:,}, under Claude Code's 10,000); 0 = no cap")
+    h.add_argument("--format", default=fmt, choices=("text", "json"),
+                   help=f"text, or the harness's JSON envelope (default {fmt})")
+
+
 def cmd_wake(args: argparse.Namespace, env: Env) -> int:
     """Print the wake prompt (and the assembly record with --explain)."""
     from gitmem import api
@@ -69,7 +103,11 @@ def cmd_wake(args: argparse.Namespace, env: Env) -> int:
         from gitmem.errors import InvalidInput
 
         raise InvalidInput(f"--token-budget must be >= 0, got {budget}")
-    result, skipped = env.gm.wake(token_budget=budget)
+    if args.max_chars is not None and args.max_chars < 0:
+        from gitmem.errors import InvalidInput
+
+        raise InvalidInput(f"--max-chars must be >= 0, got {args.max_chars}", "0 means no cap")
+    result, skipped = env.gm.wake(token_budget=budget, max_chars=args.max_chars)
     env.warn_skipped(skipped)
     env.write(api.render_wake(result, args.format))
     if args.explain and args.format != "json":
@@ -82,30 +120,45 @@ def cmd_recall(args: argparse.Namespace, env: Env) -> int:
     from gitmem import api
     from gitmem.errors import InvalidInput
 
-    query = args.query or args.query_pos
-    if not query or not query.strip():
-        raise InvalidInput("recall needs a query", 'pass --query "what you are about to do"')
+    query = args.query or args.query_pos or ""
+    if not query.strip() and not args.file:
+        raise InvalidInput("recall needs a query", 'pass --query "what you are about to do" '
+                           "or --file PATH")
     if args.top_k is not None and args.top_k < 1:
         raise InvalidInput(f"--top-k must be >= 1, got {args.top_k}")
+    for name in ("token_budget", "max_chars"):
+        value = getattr(args, name)
+        if value is not None and value < 0:
+            raise InvalidInput(f"--{name.replace('_', '-')} must be >= 0, got {value}",
+                               "0 means no cap")
     result, skipped = env.gm.recall(query, top_k=args.top_k, token_budget=args.token_budget,
-                                    include_stale=args.include_stale, full_records=False)
+                                    include_stale=args.include_stale, full_records=False,
+                                    max_chars=args.max_chars, file=args.file)
     env.warn_skipped(skipped)
     env.write(api.render_recall(result, args.format))
     if result.omitted:
         noun = "hit" if result.omitted == 1 else "hits"
-        env.warn(f"{result.omitted} {noun} left out to fit --token-budget {args.token_budget}")
+        caps = [f"--{name} {value}" for name, value in (("token-budget", args.token_budget),
+                                                         ("max-chars", args.max_chars)) if value]
+        env.warn(f"{result.omitted} {noun} left out to fit {' and '.join(caps)}")
     return 0
 
 
-def cmd_hook_pre_turn(args: argparse.Namespace, env: Env) -> int:
-    """Never block a harness turn: print the block or nothing, always exit 0."""
+def cmd_hook(args: argparse.Namespace, env: Env) -> int:
+    """Never block a harness: print the text (or its JSON envelope) or nothing; always exit 0."""
+    from gitmem import api
+
     try:
         payload = env.inp.read()
-        text = env.gm.pre_turn(payload, top_k=args.top_k, token_budget=args.token_budget)
-        if text:
-            env.write(text)
+        options = {"token_budget": args.token_budget, "max_chars": args.max_chars}
+        if hasattr(args, "top_k"):
+            options["top_k"] = args.top_k
+        output = getattr(env.gm, args.hook_method)(payload, **options)
+        printed = api.render_hook(output.text, output.event, args.format)
+        if printed:
+            env.write(printed)
     except Exception as exc:
-        env.warn(f"tur hook pre-turn: {exc}")
+        env.warn(f"tur hook {args.hook}: {exc}")
     return 0
 
 

@@ -45,6 +45,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("list", help="list memories with status and weight")
     p.add_argument("--type", choices=TYPES)
     p.add_argument("--status", choices=STATUSES)
+    p.add_argument("--file", metavar="PATH",
+                   help="only memories anchored to this file (most confident first)")
     p.add_argument("--format", default="table", choices=("table", "json"))
     p.set_defaults(func=cmd_list)
 
@@ -157,11 +159,15 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_list(args: argparse.Namespace, env: Env) -> int:
     """``tur list``: a table (or JSON) of memories with status and weight."""
+    order = env.gm.anchored_to(args.file) if args.file else None
     view = env.gm.status_view(full_records=args.format == "json")
     env.warn_skipped(view.skipped)
     rows = [r for r in view.rows
             if (not args.type or r.memory.type.value == args.type)
             and (not args.status or r.status.value == args.status)]
+    if order is not None:
+        rank = {memory_id: i for i, memory_id in enumerate(order)}
+        rows = sorted((r for r in rows if r.memory.id in rank), key=lambda r: rank[r.memory.id])
     if args.format == "json":
         # full_records=True above: every row carries a full record.
         env.print(json_dump([memory_json(cast("Memory", r.memory), weight=r.weight,
@@ -174,7 +180,8 @@ def cmd_list(args: argparse.Namespace, env: Env) -> int:
              one_line(r.memory.content, escape=tty)] for r in rows]
     table(env, ["ID", "STATUS", "WEIGHT", "CONF", "ANCHOR", "CONTENT"], body)
     if not rows:
-        env.warn("no memories" + (" match" if args.type or args.status else " yet: tur learn TEXT"))
+        filtered = args.type or args.status or args.file
+        env.warn("no memories" + (" match" if filtered else " yet: tur learn TEXT"))
     return 0
 
 

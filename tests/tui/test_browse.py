@@ -96,6 +96,21 @@ def test_filter_by_status_and_search_narrow_the_table(tui_repo, clock):
     run(app, scenario)
 
 
+def test_search_matches_the_anchor_so_a_file_finds_its_memories(tui_repo, clock):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock)
+
+    async def scenario(pilot):
+        await pilot.press("slash", *"src/store.py")
+        await pilot.pause()
+        assert table_ids(app) == [ids["wal"]]
+        app.screen.query_one("#search").value = "app.py#L3"
+        await pilot.pause()
+        assert table_ids(app) == [ids["port"]]
+
+    run(app, scenario)
+
+
 def test_refute_through_the_modal_records_the_reason(tui_repo, clock):
     _, gm, ids = tui_repo
     app = make_app(gm, clock=clock)

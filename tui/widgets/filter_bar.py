@@ -31,7 +31,7 @@ class FilterBar(Horizontal):
         """Two selects and the search input."""
         yield Select([(t, t) for t in TYPES], prompt="any type", id="type-filter")
         yield Select([(s, s) for s in STATUSES], prompt="any status", id="status-filter")
-        yield Input(placeholder="/ search content", id="search")
+        yield Input(placeholder="/ search content, id or anchor", id="search")
 
     @property
     def filter(self) -> Filter:

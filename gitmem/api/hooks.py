@@ -1,0 +1,142 @@
+"""The harness hooks, for the facade: what a session start, a prompt and a tool call inject.
+
+Each hook reads the harness's JSON payload (:mod:`gitmem.hooks`), builds its text from
+:class:`~gitmem.api.context.ContextBuilder` and remembers, per ``session_id``, what it put
+into the agent's context (:class:`gitmem.hooks.SessionLog` in ``<git common dir>/tur/
+sessions``), so that no later hook of the same session sends a memory again unless it changed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gitmem.api.results import HookOutput
+from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
+from gitmem.errors import InvalidInput
+from gitmem.hooks import SessionLog, parse_payload
+
+if TYPE_CHECKING:
+    from gitmem.api.context import ContextBuilder
+    from gitmem.api.records import Workspace
+    from gitmem.recall import RecallResult
+
+__all__ = ["SESSIONS_DIR", "Hooks"]
+
+SESSIONS_DIR = "sessions"
+"""Under ``<git common dir>/tur/``: one log per session (see :class:`gitmem.hooks.SessionLog`)."""
+
+_FRESH_CONTEXT = frozenset({"clear", "compact"})
+
+
+class Hooks:
+    """``session_start``, ``pre_turn`` and ``pre_tool`` for a harness (see :class:`gitmem.api.Gitmem`).
+
+    Args:
+        ws: the shared workspace.
+        context: what builds wake and recall.
+    """
+
+    def __init__(self, ws: Workspace, context: ContextBuilder) -> None:
+        self.ws = ws
+        self.context = context
+        self.log = SessionLog(Path(ws.store.common_dir) / "tur" / SESSIONS_DIR)
+
+    def session_start(self, payload: bytes | str, token_budget: int | None = None,
+                      max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
+        """The wake text for a new, resumed, cleared or compacted session.
+
+        A ``clear`` or ``compact`` start forgets what the session was sent (its context no
+        longer holds it); the memories in the wake are then remembered as sent.
+
+        Raises:
+            InvalidInput: negative budget or character cap.
+            GitmemError: the store cannot be read.
+        """
+        hook = parse_payload(payload)
+        if hook.source in _FRESH_CONTEXT:
+            self.log.forget(hook.session_id)
+        result, _ = self.context.wake(token_budget, max_chars=max_chars)
+        if hook.session_id and result.shown:
+            self._remember(hook.session_id, result.shown)
+        return HookOutput(result.text, hook.event or "SessionStart")
+
+    def pre_turn(self, payload: bytes | str, top_k: int | None = None,
+                 token_budget: int | None = PRE_TURN_TOKEN_BUDGET,
+                 max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
+        """The recall block for the prompt in ``payload``, without what the session was sent.
+
+        Raises:
+            InvalidInput: ``top_k`` < 1, negative budget or character cap.
+            GitmemError: the store cannot be read.
+        """
+        from gitmem.recall import query_from_payload
+
+        hook = parse_payload(payload)
+        event = hook.event or "UserPromptSubmit"
+        prompt = query_from_payload(payload)
+        if not prompt:
+            return HookOutput("", event)
+        result, _ = self.context.recall(prompt, top_k=top_k, token_budget=token_budget,
+                                        max_chars=max_chars, full_records=False,
+                                        skip=self._skip(hook.session_id))
+        return HookOutput(self._deliver(hook.session_id, result), event)
+
+    def pre_tool(self, payload: bytes | str, top_k: int | None = None,
+                 token_budget: int | None = PRE_TOOL_TOKEN_BUDGET,
+                 max_chars: int | None = PRE_TOOL_MAX_CHARS) -> HookOutput:
+        """The memories anchored to the files a tool call is about to read or change.
+
+        Files outside the working tree are ignored; nothing the session was already sent is
+        sent again.
+
+        Raises:
+            InvalidInput: ``top_k`` < 1, negative budget or character cap.
+            GitmemError: the store cannot be read.
+        """
+        hook = parse_payload(payload)
+        event = hook.event or "PreToolUse"
+        base = Path(hook.cwd) if hook.cwd else None
+        paths = []
+        for name in hook.files:
+            try:
+                paths.append(self.context.repo_path(name, base))
+            except InvalidInput:
+                continue
+        if not paths:
+            return HookOutput("", event)
+        result, _ = self.context.recall("", files=paths, top_k=top_k, token_budget=token_budget,
+                                        max_chars=max_chars, full_records=False,
+                                        skip=self._skip(hook.session_id))
+        return HookOutput(self._deliver(hook.session_id, result), event)
+
+    # -- the session log -------------------------------------------------------------------
+
+    def _skip(self, session_id: str) -> Any:
+        sent = self.log.sent(session_id)
+        if not sent:
+            return None
+        return lambda memory: sent.get(memory.id) == memory.blob_id
+
+    def _deliver(self, session_id: str, result: RecallResult) -> str:
+        from gitmem.render import render_recall
+
+        if not result.hits:
+            self.ws.records.flush()
+            return ""
+        text = render_recall(result, "markdown-prompt")
+        if session_id:
+            self.log.add(session_id, {h.memory.id: h.memory.blob_id or "" for h in result.hits})
+        self.ws.records.flush()
+        return text
+
+    def _remember(self, session_id: str, ids: Iterable[str]) -> None:
+        records = self.ws.records
+        table, _ = records.table(records.tip())
+        blobs = {}
+        for memory_id in ids:
+            row = table.row(memory_id)
+            if row is not None:
+                blobs[memory_id] = table.blobs[row]
+        self.log.add(session_id, blobs)

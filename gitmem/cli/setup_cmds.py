@@ -1,0 +1,52 @@
+"""``tur setup HARNESS``: wire hooks and/or MCP and the agent instructions, check them, remove them."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitmem.cli.env import Env
+
+__all__ = ["register"]
+
+# The same names as gitmem.setup.HARNESSES; spelled out so that `tur --help` imports nothing.
+HARNESSES = ("claude", "codex", "cursor", "copilot", "gemini")
+
+_VERBS = {"added": "added", "updated": "updated", "unchanged": "already there",
+          "removed": "removed", "absent": "not there", "kept": "left (not as tur setup writes it)",
+          "wired": "wired", "missing": "MISSING", "differs": "DIFFERS"}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    """Add ``setup``."""
+    p = sub.add_parser("setup", help="wire an agent harness: hooks and/or MCP, and instructions",
+                       description="Write HARNESS's hook and/or MCP configuration and an "
+                       "agent-instructions block, merged into existing settings; a second run "
+                       "changes nothing. Never installs git hooks.")
+    p.add_argument("harness", choices=HARNESSES)
+    p.add_argument("--scope", default="project", choices=("project", "user"),
+                   help="project: files in this repository (default); user: in your home")
+    action = p.add_mutually_exclusive_group()
+    action.add_argument("--check", action="store_true",
+                        help="write nothing; say what is wired and what is missing (exit 1 if any)")
+    action.add_argument("--remove", action="store_true",
+                        help="take out exactly what tur setup writes")
+    p.set_defaults(func=cmd_setup)
+
+
+def cmd_setup(args: argparse.Namespace, env: Env) -> int:
+    """Print one line per entry (file, what, outcome) and the notes; exit 1 when a check misses one."""
+    report = env.gm.setup_harness(args.harness, scope=args.scope, check=args.check,
+                                  remove=args.remove)
+    for item in report.items:
+        env.print(f"{_VERBS.get(item.state, item.state):<14} {item.path}  {item.what}")
+    for note in report.notes:
+        env.print(f"note: {note}")
+    if args.check:
+        missing = len(report.missing)
+        env.print(f"{args.harness}: {'all wired' if not missing else f'{missing} missing'}")
+        return 1 if missing else 0
+    if not args.remove and not report.changed:
+        env.print(f"{args.harness}: already set up, nothing changed")
+    return 0

@@ -1,0 +1,517 @@
+"""The merge engine of ``tur setup``: put entries into a user's settings files and take them out.
+
+Three kinds of file, three kinds of entry, one rule: an entry is *ours* when it is exactly what
+``tur setup`` writes, and nothing else in the file is touched.
+
+- :class:`JsonFile` holds :class:`HookEntry` (one command handler under ``hooks.<event>``, in
+  the ``{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}`` shape Claude
+  Code, Codex and Gemini CLI share) and :class:`KeyEntry` (a value at a key path, such as
+  ``mcpServers.tur``). The file is re-indented as it was (two spaces, four, or a tab); every
+  key we did not write keeps its value and its order.
+- :class:`TomlFile` holds :class:`KeyEntry` in a TOML file, edited with tomlkit, which keeps
+  the user's comments, order and formatting.
+- :class:`MarkdownFile` holds one :class:`Block` between begin and end markers.
+
+``apply`` adds what is missing (a second run changes nothing), ``remove`` takes out exactly
+what ``apply`` wrote (a group, event or table it emptied goes too, and a file left with
+nothing is deleted), ``check`` reports each entry as ``wired``, ``missing`` or ``differs``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gitmem.errors import HarnessConfigError
+
+__all__ = [
+    "BEGIN_MARKER",
+    "END_MARKER",
+    "Block",
+    "HookEntry",
+    "JsonFile",
+    "KeyEntry",
+    "MarkdownFile",
+    "Outcome",
+    "TomlFile",
+]
+
+BEGIN_MARKER = "<!-- BEGIN gitmem: written by `tur setup`; `tur setup --remove` takes it out -->"
+"""First line of the instructions block ``tur setup`` writes into a markdown file."""
+END_MARKER = "<!-- END gitmem -->"
+"""Last line of that block."""
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What happened to (or was found of) one entry in one file.
+
+    Attributes:
+        path: the file.
+        what: the entry, in words (``SessionStart hook: tur hook session-start``).
+        state: ``added``, ``updated``, ``unchanged`` (apply); ``removed``, ``absent``,
+            ``kept`` (remove: present but not as ``tur setup`` writes it, so left alone);
+            ``wired``, ``missing``, ``differs`` (check).
+    """
+
+    path: Path
+    what: str
+    state: str
+
+
+@dataclass(frozen=True)
+class HookEntry:
+    """One command handler in a hooks object: ``hooks.<event>[] = {matcher, hooks: [handler]}``.
+
+    Attributes:
+        event: the event name (``SessionStart``, ``PreToolUse``, ``BeforeAgent``...).
+        matcher: the group's matcher, or ``None`` for a group without one.
+        command: the shell command; what identifies the handler as ours.
+    """
+
+    event: str
+    matcher: str | None
+    command: str
+
+    def describe(self) -> str:
+        """``SessionStart (startup|clear) hook: tur hook session-start``."""
+        on = f" ({self.matcher})" if self.matcher else ""
+        return f"{self.event}{on} hook: {self.command}"
+
+    def group(self) -> dict[str, Any]:
+        """The matcher group ``apply`` adds."""
+        group: dict[str, Any] = {} if self.matcher is None else {"matcher": self.matcher}
+        group["hooks"] = [{"type": "command", "command": self.command}]
+        return group
+
+    def _ours(self, group: object) -> bool:
+        return isinstance(group, dict) and group.get("matcher") == self.matcher
+
+    def find(self, data: dict[str, Any]) -> bool:
+        """Whether the file already runs this command for this event and matcher."""
+        groups = _get(data, ("hooks", self.event))
+        return isinstance(groups, list) and any(
+            self._ours(g) and isinstance(g.get("hooks"), list)
+            and any(isinstance(h, dict) and h.get("command") == self.command for h in g["hooks"])
+            for g in groups)
+
+    def add(self, data: dict[str, Any]) -> None:
+        """Append this command's own matcher group to the event (creating what is missing)."""
+        hooks = data.setdefault("hooks", {})
+        if not isinstance(hooks, dict):
+            raise HarnessConfigError("its \"hooks\" is not an object", "fix or remove that key")
+        groups = hooks.setdefault(self.event, [])
+        if not isinstance(groups, list):
+            raise HarnessConfigError(f"its \"hooks.{self.event}\" is not a list",
+                                     "fix or remove that key")
+        groups.append(self.group())
+
+    def drop(self, data: dict[str, Any]) -> bool:
+        """Remove this command's handlers (and a group, event or hooks object left empty)."""
+        hooks = data.get("hooks")
+        groups = hooks.get(self.event) if isinstance(hooks, dict) else None
+        if not isinstance(groups, list):
+            return False
+        removed = False
+        for group in list(groups):
+            if not self._ours(group) or not isinstance(group.get("hooks"), list):
+                continue
+            kept = [h for h in group["hooks"]
+                    if not (isinstance(h, dict) and h.get("command") == self.command)]
+            if len(kept) == len(group["hooks"]):
+                continue
+            removed = True
+            if kept:
+                group["hooks"] = kept
+            else:
+                groups.remove(group)
+        if removed and not groups:
+            del hooks[self.event]  # type: ignore[union-attr]
+            if not hooks:
+                del data["hooks"]
+        return removed
+
+
+@dataclass(frozen=True)
+class KeyEntry:
+    """A value at a key path: ``mcpServers.tur = {...}`` (JSON) or ``[mcp_servers.tur]`` (TOML).
+
+    Attributes:
+        keys: the path of keys, outermost first.
+        value: what ``tur setup`` writes there; a value that differs is not ours.
+        label: the entry in words (``MCP server "tur": tur mcp``).
+    """
+
+    keys: tuple[str, ...]
+    value: Any
+    label: str
+
+    def describe(self) -> str:
+        """The label."""
+        return self.label
+
+
+def _get(data: Any, keys: Sequence[str]) -> Any:
+    for key in keys:
+        if not isinstance(data, dict) or key not in data:
+            return None
+        data = data[key]
+    return data
+
+
+def _plain(value: Any) -> Any:
+    """A tomlkit value as plain Python data, for comparison."""
+    unwrap = getattr(value, "unwrap", None)
+    return unwrap() if callable(unwrap) else value
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.tur-{os.getpid()}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError as exc:
+        raise HarnessConfigError(f"cannot write {path}: {exc.strerror or exc}",
+                                 "check the file's permissions") from None
+
+
+def _read(path: Path) -> str | None:
+    try:
+        return path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessConfigError(f"cannot read {path}: {exc}", "check the file") from None
+
+
+class JsonFile:
+    """A JSON settings file and the entries ``tur setup`` keeps in it.
+
+    Args:
+        path: the file (it may not exist yet).
+        entries: :class:`HookEntry` and :class:`KeyEntry` items.
+    """
+
+    def __init__(self, path: Path, entries: Sequence[HookEntry | KeyEntry]) -> None:
+        self.path = path
+        self.entries = list(entries)
+
+    def _load(self) -> tuple[dict[str, Any], str | None, int | str]:
+        text = _read(self.path)
+        if text is None or not text.strip():
+            return {}, text, 2
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise HarnessConfigError(
+                f"{self.path} is not JSON ({exc.msg}, line {exc.lineno}); nothing was changed",
+                "fix the file (comments are not JSON), then run tur setup again") from None
+        if not isinstance(data, dict):
+            raise HarnessConfigError(f"{self.path} does not hold a JSON object; nothing was changed",
+                                     "fix the file, then run tur setup again")
+        return data, text, _indent_of(text)
+
+    def _save(self, data: dict[str, Any], indent: int | str) -> None:
+        if not data:
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise HarnessConfigError(f"cannot delete {self.path}: {exc.strerror or exc}",
+                                         "check the file's permissions") from None
+            return
+        _write_atomic(self.path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+
+    def check(self) -> list[Outcome]:
+        """Each entry as ``wired``, ``missing`` or ``differs``."""
+        data, _, _ = self._load()
+        return [Outcome(self.path, e.describe(), _state(e, data)) for e in self.entries]
+
+    def apply(self) -> list[Outcome]:
+        """Add what is missing, set what differs; write only when something changed."""
+        data, _, indent = self._load()
+        outcomes = []
+        for entry in self.entries:
+            state = _state(entry, data)
+            if state == "wired":
+                outcomes.append(Outcome(self.path, entry.describe(), "unchanged"))
+                continue
+            if isinstance(entry, HookEntry):
+                try:
+                    entry.add(data)
+                except HarnessConfigError as exc:
+                    raise HarnessConfigError(f"{self.path}: {exc.message}", exc.hint) from None
+            else:
+                _set(data, entry.keys, entry.value, self.path)
+            outcomes.append(Outcome(self.path, entry.describe(),
+                                    "updated" if state == "differs" else "added"))
+        if any(o.state != "unchanged" for o in outcomes):
+            self._save(data, indent)
+        return outcomes
+
+    def remove(self) -> list[Outcome]:
+        """Take out the entries that are exactly ours; leave one that differs (``kept``)."""
+        data, text, indent = self._load()
+        outcomes = []
+        for entry in self.entries:
+            if isinstance(entry, HookEntry):
+                state = "removed" if entry.drop(data) else "absent"
+            else:
+                state = _state(entry, data)
+                if state == "wired":
+                    _unset(data, entry.keys)
+                    state = "removed"
+                elif state == "differs":
+                    state = "kept"
+                else:
+                    state = "absent"
+            outcomes.append(Outcome(self.path, entry.describe(), state))
+        if text is not None and any(o.state == "removed" for o in outcomes):
+            self._save(data, indent)
+        return outcomes
+
+
+def _state(entry: HookEntry | KeyEntry, data: dict[str, Any]) -> str:
+    if isinstance(entry, HookEntry):
+        return "wired" if entry.find(data) else "missing"
+    found = _get(data, entry.keys)
+    if found is None:
+        return "missing"
+    return "wired" if _plain(found) == entry.value else "differs"
+
+
+def _set(data: Any, keys: Sequence[str], value: Any, path: Path) -> None:
+    for key in keys[:-1]:
+        inner = data.get(key)
+        if inner is None:
+            inner = data[key] = {}
+        if not isinstance(inner, dict):
+            raise HarnessConfigError(f"{path}: \"{key}\" is not an object; nothing was changed",
+                                     "fix or remove that key, then run tur setup again")
+        data = inner
+    data[keys[-1]] = value
+
+
+def _unset(data: Any, keys: Sequence[str]) -> None:
+    """Delete the key path's last key, then every enclosing table it left empty."""
+    chain = [data]
+    for key in keys[:-1]:
+        chain.append(chain[-1][key])
+    del chain[-1][keys[-1]]
+    for depth in range(len(keys) - 1, 0, -1):
+        if len(chain[depth]) == 0:
+            del chain[depth - 1][keys[depth - 1]]
+        else:
+            break
+
+
+def _indent_of(text: str) -> int | str:
+    """The indentation of a JSON text's first indented line (two spaces when none is)."""
+    for line in text.splitlines()[1:]:
+        stripped = line.lstrip(" \t")
+        if stripped and stripped != line:
+            lead = line[: len(line) - len(stripped)]
+            return "\t" if lead.startswith("\t") else len(lead)
+    return 2
+
+
+class TomlFile:
+    """A TOML settings file (Codex's ``config.toml``), edited with tomlkit.
+
+    Comments, key order and formatting of everything ``tur setup`` did not write are kept
+    byte for byte.
+
+    Args:
+        path: the file (it may not exist yet).
+        entries: :class:`KeyEntry` items; each value is a table (a dict of plain values).
+    """
+
+    def __init__(self, path: Path, entries: Sequence[KeyEntry]) -> None:
+        self.path = path
+        self.entries = list(entries)
+
+    def _load(self) -> Any:
+        import tomlkit  # lazily: only `tur setup` edits TOML
+        from tomlkit.exceptions import ParseError
+
+        text = _read(self.path)
+        try:
+            return tomlkit.parse(text or "")
+        except ParseError as exc:
+            raise HarnessConfigError(f"{self.path} is not TOML ({exc}); nothing was changed",
+                                     "fix the file, then run tur setup again") from None
+
+    def _save(self, doc: Any) -> None:
+        import tomlkit
+
+        text = tomlkit.dumps(doc)
+        if text.endswith("\n\n"):  # the blank line tomlkit put before a table it then lost
+            text = text.rstrip("\n") + "\n"
+        if not text.strip():
+            try:
+                self.path.unlink()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                raise HarnessConfigError(f"cannot delete {self.path}: {exc.strerror or exc}",
+                                         "check the file's permissions") from None
+            return
+        _write_atomic(self.path, text)
+
+    def check(self) -> list[Outcome]:
+        """Each entry as ``wired``, ``missing`` or ``differs``."""
+        doc = self._load()
+        return [Outcome(self.path, e.describe(), _state(e, doc)) for e in self.entries]
+
+    def apply(self) -> list[Outcome]:
+        """Add what is missing (as ``[a.b]`` tables), replace what differs."""
+        import tomlkit
+
+        doc = self._load()
+        outcomes = []
+        for entry in self.entries:
+            state = _state(entry, doc)
+            if state == "wired":
+                outcomes.append(Outcome(self.path, entry.describe(), "unchanged"))
+                continue
+            parent = doc
+            for key in entry.keys[:-1]:
+                if key not in parent:
+                    parent[key] = tomlkit.table(is_super_table=True)
+                parent = parent[key]
+                if not isinstance(parent, dict):
+                    raise HarnessConfigError(
+                        f"{self.path}: \"{key}\" is not a table; nothing was changed",
+                        "fix or remove that key, then run tur setup again")
+            table = tomlkit.table()
+            for key, value in entry.value.items():
+                table[key] = value
+            if entry.keys[-1] in parent:
+                del parent[entry.keys[-1]]
+            parent[entry.keys[-1]] = table
+            outcomes.append(Outcome(self.path, entry.describe(),
+                                    "updated" if state == "differs" else "added"))
+        if any(o.state != "unchanged" for o in outcomes):
+            self._save(doc)
+        return outcomes
+
+    def remove(self) -> list[Outcome]:
+        """Take out the tables that are exactly ours (and a parent table they leave empty)."""
+        exists = self.path.exists()
+        doc = self._load()
+        outcomes = []
+        for entry in self.entries:
+            state = _state(entry, doc)
+            if state == "wired":
+                _unset(doc, entry.keys)
+                state = "removed"
+            else:
+                state = "kept" if state == "differs" else "absent"
+            outcomes.append(Outcome(self.path, entry.describe(), state))
+        if exists and any(o.state == "removed" for o in outcomes):
+            self._save(doc)
+        return outcomes
+
+
+@dataclass(frozen=True)
+class Block:
+    """The instructions block of a markdown file.
+
+    Attributes:
+        text: the block's body (markdown), without the markers.
+        prefix: written before the block only when ``tur setup`` creates the file (e.g. a
+            Cursor rule's front matter); the file is deleted on removal when nothing but
+            the prefix is left.
+        label: the block in words.
+    """
+
+    text: str
+    prefix: str = ""
+    label: str = "agent instructions"
+
+    def render(self) -> str:
+        """The block with its markers, ending with a newline."""
+        return f"{BEGIN_MARKER}\n{self.text.rstrip()}\n{END_MARKER}\n"
+
+
+class MarkdownFile:
+    """A markdown file (``AGENTS.md``, ``CLAUDE.md``...) with one block between markers.
+
+    Args:
+        path: the file (it may not exist yet).
+        block: what goes between the markers.
+    """
+
+    def __init__(self, path: Path, block: Block) -> None:
+        self.path = path
+        self.block = block
+
+    def _span(self, text: str) -> tuple[int, int] | None:
+        start = text.find(BEGIN_MARKER)
+        if start < 0:
+            return None
+        end = text.find(END_MARKER, start)
+        if end < 0:
+            raise HarnessConfigError(
+                f"{self.path} has the gitmem begin marker but no end marker; nothing was changed",
+                f"add the line {END_MARKER} after the block, or delete the block")
+        end += len(END_MARKER)
+        if text[end:end + 1] == "\n":
+            end += 1
+        return start, end
+
+    def _outcome(self, state: str) -> list[Outcome]:
+        return [Outcome(self.path, self.block.label, state)]
+
+    def check(self) -> list[Outcome]:
+        """``wired`` (the block as written), ``differs`` (another version) or ``missing``."""
+        text = _read(self.path) or ""
+        span = self._span(text)
+        if span is None:
+            return self._outcome("missing")
+        return self._outcome("wired" if text[span[0]:span[1]] == self.block.render() else "differs")
+
+    def apply(self) -> list[Outcome]:
+        """Append the block (creating the file), or replace an older version of it."""
+        text = _read(self.path)
+        block = self.block.render()
+        if text is None:
+            _write_atomic(self.path, self.block.prefix + block)
+            return self._outcome("added")
+        span = self._span(text)
+        if span is not None:
+            if text[span[0]:span[1]] == block:
+                return self._outcome("unchanged")
+            _write_atomic(self.path, text[:span[0]] + block + text[span[1]:])
+            return self._outcome("updated")
+        # One blank line between the user's text and the block; remove takes it out again.
+        joint = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
+        _write_atomic(self.path, text + joint + block)
+        return self._outcome("added")
+
+    def remove(self) -> list[Outcome]:
+        """Take the block out (and the blank line ``apply`` put before it); delete an empty file."""
+        text = _read(self.path)
+        span = None if text is None else self._span(text)
+        if text is None or span is None:
+            return self._outcome("absent")
+        start, end = span
+        before, after = text[:start], text[end:]
+        if before.endswith("\n\n"):
+            before = before[:-1]
+        rest = before + after
+        if not rest.strip() or rest == self.block.prefix:
+            try:
+                self.path.unlink()
+            except OSError as exc:
+                raise HarnessConfigError(f"cannot delete {self.path}: {exc.strerror or exc}",
+                                         "check the file's permissions") from None
+        else:
+            _write_atomic(self.path, rest)
+        return self._outcome("removed")

@@ -1,0 +1,259 @@
+"""``tur setup HARNESS``: on a real repository, with the user's own settings already there.
+
+For every harness: the user's settings (hooks, MCP servers, TOML comments, instructions) are in
+place first; ``tur setup`` runs twice (the second run changes no byte); ``--check`` reports all
+wired; ``--remove`` takes out exactly what was added, leaving the user's files byte for byte as
+they were (and deleting the files and directories it created).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.test_cli import assert_one_line_error, tur
+
+# -- the user's settings, present before tur setup --------------------------------------------
+
+CLAUDE_SETTINGS = {
+    "permissions": {"allow": ["Bash(git status)"]},
+    "hooks": {
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo hi"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}],
+    },
+}
+MCP_SERVERS = {"mcpServers": {"github": {"command": "gh-mcp", "args": ["--stdio"]}}}
+CODEX_TOML = (
+    "# my Codex settings: keep this comment\n"
+    'model = "o3"  # and this one\n'
+    "\n"
+    "[mcp_servers.docs]\n"
+    'command = "docs-mcp"\n'
+    'args = ["serve"]\n'
+)
+CODEX_HOOKS = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+GEMINI_SETTINGS = {"ui": {"theme": "GitHub"}, **MCP_SERVERS,
+                   "hooks": {"BeforeTool": [{"matcher": "run_shell_command",
+                                             "hooks": [{"type": "command", "command": "audit"}]}]}}
+INSTRUCTIONS = "# Team rules\n\nRun `make test` before every commit.\n"
+
+
+def _dump(data: dict) -> str:
+    return json.dumps(data, indent=4) + "\n"  # four spaces: setup keeps the user's indent
+
+
+def user_files(repo: Path, home: Path) -> dict[str, dict[Path, str]]:
+    """Per harness, the files the user already has (path -> text)."""
+    return {
+        "claude": {repo / ".claude/settings.json": _dump(CLAUDE_SETTINGS),
+                   repo / ".mcp.json": _dump(MCP_SERVERS),
+                   repo / "CLAUDE.md": INSTRUCTIONS},
+        "codex": {repo / ".codex/config.toml": CODEX_TOML,
+                  repo / ".codex/hooks.json": _dump(CODEX_HOOKS),
+                  repo / "AGENTS.md": INSTRUCTIONS},
+        "cursor": {repo / ".cursor/mcp.json": _dump(MCP_SERVERS)},
+        "copilot": {repo / ".github/mcp.json": _dump(MCP_SERVERS),
+                    repo / ".github/copilot-instructions.md": INSTRUCTIONS},
+        "gemini": {repo / ".gemini/settings.json": _dump(GEMINI_SETTINGS),
+                   repo / "GEMINI.md": INSTRUCTIONS},
+    }
+
+
+def snapshot(*roots: Path) -> dict[Path, bytes]:
+    """Every file under ``roots`` (but .git) and its bytes."""
+    return {p: p.read_bytes() for root in roots for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts}
+
+
+def directories(root: Path) -> set[Path]:
+    return {p for p in root.rglob("*") if p.is_dir() and ".git" not in p.relative_to(root).parts}
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text())
+
+
+def commands(settings: dict, event: str) -> list[tuple[str | None, str]]:
+    return [(g.get("matcher"), h["command"]) for g in settings["hooks"].get(event, [])
+            for h in g["hooks"]]
+
+
+@pytest.fixture
+def home(isolated_env) -> Path:
+    return isolated_env
+
+
+def setup_twice_check_remove(repo: Path, home: Path, harness: str) -> dict[Path, bytes]:
+    """Run the whole cycle; return the files as they were after the first set-up."""
+    for path, text in user_files(repo, home)[harness].items():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    before, dirs_before = snapshot(repo, home), directories(repo)
+
+    first = tur(repo, "setup", harness)
+    assert first.code == 0, first.err
+    assert "added" in first.out
+    after = snapshot(repo, home)
+    assert set(before) <= set(after)  # the user's files are still there ...
+    second = tur(repo, "setup", harness)  # ... and a second run changes nothing
+    assert second.code == 0, second.err
+    assert snapshot(repo, home) == after
+    assert "nothing changed" in second.out
+
+    check = tur(repo, "setup", harness, "--check")
+    assert check.code == 0, check.out
+    assert f"{harness}: all wired" in check.out
+
+    removed = tur(repo, "setup", harness, "--remove")
+    assert removed.code == 0, removed.err
+    assert snapshot(repo, home) == before  # exactly what it wrote is gone
+    assert directories(repo) == dirs_before
+    missing = tur(repo, "setup", harness, "--check")
+    assert missing.code == 1 and "MISSING" in missing.out
+    return after
+
+
+def test_setup_claude_wires_hooks_mcp_and_claude_md_and_keeps_the_users_settings(repo, home):
+    after = setup_twice_check_remove(repo, home, "claude")
+    settings = json.loads(after[repo / ".claude/settings.json"])
+    assert settings["permissions"] == CLAUDE_SETTINGS["permissions"]
+    assert commands(settings, "SessionStart") == [
+        ("startup", "echo hi"), ("startup|clear|compact", "tur hook session-start")]
+    assert commands(settings, "UserPromptSubmit") == [(None, "tur hook pre-turn")]
+    assert commands(settings, "PreToolUse") == [
+        ("Bash", "./guard.sh"), ("Read|Edit|MultiEdit|Write", "tur hook pre-tool")]
+    assert after[repo / ".claude/settings.json"].startswith(b'{\n    "permissions"')  # its indent
+    mcp = json.loads(after[repo / ".mcp.json"])
+    assert mcp["mcpServers"] == {**MCP_SERVERS["mcpServers"],
+                                 "tur": {"type": "stdio", "command": "tur", "args": ["mcp"]}}
+    guide = after[repo / "CLAUDE.md"].decode()
+    assert guide.startswith(INSTRUCTIONS + "\n<!-- BEGIN gitmem")
+    assert guide.rstrip().endswith("<!-- END gitmem -->")
+    assert "tur refute ID" in guide and "--agent claude-code" in guide
+
+
+def test_setup_codex_keeps_the_comments_of_config_toml(repo, home):
+    after = setup_twice_check_remove(repo, home, "codex")
+    toml = after[repo / ".codex/config.toml"].decode()
+    assert toml.startswith(CODEX_TOML)  # comments, order and formatting untouched
+    assert toml.endswith('\n[mcp_servers.tur]\ncommand = "tur"\nargs = ["mcp"]\n')
+    hooks = json.loads(after[repo / ".codex/hooks.json"])
+    assert commands(hooks, "Stop") == [(None, "notify-send done")]
+    assert commands(hooks, "SessionStart") == [
+        ("startup|clear", "tur hook session-start --token-budget 2400")]
+    assert commands(hooks, "UserPromptSubmit") == [(None, "tur hook pre-turn")]
+    assert commands(hooks, "PreToolUse") == [("apply_patch", "tur hook pre-tool")]
+    assert "<!-- BEGIN gitmem" in after[repo / "AGENTS.md"].decode()
+
+
+def test_setup_cursor_wires_mcp_and_a_rule_and_says_hooks_cannot_inject(repo, home):
+    after = setup_twice_check_remove(repo, home, "cursor")
+    assert load_bytes(after[repo / ".cursor/mcp.json"])["mcpServers"]["tur"] == {
+        "command": "tur", "args": ["mcp"]}
+    rule = after[repo / ".cursor/rules/gitmem.mdc"].decode()
+    assert rule.startswith("---\ndescription: ") and "alwaysApply: true\n---\n<!-- BEGIN" in rule
+    note = tur(repo, "setup", "cursor", "--check").out
+    assert "cannot add context" in note and "MCP" in note
+
+
+def test_setup_copilot_wires_mcp_and_copilot_instructions(repo, home):
+    after = setup_twice_check_remove(repo, home, "copilot")
+    server = load_bytes(after[repo / ".github/mcp.json"])["mcpServers"]["tur"]
+    assert server == {"type": "local", "command": "tur", "args": ["mcp"], "tools": ["*"]}
+    assert after[repo / ".github/copilot-instructions.md"].decode().startswith(INSTRUCTIONS)
+
+
+def test_setup_gemini_wires_json_hooks_and_mcp_in_settings_json(repo, home):
+    after = setup_twice_check_remove(repo, home, "gemini")
+    settings = load_bytes(after[repo / ".gemini/settings.json"])
+    assert settings["ui"] == {"theme": "GitHub"}
+    assert set(settings["mcpServers"]) == {"github", "tur"}
+    assert commands(settings, "BeforeTool") == [("run_shell_command", "audit")]
+    assert commands(settings, "SessionStart") == [
+        ("startup", "tur hook session-start --format json"),
+        ("clear", "tur hook session-start --format json")]
+    assert commands(settings, "BeforeAgent") == [(None, "tur hook pre-turn --format json")]
+    assert [c for _, c in commands(settings, "AfterTool")] == ["tur hook pre-tool --format json"]
+
+
+def load_bytes(data: bytes) -> dict:
+    return json.loads(data)
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "cursor", "copilot", "gemini"])
+def test_user_scope_writes_under_home_only_and_removes_cleanly(repo, home, harness):
+    repo_before, home_before = snapshot(repo), snapshot(home)
+    first = tur(repo, "setup", harness, "--scope", "user")
+    assert first.code == 0, first.err
+    assert snapshot(repo) == repo_before  # nothing in the repository
+    written = set(snapshot(home)) - set(home_before)
+    assert written and all(home in p.parents for p in written)
+    again = snapshot(home)
+    assert tur(repo, "setup", harness, "--scope", "user").code == 0
+    assert snapshot(home) == again
+    assert tur(repo, "setup", harness, "--scope", "user", "--check").code == 0
+    assert tur(repo, "setup", harness, "--scope", "user", "--remove").code == 0
+    assert snapshot(home) == home_before
+
+
+def test_check_names_what_is_missing_and_exits_1(repo, home):
+    assert tur(repo, "setup", "claude").code == 0
+    settings = repo / ".claude/settings.json"
+    data = load(settings)
+    del data["hooks"]["PreToolUse"]
+    settings.write_text(json.dumps(data))
+    check = tur(repo, "setup", "claude", "--check")
+    assert check.code == 1
+    missing = [line for line in check.out.splitlines() if line.startswith("MISSING")]
+    assert len(missing) == 1 and "PreToolUse" in missing[0]
+    assert "1 missing" in check.out
+
+
+def test_setup_updates_an_older_instructions_block_in_place(repo, home):
+    assert tur(repo, "setup", "codex").code == 0
+    agents = repo / "AGENTS.md"
+    text = agents.read_text()
+    agents.write_text("# Mine\n\n" + text.replace("Before you stop", "At the end") + "\n## After\n")
+    assert "DIFFERS" in tur(repo, "setup", "codex", "--check").out
+    out = tur(repo, "setup", "codex").out
+    assert "updated" in out
+    fixed = agents.read_text()
+    assert fixed.startswith("# Mine\n\n") and fixed.endswith("\n## After\n")
+    assert "Before you stop" in fixed and fixed.count("<!-- BEGIN gitmem") == 1
+
+
+def test_a_changed_mcp_entry_is_not_removed(repo, home):
+    assert tur(repo, "setup", "cursor").code == 0
+    mcp = repo / ".cursor/mcp.json"
+    data = load(mcp)
+    data["mcpServers"]["tur"]["args"] = ["mcp", "--verbose"]
+    mcp.write_text(json.dumps(data))
+    out = tur(repo, "setup", "cursor", "--remove").out
+    assert "left (not as tur setup writes it)" in out
+    assert load(mcp)["mcpServers"]["tur"]["args"] == ["mcp", "--verbose"]
+
+
+def test_a_settings_file_that_is_not_json_is_refused_and_nothing_is_written(repo, home):
+    bad = repo / ".claude/settings.json"
+    bad.parent.mkdir()
+    bad.write_text('{"hooks": // a comment\n}')
+    result = tur(repo, "setup", "claude")
+    assert_one_line_error(result, "settings.json is not JSON")
+    assert bad.read_text() == '{"hooks": // a comment\n}'
+    assert not (repo / ".mcp.json").exists() and not (repo / "CLAUDE.md").exists()
+
+
+def test_check_and_remove_together_are_refused(repo):
+    assert tur(repo, "setup", "claude", "--check", "--remove").code == 2
+
+
+def test_setup_never_installs_git_hooks(repo, home):
+    hooks = repo / ".git" / "hooks"
+    before = sorted(p.name for p in hooks.iterdir()) if hooks.exists() else []
+    for harness in ("claude", "codex", "cursor", "copilot", "gemini"):
+        assert tur(repo, "setup", harness).code == 0
+    after = sorted(p.name for p in hooks.iterdir()) if hooks.exists() else []
+    assert after == before
+    assert "core.hookspath" not in (repo / ".git" / "config").read_text().lower()
