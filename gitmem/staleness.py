@@ -23,6 +23,7 @@ SHA and path, and diffs shared by blob pair):
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -255,6 +256,7 @@ def check(
     history: CodeHistory,
     policy: DecayPolicy | None = None,
     cache: VerifyCache | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> StalenessReport:
     """Check every memory against HEAD and the working tree; one verdict each, in order.
 
@@ -263,6 +265,8 @@ def check(
         history: the code history of the repository the memories belong to.
         policy: decay parameters (for the commit-distance limit); default policy if ``None``.
         cache: outcomes from earlier runs, read and filled in (see :class:`VerifyCache`).
+        progress: called as ``progress(checked, len(memories))`` every 64 memories and
+            at the end.
 
     Returns:
         A :class:`StalenessReport`. A weird stored anchor gives a stale or unanchored
@@ -279,7 +283,14 @@ def check(
             "commit something first",
         )
     run = _Run(history, head, policy, cache)
-    verdicts = [_judge(m, run) for m in memories]
+    if progress is None:
+        verdicts = [_judge(m, run) for m in memories]
+    else:
+        verdicts = []
+        for memory in memories:
+            verdicts.append(_judge(memory, run))
+            if len(verdicts) % 64 == 0 or len(verdicts) == len(memories):
+                progress(len(verdicts), len(memories))
     return StalenessReport(head_sha=head, verdicts=verdicts, bare=run.worktree.bare)
 
 

@@ -1,17 +1,25 @@
 """The background watcher: re-verify memories as soon as their anchored code changes.
 
-:class:`Watcher` follows the working tree and the git state with ``watchfiles``
-and yields one :class:`WatchEvent` per verify it ran. It never prints and
-never installs git hooks. What triggers what:
+:class:`Watcher` follows the working tree and the git state with ``watchfiles`` and
+yields one :class:`WatchEvent` per verify it ran. It never prints and never installs git
+hooks. What triggers what:
 
 - an anchored file is edited, replaced by an atomic rename, or deleted (also as
   part of a deleted or renamed directory) → verify the memories anchored to it;
 - HEAD moves (commit, checkout, reset, on any branch) → verify every memory,
   since the anchors are compared with HEAD;
-- the index changes with HEAD still (``git add``, ``git restore --staged``) →
-  verify every anchored memory (a staged edit makes a memory stale);
+- the index changes with HEAD still (``git add``, ``git restore --staged``,
+  ``git checkout -- FILE``) → verify the memories on the paths whose index entries
+  changed (compared with :meth:`gitmem.api.Gitmem.index_entries`);
 - the memory ref moves (another process learned or forgot a memory, or this
   watcher committed) → re-read the anchored paths, nothing is verified.
+
+Only what can mean one of these is watched, each directory without its subdirectories:
+the directories holding anchored files and their parents up to the root (so that a
+deleted or renamed directory is seen), the git directory (``HEAD``, ``index``), and the
+directories of the branch refs and the memory ref. The set is recomputed after every
+batch. When the operating system refuses more watches (the inotify limit), the watcher
+polls the same directories instead and says so once.
 
 Everything else — ``.git/`` internals such as objects and caches, files no memory
 is anchored to, ignored files — triggers nothing. Changes are grouped: a batch
@@ -19,10 +27,15 @@ closes after ``debounce_ms`` without a change, and is held back while git holds
 ``index.lock`` (a checkout or commit in progress) so that a half-done checkout
 never records a status. Verifies here are not explicit checks
 (``verify(ids, explicit=False)``): they do not restart the memories' time decay.
+
+Each watcher reports every status change it sees, judged against the statuses it last
+saw, not only those it records itself: when two watchers follow one repository, the one
+whose write comes second finds the record already changed and still reports the change.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import threading
 import time
@@ -30,23 +43,28 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitmem.api import Status, VerifyOutcome, utc_now
 from gitmem.errors import GitmemError, InvalidInput
 
 if TYPE_CHECKING:
-    from gitmem.api import Gitmem, Memory
+    from gitmem.api import Gitmem
 
 __all__ = ["StatusChange", "WatchEvent", "Watcher", "anchored_paths"]
 
 #: Files in a worktree's own git directory whose change means HEAD or the index moved.
 _GIT_DIR_FILES = frozenset({"HEAD", "index"})
-#: Files in the common git directory whose change means a branch or the memory ref moved.
-_COMMON_FILES = frozenset({"packed-refs", "refs/tur/memories"})
+#: Files in the common git directory whose change means a branch or the memory ref moved
+#: (``refs/tur``: the directory of the memory ref appears with the first memory).
+_COMMON_FILES = frozenset({"packed-refs", "refs/tur/memories", "refs/tur"})
 _COMMON_PREFIXES = ("refs/heads/",)
 #: A lock older than this (seconds) is taken as left behind by a crashed git.
 _MAX_HOLD_S = 5.0
+#: How often a polling watcher looks at the watched directories (milliseconds).
+POLL_DELAY_MS = 300
+#: errno values of a refused watch: inotify's watch limit, its instance limit.
+_LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
 
 
 def anchored_paths(gm: Gitmem) -> dict[str, tuple[str, ...]]:
@@ -122,6 +140,8 @@ class Watcher:
             :meth:`events` after the batch in progress; a new one if ``None``.
         tick_ms: how often, with nothing happening, held-back work is retried.
         initial: run a verify of every memory when the watch starts.
+        polling: poll the watched directories instead of asking the operating system
+            (what the watcher falls back to by itself when the OS refuses more watches).
 
     Raises:
         InvalidInput: the repository is bare (no working tree to watch).
@@ -135,6 +155,7 @@ class Watcher:
         stop_event: threading.Event | None = None,
         tick_ms: int = 500,
         initial: bool = True,
+        polling: bool = False,
     ) -> None:
         paths = gm.paths
         if paths.workdir is None:
@@ -148,6 +169,7 @@ class Watcher:
         self.debounce_ms = debounce_ms
         self.tick_ms = tick_ms
         self.initial = initial
+        self.polling = polling
         self.stop_event = stop_event or threading.Event()
         self.ready = threading.Event()
         """Set when the file watch is in place (just before the ``"start"`` event)."""
@@ -160,6 +182,11 @@ class Watcher:
         self._anchors: dict[str, tuple[str, ...]] = {}
         self._dirs: dict[str, set[str]] = {}
         self._index_stamp: tuple[int, int, int] | None = None
+        self._index: dict[str, str] = {}
+        self._known: dict[str, tuple[Status, str | None]] = {}
+        self._notify: Any = None
+        self._watched: tuple[str, ...] = ()
+        self._notices: list[str] = []
         self._reload(gm)
 
     # -- what is watched -------------------------------------------------------------------
@@ -168,20 +195,29 @@ class Watcher:
         """The anchored files and their memory ids, as of the last read of the memory ref."""
         return dict(self._anchors)
 
-    def watch_roots(self) -> list[Path]:
-        """Directories handed to the file watcher.
+    def watch_dirs(self) -> list[Path]:
+        """The directories handed to the file watcher, each watched without its subdirectories.
 
-        The working tree, and the git directories that live outside it (linked
-        worktrees, submodules).
+        The working tree's root; every existing directory that holds an anchored file, and
+        its parents; the git directory (``HEAD``, ``index``) and the common one
+        (``packed-refs``); ``refs``, ``refs/tur`` and ``refs/heads`` with its
+        subdirectories (branches named ``team/topic``). Sorted.
         """
-        roots = [self.root]
-        for extra in (self._common_dir, self._git_dir):
-            if not any(_under(extra, r) for r in roots):
-                roots.append(extra)
-        return [Path(r) for r in roots]
+        dirs = {self.root, self._git_dir, self._common_dir}
+        for rel in self._dirs:
+            full = os.path.join(self.root, *rel.split("/"))
+            if os.path.isdir(full):
+                dirs.add(full)
+        refs = os.path.join(self._common_dir, "refs")
+        for extra in (refs, os.path.join(refs, "tur")):
+            if os.path.isdir(extra):
+                dirs.add(extra)
+        for top, _subdirs, _files in os.walk(os.path.join(refs, "heads")):
+            dirs.add(top)
+        return [Path(d) for d in sorted(dirs)]
 
     def keep(self, change: object, path: str) -> bool:
-        """The ``watchfiles`` filter: keep working-tree files and the git files that mean state.
+        """True for a change that can trigger something (see :meth:`_classify`).
 
         Args:
             change: the ``watchfiles.Change`` (unused: adds, edits and deletes all count).
@@ -229,6 +265,60 @@ class Watcher:
             hit.update(self._dirs.get(rel, ()))
         return hit
 
+    # -- the file watch --------------------------------------------------------------------
+
+    def _open(self, dirs: list[str]) -> Any:
+        """A ``RustNotify`` watching ``dirs``; polling when asked to or when the OS refuses.
+
+        Raises:
+            GitmemError: the operating system refused the watch for another reason.
+        """
+        from watchfiles._rust_notify import RustNotify, WatchfilesRustInternalError
+
+        if not self.polling:
+            try:
+                return RustNotify(dirs, False, False, POLL_DELAY_MS, False, True)
+            except (OSError, WatchfilesRustInternalError) as exc:
+                if not _is_watch_limit(exc):
+                    raise GitmemError(
+                        f"cannot watch {self.root}: {exc}",
+                        "run `tur watch --poll` to poll the files instead",
+                    ) from exc
+                self.polling = True
+                self._notices.append(
+                    f"the operating system's limit on file watches is reached ({exc}); polling "
+                    f"{len(dirs)} directories every {POLL_DELAY_MS} ms instead "
+                    "(on Linux, raise fs.inotify.max_user_watches to watch natively)")
+        try:
+            return RustNotify(dirs, False, True, POLL_DELAY_MS, False, True)
+        except (OSError, WatchfilesRustInternalError) as exc:
+            raise GitmemError(f"cannot poll {self.root}: {exc}") from exc
+
+    def _ensure_watch(self) -> set[tuple[int, str]]:
+        """Watch :meth:`watch_dirs` if the set changed; return the changes the old watch still held.
+
+        The new watch is in place before the old one is drained and closed, so no change
+        falls between the two.
+        """
+        dirs = tuple(str(d) for d in self.watch_dirs())
+        if dirs == self._watched and self._notify is not None:
+            return set()
+        new = self._open(list(dirs))
+        old, self._notify, self._watched = self._notify, new, dirs
+        held: set[tuple[int, str]] = set()
+        if old is not None:
+            found = old.watch(1, 1, 1, None)
+            if isinstance(found, set):
+                held = found
+            old.close()
+        return held
+
+    def _close(self) -> None:
+        if self._notify is not None:
+            self._notify.close()  # releases the OS watches now, not at garbage collection
+            self._notify = None
+            self._watched = ()
+
     # -- the loop --------------------------------------------------------------------------
 
     def events(self) -> Iterator[WatchEvent]:
@@ -236,39 +326,29 @@ class Watcher:
 
         The first event has trigger ``"start"``; after it, edits are seen. Verify
         errors are yielded as events with ``error`` set, and watching goes on.
-        """
-        import watchfiles
 
-        changes_iter = watchfiles.watch(
-            *self.watch_roots(),
-            watch_filter=self.keep,
-            debounce=max(self.debounce_ms * 10, 1600),
-            step=self.debounce_ms,
-            stop_event=self.stop_event,
-            rust_timeout=self.tick_ms,
-            yield_on_timeout=True,
-            raise_interrupt=False,
-        )
-        started = False
+        Raises:
+            GitmemError: the operating system refused to watch or poll the directories.
+        """
+        self._ensure_watch()
         try:
-            while True:
-                raw = _next_changes(changes_iter, self.root)
-                if raw is None:
+            self.ready.set()
+            yield self._start()
+            while not self.stop_event.is_set():
+                raw = self._notify.watch(max(self.debounce_ms * 10, 1600), self.debounce_ms,
+                                         self.tick_ms, self.stop_event)
+                if raw in ("stop", "signal"):
                     return
-                if not started:
-                    started = True
-                    self.ready.set()
-                    yield self._start()
-                for _change, path in raw:
+                for _change, path in raw if isinstance(raw, set) else ():
                     self._note(path)
                 if self._pending and not self._git_busy():
                     event = self._process()
                     if event is not None:
                         yield event
-                if self.stop_event.is_set():
-                    return
+                for _change, path in self._ensure_watch():
+                    self._note(path)
         finally:
-            changes_iter.close()  # releases the OS watches now, not at garbage collection
+            self._close()
 
     def _note(self, path: str) -> None:
         kind = self._classify(path)
@@ -290,13 +370,18 @@ class Watcher:
         # A new handle per batch: nothing cached from an older HEAD or index survives.
         return self.gm.reopen()
 
+    def _take_notices(self, gm: Gitmem) -> tuple[str, ...]:
+        taken, self._notices = self._notices, []
+        return (*taken, *gm.take_notices())
+
     def _start(self) -> WatchEvent:
         gm = self._fresh_gitmem()
         self._reload(gm)
         self._head = gm.head()
         self._index_moved()
+        self._index = gm.index_entries(self._anchors)
         if not self.initial or self._head is None:
-            return WatchEvent(at=utc_now(), trigger="start")
+            return WatchEvent(at=utc_now(), trigger="start", notices=self._take_notices(gm))
         return self._verify(gm, "start", (), None)
 
     def _process(self) -> WatchEvent | None:
@@ -305,19 +390,22 @@ class Watcher:
         if gm.tip() != self._tip:
             self._reload(gm)
         head = gm.head()
-        paths = tuple(sorted(self._affected(pending.files)))
+        paths = self._affected(pending.files)
         if head is None:
             self._head = None
             return None
         if head != self._head:
-            return self._verify(gm, "head", paths, None)
+            return self._verify(gm, "head", tuple(sorted(paths)), None)
+        trigger = "files"
         if pending.git_state and self._index_moved():
-            ids = sorted({i for ids in self._anchors.values() for i in ids})
-            return self._verify(gm, "index", paths, ids) if ids else None
+            staged = self._staged_paths(gm)
+            if staged:
+                trigger = "index"
+                paths |= staged
         if not paths:
             return None
         ids = sorted({i for p in paths for i in self._anchors[p]})
-        return self._verify(gm, "files", paths, ids)
+        return self._verify(gm, trigger, tuple(sorted(paths)), ids)
 
     def _index_moved(self) -> bool:
         """True when the index file changed since the last look (mtime, size, inode)."""
@@ -330,76 +418,57 @@ class Watcher:
         self._index_stamp = stamp
         return moved
 
+    def _staged_paths(self, gm: Gitmem) -> set[str]:
+        """Anchored paths whose index entries changed since the last look (then the new baseline)."""
+        entries = gm.index_entries(self._anchors)
+        changed = {p for p in self._anchors if entries.get(p) != self._index.get(p)}
+        self._index = entries
+        return changed
+
     def _verify(self, gm: Gitmem, trigger: str, paths: tuple[str, ...], ids: list[str] | None) -> WatchEvent:
         """Verify ``ids`` (every memory when ``None``) as a background check; report what changed."""
         head = gm.head()
         self._index_moved()  # the index as this verify sees it is the baseline for the next
-        before = _records(gm, ids)
+        if ids is None:
+            self._index = gm.index_entries(self._anchors)
         try:
             outcome = gm.verify(ids, explicit=False)
         except GitmemError as exc:
             self._tip = None  # re-read the anchors next time: an id may have gone
             return WatchEvent(at=utc_now(), trigger=trigger, paths=paths,
-                              ids=tuple(ids or ()), error=str(exc), notices=tuple(gm.take_notices()))
+                              ids=tuple(ids or ()), error=str(exc), notices=self._take_notices(gm))
         self._head = head
         if outcome.commit is not None:
             self._reload(gm)
         verified = tuple(r.memory_id for r in outcome.rows)
         return WatchEvent(at=utc_now(), trigger=trigger, paths=paths, ids=verified,
-                          outcome=outcome, changes=_changes(before, outcome),
-                          notices=tuple(gm.take_notices()))
+                          outcome=outcome, changes=self._changes(outcome),
+                          notices=self._take_notices(gm))
+
+    def _changes(self, outcome: VerifyOutcome) -> tuple[StatusChange, ...]:
+        """Rows whose status or reason differ from what this watcher last saw, or whose lines moved.
+
+        What the watcher last saw is its own earlier verdict, or the stored status for a
+        memory it has not judged yet: a change another process recorded first still counts.
+        """
+        out = []
+        for row in outcome.rows:
+            old_status, old_reason = self._known.get(row.memory_id, (row.old_status, row.old_reason))
+            self._known[row.memory_id] = (row.status, row.reason)
+            reason_changed = row.status in (Status.STALE, Status.UNANCHORED) and row.reason != old_reason
+            if old_status is row.status and not reason_changed and not row.moved:
+                continue  # at most corroborated at the new HEAD: not worth a line
+            out.append(StatusChange(row.memory_id, old_status, row.status, row.reason,
+                                    row.new_ref if row.moved else None))
+        return tuple(out)
 
 
-def _next_changes(changes_iter: Iterator[set], root: str) -> set | None:
-    """The next batch from ``watchfiles`` (``None`` when it stopped).
-
-    Raises:
-        GitmemError: the operating system refused the watch (e.g. the inotify limit).
-    """
-    from watchfiles._rust_notify import WatchfilesRustInternalError
-
-    try:
-        return next(changes_iter)
-    except StopIteration:
-        return None
-    except (OSError, WatchfilesRustInternalError) as exc:
-        raise GitmemError(
-            f"cannot watch {root}: {exc}",
-            "on Linux, raise fs.inotify.max_user_watches, or set WATCHFILES_FORCE_POLLING=1",
-        ) from exc
-
-
-def _records(gm: Gitmem, ids: list[str] | None) -> dict[str, Memory]:
-    """The records a verify of ``ids`` judges, before it runs (every record when ``None``).
-
-    A batch names the few memories anchored to the changed files: each is read from its
-    own shard instead of reading all of them.
-    """
-    if ids is None:
-        return {m.id: m for m in gm.memories()[0]}
-    found = {}
-    for memory_id in ids:
-        try:
-            found[memory_id] = gm.get(memory_id)
-        except GitmemError:
-            continue  # gone or unreadable: verify reports it
-    return found
-
-
-def _changes(before: dict[str, Memory], outcome: VerifyOutcome) -> tuple[StatusChange, ...]:
-    out = []
-    for row in outcome.rows:
-        if not row.changed:
-            continue
-        old = before.get(row.memory_id)
-        old_status = old.status if old else None
-        old_reason = old.decay.reason if old and old.decay else None
-        reason_changed = row.status is not Status.FRESH and row.reason != old_reason
-        if old_status is row.status and not reason_changed and not row.moved:
-            continue  # only corroborated at the new HEAD: not worth a line
-        out.append(StatusChange(row.memory_id, old_status, row.status, row.reason,
-                                row.new_ref if row.moved else None))
-    return tuple(out)
+def _is_watch_limit(exc: BaseException) -> bool:
+    """True when ``exc`` is the OS refusing another watch (inotify's watch or instance limit)."""
+    if isinstance(exc, OSError) and exc.errno in _LIMIT_ERRNOS:
+        return True
+    text = str(exc).lower()
+    return any(words in text for words in ("watch limit", "too many open files", "no space left"))
 
 
 def _real(path: os.PathLike[str] | str) -> str:

@@ -21,7 +21,7 @@ algorithms) are imported on first access, so ``import gitmem.api`` stays cheap.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -196,6 +196,17 @@ class Gitmem:
     def head(self) -> str | None:
         """HEAD's commit SHA, or ``None`` while HEAD is unborn."""
         return self.store.head_sha()
+
+    def index_entries(self, paths: Iterable[str] | None = None) -> dict[str, str]:
+        """Each path in the index (only ``paths`` when given) -> ``"<mode> <blob id> <stage>"``.
+
+        Read by the user's ``git`` (``ls-files --stage``), so split and sparse indexes read
+        right; a conflicted path lists its stages joined by ``;``. Two reads differ at a
+        path exactly when what is staged there changed (``git add``, ``git restore
+        --staged``, a conflict): what the watcher compares to re-check only those paths.
+        Empty for a bare repository or when git cannot read the index.
+        """
+        return self.store.index_entries(paths)
 
     def identity(self) -> str:
         """``Name <email>`` of the repository's git identity (or the fallback)."""
@@ -396,12 +407,21 @@ class Gitmem:
         """
         return self._curator.doctor(fix)
 
+    def set_read_progress(self, progress: Callable[[int, int], None] | None) -> None:
+        """Report ``progress(parsed, to_parse)`` whenever a read parses record blobs.
+
+        A warm read parses none; a cold read, or the first read after another process
+        rewrote thousands of records, parses each new blob once (seconds on a big store).
+        """
+        self.records.set_progress(progress)
+
     def take_notices(self) -> list[str]:
         """Lines for stderr the store gathered since the last call (e.g. a stale ref lock removed)."""
         return self.store.take_notices()
 
     def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
-                      allow_secret: bool = False) -> ImportResult:
+                      allow_secret: bool = False,
+                      progress: Callable[[int, int], None] | None = None) -> ImportResult:
         """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
 
         Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` (longer when a
@@ -409,11 +429,13 @@ class Gitmem:
         ``legacy_id``. Records with no provenance load as ``unanchored`` with confidence
         1.0 and no decay (see docs/design.md). A file with a credential in any field, or
         whose record would exceed ``MAX_RECORD_BYTES``, is listed in ``result.failed``.
+        ``progress(files_read, files)`` is called as the files are read and checked (the
+        long part: thousands of files take tens of seconds).
 
         Raises:
             InvalidInput: a path does not exist.
         """
-        return self._curator.import_legacy(paths, allow_secret)
+        return self._curator.import_legacy(paths, allow_secret, progress)
 
     # -- staleness ---------------------------------------------------------------------------
 
@@ -435,6 +457,7 @@ class Gitmem:
         confirm: bool = False,
         now: datetime | None = None,
         explicit: bool = True,
+        progress: Callable[[int, int], None] | None = None,
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
@@ -454,12 +477,17 @@ class Gitmem:
         path (no ``ids``) would judge it, and its time decay is not restarted.
         ``confirm`` is always explicit.
 
+        ``progress(checked, to_check)`` is called every 64 memories and at the end. Each
+        row carries the stored status and reason it was judged against (``old_status``,
+        ``old_reason``); ``row.status_changed`` says whether it is news.
+
         Raises:
             EmptyRepository: HEAD is unborn.
             InvalidInput: ``confirm`` without ``ids``.
             UnknownMemory, AmbiguousId: a bad id in ``ids``.
         """
-        return self._verifier.verify(ids, write=write, confirm=confirm, now=now, explicit=explicit)
+        return self._verifier.verify(ids, write=write, confirm=confirm, now=now, explicit=explicit,
+                                     progress=progress)
 
     # -- what an agent reads -----------------------------------------------------------------
 

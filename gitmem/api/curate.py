@@ -486,7 +486,8 @@ class Curator:
     # -- import ----------------------------------------------------------------------------
 
     def import_legacy(
-        self, paths: Iterable[str | os.PathLike[str]], allow_secret: bool = False
+        self, paths: Iterable[str | os.PathLike[str]], allow_secret: bool = False,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ImportResult:
         """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
 
@@ -505,7 +506,9 @@ class Curator:
         files = legacy.expand_paths(paths)
         prepared: list[tuple[str, Memory, bytes]] = []
         result = ImportResult()
-        for path in files:
+        for number, path in enumerate(files, 1):
+            if progress is not None:
+                progress(number - 1, len(files))
             try:
                 memory = legacy.to_memory(path)
                 # The same gates as learn: no credential in any field, no anchor leaving the
@@ -523,6 +526,8 @@ class Curator:
                 result.failed.append(f"{path}: {exc}")
                 continue
             prepared.append((str(path), memory, data))
+        if progress is not None:
+            progress(len(files), len(files))
 
         def build(tip: str | None) -> Mutation | None:
             result.imported.clear()

@@ -7,7 +7,7 @@ whole ref.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -34,13 +34,22 @@ class Records:
 
     def __init__(self, store: Store) -> None:
         self.store = store
+        self._progress: Callable[[int, int], None] | None = None
 
     @cached_property
     def cache(self) -> RecordCache:
         """The repository's read cache (in memory only when its directory is not writable)."""
         from gitmem.cache import RecordCache
 
-        return RecordCache.for_store(self.store)
+        cache = RecordCache.for_store(self.store)
+        cache.set_progress(self._progress)
+        return cache
+
+    def set_progress(self, progress: Callable[[int, int], None] | None) -> None:
+        """Report ``progress(parsed, to_parse)`` while a read parses record blobs."""
+        self._progress = progress
+        if "cache" in self.__dict__:
+            self.cache.set_progress(progress)
 
     def tip(self) -> str | None:
         """The memory ref's current commit, or ``None`` before the first write."""

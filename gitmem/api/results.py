@@ -166,11 +166,29 @@ class StatusRow:
     moved: bool = False
     new_ref: str | None = None
     hint: str | None = None
+    old_status: Status | None = None
+    """The stored status before a verify (``None`` in rows that no verify produced)."""
+    old_reason: str | None = None
+    """The stored reason before a verify."""
 
     @property
     def memory_id(self) -> str:
         """The memory's id."""
         return self.memory.id
+
+    @property
+    def status_changed(self) -> bool:
+        """True when a verify found news: what ``tur verify`` and ``tur watch`` report.
+
+        News is another status than the stored one, another reason for a stale or
+        unanchored memory, or moved anchored lines; a corroboration at a new HEAD alone
+        is not.
+        """
+        if self.old_status is None:
+            return False
+        if self.status is not self.old_status or self.moved:
+            return True
+        return self.status in (Status.STALE, Status.UNANCHORED) and self.reason != self.old_reason
 
 
 @dataclass
@@ -208,6 +226,8 @@ class VerifyOutcome(StatusView):
                     "weight": round(r.weight, 6),
                     "commit_distance": r.commit_distance,
                     "changed": r.changed,
+                    "old_status": r.old_status.value if r.old_status else None,
+                    "status_changed": r.status_changed,
                     "context_ref": r.new_ref or (r.memory.provenance.context_ref
                                                  if r.memory.provenance else None),
                 }

@@ -84,6 +84,7 @@ class Verifier:
         confirm: bool = False,
         now: datetime | None = None,
         explicit: bool = True,
+        progress: Callable[[int, int], None] | None = None,
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
@@ -113,7 +114,7 @@ class Verifier:
             )
         policy = self.ws.settings.decay
         verify_cache = self._load_verify_cache()
-        report = check(memories, store.code(), policy, cache=verify_cache)
+        report = check(memories, store.code(), policy, cache=verify_cache, progress=progress)
         self._save_verify_cache(verify_cache, report.head_sha)
         updated: dict[str, Memory] = {}
         rows = []
@@ -130,7 +131,8 @@ class Verifier:
                 commit_distance=verdict.commit_distance, changed=verdict.changed,
                 moved=bool(verdict.new_context_ref and memory.provenance
                            and verdict.new_context_ref != memory.provenance.context_ref),
-                new_ref=verdict.new_context_ref, hint=verdict.hint,
+                new_ref=verdict.new_context_ref, hint=verdict.hint, old_status=memory.status,
+                old_reason=memory.decay.reason if memory.decay else None,
             ))
         # e.g. a damaged verify.bin, found after the records were read
         outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped], head=report.head_sha)

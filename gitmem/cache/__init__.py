@@ -130,6 +130,10 @@ class RecordCache:
         """The cache of ``store``'s repository, under :func:`cache_dir`."""
         return cls(store)
 
+    def set_progress(self, progress: Callable[[int, int], None] | None) -> None:
+        """Report ``progress(parsed, to_parse)`` while a records table is built from blobs."""
+        self._tables.progress = progress
+
     @property
     def root(self) -> Path:
         """The cache directory."""

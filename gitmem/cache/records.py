@@ -160,6 +160,8 @@ class Tables:
         self._carried = carried
         self._tables: dict[str | None, RecordTable] = {}
         self._known: dict[str, Memory] = {}
+        self.progress: Callable[[int, int], None] | None = None
+        """Called as ``progress(parsed, to_parse)`` while :meth:`build` parses blobs."""
 
     def table(self, tip: str | None, layout: Layout | None = None) -> RecordTable:
         """Every record at ``tip`` (a commit on the memory ref; ``None``: no records).
@@ -277,6 +279,7 @@ class Tables:
         bad: list[Skipped] = []
         columns: dict[str, list] = {name: [] for name in COLUMNS}
         parsed: dict[int, Memory] = {}
+        tick = self._ticker(entries, reuse, base_bad)
         with paused_gc():
             for memory_id in sorted(entries):
                 blob = entries[memory_id]
@@ -292,6 +295,7 @@ class Tables:
                     if old in base.parsed:
                         parsed[len(ids)] = base.parsed[old]
                 else:
+                    tick()
                     try:
                         memory, mapping = self._known_or_parsed(memory_id, blob)
                     except MalformedRecord as exc:
@@ -320,6 +324,23 @@ class Tables:
                 self._carried(base, table)
             self.files.prune(tree)
         return table
+
+    def _ticker(self, entries: Mapping[str, str], reuse: Mapping[tuple[str, str], int],
+                bad: Mapping[tuple[str, str], str]) -> Callable[[], None]:
+        """A function to call before each blob :meth:`build` parses; it reports to :attr:`progress`."""
+        report = self.progress
+        if report is None:
+            return _nothing
+        todo = sum(1 for key in entries.items() if key not in reuse and key not in bad)
+        done = 0
+
+        def tick() -> None:
+            nonlocal done
+            done += 1
+            if done % 64 == 0 or done == todo:
+                report(done, todo)
+
+        return tick
 
     def _known_or_parsed(self, memory_id: str, blob: str) -> tuple[Memory, dict]:
         """A record this process wrote (see :meth:`remember`), or one parsed from its blob."""
@@ -350,3 +371,7 @@ class Tables:
         written = self.files.write(name, "records", payload, chunks)
         if written:  # the records section starts after the header and the hot payload
             table.path, table.records_at = self.files.path(name), written
+
+
+def _nothing() -> None:
+    return None

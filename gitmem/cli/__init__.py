@@ -1,7 +1,9 @@
 """The ``tur`` command line: parse, call :class:`gitmem.api.Gitmem`, render; errors as one stderr line.
 
 Start-up matters (agents call ``tur`` every turn), so this module imports only
-the standard library and :mod:`gitmem.text`; each command imports what it needs when it runs.
+the standard library and :mod:`gitmem.text`; running a command imports only its module and
+builds only its sub-parser, and ``tur --help`` lists the commands from the static table in
+:mod:`gitmem.cli.commands`. Each command imports what it needs when it runs.
 """
 
 from __future__ import annotations
@@ -9,29 +11,15 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import re
 import sys
 from collections.abc import Sequence
 from typing import NoReturn
 
+from gitmem.cli.commands import COMMANDS, EXAMPLES
 from gitmem.cli.env import Env
 
-__all__ = ["Env", "main"]
-
-# One module per command group; each has ``register(subparsers)``.
-_COMMAND_MODULES = (
-    "gitmem.cli.memory_cmds",
-    "gitmem.cli.verify_cmds",
-    "gitmem.cli.context_cmds",
-    "gitmem.cli.sync_cmds",
-    "gitmem.cli.tui_cmds",
-    "gitmem.cli.watch_cmds",
-    "gitmem.cli.cache_cmds",
-    "gitmem.cli.setup_cmds",
-)
-
-#: Commands a harness runs on every turn or tool call: when one of them is run, only its
-#: module is imported and registered (the full parser costs ~20 ms of imports and set-up).
-_FAST_COMMANDS = {"hook": "gitmem.cli.context_cmds"}
+__all__ = ["Env", "build_parser", "main"]
 
 
 def _command_of(argv: Sequence[str]) -> str | None:
@@ -41,7 +29,8 @@ def _command_of(argv: Sequence[str]) -> str | None:
         if arg == "-C":
             next(args, None)
         elif arg.startswith("-"):
-            return None
+            if not arg.startswith("-C"):  # -CPATH
+                return None
         else:
             return arg
     return None
@@ -54,29 +43,67 @@ def _version() -> str:
     return __version__
 
 
+_INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '(.*?)' \(choose from (.*)\)$", re.S)
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2, like every other bad input
+        bad = _INVALID_CHOICE.match(message)
+        if bad:
+            message = _did_you_mean(self.prog, *bad.groups())
         self.exit(2, f"tur: error: {message} (see `{self.prog} --help`)\n")
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """Build the ``tur`` parser: every command, or only ``command``'s group when it is fast.
+def _did_you_mean(prog: str, argument: str, given: str, listed: str) -> str:
+    """The "invalid choice" error of argparse as one line, naming the nearest choice (``difflib``)."""
+    import difflib
 
-    A fast command is one harnesses run each turn (:data:`_FAST_COMMANDS`).
+    choices = re.findall(r"'([^']*)'", listed)
+    near = difflib.get_close_matches(given, choices, n=1, cutoff=0.6)
+    if argument in ("COMMAND", "ACTION", "HOOK", "SUBCOMMAND", "SHELL"):
+        what = "command" if argument == "COMMAND" else argument.lower()
+        message = f"unknown {what} '{given}'"
+        return message + (f"; did you mean `{prog} {near[0]}`?" if near else "")
+    message = f"argument {argument}: invalid choice '{given}' (choose from {', '.join(choices)})"
+    return message + (f"; did you mean '{near[0]}'?" if near else "")
+
+
+def build_parser(command: str | None = None, *, names_only: bool = False) -> argparse.ArgumentParser:
+    """Build the ``tur`` parser.
+
+    Args:
+        command: build only this command's sub-parser (what running it needs); ``None``
+            builds every command's (what completion and the tests need).
+        names_only: with no ``command``, list every command with its one-line help
+            (from :data:`gitmem.cli.commands.COMMANDS`) without building or importing
+            any of them: what ``tur --help`` and an unknown command need.
     """
     parser = _Parser(
         prog="tur",
         description="gitmem: git-native memory for AI coding agents. Memories live on "
         "refs/tur/memories in this repository; staleness comes from the commit graph.",
+        epilog=EXAMPLES,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--version", action="version", version=f"tur (gitmem) {_version()}")
+    parser.add_argument("--version", action="version", version=f"tur (gitmem) {_version()}",
+                        help="print the version and exit")
     parser.add_argument("-C", dest="path", default=".", metavar="PATH",
                         help="run as if tur was started in PATH")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    fast = _FAST_COMMANDS.get(command or "")
-    for name in (fast,) if fast else _COMMAND_MODULES:
-        importlib.import_module(name).register(sub)
+    names = [command] if command in COMMANDS else list(COMMANDS)
+    for name in names:
+        if names_only and command is None:
+            sub.add_parser(name, help=COMMANDS[name].help)
+        else:
+            importlib.import_module(COMMANDS[name].module).PARSERS[name](sub)
     return parser
+
+
+def _complete() -> None:
+    """Answer a shell's completion request (``_ARGCOMPLETE`` set by the script) and exit."""
+    import argcomplete
+
+    argcomplete.autocomplete(build_parser(), always_complete_options="long")
 
 
 def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
@@ -86,7 +113,10 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     env = env or Env()
     if argv is None:
         argv = sys.argv[1:]
-    parser = build_parser(_command_of(argv))
+    if "_ARGCOMPLETE" in os.environ:
+        _complete()
+    command = _command_of(argv)
+    parser = build_parser(command, names_only=command not in COMMANDS)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:

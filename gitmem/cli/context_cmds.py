@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gitmem.cli.commands import add_command, add_format
 from gitmem.defaults import (
     HOOK_MAX_CHARS,
     PRE_TOOL_MAX_CHARS,
@@ -19,35 +20,41 @@ if TYPE_CHECKING:
     from gitmem.cli.env import Env
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``wake``, ``recall``, ``hook``, ``persona`` and ``spark``."""
-    p = sub.add_parser("wake", help="the token-budgeted prompt for the start of a session")
+def _wake_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "wake")
     size = p.add_mutually_exclusive_group()
     size.add_argument("--token-budget", type=int, default=None, metavar="N",
                       help=f"tokens (default from config, {WAKE_TOKEN_BUDGET}); 0 = unbounded")
     size.add_argument("--unbounded", action="store_true", help="every active memory, no budget")
     p.add_argument("--max-chars", type=int, default=None, metavar="N",
                    help="characters the text may take as well (default: no cap)")
-    p.add_argument("--format", default=WAKE_FORMATS[0], choices=WAKE_FORMATS)
+    p.add_argument("--format", default=WAKE_FORMATS[0], choices=WAKE_FORMATS,
+                   help=f"output: {WAKE_FORMATS[0]} (default) or {', '.join(WAKE_FORMATS[1:])}")
     p.add_argument("--explain", action="store_true",
                    help="after the prompt, list every memory included or excluded, with the reason")
     p.set_defaults(func=cmd_wake)
 
-    p = sub.add_parser("recall", help="memories relevant to a query (BM25 + trigram vectors, RRF)")
-    p.add_argument("query_pos", nargs="?", metavar="QUERY")
-    p.add_argument("--query", "-q")
+
+def _recall_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "recall")
+    p.add_argument("query_pos", nargs="?", metavar="QUERY", help="what you are about to do")
+    p.add_argument("--query", "-q", help="the query, as an option")
     p.add_argument("--file", metavar="PATH",
                    help="memories anchored to this file first (QUERY is then optional)")
     p.add_argument("--top-k", type=int, default=None,
                    help=f"number of memories (default from config, {RECALL_TOP_K})")
-    p.add_argument("--token-budget", type=int, default=None, metavar="N")
+    p.add_argument("--token-budget", type=int, default=None, metavar="N",
+                   help="tokens the output may take (default: no cap)")
     p.add_argument("--max-chars", type=int, default=None, metavar="N",
                    help="characters the output may take (default: no cap)")
-    p.add_argument("--format", default=RECALL_FORMATS[0], choices=RECALL_FORMATS)
-    p.add_argument("--include-stale", action="store_true")
+    p.add_argument("--format", default=RECALL_FORMATS[0], choices=RECALL_FORMATS,
+                   help=f"output: {RECALL_FORMATS[0]} (default) or {', '.join(RECALL_FORMATS[1:])}")
+    p.add_argument("--include-stale", action="store_true", help="stale memories may be recalled too")
     p.set_defaults(func=cmd_recall)
 
-    p = sub.add_parser("hook", help="entry points for agent harness hooks (always exit 0)")
+
+def _hook_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "hook")
     hook = p.add_subparsers(dest="hook", metavar="HOOK", required=True)
     h = hook.add_parser("session-start",
                         help="read the harness's JSON on stdin; print the wake for the session")
@@ -67,21 +74,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     _hook_options(h, PRE_TOOL_TOKEN_BUDGET, PRE_TOOL_MAX_CHARS, "json")
     h.set_defaults(func=cmd_hook, hook_method="pre_tool")
 
-    p = sub.add_parser("persona", help="tier 0 identity and invariants (persona.yaml on the ref)")
+
+def _persona_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "persona")
     ps = p.add_subparsers(dest="persona", metavar="ACTION", required=True)
     s = ps.add_parser("set", help="store FILE (YAML mapping) as the persona")
-    s.add_argument("file")
+    s.add_argument("file", help="a YAML mapping (name, invariants, ...)")
     s.add_argument("--allow-secret", action="store_true",
                    help="store it even if a line looks like a credential")
+    add_format(s)
     s.set_defaults(func=cmd_persona_set)
     s = ps.add_parser("show", help="print the stored persona")
+    s.add_argument("--format", default="yaml", choices=("yaml", "json"),
+                   help="output: yaml (default, as stored) or json, for scripts")
     s.set_defaults(func=cmd_persona_show)
 
-    p = sub.add_parser("spark", help="leave a continuity note for the next session")
-    p.add_argument("text")
+
+def _spark_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "spark")
+    p.add_argument("text", help="the note: where you stopped, what comes next")
     p.add_argument("--allow-secret", action="store_true",
                    help="store the note even if it looks like it holds a credential")
+    add_format(p)
     p.set_defaults(func=cmd_spark)
+
+
+#: Each command of this module and the function adding its parser (see gitmem.cli.commands).
+PARSERS = {"wake": _wake_parser, "recall": _recall_parser, "hook": _hook_parser,
+           "persona": _persona_parser, "spark": _spark_parser}
 
 
 def _hook_options(h: argparse.ArgumentParser, tokens: int | None, chars: int, fmt: str) -> None:
@@ -172,6 +192,12 @@ def cmd_persona_set(args: argparse.Namespace, env: Env) -> int:
     if not path.is_file():
         raise InvalidInput(f"no such file: {path}")
     commit = env.gm.set_persona(path.read_bytes(), where=str(path), allow_secret=args.allow_secret)
+    if args.format == "json":
+        from gitmem.cli.output import json_dump
+
+        env.print(json_dump({"stored": commit is not None,
+                             "commit": commit.sha if commit is not None else None}))
+        return 0
     env.print("persona stored" if commit else "persona unchanged")
     return 0
 
@@ -182,6 +208,11 @@ def cmd_persona_show(args: argparse.Namespace, env: Env) -> int:
     if text is None:
         env.warn("no persona set: tur persona set FILE")
         return 1
+    if args.format == "json":
+        from gitmem.cli.output import json_dump
+
+        env.print(json_dump(env.gm.persona()))
+        return 0
     env.write(text)
     return 0
 
@@ -189,5 +220,10 @@ def cmd_persona_show(args: argparse.Namespace, env: Env) -> int:
 def cmd_spark(args: argparse.Namespace, env: Env) -> int:
     """Record a continuity note."""
     name = env.gm.spark(args.text, allow_secret=args.allow_secret)
+    if args.format == "json":
+        from gitmem.cli.output import json_dump
+
+        env.print(json_dump({"note": name}))
+        return 0
     env.print(f"continuity note {name}")
     return 0

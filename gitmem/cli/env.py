@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
@@ -36,7 +37,29 @@ class Env:
             from gitmem.api import Gitmem
 
             self._gm = Gitmem.open(self.path)
+            if self.err.isatty():
+                from gitmem.cli.progress import ProgressBar
+
+                # A cold read, or the first after a big write, parses thousands of records.
+                self._gm.set_read_progress(ProgressBar(self.err, "reading memories"))
         return self._gm
+
+    @contextmanager
+    def progress(self, label: str) -> Iterator[Callable[[int, int], None] | None]:
+        """A ``progress(done, total)`` callback for long work, or ``None`` when stderr is not a terminal.
+
+        The bar (Rich, on stderr) appears only for long work and is gone when the block ends.
+        """
+        if not self.err.isatty():
+            yield None
+            return
+        from gitmem.cli.progress import ProgressBar
+
+        bar = ProgressBar(self.err, label)
+        try:
+            yield bar
+        finally:
+            bar.close()
 
     def write(self, text: str) -> None:
         r"""Write ``text`` to stdout as given (no markup, no wrapping).

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, cast
 
+from gitmem.cli.commands import add_command, add_format
 from gitmem.cli.output import json_dump, memory_json, one_line, table
 from gitmem.errors import GitmemError
 from gitmem.text import first_words
@@ -16,83 +17,113 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
-    from gitmem.api import Memory
+    from gitmem.api import CommitInfo, Memory
     from gitmem.cli.env import Env
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add this group's commands to the ``tur`` parser."""
-    p = sub.add_parser("learn", help="remember a statement, observed at HEAD",
-                       description="Remember a statement about the code, observed at HEAD. "
-                       "Example: tur learn 'Queue uses WAL mode' --file src/queue/store.py#L10-L24")
+def _learn_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "learn", description="Remember a statement about the code, observed at HEAD. "
+                    "Example: tur learn 'Queue uses WAL mode' --file src/queue/store.py#L10-L24")
     p.add_argument("text", nargs="?",
                    help="the statement to remember; `-` reads it from stdin")
     p.add_argument("--content-file", metavar="PATH",
                    help="read the statement from a file (UTF-8), for text too long for a command line")
-    p.add_argument("--type", choices=TYPES, help=f"default: {MemoryType.FACT.value}")
+    p.add_argument("--type", choices=TYPES, help=f"the kind of memory (default: {MemoryType.FACT.value})")
     p.add_argument("--file", metavar="PATH[#Lx-Ly]", help="anchor to a file or a line range")
     p.add_argument("--confidence", type=float, default=None, help="in [0, 1] (default 1.0)")
     p.add_argument("--agent", help="source agent name")
     p.add_argument("--harness", help="source harness name")
-    p.add_argument("--scope", default=Scope.UNIVERSAL.value, choices=SCOPES)
+    p.add_argument("--scope", default=Scope.UNIVERSAL.value, choices=SCOPES,
+                   help="universal (default): true for every session; incarnation: this one only")
     p.add_argument("--allow-secret", action="store_true",
                    help="store it even if it looks like a credential")
     p.add_argument("--supersedes", metavar="ID",
                    help="this memory replaces ID (adds the supersedes link in the same commit)")
-    p.add_argument("--format", default="plain", choices=("plain", "json"))
+    add_format(p)
     p.set_defaults(func=cmd_learn)
 
-    p = sub.add_parser("list", help="list memories with status and weight")
-    p.add_argument("--type", choices=TYPES)
-    p.add_argument("--status", choices=STATUSES)
+
+def _list_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "list")
+    p.add_argument("--type", choices=TYPES, help="only memories of this type")
+    p.add_argument("--status", choices=STATUSES, help="only memories with this status")
     p.add_argument("--file", metavar="PATH",
                    help="only memories anchored to this file (most confident first)")
-    p.add_argument("--format", default="table", choices=("table", "json"))
+    add_format(p, ("table", "json"))
     p.set_defaults(func=cmd_list)
 
-    p = sub.add_parser("show", help="show one record and the commits that touched it")
-    p.add_argument("id")
-    p.add_argument("--format", default="plain", choices=("plain", "json"))
+
+def _show_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "show")
+    p.add_argument("id", help="a memory id or a unique prefix of one")
+    add_format(p)
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("refute", help="mark a memory as wrong, with a reason")
-    p.add_argument("id")
-    p.add_argument("--reason", required=True)
+
+def _refute_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "refute")
+    p.add_argument("id", help="a memory id or a unique prefix of one")
+    p.add_argument("--reason", required=True, help="why it is wrong (stored with the record)")
     p.add_argument("--by", help="who refutes it (default: your git identity)")
     p.add_argument("--allow-secret", action="store_true",
                    help="store the reason even if it looks like a credential")
+    add_format(p)
     p.set_defaults(func=cmd_refute)
 
-    p = sub.add_parser("forget", help="remove a memory (it stays in the ref's history)")
-    p.add_argument("id", nargs="?")
+
+def _forget_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "forget")
+    p.add_argument("id", nargs="?", help="a memory id or a unique prefix of one")
     p.add_argument("--path", dest="tree_path", metavar="TREE_PATH",
                    help="remove this entry of the memory tree instead (what `tur doctor` names)")
+    add_format(p)
     p.set_defaults(func=cmd_forget)
 
-    p = sub.add_parser("doctor", help="list what readers skip in the memory tree; --fix repairs the layout",
-                       description="List every entry of refs/tur/memories that readers skip: records "
-                       "not where their id says, second records for an id, entries that are not "
-                       "regular files, malformed records. With --fix, move or remove the misplaced "
-                       "entries in one commit (they stay in the ref's history).")
+
+def _doctor_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "doctor", description="List every entry of refs/tur/memories that readers "
+                    "skip: records not where their id says, second records for an id, entries that "
+                    "are not regular files, malformed records. With --fix, move or remove the "
+                    "misplaced entries in one commit (they stay in the ref's history).")
     p.add_argument("--fix", action="store_true", help="repair the layout problems in one commit")
+    add_format(p)
     p.set_defaults(func=cmd_doctor)
 
-    p = sub.add_parser("confidence", help="set a memory's confidence")
-    p.add_argument("id")
-    p.add_argument("value", type=float)
+
+def _confidence_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "confidence")
+    p.add_argument("id", help="a memory id or a unique prefix of one")
+    p.add_argument("value", type=float, help="the new confidence, in [0, 1]")
+    add_format(p)
     p.set_defaults(func=cmd_confidence)
 
-    p = sub.add_parser("link", help=f"relate two memories: SOURCE TARGET --type {'|'.join(RELATIONS)}")
-    p.add_argument("source")
-    p.add_argument("target")
-    p.add_argument("--type", required=True, choices=RELATIONS)
+
+def _link_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "link", description="Relate two memories: SOURCE --type--> TARGET "
+                    f"({', '.join(RELATIONS)}).")
+    p.add_argument("source", help="the memory the relation starts from (id or prefix)")
+    p.add_argument("target", help="the memory it points to (id or prefix)")
+    p.add_argument("--type", required=True, choices=RELATIONS, help="the kind of relation")
+    add_format(p)
     p.set_defaults(func=cmd_link)
 
-    p = sub.add_parser("import", help="import legacy .tur/memories/*.yaml records in one commit")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+
+def _import_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "import")
+    p.add_argument("paths", nargs="+", metavar="PATH",
+                   help="legacy record files, or directories holding them")
     p.add_argument("--allow-secret", action="store_true",
                    help="import records even if their content looks like a credential")
+    add_format(p)
     p.set_defaults(func=cmd_import)
+
+
+#: Each command of this module and the function adding its parser (see gitmem.cli.commands).
+PARSERS = {
+    "learn": _learn_parser, "list": _list_parser, "show": _show_parser,
+    "refute": _refute_parser, "forget": _forget_parser, "doctor": _doctor_parser,
+    "confidence": _confidence_parser, "link": _link_parser, "import": _import_parser,
+}
 
 
 def _learn_text(args: argparse.Namespace, env: Env) -> str:
@@ -207,7 +238,11 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
     """``tur refute``: mark refuted; prints the id."""
     by = args.by or env.gm.identity()
-    memory, _ = env.gm.refute(args.id, args.reason, by=by, allow_secret=args.allow_secret)
+    memory, commit = env.gm.refute(args.id, args.reason, by=by, allow_secret=args.allow_secret)
+    if args.format == "json":
+        env.print(json_dump({"id": memory.id, "status": memory.status.value, "reason": args.reason,
+                             "by": by, "commit": _sha(commit)}))
+        return 0
     env.print(f"refuted {memory.id}")
     return 0
 
@@ -219,25 +254,35 @@ def cmd_forget(args: argparse.Namespace, env: Env) -> int:
     if (args.id is None) == (args.tree_path is None):
         raise InvalidInput("give a memory ID or --path TREE_PATH, exactly one")
     if args.tree_path is not None:
-        env.gm.forget_path(args.tree_path)
-        env.print(f"forgot {args.tree_path.strip().strip('/')} (still in `git log refs/tur/memories`)")
-        return 0
-    memory_id = env.gm.resolve(args.id)  # a malformed record can be forgotten too
-    env.gm.forget(memory_id)
-    env.print(f"forgot {memory_id} (still in `git log refs/tur/memories`)")
+        commit = env.gm.forget_path(args.tree_path)
+        what, key = args.tree_path.strip().strip("/"), "path"
+    else:
+        what, key = env.gm.resolve(args.id), "id"  # a malformed record can be forgotten too
+        commit = env.gm.forget(what)
+    if args.format == "json":
+        env.print(json_dump({key: what, "commit": _sha(commit)}))
+    else:
+        env.print(f"forgot {what} (still in `git log refs/tur/memories`)")
     return 0
 
 
 def cmd_doctor(args: argparse.Namespace, env: Env) -> int:
     """``tur doctor``: every skipped entry with its reason; exit 1 while layout problems remain."""
     report = env.gm.doctor(fix=args.fix)
+    malformed = any(i.memory_id for i in report.malformed)
+    if args.format == "json":
+        env.print(json_dump({
+            "problems": [{"path": i.path, "reason": i.reason} for i in report.problems],
+            "malformed": [{"id": i.memory_id, "blob": i.blob_id, "reason": i.reason}
+                          for i in report.malformed if i.memory_id],
+            "repairs": report.repairs, "commit": _sha(report.commit)}))
+        return 1 if malformed or (report.repairs and report.commit is None) else 0
     for item in report.problems:
         env.print(f"{item.path}: {item.reason}")
     for item in report.malformed:
         if item.memory_id:
             env.print(f"{item.memory_id}: malformed record blob {item.blob_id[:12]}: {item.reason} "
                       f"(`tur forget {item.memory_id}` removes it)")
-    malformed = any(i.memory_id for i in report.malformed)
     if args.fix and report.commit is not None:
         for line in report.repairs:
             env.print(f"fixed: {line}")
@@ -254,30 +299,48 @@ def cmd_doctor(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_confidence(args: argparse.Namespace, env: Env) -> int:
     """``tur confidence``: set confidence."""
-    memory, _ = env.gm.set_confidence(args.id, args.value)
+    memory, commit = env.gm.set_confidence(args.id, args.value)
+    if args.format == "json":
+        env.print(json_dump({"id": memory.id, "confidence": memory.confidence, "commit": _sha(commit)}))
+        return 0
     env.print(f"{memory.id} confidence {memory.confidence:.2f}")
     return 0
 
 
 def cmd_link(args: argparse.Namespace, env: Env) -> int:
     """``tur link``: add a relation."""
-    memory, _ = env.gm.link(args.source, args.target, args.type)
-    env.print(f"{memory.id} {args.type} {env.gm.get(args.target).id}")
+    memory, commit = env.gm.link(args.source, args.target, args.type)
+    target = env.gm.resolve(args.target)
+    if args.format == "json":
+        env.print(json_dump({"source": memory.id, "type": args.type, "target": target,
+                             "commit": _sha(commit)}))
+        return 0
+    env.print(f"{memory.id} {args.type} {target}")
     return 0
+
+
+def _sha(commit: CommitInfo | None) -> str | None:
+    return commit.sha if commit is not None else None
 
 
 def cmd_import(args: argparse.Namespace, env: Env) -> int:
     """``tur import``: legacy files in one commit; failures listed on stderr."""
-    result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret)
+    with env.progress("importing") as progress:
+        result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret, progress=progress)
     for line in result.failed:
         env.warn(f"tur: skipped {line}")
     for line in result.renamed:
         env.warn(f"tur: {line}")
-    env.print(f"imported {len(result.imported)}, unchanged {len(result.unchanged)}, "
-              f"failed {len(result.failed)}")
+    if args.format == "json":
+        env.print(json_dump({"imported": result.imported, "unchanged": result.unchanged,
+                             "failed": result.failed, "renamed": result.renamed,
+                             "commit": _sha(result.commit)}))
+    else:
+        env.print(f"imported {len(result.imported)}, unchanged {len(result.unchanged)}, "
+                  f"failed {len(result.failed)}")
     if result.failed and not result.imported and not result.unchanged:
         return 1
     return 0
 
 
-__all__ = ["register"]
+__all__ = ["PARSERS"]

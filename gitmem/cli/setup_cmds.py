@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gitmem.cli.commands import add_command, add_format
+
 if TYPE_CHECKING:
     from gitmem.cli.env import Env
 
-__all__ = ["register"]
+__all__ = ["PARSERS"]
 
 # The same names as gitmem.setup.HARNESSES; spelled out so that `tur --help` imports nothing.
 HARNESSES = ("claude", "codex", "cursor", "copilot", "gemini")
@@ -18,13 +20,11 @@ _VERBS = {"added": "added", "updated": "updated", "unchanged": "already there",
           "wired": "wired", "missing": "MISSING", "differs": "DIFFERS"}
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``setup``."""
-    p = sub.add_parser("setup", help="wire an agent harness: hooks and/or MCP, and instructions",
-                       description="Write HARNESS's hook and/or MCP configuration and an "
+def _setup_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "setup", description="Write HARNESS's hook and/or MCP configuration and an "
                        "agent-instructions block, merged into existing settings; a second run "
                        "changes nothing. Never installs git hooks.")
-    p.add_argument("harness", choices=HARNESSES)
+    p.add_argument("harness", choices=HARNESSES, help="the agent harness to wire")
     p.add_argument("--scope", default="project", choices=("project", "user"),
                    help="project: files in this repository (default); user: in your home")
     action = p.add_mutually_exclusive_group()
@@ -32,13 +32,26 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="write nothing; say what is wired and what is missing (exit 1 if any)")
     action.add_argument("--remove", action="store_true",
                         help="take out exactly what tur setup writes")
+    add_format(p)
     p.set_defaults(func=cmd_setup)
+
+
+#: Each command of this module and the function adding its parser (see gitmem.cli.commands).
+PARSERS = {"setup": _setup_parser}
 
 
 def cmd_setup(args: argparse.Namespace, env: Env) -> int:
     """Print one line per entry (file, what, outcome) and the notes; exit 1 when a check misses one."""
     report = env.gm.setup_harness(args.harness, scope=args.scope, check=args.check,
                                   remove=args.remove)
+    if args.format == "json":
+        from gitmem.cli.output import json_dump
+
+        env.print(json_dump({"harness": args.harness, "changed": bool(report.changed),
+                             "items": [{"state": i.state, "path": str(i.path), "what": i.what}
+                                       for i in report.items],
+                             "notes": list(report.notes), "missing": len(report.missing)}))
+        return 1 if args.check and report.missing else 0
     for item in report.items:
         env.print(f"{_VERBS.get(item.state, item.state):<14} {item.path}  {item.what}")
     for note in report.notes:

@@ -5,38 +5,46 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gitmem.cli.commands import add_command, add_format
 from gitmem.cli.output import json_dump
 
 if TYPE_CHECKING:
     from gitmem.cli.env import Env
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``remote setup`` and ``sync``."""
-    p = sub.add_parser("remote", help="configure a git remote to carry memories",
-                       description="Configure how a git remote carries refs/tur/memories.")
+def _remote_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "remote", description="Configure how a git remote carries refs/tur/memories.")
     remote_sub = p.add_subparsers(dest="remote_command", metavar="SUBCOMMAND")
     setup = remote_sub.add_parser(
         "setup", help="make a plain `git fetch` also fetch teammates' memories",
         description="Add the fetch refspec +refs/tur/memories:refs/tur/remotes/<REMOTE>/memories "
         "(idempotent). No push refspec is added: a plain `git push` sends what it sent before.",
     )
-    setup.add_argument("remote", nargs="?", default="origin", metavar="REMOTE")
+    setup.add_argument("remote", nargs="?", default="origin", metavar="REMOTE",
+                       help="the git remote (default origin)")
+    add_format(setup)
     setup.set_defaults(func=cmd_remote_setup)
     p.set_defaults(func=lambda args, env: _usage(p, env))
 
-    p = sub.add_parser(
-        "sync", help="fetch, merge and push memories (never a force push)",
+
+def _sync_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(
+        sub, "sync",
         description="Fetch refs/tur/memories from REMOTE (default origin); adopt it, fast-forward, "
         "or merge record by record; then push with a lease, retrying if the remote moved.",
     )
-    p.add_argument("remote", nargs="?", default="origin", metavar="REMOTE")
+    p.add_argument("remote", nargs="?", default="origin", metavar="REMOTE",
+                   help="the git remote (default origin)")
     p.add_argument("--dry-run", action="store_true",
                    help="show what would be merged and pushed; change nothing but the tracking ref")
     p.add_argument("--allow-secret", action="store_true",
                    help="adopt incoming records and notes even where the credential scan finds something")
-    p.add_argument("--format", default="plain", choices=("plain", "json"))
+    add_format(p)
     p.set_defaults(func=cmd_sync)
+
+
+#: Each command of this module and the function adding its parser (see gitmem.cli.commands).
+PARSERS = {"remote": _remote_parser, "sync": _sync_parser}
 
 
 def _usage(parser: argparse.ArgumentParser, env: Env) -> int:
@@ -48,6 +56,9 @@ def cmd_remote_setup(args: argparse.Namespace, env: Env) -> int:
     """Add the memory fetch refspec to the remote and say whether it was new."""
     added = env.gm.setup_remote(args.remote)
     spec = f"+refs/tur/memories:refs/tur/remotes/{args.remote}/memories"
+    if args.format == "json":
+        env.print(json_dump({"remote": args.remote, "fetch": spec, "added": added}))
+        return 0
     env.print(f"{'added' if added else 'already configured'}: remote.{args.remote}.fetch {spec}")
     return 0
 

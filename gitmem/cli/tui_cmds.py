@@ -5,14 +5,15 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gitmem.cli.commands import add_command
+
 if TYPE_CHECKING:
     from gitmem.cli.env import Env
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``tui``."""
-    p = sub.add_parser(
-        "tui", help="browse, verify, refute and curate memories; preview wake",
+def _tui_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(
+        sub, "tui",
         description="Open the terminal UI: a table of memories with a detail pane "
         "(provenance, history, anchored diff), actions v verify, r refute, d forget, "
         "c confidence, w wake preview, / search, q quit. Example: tur tui",
@@ -20,6 +21,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
                    help="how often to check whether another process wrote (default 1)")
     p.set_defaults(func=cmd_tui)
+
+
+#: Each command of this module and the function adding its parser (see gitmem.cli.commands).
+PARSERS = {"tui": _tui_parser}
 
 
 def cmd_tui(args: argparse.Namespace, env: Env) -> int:

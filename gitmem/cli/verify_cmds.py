@@ -5,45 +5,71 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from gitmem.cli.commands import add_command, add_format
 from gitmem.cli.output import json_dump
 
 if TYPE_CHECKING:
     from gitmem.cli.env import Env
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``verify`` and ``status``."""
-    p = sub.add_parser("verify", help="recompute staleness and record it in one commit",
-                       description="Check every memory (or the given ids) against HEAD and the "
-                       "working tree; re-anchor moved lines; record new statuses in one commit.")
-    p.add_argument("ids", nargs="*", metavar="ID")
+def _verify_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "verify", description="Check every memory (or the given ids) against HEAD "
+                    "and the working tree; re-anchor moved lines; record new statuses in one commit. "
+                    "Prints the memories whose status, reason or anchored lines changed.")
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these memories (ids or unique prefixes)")
     p.add_argument("--confirm", action="store_true",
                    help="vouch for the named memories: set fresh and re-anchor them at HEAD")
-    p.add_argument("--format", default="plain", choices=("plain", "json"))
-    p.set_defaults(func=cmd_verify, write=True)
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print every memory checked, not only those that changed")
+    add_format(p)
+    p.set_defaults(func=cmd_verify, write=True, exit_code=False)
 
-    p = sub.add_parser("status", help="staleness summary with weight and reason, without writing")
-    p.add_argument("ids", nargs="*", metavar="ID")
-    p.add_argument("--format", default="plain", choices=("plain", "json"))
+
+def _status_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "status", description="Check every memory (or the given ids) against HEAD "
+                    "and the working tree without writing anything; print the counts and the "
+                    "memories that are not fresh or whose verdict differs from the stored one.")
+    p.add_argument("ids", nargs="*", metavar="ID", help="only these memories (ids or unique prefixes)")
+    p.add_argument("-v", "--verbose", action="store_true",
+                   help="print every memory checked, fresh ones too")
+    p.add_argument("--exit-code", action="store_true",
+                   help="exit 1 when a memory is stale, 0 otherwise (as `git diff --exit-code`)")
+    add_format(p)
     p.set_defaults(func=cmd_verify, write=False, confirm=False)
 
 
+#: Each command of this module and the function adding its parser (see gitmem.cli.commands).
+PARSERS = {"verify": _verify_parser, "status": _status_parser}
+
+
 def cmd_verify(args: argparse.Namespace, env: Env) -> int:
-    """Print counts per status and one line per memory whose status or anchor changed."""
-    outcome = env.gm.verify(args.ids or None, write=args.write, confirm=args.confirm)
+    """Print counts per status, then one line per memory worth a look (``-v``: every memory).
+
+    Worth a look: for ``verify``, a memory whose status, reason or anchored lines changed,
+    or one named on the command line; for ``status``, also every memory that is not fresh.
+    With ``--exit-code``, ``status`` exits 1 when a memory is stale.
+    """
+    with env.progress("verifying") as progress:
+        outcome = env.gm.verify(args.ids or None, write=args.write, confirm=args.confirm,
+                                progress=progress)
     env.warn_skipped(outcome.skipped)
+    stale = any(row.status.value == "stale" for row in outcome.rows)
+    code = 1 if args.exit_code and stale else 0
     if args.format == "json":
         env.print(json_dump(outcome.to_json()))
-        return 0
+        return code
     counts = outcome.counts()
     env.print(", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories")
     for row in outcome.rows:
-        if args.write and not row.changed and not (args.ids and row.hint):
+        if not (args.verbose or args.ids or row.status_changed
+                or (not args.write and row.status.value != "fresh")):
             continue
         anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
+        was = (f"{row.old_status.value} -> " if row.old_status and row.old_status is not row.status
+               else "")
         reason = row.reason or ("confirmed" if args.confirm else
                                 "re-anchored" if row.moved else "unchanged")
-        env.print(f"{row.memory_id}  {row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
+        env.print(f"{row.memory_id}  {was}{row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
         if row.hint and row.status.value != "fresh":
             env.print(f"    hint: {row.hint}")
     if args.write:
@@ -51,4 +77,4 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
             env.print(f"recorded in {outcome.commit.sha[:12]} on refs/tur/memories")
         else:
             env.print("nothing changed")
-    return 0
+    return code

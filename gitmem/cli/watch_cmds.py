@@ -3,22 +3,24 @@
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import threading
 from typing import TYPE_CHECKING
+
+from gitmem.cli.commands import add_command
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from types import FrameType
 
     from gitmem.cli.env import Env
-    from gitmem.watch import StatusChange, WatchEvent
+    from gitmem.watch import StatusChange, Watcher, WatchEvent
 
 
-def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``watch`` (the watcher library is imported only when the command runs)."""
-    p = sub.add_parser(
-        "watch", help="mark memories stale as soon as their anchored code changes",
+def _watch_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(
+        sub, "watch",
         description="Follow the working tree and HEAD; when an anchored file changes (edit, "
         "atomic save, delete, checkout, commit) re-verify the memories anchored to it and "
         "record status changes on refs/tur/memories. Stops cleanly on Ctrl-C or SIGTERM.",
@@ -29,7 +31,15 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="stop after the first batch of changes that ran a verify")
     p.add_argument("--timeout", type=float, default=None, metavar="SECONDS",
                    help="stop after SECONDS")
+    p.add_argument("--poll", action="store_true",
+                   help="poll the files instead of asking the OS (network file systems)")
+    p.add_argument("--format", default="plain", choices=("plain", "jsonl"),
+                   help="output: plain lines (default) or jsonl, one JSON event a line, for editors")
     p.set_defaults(func=cmd_watch)
+
+
+#: Each command of this module and the function adding its parser (see gitmem.cli.commands).
+PARSERS = {"watch": _watch_parser}
 
 
 def _positive_int(text: str) -> int:
@@ -43,29 +53,35 @@ def _positive_int(text: str) -> int:
 
 
 def cmd_watch(args: argparse.Namespace, env: Env) -> int:
-    """Watch until stopped; print a header, one line per status change, and a final line."""
+    """Watch until stopped; print a header, one line per status change, and a final line.
+
+    With ``--format jsonl`` every line of stdout is one JSON object (see :func:`_jsonl`).
+    """
     from gitmem.watch import Watcher
 
     stop = threading.Event()
-    watcher = Watcher(env.gm, debounce_ms=args.debounce, stop_event=stop)
+    watcher = Watcher(env.gm, debounce_ms=args.debounce, stop_event=stop, polling=args.poll)
     restore = _install_signal_handlers(stop)
     timer = None
     if args.timeout is not None:
         timer = threading.Timer(max(args.timeout, 0.0), stop.set)
         timer.daemon = True
         timer.start()
+    jsonl = args.format == "jsonl"
     changed = commits = 0
     try:
         for event in watcher.events():
-            if event.trigger == "start":
+            if jsonl:
+                env.print(_jsonl(event, watcher))
+            elif event.trigger == "start":
                 n = len(watcher.anchored_paths())
                 env.print(f"watching {n} anchored file{'s' * (n != 1)} in {watcher.root} "
-                          "(Ctrl-C to stop)")
+                          f"({'polling, ' if watcher.polling else ''}Ctrl-C to stop)")
             for line in event.notices:
                 env.warn(f"{_clock(event)} {line}")
             if event.error:
                 env.warn(f"{_clock(event)} verify failed: {event.error}")
-            for change in event.changes:
+            for change in event.changes if not jsonl else ():
                 env.print(_line(event, change))
             changed += len(event.changes)
             commits += bool(event.outcome and event.outcome.commit)
@@ -76,9 +92,37 @@ def cmd_watch(args: argparse.Namespace, env: Env) -> int:
         restore()
         if timer is not None:
             timer.cancel()
-    env.print(f"stopped: {changed} status change{'s' * (changed != 1)} recorded in "
-              f"{commits} commit{'s' * (commits != 1)}")
+    if jsonl:
+        env.print(json.dumps({"event": "stopped", "changes": changed, "commits": commits}))
+    else:
+        env.print(f"stopped: {changed} status change{'s' * (changed != 1)} recorded in "
+                  f"{commits} commit{'s' * (commits != 1)}")
     return 0
+
+
+def _jsonl(event: WatchEvent, watcher: Watcher) -> str:
+    """One event as one line of JSON.
+
+    ``{"event": "start", "root", "anchored_files", "polling", ...}`` first, then one
+    ``{"event": "verify", "at", "trigger", "paths", "checked", "ids", "commit", "changes":
+    [{"id", "old", "new", "reason", "new_ref"}], "error", "notices"}`` per batch (``ids``
+    only when files or the index triggered it, else ``null``: every memory), and
+    ``{"event": "stopped", "changes", "commits"}`` last.
+    """
+    doc: dict[str, object] = {"event": "start" if event.trigger == "start" else "verify",
+                              "at": event.at.isoformat().replace("+00:00", "Z"), "trigger": event.trigger}
+    if event.trigger == "start":
+        doc.update(root=watcher.root, anchored_files=len(watcher.anchored_paths()),
+                   polling=watcher.polling)
+    doc.update(
+        paths=list(event.paths), checked=len(event.ids),
+        ids=list(event.ids) if event.trigger in ("files", "index") else None,
+        commit=event.outcome.commit.sha if event.outcome and event.outcome.commit else None,
+        changes=[{"id": c.memory_id, "old": c.old.value if c.old else None, "new": c.new.value,
+                  "reason": c.reason, "new_ref": c.new_ref} for c in event.changes],
+        error=event.error, notices=list(event.notices),
+    )
+    return json.dumps(doc, ensure_ascii=False)
 
 
 def _clock(event: WatchEvent) -> str:

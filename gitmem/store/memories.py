@@ -22,7 +22,7 @@ import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -349,6 +349,16 @@ class Store:
             return True, read_ref(self._located, name)
         except (Unsupported, OSError):
             return False, None
+
+    def index_entries(self, paths: Iterable[str] | None = None) -> dict[str, str]:
+        """The index entries of ``paths`` (all when ``None``), read by git: see :mod:`gitmem.store.index`.
+
+        Empty for a bare repository.
+        """
+        from gitmem.store.index import index_entries
+
+        workdir = self.workdir
+        return {} if workdir is None else index_entries(workdir, paths)
 
     def head_sha(self) -> str | None:
         """Full SHA of HEAD's commit, or ``None`` when HEAD is unborn (no commits yet)."""
