@@ -277,7 +277,7 @@ class Watcher:
 
         if not self.polling:
             try:
-                return RustNotify(dirs, False, False, POLL_DELAY_MS, False, True)
+                return RustNotify(dirs, False, False, POLL_DELAY_MS, False, False)
             except (OSError, WatchfilesRustInternalError) as exc:
                 if not _is_watch_limit(exc):
                     raise GitmemError(

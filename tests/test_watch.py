@@ -23,12 +23,13 @@ from gitmem.api import Gitmem
 from gitmem.cli import Env, main
 from gitmem.models import Status
 from gitmem.watch import Watcher, WatchEvent, anchored_paths
-from tests.conftest import commit_file, git
+from tests.conftest import add_filler_memories, commit_file, git
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_S = 10.0
 QUIET_S = 0.6  # well over the 40 ms debounce used here: separate batches
 LEARNED_AT = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
+POLL_GRAIN_S = 1.1  # a polling watcher tells file times apart to the second
 
 
 def memory_ref(repo: Path) -> str:
@@ -354,3 +355,165 @@ def test_an_empty_repository_is_watched_until_its_first_commit(empty_repo):
         commit_file(empty_repo, "a.txt", "a\n", "first")
         event = run.wait_for(lambda e: e.trigger == "head", "first commit")
     assert (event.error, event.ids, event.outcome.commit) == (None, (), None)
+
+
+# -- what is watched, and at what scale ---------------------------------------------------------
+
+
+def test_only_the_directories_of_anchored_files_and_the_git_state_are_watched(learned):
+    repo, mid = learned
+    for name in ("docs/guide/intro.md", "build/deep/out.txt", "src/sub/other.py"):
+        commit_file(repo, name, "x\n", f"add {name}")
+    gm = Gitmem.open(repo)
+    gm.learn("guide intro", file="docs/guide/intro.md")
+    watcher = Watcher(gm)
+    git_dir = os.path.realpath(repo / ".git")
+    root = os.path.realpath(repo)
+    expected = {root, f"{root}/src", f"{root}/docs", f"{root}/docs/guide", git_dir,
+                f"{git_dir}/refs", f"{git_dir}/refs/heads", f"{git_dir}/refs/tur"}
+    assert {str(d) for d in watcher.watch_dirs()} == expected  # not build/, not src/sub/
+
+
+def test_an_anchored_directory_that_comes_back_is_watched_again(learned):
+    repo, mid = learned
+    app = repo / "src/app.py"
+    original = app.read_text()
+    with watching(repo) as run:
+        git(repo, "rm", "-q", "-r", "--cached", "src")
+        os.rename(repo / "src", repo / "gone")
+        run.wait_for(lambda e: e.changes and e.changes[0].new is Status.STALE, "stale")
+        (repo / "src").mkdir()
+        app.write_text(original)
+        git(repo, "add", "src/app.py")
+        back = run.wait_for(lambda e: e.changes and e.changes[0].new is Status.FRESH, "fresh again")
+        assert str(repo.resolve() / "src") in {str(d) for d in run.watcher.watch_dirs()}
+        app.write_text(original.replace("line 5\n", "line V\n"))  # a watch on the new src/
+        edited = run.wait_for(lambda e: e is not back and e.changes
+                              and e.changes[0].new is Status.STALE and e.trigger == "files", "edit")
+    assert status_of(edited, mid) == (Status.STALE, "line 5 modified in working tree")
+
+
+def test_polling_sees_edits_like_the_os_watch(learned):
+    repo, mid = learned
+    app = repo / "src/app.py"
+    with watching(repo, polling=True) as run:
+        time.sleep(POLL_GRAIN_S)  # polling compares file times to the second
+        app.write_text(app.read_text().replace("line 4\n", "line four\n"))
+        event = run.wait_for(lambda e: e.changes, "stale by polling")
+    assert status_of(event, mid) == (Status.STALE, "line 4 modified in working tree")
+
+
+def _in_user_namespace_with_watch_limit(limit: int) -> list[str] | None:
+    """A command prefix running in a new user namespace whose inotify watch limit is ``limit``.
+
+    The limit of a user namespace is its own (/proc/sys/user/max_inotify_watches): nothing
+    outside it is affected. ``None`` where user namespaces are not available.
+    """
+    probe = subprocess.run(["unshare", "-U", "-r", "sh", "-c",
+                            f"echo {limit} > /proc/sys/user/max_inotify_watches"],
+                           capture_output=True, text=True, check=False)
+    if probe.returncode != 0:
+        return None
+    return ["unshare", "-U", "-r", "sh", "-c",
+            f'echo {limit} > /proc/sys/user/max_inotify_watches && exec "$@"', "sh"]
+
+
+def test_at_the_os_watch_limit_tur_watch_polls_and_says_so_in_one_line(learned):
+    repo, mid = learned
+    prefix = _in_user_namespace_with_watch_limit(2)
+    if prefix is None:
+        pytest.skip("no user namespaces here to lower the inotify watch limit in")
+    proc = subprocess.Popen(
+        [*prefix, sys.executable, "-m", "gitmem", "-C", str(repo), "watch", "--debounce", "40"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True).start()
+    try:
+        header = _wait_line(lines, "watching")
+        assert "(polling, Ctrl-C to stop)" in header
+        time.sleep(POLL_GRAIN_S)
+        app = repo / "src/app.py"
+        app.write_text(app.read_text().replace("line 4\n", "line four\n"))
+        _wait_line(lines, f"{mid} fresh -> stale")
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    err = proc.stderr.read().splitlines()
+    assert len(err) == 1, err
+    assert "limit on file watches is reached" in err[0] and "polling" in err[0]
+    assert "Traceback" not in err[0]
+
+
+def test_an_index_only_revert_rechecks_only_that_paths_memories_among_thousands(learned):
+    repo, mid = learned
+    add_filler_memories(repo, 2000)
+    Gitmem.open(repo).verify()  # settled at the new HEAD
+    app = repo / "src/app.py"
+    original = app.read_text()
+    with watching(repo, initial=False) as run:
+        app.write_text(original.replace("line 5\n", "line five\n"))
+        stale = run.wait_for(lambda e: e.changes, "stale")
+        assert (stale.trigger, stale.ids) == ("files", (mid,))
+        git(repo, "add", "src/app.py")  # the index only: the working tree is as it was
+        staged = run.wait_for(lambda e: e.trigger == "index", "staged")
+        assert (staged.paths, staged.ids) == (("src/app.py",), (mid,))
+        assert status_of(staged, mid) == (Status.STALE, "line 5 modified in index (staged)")
+        started = time.monotonic()
+        git(repo, "checkout", "HEAD", "--", "src/app.py")  # index and file back, one git command
+        fresh = run.wait_for(lambda e: e.changes and e.changes[0].new is Status.FRESH, "reverted")
+        took = time.monotonic() - started
+    assert fresh.ids == (mid,), "only the memories on the reverted path are re-checked"
+    assert status_of(fresh, mid) == (Status.FRESH, None)
+    print(f"revert seen as fresh after {took:.2f} s among 2,001 memories")  # a figure, not a limit
+
+
+def test_two_watchers_on_one_repository_each_report_every_status_change(learned):
+    repo, mid = learned
+    app = repo / "src/app.py"
+    original = app.read_text()
+    with watching(repo) as first, watching(repo) as second:
+        app.write_text(original.replace("line 6\n", "line six\n"))
+        for run in (first, second):
+            event = run.wait_for(lambda e: e.changes, "stale")
+            assert status_of(event, mid) == (Status.STALE, "line 6 modified in working tree")
+        app.write_text(original)
+        for run in (first, second):
+            run.wait_for(lambda e: e.changes and e.changes[0].new is Status.FRESH, "fresh")
+    # One record of each change on the ref, whichever watcher wrote it.
+    log = git(repo, "log", "--format=%s", "refs/tur/memories").splitlines()
+    assert log[:2] == ["verify: 1 fresh", "verify: 1 stale"]
+
+
+def test_tur_watch_format_jsonl_prints_one_json_event_a_line(learned):
+    import json
+
+    repo, mid = learned
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "gitmem", "-C", str(repo), "watch", "--debounce", "40",
+         "--format", "jsonl"],
+        cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    lines: list[str] = []
+    threading.Thread(target=lambda: lines.extend(iter(proc.stdout.readline, "")), daemon=True).start()
+    try:
+        start = json.loads(_wait_line(lines, '"event": "start"'))
+        assert (start["anchored_files"], start["polling"]) == (1, False)
+        app = repo / "src/app.py"
+        app.write_text(app.read_text().replace("line 4\n", "line four\n"))
+        event = json.loads(_wait_line(lines, mid))
+        proc.send_signal(signal.SIGTERM)
+        assert proc.wait(timeout=5) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert (event["event"], event["trigger"], event["paths"], event["ids"]) == (
+        "verify", "files", ["src/app.py"], [mid])
+    assert event["changes"] == [{"id": mid, "old": "fresh", "new": "stale",
+                                 "reason": "line 4 modified in working tree", "new_ref": None}]
+    _wait_line(lines, '"stopped"')
+    assert [json.loads(line)["event"] for line in lines] == ["start", "verify", "stopped"]

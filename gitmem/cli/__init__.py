@@ -21,6 +21,21 @@ from gitmem.cli.env import Env
 
 __all__ = ["Env", "build_parser", "main"]
 
+# One module per command group, each with ``PARSERS`` (name -> function adding the parser).
+# Every command of a module also has its row in gitmem.cli.commands.COMMANDS (its one-line
+# help), which is what lets `tur --help` and `tur COMMAND` skip the other modules.
+_COMMAND_MODULES = (
+    "gitmem.cli.memory_cmds",
+    "gitmem.cli.verify_cmds",
+    "gitmem.cli.context_cmds",
+    "gitmem.cli.sync_cmds",
+    "gitmem.cli.tui_cmds",
+    "gitmem.cli.watch_cmds",
+    "gitmem.cli.cache_cmds",
+    "gitmem.cli.setup_cmds",
+    "gitmem.cli.completion_cmds",
+)
+
 
 def _command_of(argv: Sequence[str]) -> str | None:
     """The command ``argv`` runs (skipping ``-C PATH``), or ``None`` before any other option."""

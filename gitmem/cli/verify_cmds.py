@@ -65,8 +65,8 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
                 or (not args.write and row.status.value != "fresh")):
             continue
         anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
-        was = (f"{row.old_status.value} -> " if row.old_status and row.old_status is not row.status
-               else "")
+        was = (f"{row.old_status.value} -> " if args.write and row.old_status
+               and row.old_status is not row.status else "")
         reason = row.reason or ("confirmed" if args.confirm else
                                 "re-anchored" if row.moved else "unchanged")
         env.print(f"{row.memory_id}  {was}{row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
