@@ -61,12 +61,16 @@ def _version() -> str:
 _INVALID_CHOICE = re.compile(r"argument (\S+): invalid choice: '(.*?)' \(choose from (.*)\)$", re.S)
 
 
+class _UsageError(Exception):
+    """Bad command-line input, as the one line ``main`` prints (exit 2)."""
+
+
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:  # one line, exit 2, like every other bad input
         bad = _INVALID_CHOICE.match(message)
         if bad:
             message = _did_you_mean(self.prog, *bad.groups())
-        self.exit(2, f"tur: error: {message} (see `{self.prog} --help`)\n")
+        raise _UsageError(f"tur: error: {message} (see `{self.prog} --help`)")
 
 
 def _did_you_mean(prog: str, argument: str, given: str, listed: str) -> str:
@@ -107,7 +111,7 @@ def build_parser(command: str | None = None, *, names_only: bool = False) -> arg
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     names = [command] if command in COMMANDS else list(COMMANDS)
     for name in names:
-        if names_only and command is None:
+        if names_only:
             sub.add_parser(name, help=COMMANDS[name].help)
         else:
             importlib.import_module(COMMANDS[name].module).PARSERS[name](sub)
@@ -134,8 +138,11 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     parser = build_parser(command, names_only=command not in COMMANDS)
     try:
         args = parser.parse_args(argv)
-    except SystemExit as exc:
+    except SystemExit as exc:  # --help, --version
         return int(exc.code or 0)
+    except _UsageError as exc:
+        env.warn(str(exc))
+        return 2
     if not getattr(args, "func", None):
         parser.print_help(env.out)
         return 0
