@@ -132,7 +132,7 @@ def test_completion_answers_commands_options_and_choices(tmp_path):
     assert _complete("tur le", "bash", tmp_path) == ["learn "]
     assert [c.split("\t")[0].strip() for c in _complete("tur sta", "fish", tmp_path)] == ["status"]
     assert "--exit-code" in " ".join(_complete("tur status --ex", "bash", tmp_path))
-    assert sorted(_complete("tur completion ", "bash", tmp_path)) == ["bash ", "fish ", "zsh "]
+    assert {"bash", "fish", "zsh"} <= {c.strip() for c in _complete("tur completion ", "bash", tmp_path)}
 
 
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
