@@ -85,7 +85,8 @@ def test_recall_budget_caps_output_and_stale_needs_include_stale(repo):
     assert run.err.strip() == f"{left_out} hits left out to fit --token-budget 70"
 
 
-def test_wake_refuses_a_budget_together_with_unbounded(repo, capsys):
-    assert tur(repo, "wake", "--token-budget", "10", "--unbounded").code == 2
-    assert "not allowed with argument --token-budget" in capsys.readouterr().err
+def test_wake_refuses_a_budget_together_with_unbounded(repo):
+    refused = tur(repo, "wake", "--token-budget", "10", "--unbounded")
+    assert refused.code == 2
+    assert "not allowed with argument --token-budget" in refused.err
     assert tur(repo, "wake", "--unbounded").code == 0

@@ -34,6 +34,7 @@ def cmd_tui(args: argparse.Namespace, env: Env) -> int:
     if args.poll <= 0:
         raise InvalidInput(f"--poll must be > 0, got {args.poll}")
     gm = env.gm  # open (and fail on a non-repository) before the screen switches
+    gm.set_read_progress(None)  # a bar on stderr would draw over the app's screen
     try:
         # Lazy: `tur --help` and every other command must not pay for importing Textual.
         from tui import make_app
