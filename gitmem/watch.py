@@ -339,14 +339,17 @@ class Watcher:
                                          self.tick_ms, self.stop_event)
                 if raw in ("stop", "signal"):
                     return
+                seen = isinstance(raw, set) and bool(raw)
                 for _change, path in raw if isinstance(raw, set) else ():
                     self._note(path)
                 if self._pending and not self._git_busy():
+                    seen = True
                     event = self._process()
                     if event is not None:
                         yield event
-                for _change, path in self._ensure_watch():
-                    self._note(path)
+                if seen:  # a directory comes or goes, an anchor appears, only with a change
+                    for _change, path in self._ensure_watch():
+                        self._note(path)
         finally:
             self._close()
 
