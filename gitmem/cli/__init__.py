@@ -109,12 +109,17 @@ def build_parser(command: str | None = None, *, names_only: bool = False) -> arg
     parser.add_argument("-C", dest="path", default=".", metavar="PATH",
                         help="run as if tur was started in PATH")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    names = [command] if command in COMMANDS else list(COMMANDS)
-    for name in names:
-        if names_only:
-            sub.add_parser(name, help=COMMANDS[name].help)
-        else:
-            importlib.import_module(COMMANDS[name].module).PARSERS[name](sub)
+    if names_only and command not in COMMANDS:
+        # Each ArgumentParser costs ~1 ms (argparse looks up gettext catalogues on disk), so
+        # the list is made of argparse's own help entries, all behind one empty parser: a
+        # known command is always run with its own parser built (see main).
+        stub = _Parser(prog="tur COMMAND", add_help=False)
+        for name, known in COMMANDS.items():
+            sub._choices_actions.append(sub._ChoicesPseudoAction(name, (), known.help))
+            sub._name_parser_map[name] = stub
+        return parser
+    for name in [command] if command in COMMANDS else list(COMMANDS):
+        importlib.import_module(COMMANDS[name].module).PARSERS[name](sub)
     return parser
 
 
