@@ -11,13 +11,17 @@ __all__ = [
     "InvalidAnchor",
     "InvalidInput",
     "MalformedRecord",
+    "MissingObject",
     "NotARepository",
+    "ReadOnlyRepository",
     "RefConflict",
     "RefLocked",
     "RemoteError",
     "SecretRefused",
     "TokenizerUnavailable",
     "UnknownMemory",
+    "UnsafeRepository",
+    "UnsupportedRepository",
 ]
 
 
@@ -119,3 +123,19 @@ class TokenizerUnavailable(GitmemError):
 
 class RemoteError(GitmemError):
     """A fetch or push through the user's ``git`` failed, or the remote is unknown."""
+
+
+class UnsafeRepository(GitmemError):
+    """Another user owns the repository and git's ``safe.directory`` does not list it."""
+
+
+class ReadOnlyRepository(GitmemError):
+    """A write (a new object, the memory ref) was denied: the repository is not writable."""
+
+
+class UnsupportedRepository(GitmemError):
+    """The repository uses something libgit2 cannot open (SHA-256 object ids, an unknown extension)."""
+
+
+class MissingObject(GitmemError):
+    """A git object is missing: a partial clone could not fetch it, or the repository is damaged."""
