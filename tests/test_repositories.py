@@ -165,6 +165,47 @@ def test_a_split_index_is_read_through_git_for_status_verify_and_watch(anchored)
         assert status_of(event, app)[0] is Status.STALE
 
 
+def test_the_index_read_through_git_agrees_with_libgit2(repo):
+    """Every kind of change, seen by libgit2 and then, after --split-index, through git."""
+    import pygit2
+
+    from gitmem.store.code import CodeHistory
+
+    for name in ("staged", "both", "unstaged", "deleted", "removed", "typechange"):
+        commit_file(repo, f"f/{name}.txt", f"{name}\n", name)
+    for name in ("staged", "both"):
+        (repo / f"f/{name}.txt").write_text(f"{name} staged\n")
+        git(repo, "add", f"f/{name}.txt")
+    (repo / "f/both.txt").write_text("both staged, then edited\n")
+    (repo / "f/unstaged.txt").write_text("unstaged edit\n")
+    (repo / "f/deleted.txt").unlink()
+    git(repo, "rm", "-q", "f/removed.txt")
+    (repo / "f/typechange.txt").unlink()
+    (repo / "f/typechange.txt").symlink_to("staged.txt")
+    (repo / "f/new.txt").write_text("new\n")
+    git(repo, "add", "f/new.txt")
+
+    def seen() -> tuple[dict[str, int], dict[str, list[tuple[str, bytes | None]]]]:
+        history = CodeHistory(pygit2.Repository(str(repo)))
+        status = history.access.status()
+        state = history.worktree()
+        head = history.head_sha()
+        assert head is not None
+        changes = {path: [(c.where, c.data) for c in state.changes(path, history.blob_at(head, path))]
+                   for path in status}
+        return status, changes
+
+    by_libgit2 = seen()
+    git(repo, "update-index", "--split-index")
+    with pytest.raises(pygit2.GitError):
+        pygit2.Repository(str(repo)).status()
+    assert seen() == by_libgit2
+    assert set(by_libgit2[0]) == {f"f/{name}.txt" for name in
+                                  ("staged", "both", "unstaged", "deleted", "removed", "typechange", "new")}
+    assert by_libgit2[1]["f/both.txt"] == [("index (staged)", b"both staged\n"),
+                                           ("working tree", b"both staged, then edited\n")]
+
+
 def test_a_file_outside_a_sparse_checkout_is_as_head_has_it_not_deleted(anchored):
     repo, app, guide = anchored
     git(repo, "sparse-checkout", "set", "src")

@@ -172,6 +172,7 @@ class Store:
         self._located = located
         self._code: CodeHistory | None = None
         self._access: GitAccess | None = None
+        self._prefetched = False
         self._memo: _ObjectMemo | None = None
 
     def _object_memo(self) -> _ObjectMemo:
@@ -355,7 +356,13 @@ class Store:
         return self.access.blob(blob_id, also=self._memory_blobs)
 
     def _memory_blobs(self) -> set[str]:
-        """Ids of every blob in the trees of ``refs/tur/memories`` and its remote-tracking refs."""
+        """Ids of every blob in the trees of ``refs/tur/memories`` and its remote-tracking refs.
+
+        Only once per store: after the first miss, a further one is a single blob.
+        """
+        if self._prefetched:
+            return set()
+        self._prefetched = True
         tips = {self.tip()} | {
             self.tip(name) for name in self.repo.references
             if name.startswith("refs/tur/remotes/") and name.endswith("/memories")
