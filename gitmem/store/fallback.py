@@ -5,23 +5,20 @@ working tree and working-tree files, and never learns which of the two answered.
 The common case runs on libgit2 alone, in process: a git subprocess starts only when
 libgit2 cannot give the answer git would.
 
-==========================================  ==============================================
-repository state                             what answers
-==========================================  ==============================================
-an object missing in a partial clone          one ``git fetch`` of every missing object the
-(``git clone --filter=blob:none``)            caller names, as git's own lazy fetch runs it;
-                                              then libgit2 (it rereads the object store), or a
-                                              persistent ``git cat-file --batch``
-an index libgit2 cannot read (split index,    ``git status --porcelain=v2`` and
-sparse index, a newer extension)              ``git ls-files``
-skip-worktree paths (sparse checkout) that    ``git ls-files -t`` for the paths libgit2 calls
-libgit2 reports deleted or modified           changed, only when the index has extended flags
-a path with a clean/smudge filter driver or   ``git hash-object --path`` (the file through its
-``ident`` in ``.gitattributes``               clean filter), decided once per path
-a repository owned by another user            the error git gives, with its
-                                              ``safe.directory`` fix
-a repository that cannot be written           :class:`~gitmem.errors.ReadOnlyRepository`
-==========================================  ==============================================
+- An object missing in a partial or treeless clone: one ``git fetch`` of it and of every
+  other missing object the caller names, as git's own lazy fetch runs it; then libgit2
+  (which rereads the object store), or a persistent ``git cat-file --batch``.
+- An index libgit2 cannot read (split index, sparse index, a newer extension):
+  ``git status --porcelain=v2``, ``git ls-files -s`` and ``git check-attr``.
+- Skip-worktree paths (sparse checkout) that libgit2 calls deleted or modified:
+  ``git ls-files -t`` for those paths, only when the index is of a version that can
+  hold the bit.
+- A file with a clean/smudge filter driver or ``ident`` in ``.gitattributes``:
+  ``git hash-object --stdin-paths`` (the files through their clean filter, into a
+  temporary object directory); attributes decided once per path.
+- Another user's repository: the error git gives, with its ``safe.directory`` fix; a
+  write denied: :class:`~gitmem.errors.ReadOnlyRepository`; SHA-256 object ids:
+  :class:`~gitmem.errors.UnsupportedRepository`.
 """
 
 from __future__ import annotations
