@@ -12,8 +12,9 @@ GITMEM = ROOT / "gitmem"
 
 #: Only the store package talks to git through pygit2.
 PYGIT2_ALLOWED = {"gitmem/store"}
-#: Only configuration and the CLI read the environment.
-ENVIRON_ALLOWED = {"gitmem/config.py", "gitmem/cli/__init__.py"}
+#: Only configuration and the CLI read the environment (gitcli only passes it on to git,
+#: with GIT_OBJECT_DIRECTORY or GIT_TERMINAL_PROMPT added).
+ENVIRON_ALLOWED = {"gitmem/config.py", "gitmem/cli/__init__.py", "gitmem/store/gitcli.py"}
 
 
 def _imports(path: Path) -> set[str]:

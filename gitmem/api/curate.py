@@ -259,9 +259,13 @@ class Curator:
                 f"{anchor.path} is not in HEAD's tree",
                 "commit it first, so that gitmem can tell when it changes",
             )
-        data = (root / anchor.path).read_bytes()
+        code = self.ws.store.code()
+        # As git would store it: a file with a clean/smudge filter is compared cleaned.
+        data = code.worktree_file(anchor.path)
+        if data is None:
+            data = (root / anchor.path).read_bytes()
         fingerprint = anchors.anchor_fingerprint(anchor, data)
-        committed = self.ws.store.code().blob_at(head, anchor.path) if head is not None else None
+        committed = code.blob_at(head, anchor.path) if head is not None else None
         if committed is not None and anchors.anchor_fingerprint(anchor, committed) != fingerprint:
             # The anchor pairs HEAD's SHA with these lines: they must be HEAD's lines.
             raise InvalidAnchor(

@@ -37,7 +37,7 @@ from gitmem.errors import (
     RefLocked,
 )
 from gitmem.ids import shard_of
-from gitmem.store.gitdir import Located, Unsupported, locate, read_ref
+from gitmem.store.gitdir import Located, Unsupported, foreign_owner, locate, read_ref
 from gitmem.vocabulary import ID_PATTERN
 
 __all__ = [
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
     from gitmem.cache.fileformat import Untrusted
     from gitmem.store.code import CodeHistory
+    from gitmem.store.fallback import GitAccess
 
 MEMORY_REF = "refs/tur/memories"
 FORMAT_PATH = ".gitmem"
@@ -229,6 +230,8 @@ class Store:
         self._repo = repo
         self._located = located
         self._code: CodeHistory | None = None
+        self._access: GitAccess | None = None
+        self._prefetched = False
         self._memo: _ObjectMemo | None = None
         self._notices: list[str] = []
 
@@ -258,18 +261,34 @@ class Store:
 
     @property
     def repo(self) -> pygit2.Repository:
-        """The libgit2 repository, opened on first use (reads of refs alone never open it)."""
+        """The libgit2 repository, opened on first use (reads of refs alone never open it).
+
+        Raises:
+            UnsafeRepository: another user owns it and ``safe.directory`` does not list it.
+        """
         if self._repo is None:
             assert self._located is not None
-            self._repo = _pg().Repository(str(self._located.git_dir))
+            from gitmem.store.fallback import open_repository
+
+            where = self._located
+            self._repo = open_repository(str(where.git_dir), where.workdir or where.git_dir)
         return self._repo
+
+    @property
+    def access(self) -> GitAccess:
+        """Objects, index and working tree through libgit2, or git where libgit2 falls short."""
+        if self._access is None:
+            from gitmem.store.fallback import GitAccess
+
+            self._access = GitAccess(self.repo)
+        return self._access
 
     def code(self) -> CodeHistory:
         """The :class:`~gitmem.store.code.CodeHistory` of this repository (one per store)."""
         if self._code is None:
             from gitmem.store.code import CodeHistory
 
-            self._code = CodeHistory(self.repo)
+            self._code = CodeHistory(self.repo, self.access)
         return self._code
 
     # -- opening ---------------------------------------------------------------------------
@@ -283,6 +302,8 @@ class Store:
 
         Raises:
             NotARepository: ``path`` is not inside a git repository.
+            UnsafeRepository: another user owns it and ``safe.directory`` does not list it.
+            UnsupportedRepository: libgit2 cannot open it (SHA-256 object ids, say).
         """
         start = Path(path).resolve()
         if not start.exists():
@@ -293,17 +314,19 @@ class Store:
             located = None
         else:
             if located is not None:
-                return cls(located=located)
+                store = cls(located=located)
+                if foreign_owner(located):
+                    _ = store.repo  # libgit2 applies safe.directory as git does
+                return store
         found = _pg().discover_repository(str(start))
         if found is None:
             raise NotARepository(
                 f"not a git repository (or any parent up to /): {start}",
                 "run tur inside a git repository, or `git init` one first",
             )
-        try:
-            return cls(_pg().Repository(found))
-        except _pg().GitError as exc:
-            raise NotARepository(f"cannot open git repository at {found}: {exc}") from exc
+        from gitmem.store.fallback import open_repository
+
+        return cls(open_repository(found))
 
     @property
     def workdir(self) -> Path | None:
@@ -375,18 +398,46 @@ class Store:
         return None if commit_sha is None else self._commit_tree(commit_sha)
 
     def _commit_tree(self, commit_sha: str) -> pygit2.Tree:
-        commit = self.repo[commit_sha]
+        commit = self.access.get(commit_sha)
         if not isinstance(commit, _pg().Commit):
             raise FormatVersion(f"{commit_sha[:12]} on the memory ref is not a commit")
-        return commit.tree
+        return self.access.tree_of(commit)
 
     def _tree(self, tree_id: str | pygit2.Oid) -> pygit2.Tree:
         """The tree ``tree_id``: an id git records as a tree (an entry of type tree, a written tree)."""
-        return cast("pygit2.Tree", self.repo[tree_id])
+        return cast("pygit2.Tree", self.access.get(str(tree_id)))
 
     def _blob_data(self, blob_id: str) -> bytes:
-        """The content of ``blob_id``: an id git records as a blob (an entry of type blob)."""
-        return cast("pygit2.Blob", self.repo[blob_id]).data
+        """The content of ``blob_id``: an id git records as a blob (an entry of type blob).
+
+        In a partial clone, the first blob found missing brings every missing blob of the
+        memory trees with it, in one fetch.
+        """
+        return self.access.blob(blob_id, also=self._memory_blobs)
+
+    def _memory_blobs(self) -> set[str]:
+        """Ids of every blob in the trees of ``refs/tur/memories`` and its remote-tracking refs.
+
+        Only once per store: after the first miss, a further one is a single blob.
+        """
+        if self._prefetched:
+            return set()
+        self._prefetched = True
+        tips = {self.tip()} | {
+            self.tip(name) for name in self.repo.references
+            if name.startswith("refs/tur/remotes/") and name.endswith("/memories")
+        }
+        found: set[str] = set()
+        for tip in tips - {None}:
+            assert tip is not None
+            pending = [self._commit_tree(tip)]
+            while pending:
+                for entry in pending.pop():
+                    if entry.type_str == "tree":
+                        pending.append(self._tree(entry.id))
+                    elif entry.type_str == "blob":
+                        found.add(str(entry.id))
+        return found
 
     def _id_at(self, commit_sha: str | None, path: str, kind: str) -> str | None:
         """Id of the ``kind`` ("blob" or "tree") object at ``path`` in the commit's tree, or ``None``."""
@@ -423,7 +474,7 @@ class Store:
                     f"(its {FORMAT_PATH} is not a file)",
                     "check which ref you are reading",
                 )
-            text = cast("pygit2.Blob", marker).data.decode("utf-8", "replace")
+            text = self._blob_data(str(marker.id)).decode("utf-8", "replace")
             version = text.strip().removeprefix("format:").strip()
             if version != str(FORMAT_VERSION):
                 raise FormatVersion(
@@ -591,7 +642,11 @@ class Store:
             found = self._object_memo().get(key)
             if isinstance(found, str) and found.isdigit():
                 return int(found)
-        size = int(self.repo.odb.read_header(blob_id)[1])
+        try:
+            size = int(self.repo.odb.read_header(blob_id)[1])
+        except (KeyError, ValueError):
+            # Not here (a partial clone): read it as every blob is read, which fetches it.
+            size = len(self._blob_data(blob_id))
         if remember:
             self._object_memo().put(key, str(size))
         return size
@@ -602,12 +657,12 @@ class Store:
         Raises:
             KeyError: no such object.
         """
-        return bytes(self._blob_data(blob_id))
+        return self._blob_data(blob_id)
 
     def read_path(self, commit_sha: str | None, path: str) -> bytes | None:
         """Bytes of the blob at ``path`` in the commit's tree, or ``None`` when absent."""
         blob_id = self._id_at(commit_sha, path, "blob")
-        return None if blob_id is None else bytes(self._blob_data(blob_id))
+        return None if blob_id is None else self._blob_data(blob_id)
 
     def blob_id_at(self, commit_sha: str | None, path: str) -> str | None:
         """Blob id at ``path`` in the commit's tree, or ``None``."""
@@ -625,8 +680,9 @@ class Store:
         out: list[CommitInfo] = []
         for commit in self.repo.walk(tip, _pg().enums.SortMode.TOPOLOGICAL | _pg().enums.SortMode.TIME):
             if path is not None:
-                here = _blob_at(commit.tree, path)
-                before = [_blob_at(p.tree, path) for p in commit.parents] or [None]
+                tree_of = self.access.tree_of
+                here = _blob_at(tree_of(commit), path)
+                before = [_blob_at(tree_of(p), path) for p in commit.parents] or [None]
                 if all(here == b for b in before):
                     continue
             out.append(_info(commit))
@@ -718,13 +774,16 @@ class Store:
             mutation = build(tip)
             if mutation is None:
                 return None, None
-            tree = self.write_tree(tip, mutation.changes)
-            base_tree = str(self._commit_tree(tip).id) if tip else None
-            if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
-                return None, mutation
-            sig = self.signature()
-            parents = ([tip] if tip else []) + list(mutation.parents_extra)
-            new = str(self.repo.create_commit(None, sig, sig, mutation.message, tree, parents))
+            try:
+                tree = self.write_tree(tip, mutation.changes)
+                base_tree = str(self._commit_tree(tip).id) if tip else None
+                if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
+                    return None, mutation
+                sig = self.signature()
+                parents = ([tip] if tip else []) + list(mutation.parents_extra)
+                new = str(self.repo.create_commit(None, sig, sig, mutation.message, tree, parents))
+            except (OSError, _pg().GitError) as exc:
+                raise self._write_error(exc) from None
             outcome = self._update_ref(ref, new, tip)
             if outcome == "ok":
                 return _info(cast("pygit2.Commit", self.repo[new])), mutation
@@ -768,6 +827,13 @@ class Store:
             return "ok"
         if proc.returncode < 0:
             return self._killed(ref, new, -proc.returncode)
+        from gitmem.store.fallback import unsafe_error, write_error
+
+        denied = write_error(RuntimeError(err), self.common_dir)
+        if denied is not None:
+            raise denied
+        if "dubious ownership" in err:
+            raise unsafe_error(self.workdir or self.git_dir)
         if ".lock" in err and ("exists" in err or "Unable to create" in err):
             return "moved" if self._clear_stale_lock(ref) else "locked"
         if "but expected" in err or "already exists" in err or "reference already exists" in err:
@@ -831,6 +897,12 @@ class Store:
                 owner.unlink()
         self._notices.append(f"tur: removed the stale lock {lock} ({why})")
         return True
+
+    def _write_error(self, exc: Exception) -> Exception:
+        """``exc`` as :class:`~gitmem.errors.ReadOnlyRepository` when writing was denied, else itself."""
+        from gitmem.store.fallback import write_error
+
+        return write_error(exc, self.common_dir) or exc
 
     def _locked_error(self, ref: str) -> RefLocked:
         lock = self.common_dir / (ref + ".lock")

@@ -278,7 +278,7 @@ class Graph:
         if commit is None:
             return {}
         out: dict[str, str] = {}
-        stack: list[tuple[str, pygit2.Tree]] = [("", self._commit(commit).tree)]
+        stack: list[tuple[str, pygit2.Tree]] = [("", self.store.access.tree_of(commit))]
         while stack:
             prefix, tree = stack.pop()
             for entry in tree:
@@ -305,9 +305,10 @@ class Graph:
         walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
         if stop is not None:
             walker.hide(stop)
+        tree_of = self.store.access.tree_of
         for commit in walker:
-            here = _blob(commit.tree, path)
-            if all(_blob(p.tree, path) != here for p in commit.parents):
+            here = _blob(tree_of(commit), path)
+            if all(_blob(tree_of(p), path) != here for p in commit.parents):
                 return datetime.fromtimestamp(commit.commit_time, UTC)
         return self.commit_time(tip)
 
