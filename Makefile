@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-verify bench-recall snapshots venv clean
+.PHONY: demo test lint bench bench-verify bench-recall bench-tur-import snapshots venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,9 @@ bench-verify: $(STAMP)
 
 bench-recall: $(STAMP)
 	$(BIN)/python bench/bench_recall.py
+
+bench-tur-import: $(STAMP)
+	$(BIN)/python bench/bench_tur_import.py
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest -q tests/tui/test_snapshots.py --snapshot-update

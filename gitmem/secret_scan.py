@@ -33,12 +33,12 @@ that a one-line memory takes about 2.5 ms and ten 260-character lines about 30 m
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from gitmem.errors import SecretRefused
 
-__all__ = ["EXCLUDED_PLUGINS", "SecretFinding", "check_content", "find_secrets"]
+__all__ = ["EXCLUDED_PLUGINS", "SecretFinding", "check_content", "find_secrets", "refusal", "scan_texts"]
 
 #: detect-secrets plugin class names left out of the default set (see the module docstring).
 EXCLUDED_PLUGINS = frozenset({"HexHighEntropyString", "IPPublicDetector"})
@@ -76,6 +76,15 @@ def find_secrets(text: str) -> list[SecretFinding]:
         A generic high-entropy finding is dropped on a line where a specific detector
         (AWS, GitHub, private key, keyword, ...) fired.
     """
+    return scan_texts([text])[0]
+
+
+def scan_texts(texts: Sequence[str]) -> list[list[SecretFinding]]:
+    """:func:`find_secrets` of each text, with detect-secrets set up once for all of them.
+
+    What an import of many records calls: setting up the plugins costs about as much as
+    scanning a one-line memory.
+    """
     # Lazy: detect-secrets loads ~30 plugin modules on import (about 0.2 s), which every
     # read-only command (wake, recall, list) would otherwise pay for.
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
@@ -88,29 +97,32 @@ def find_secrets(text: str) -> list[SecretFinding]:
     plugins_used = [
         {"name": cls.__name__} for cls in plugin_classes if cls.__name__ not in EXCLUDED_PLUGINS
     ]
-    findings: list[SecretFinding] = []
+    results: list[list[SecretFinding]] = []
     with _settings_lock, transient_settings({"plugins_used": plugins_used}):
         entropy_plugins = {
             p.secret_type: p for p in get_plugins() if isinstance(p, HighEntropyStringsPlugin)
         }
-        for number, raw in enumerate(text.split("\n"), start=1):
-            line = raw.rstrip("\r")
-            if not line.strip():
-                continue
-            specific, generic = set(), set()
-            for secret in scan_line(line):
-                plugin = entropy_plugins.get(secret.type)
-                if plugin is None:
-                    specific.add(secret.type)
-                elif secret.secret_value and (
-                    plugin.calculate_shannon_entropy(secret.secret_value) > plugin.entropy_limit
-                ):
-                    generic.add(secret.type)
-            # "GitHub Token" says more than "Base64 High Entropy String" about the same
-            # token, so the generic kind is reported only where nothing specific fired.
-            kinds = specific or generic
-            findings.extend(SecretFinding(kind=k, line=number) for k in sorted(kinds))
-    return findings
+        for text in texts:
+            findings: list[SecretFinding] = []
+            for number, raw in enumerate(text.split("\n"), start=1):
+                line = raw.rstrip("\r")
+                if not line.strip():
+                    continue
+                specific, generic = set(), set()
+                for secret in scan_line(line):
+                    plugin = entropy_plugins.get(secret.type)
+                    if plugin is None:
+                        specific.add(secret.type)
+                    elif secret.secret_value and (
+                        plugin.calculate_shannon_entropy(secret.secret_value) > plugin.entropy_limit
+                    ):
+                        generic.add(secret.type)
+                # "GitHub Token" says more than "Base64 High Entropy String" about the same
+                # token, so the generic kind is reported only where nothing specific fired.
+                kinds = specific or generic
+                findings.extend(SecretFinding(kind=k, line=number) for k in sorted(kinds))
+            results.append(findings)
+    return results
 
 
 def check_content(text: str, allow: bool = False) -> None:
@@ -126,12 +138,18 @@ def check_content(text: str, allow: bool = False) -> None:
     """
     if allow:
         return
-    findings = find_secrets(text)
+    refused = refusal(find_secrets(text))
+    if refused is not None:
+        raise refused
+
+
+def refusal(findings: Sequence[SecretFinding]) -> SecretRefused | None:
+    """The error :func:`check_content` raises for these findings, or ``None`` when there are none."""
     if not findings:
-        return
+        return None
     shown = ", ".join(f"{f.kind} on line {f.line}" for f in findings[:_SHOWN])
     if len(findings) > _SHOWN:
         shown += f" and {len(findings) - _SHOWN} more"
-    raise SecretRefused(
+    return SecretRefused(
         f"content looks like it contains a secret ({shown}); nothing was stored", _HINT
     )

@@ -182,8 +182,10 @@ def test_doc_files_cited_in_the_code_exist():
         for path in (ROOT / directory).rglob("*.py")
         for doc in re.findall(r"\b(?:docs/[\w./-]+\.md|[A-Z]+\.md)\b", path.read_text())
     }
-    # README.md is cited by name; DESIGN.md is the design brief, summarised in docs/design.md.
-    missing = sorted((str(p), d) for p, d in cited if d != "DESIGN.md" and not (ROOT / d).is_file())
+    # README.md is cited by name; DESIGN.md is the design brief, summarised in docs/design.md;
+    # CONSTITUTION.md is a file of a Tur store (what `tur import --from-tur` reads).
+    others = ("DESIGN.md", "CONSTITUTION.md")
+    missing = sorted((str(p), d) for p, d in cited if d not in others and not (ROOT / d).is_file())
     assert missing == [], f"the code cites documents that do not exist: {missing}"
 
 

@@ -31,7 +31,7 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read_file", "stamp", "write_file"]
 
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 """Version of the file layouts; part of every header."""
 
 _MAGIC = b"TURCACHE"
