@@ -45,6 +45,7 @@ __all__ = [
     "Converted",
     "RepoView",
     "TurFile",
+    "TurNote",
     "TurPersona",
     "TurStore",
     "Unmappable",
@@ -162,6 +163,7 @@ class TurStore:
         files: the memory files, sorted by path within each root.
         unreadable: (path, reason) of files that are not Tur memories.
         not_imported: one line per other part of the store (concept graph, sessions, …).
+        latest_note: the newest note of the persona's sessions, ``None`` when there is none.
     """
 
     roots: list[Path]
@@ -172,6 +174,22 @@ class TurStore:
     files: list[TurFile] = field(default_factory=list)
     unreadable: list[tuple[Path, str]] = field(default_factory=list)
     not_imported: list[str] = field(default_factory=list)
+    latest_note: TurNote | None = None
+
+
+@dataclass(frozen=True)
+class TurNote:
+    """The latest session note of the persona: what Tur's wake shows as the previous session's spark.
+
+    Attributes:
+        at: when it was written (aware UTC).
+        text: the note.
+        source: the session file it is in.
+    """
+
+    at: datetime
+    text: str
+    source: Path
 
 
 def find_store(path: Path, home: Path | None = None, persona: str | None = None) -> TurStore:
@@ -199,12 +217,32 @@ def find_store(path: Path, home: Path | None = None, persona: str | None = None)
     names = _persona_names(roots)
     uuid = _choose_persona(roots, names, persona, project)
     store = TurStore(roots=roots, project=project, persona_id=uuid, persona_name=names.get(uuid, uuid),
-                     persona=_read_persona(roots, uuid, names))
+                     persona=None)
+    store.persona = _read_persona(roots, uuid, names, store.unreadable)
     for root in roots:
         base = root / "personas" / uuid
         _read_memories(base / "memories", store)
+        _read_notes(base / "sessions", store)
         store.not_imported.extend(_other_parts(base, root))
     return store
+
+
+def _read_notes(directory: Path, store: TurStore) -> None:
+    """Keep the newest note of ``sessions/*.yaml`` (Tur's ``SessionNotes``: timestamp, content)."""
+    if not directory.is_dir():
+        return
+    for path in sorted(directory.glob("*.yaml")):
+        data = _read_yaml_file(path)
+        notes = data.get("notes") if isinstance(data, dict) else None
+        for note in notes if isinstance(notes, list) else []:
+            text = note.get("content") if isinstance(note, dict) else None
+            try:
+                at = _time(note.get("timestamp"), "timestamp") if isinstance(note, dict) else None
+            except ValueError:
+                at = None
+            if isinstance(text, str) and text.strip() and at is not None and (
+                    store.latest_note is None or at >= store.latest_note.at):
+                store.latest_note = TurNote(at, text.strip(), path)
 
 
 def _project_root(path: Path) -> Path | None:
@@ -215,21 +253,28 @@ def _project_root(path: Path) -> Path | None:
 
 
 def _load_yaml(text: str) -> Any:
+    """Parse YAML as Tur does.
+
+    Raises:
+        InvalidInput: not YAML (the message starts ``bad YAML:``).
+    """
     # Tur writes with PyYAML and reads with its safe loader (YAML 1.1): reading the same way
     # keeps every value as Tur sees it (a 12-hex SHA such as 1234567e8901 stays a string).
     import yaml
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    return yaml.load(text, Loader=loader)  # a safe loader: plain data only
+    try:
+        return yaml.load(text, Loader=loader)  # a safe loader: plain data only
+    except (yaml.YAMLError, ValueError, TypeError) as exc:  # values too: a timestamp of month 13
+        raise InvalidInput(f"bad YAML: {exc}".splitlines()[0]) from None
 
 
 def _read_yaml_file(path: Path) -> Any:
+    """The YAML in ``path``, or ``None`` when it cannot be read (Tur ignores such index files too)."""
     try:
         return _load_yaml(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        raise InvalidInput(f"cannot read {path}: {exc}".splitlines()[0]) from None
-    except Exception as exc:  # PyYAML's errors share no base with the ones above
-        raise InvalidInput(f"cannot read {path}: {exc}".splitlines()[0]) from None
+    except (OSError, UnicodeDecodeError, InvalidInput):
+        return None
 
 
 def _persona_names(roots: list[Path]) -> dict[str, str]:
@@ -273,20 +318,30 @@ def _choose_persona(roots: list[Path], names: dict[str, str], wanted: str | None
                        "choose one with --persona NAME")
 
 
-def _read_persona(roots: list[Path], uuid: str, names: dict[str, str]) -> TurPersona | None:
+def _read_persona(roots: list[Path], uuid: str, names: dict[str, str],
+                  unreadable: list[tuple[Path, str]]) -> TurPersona | None:
+    """The persona's identity, from ``CONSTITUTION.md`` (else ``persona.yaml``), as Tur loads it.
+
+    A file that cannot be read goes to ``unreadable`` (and is reported); the memories are
+    imported all the same.
+    """
     for root in reversed(roots):  # home first: where `tur-adm persona init` writes
         directory = root / "personas" / uuid
-        constitution, legacy = directory / "CONSTITUTION.md", directory / "persona.yaml"
-        if constitution.is_file():
-            text = constitution.read_text(encoding="utf-8")
-            front, body = _split_front_matter(text)
-            data = _load_yaml(front) if front is not None else {}
+        for source in (directory / "CONSTITUTION.md", directory / "persona.yaml"):
+            if not source.is_file():
+                continue
+            try:
+                text = source.read_text(encoding="utf-8")
+                front, body = _split_front_matter(text) if source.suffix == ".md" else (text, "")
+                data = _load_yaml(front) if front is not None else {}
+            except (OSError, UnicodeDecodeError) as exc:
+                unreadable.append((source, f"persona not imported: unreadable: {exc}"))
+                return None
+            except InvalidInput as exc:
+                unreadable.append((source, f"persona not imported: {exc.message}"))
+                return None
             data = data if isinstance(data, dict) else {}
-            return _persona(uuid, names, data, (body if front is not None else text).strip(),
-                            constitution)
-        if legacy.is_file():
-            data = _read_yaml_file(legacy)
-            return _persona(uuid, names, data if isinstance(data, dict) else {}, "", legacy)
+            return _persona(uuid, names, data, body.strip(), source)
     return None
 
 
@@ -383,10 +438,7 @@ def _read_file(path: Path, state: str) -> TurFile:
     front, body = _split_front_matter(text)
     if path.suffix == ".md" and front is None:
         raise InvalidInput("no YAML front matter between --- lines")
-    try:
-        data = _load_yaml(front if front is not None else text)
-    except Exception as exc:  # PyYAML's errors
-        raise InvalidInput(f"bad YAML: {exc}".splitlines()[0]) from None
+    data = _load_yaml(front if front is not None else text)
     if not isinstance(data, dict):
         raise InvalidInput("the front matter is not a mapping")
     return TurFile(path, state, {str(k): v for k, v in data.items()}, body if front is not None else None)
@@ -402,8 +454,10 @@ def _other_parts(base: Path, root: Path) -> list[str]:
             continue
         count = sum(1 for p in entry.rglob("*") if p.is_file()) if entry.is_dir() else 1
         what = f"{entry.name}/ ({count} files)" if entry.is_dir() else entry.name
-        lines.append(f"{root / 'personas' / base.name / what}: no gitmem equivalent "
-                     "(Tur's concept graph and session state)")
+        why = ("session notes: the latest is imported as the continuity note, earlier ones are not"
+               if entry.name == "sessions"
+               else "no gitmem equivalent (Tur's concept graph and session state)")
+        lines.append(f"{root / 'personas' / base.name / what}: {why}")
     return lines
 
 

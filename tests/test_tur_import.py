@@ -63,15 +63,19 @@ def world(tmp_path_factory) -> dict:
         {"type": "fact", "content": "The cache lives in Redis"},
         {"type": "fact", "content": 'The staging db password = "hunter2hunter2" in settings'},
         {"type": "core", "scope": "persona", "content": "We value honest answers over fast ones"},
+        {"type": "fact", "content": "The deploy key lives in the vault"},
     ]
     hashes = dict(zip(["anchored", "old", "event", "preference", "axiom", "subsumed", "archived",
-                       "secret", "core"], real.learn_many(batch), strict=True))
+                       "secret", "core", "redacted"], real.learn_many(batch), strict=True))
     hashes["new"] = real.learn("Tokens expire after 60 minutes", "--type", "fact",
                                "--supersedes", hashes["old"], "--allow-conflict")
     hashes["elsewhere"] = real.learn("Use ruff for linting", "--type", "insight", "--scope", "universal",
                                      cwd=other)
     real.archive(hashes["archived"])
     real.subsume(hashes["subsumed"])
+    real.redact(hashes["redacted"], "leaked a path")
+    real.run("wake")  # opens a session, which a note needs
+    real.run("note", "write", "Stopped halfway through the token refactor")
     (project / "src" / "auth.py").write_text(AUTH_V2)
     _git(project, env, "commit", "-qam", "auth: rewrite line 3")
     return {"root": root, "hashes": hashes, "persona": persona, "files": len(real.memory_files())}
@@ -105,14 +109,16 @@ def test_a_real_tur_store_imports_in_one_commit_with_a_report(tur_world):
     repo = tur_world["project"]
     assert subprocess.run(["git", "rev-list", "--count", "refs/tur/memories"], cwd=repo,
                           capture_output=True, text=True).stdout.strip() == "1"
-    assert f"read {tur_world['files']} memory files: 9 active, 1 archive, 1 subsumed" in r.out
+    assert f"read {tur_world['files']} memory files: 10 active, 1 archive, 1 subsumed" in r.out
     assert "1 event (as fact)" in r.out
     assert "  archive: 1 refuted" in r.out
     assert "  subsumed: 1 active" in r.out
-    assert "  active: " in r.out and "1 superseded" in r.out and "1 not imported" in r.out
-    assert "memories: 10 new, 0 merged into stored ones, 0 unchanged, 0 folded into a duplicate, " \
+    assert "  active: 7 active, 1 superseded, 1 refuted, 1 not imported" in r.out
+    assert "memories: 11 new, 0 merged into stored ones, 0 unchanged, 0 folded into a duplicate, " \
            "1 not imported" in r.out
     assert "persona: imported" in r.out
+    assert "continuity note (the latest Tur session note): imported" in r.out
+    assert "sessions/ (1 files): session notes: the latest is imported" in r.out
     assert "committed " in r.out and " s\n" in r.out
     # The one memory not imported is named on stderr with the reason: a credential, as in learn.
     assert r.err.count("tur: not imported:") == 1
@@ -147,6 +153,9 @@ def test_every_field_and_state_maps_as_documented(tur_world):
     new, old = _record(repo, h["new"]), _record(repo, h["old"])
     assert {"type": "supersedes", "target": old["id"]} in new["relations"]
     assert old["tur"]["status"] == "superseded"
+    redacted = _record(repo, h["redacted"])
+    assert redacted["refutation"]["reason"] == "redacted in Tur: leaked a path"
+    assert redacted["content"].startswith("[TOMBSTONE: REDACTED") and redacted["tur"]["redacted_at"]
     core = _record(repo, h["core"])
     assert core["type"] == "core" and core["decay"].get("half_life_days") is None
     elsewhere = _record(repo, h["elsewhere"])
@@ -181,15 +190,16 @@ def test_a_second_run_changes_nothing_and_says_so(tur_world):
     r = _import(tur_world)
     assert r.code == 0
     assert memory_ref(tur_world["project"]) == before
-    assert "0 new, 0 merged into stored ones, 10 unchanged" in r.out
+    assert "0 new, 0 merged into stored ones, 11 unchanged" in r.out
     assert "persona: unchanged" in r.out
+    assert "continuity note (the latest Tur session note): unchanged" in r.out
     assert "nothing to commit" in r.out
 
 
 def test_dry_run_prints_the_report_and_writes_nothing(tur_world):
     r = _import(tur_world, "--dry-run")
     assert r.code == 0
-    assert "memories: 10 new" in r.out and "persona: would be imported" in r.out
+    assert "memories: 11 new" in r.out and "persona: would be imported" in r.out
     assert "dry run: nothing written" in r.out
     assert memory_ref(tur_world["project"]) == ""
 
@@ -211,6 +221,7 @@ def test_wake_and_recall_see_imported_memories_and_not_archived_or_superseded_on
     repo = tur_world["project"]
     wake = tur(repo, "wake", "--token-budget", "0").out
     assert "Ariel" in wake and "Never store plaintext passwords" in wake
+    assert "## Continuity\nStopped halfway through the token refactor\n" in wake
     assert "Tokens expire after 60 minutes" in wake
     assert "Tokens expire after 15 minutes" not in wake
     assert "The cache lives in Redis" not in wake
@@ -222,7 +233,7 @@ def test_a_memory_already_learned_keeps_its_record_and_gains_the_tur_hash(tur_wo
     learned = tur(repo, "learn", "Moved the auth module to src/", "--agent", "me")
     assert learned.code == 0
     r = _import(tur_world)
-    assert r.code == 0 and "9 new, 1 merged into stored ones" in r.out
+    assert r.code == 0 and "10 new, 1 merged into stored ones" in r.out
     record = _record(repo, h["event"])
     assert record["id"] == learned.out.strip()
     assert record["provenance"]["source_agent"] == "me"
@@ -232,7 +243,7 @@ def test_a_memory_already_learned_keeps_its_record_and_gains_the_tur_hash(tur_wo
 
 def test_credentials_are_imported_only_when_allowed(tur_world):
     r = _import(tur_world, "--allow-secret")
-    assert r.code == 0 and "memories: 11 new" in r.out and r.err == ""
+    assert r.code == 0 and "memories: 12 new" in r.out and r.err == ""
 
 
 def test_a_file_tur_cannot_map_is_reported_and_the_rest_imported(tur_world):
@@ -248,7 +259,7 @@ def test_a_file_tur_cannot_map_is_reported_and_the_rest_imported(tur_world):
     assert len(failed) == 2
     assert any(str(broken) in line and "unknown memory_type 'DREAM'" in line for line in failed)
     assert any(str(truncated) in line and "bad YAML" in line for line in failed)
-    assert "memories: 10 new" in r.out and "2 not imported" in r.out
+    assert "memories: 11 new" in r.out and "2 not imported" in r.out
 
 
 def test_without_home_only_the_project_store_is_read(tur_world):
@@ -269,13 +280,16 @@ def test_home_defaults_to_the_users_tur_directory(tur_world, isolated_env):
     assert str(isolated_env / ".tur") in r.out and "persona Ariel" in r.out
 
 
-def test_several_personas_need_a_choice(tur_world):
+def test_several_personas_need_the_active_one_or_a_choice(tur_world):
     real = RealTur(tur_world["project"], tur_world["home"])
     real.init_persona("Bob", "To build")
     real.api("from tur import persona; from tur.memory.storage import MemoryManager\n"
              "from tur.models import Memory, MemoryType\n"
              "p = persona.get_persona_path('Bob')\n"
              "MemoryManager(base_dir=p).save(Memory(type=MemoryType.FACT, content='Bob was here'))\n")
+    r = _import(tur_world, "--dry-run")  # `tur wake` made Ariel the project's active persona
+    assert r.code == 0 and "persona Ariel" in r.out
+    (tur_world["project"] / ".tur" / "state.yaml").unlink()
     r = _import(tur_world)
     assert_one_line_error(r, "several personas", "Ariel", "Bob", "--persona")
     assert memory_ref(tur_world["project"]) == ""
@@ -300,3 +314,46 @@ def test_a_directory_without_a_tur_store_is_one_line(repo, tmp_path):
     r = tur(repo, "import", "--from-tur", str(tmp_path))
     assert_one_line_error(r, "no Tur store", str(tmp_path))
     assert memory_ref(repo) == ""
+
+
+def test_memories_of_an_older_tur_stored_as_yaml_models_are_imported(tur_world):
+    import tur.models
+
+    legacy = tur.models.Memory(type=tur.models.MemoryType.INSIGHT, content="Old stores were YAML",
+                               tags=["old"])
+    folder = tur_world["project"] / ".tur" / "personas" / tur_world["persona"] / "memories"
+    (folder / f"{legacy.id}.yaml").write_text(yaml.safe_dump(legacy.model_dump(mode="json")))
+    r = _import(tur_world)
+    assert r.code == 0 and "legacy: 1 active" in r.out
+    record = _record(tur_world["project"], legacy.id[:10])
+    assert record["type"] == "insight" and record["tags"] == ["old"] and record["legacy_id"] == legacy.id
+
+
+def test_a_home_directory_that_does_not_exist_is_one_line(tur_world, tmp_path):
+    r = tur(tur_world["project"], "import", "--from-tur", "--home", str(tmp_path / "nowhere"))
+    assert_one_line_error(r, "no Tur home store", "nowhere")
+    assert memory_ref(tur_world["project"]) == ""
+
+
+def test_front_matter_is_read_as_tur_reads_it_yaml_1_1(tmp_path, monkeypatch):
+    # A 12-hex SHA such as 1234567e8901 is a float to a YAML 1.2 reader, a string to Tur's.
+    from tur.memory.storage import MemoryManager
+    from tur.models import Memory as TurMemory
+    from tur.models import MemoryDecay, MemoryProvenance, MemoryScope, MemoryType
+
+    from gitmem import tur_store
+
+    monkeypatch.setenv("TUR_RUNTIME_DIR", str(tmp_path / "runtime"))  # Tur's lock files
+    persona_dir = tmp_path / "proj" / ".tur" / "personas" / "p1"
+    MemoryManager(base_dir=persona_dir, local_base_dir=persona_dir).save(TurMemory(
+        type=MemoryType.FACT, scope=MemoryScope.INCARNATION, content="The SHA looks like a float",
+        provenance=MemoryProvenance(git_sha="1234567e8901", context_ref="https://example.com/doc"),
+        decay=MemoryDecay(half_life_days=14.0)))
+    store = tur_store.find_store(tmp_path / "proj")
+    assert "git_sha: 1234567e8901\n" in store.files[0].path.read_text()
+    nowhere = tur_store.RepoView(None, "", lambda sha: None, lambda sha, path: None)
+    converted = tur_store.convert(store.files[0], nowhere)
+    assert converted.memory.provenance.git_sha == "1234567e8901"
+    assert converted.memory.model_extra["tur"]["context_ref"] == "https://example.com/doc"
+    assert converted.anchor == "commit not in this repository"
+    assert converted.memory.status.value == "unanchored"

@@ -106,14 +106,13 @@ class RealTur:
         by_content = {self.content(p): hash_of(p) for p in set(self.memory_files()) - before}
         return [by_content[m["content"]] for m in memories]
 
-    def _manager(self, action: str, hashes: list[str]) -> None:
+    def _manager(self, action: str, hashes: list[str], *args: str) -> None:
         self.api(
-            "import sys\n"
             "from tur import persona\n"
             "from tur.memory.storage import MemoryManager\n"
             "m = MemoryManager(base_dir=persona.get_persona_path(persona.get_active_persona_id()))\n"
             f"for h in {hashes!r}:\n"
-            f"    m.{action}(h)\n"
+            f"    m.{action}(h, *{args!r})\n"
         )
 
     def archive(self, *hashes: str) -> None:
@@ -123,6 +122,10 @@ class RealTur:
     def subsume(self, *hashes: str) -> None:
         """What Tur's introspection does to memories it compacted: move them to ``subsumed/``."""
         self._manager("subsume", list(hashes))
+
+    def redact(self, memory_hash: str, reason: str) -> None:
+        """What ``tur-adm memory redact`` does: replace the content with a tombstone."""
+        self._manager("redact", [memory_hash], reason)
 
     def file_of(self, memory_hash: str) -> Path:
         """The file of a memory."""

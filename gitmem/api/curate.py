@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from gitmem.anchors import Anchor
     from gitmem.api.records import Workspace
     from gitmem.models import Memory, Provenance
-    from gitmem.tur_store import Converted, RepoView, TurPersona, TurStore
+    from gitmem.tur_store import Converted, RepoView, TurNote, TurPersona, TurStore
 
 __all__ = ["Curator"]
 
@@ -409,12 +409,20 @@ class Curator:
 
         def build(tip: str | None) -> Mutation | None:
             changes, written, collided = self._tur_changes(tip, kept, found.persona, result, dry_run)
+            if found.latest_note is not None:
+                path, body = _continuity_note(found.latest_note)
+                exists = self.ws.store.read_path(tip, path) is not None
+                result.note_status = "unchanged" if exists else "imported"
+                if not exists:
+                    changes[path] = body
             result.failed = [*before, *collided]
             if not changes:
                 return None
             what = f"{len(result.imported)} new, {len(result.merged)} merged"
             if result.persona_status == "imported":
                 what += ", persona"
+            if result.note_status == "imported":
+                what += ", continuity note"
             return Mutation(changes, f"import from Tur ({found.persona_name}): {what}", result=written)
 
         if dry_run:
@@ -533,6 +541,19 @@ class Curator:
             else:
                 result.persona_status = "unchanged" if current == data else "kept the stored persona"
         return changes, written, collided
+
+
+def _continuity_note(note: TurNote) -> tuple[str, bytes]:
+    """Tree path and bytes of a Tur session note as a continuity note (named as ``spark`` names them).
+
+    The name's hex comes from the text, not at random, so a second import finds it.
+    """
+    import hashlib
+
+    from gitmem.api.context import CONTINUITY_DIR
+
+    digest = hashlib.sha256(note.text.encode("utf-8")).hexdigest()[:6]
+    return f"{CONTINUITY_DIR}/{note.at:%Y%m%dT%H%M%S.%fZ}-{digest}.md", (note.text + "\n").encode("utf-8")
 
 
 def _count(result: TurImportResult, converted: list[Converted], kept: dict[str, Converted]) -> None:

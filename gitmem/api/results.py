@@ -146,6 +146,8 @@ class TurImportResult:
     """Parts of the Tur store that are not memories (its concept graph, sessions)."""
     persona_status: str = "none in the Tur store"
     """``imported``, ``unchanged``, ``kept the stored persona`` or ``none in the Tur store``."""
+    note_status: str = "none in the Tur store"
+    """The latest Tur session note as a continuity note: ``imported``, ``unchanged`` or ``none …``."""
     commit: CommitInfo | None = None
     dry_run: bool = False
     """Nothing was written: the report says what an import would do."""

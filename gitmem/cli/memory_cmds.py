@@ -254,6 +254,8 @@ def tur_report(result: TurImportResult) -> list[str]:
                  f"{len(result.unchanged)} unchanged, {result.folded} folded into a duplicate, "
                  f"{len(result.failed)} not imported")
     lines.append(f"persona: {would if result.persona_status == 'imported' else ''}{result.persona_status}")
+    lines.append(f"continuity note (the latest Tur session note): "
+                 f"{would if result.note_status == 'imported' else ''}{result.note_status}")
     lines.extend(f"note: {line}" for line in result.notes)
     lines.extend(f"not imported: {line}" for line in result.not_imported)
     return lines
