@@ -4,8 +4,9 @@ In a temporary HOME and project (a git repository of 40 files), the Tur package 
 the ``test`` extra (``pip install tur==0.15.1``) creates a persona with its own wizard and
 learns the memories with its own CLI (``tur learn --json``, one call): every Tur type and
 scope, a third anchored to line ranges, tags and confidences. Then ``tur learn --supersedes``
-supersedes 5 of them, and its ``MemoryManager`` archives 100 and subsumes 60. Two more
-commits change some anchored files, so verify finds stale memories.
+supersedes 5 of them, its ``MemoryManager`` archives 100 and subsumes 60, and ``tur note
+write`` leaves a session note. Two more commits change some anchored files, so verify finds
+stale memories.
 
 Timed, each as a whole ``tur`` process (gitmem's CLI, Python start-up included):
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import subprocess
 import sys
@@ -105,6 +107,8 @@ def main() -> None:
             real.learn(content, "--type", "fact", "--supersedes", old, "--allow-conflict")
         real.archive(*hashes[100:200])
         real.subsume(*hashes[200:260])
+        real.run("wake")  # opens a session, which a note needs
+        real.run("note", "write", "Stopped halfway through the pipeline refactor")
         built = time.perf_counter() - started
         for round_ in range(2):
             for path in rng.sample(files, 8):
@@ -120,7 +124,8 @@ def main() -> None:
         verify, verified = _timed([TUR, "verify"], project, env)
         show, _ = _timed([TUR, "show", hash_of(real.memory_files()[0])[:10]], project, env)
         count = len(real.memory_files())
-        print(f"Tur store built by tur {real.version()}: {count} memory files in {built:.1f} s")
+        print(f"Tur store built by tur {real.version()}: {count} memory files in {built:.1f} s; "
+              f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
         print("--- tur import --from-tur --home (report) ---")
         print(proc.stdout.rstrip())
         not_imported = proc.stderr.strip().splitlines()

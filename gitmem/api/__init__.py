@@ -376,7 +376,8 @@ class Gitmem:
         command resolves it); relations point at the new ids; a memory already stored with
         the same type and content only gains legacy ids and relations, so a second run
         changes nothing. The persona becomes ``persona.yaml`` (Tier 0) unless another is
-        stored. Credentials are refused as in :meth:`learn`.
+        stored, and the latest session note a continuity note. Credentials are refused as
+        in :meth:`learn`.
 
         Args:
             path: the project directory holding ``.tur/`` (default: the working tree's root).

@@ -380,7 +380,7 @@ class Curator:
         hash as ``legacy_id`` (every command resolves it); its relations point at the new
         ids; a memory already stored (same type and content) only gains legacy ids and
         relations, so a second run changes nothing. The persona becomes ``persona.yaml``
-        unless another one is stored.
+        unless another one is stored, and the latest session note a continuity note.
 
         Args:
             path: the project directory holding ``.tur/`` (default: the working tree's root).
