@@ -335,8 +335,11 @@ class Curator:
             blobs = self.ws.store.entries(tip)
             changes: dict[str, bytes | None] = {}
             for memory, (_, original) in zip(batch, parsed, strict=True):
-                # The file itself, edited: its comments and key order survive (docs/storage.md).
-                data = codec.update(original, memory, str(memory.id))
+                try:  # the file itself, edited: its comments and key order survive (docs/storage.md)
+                    data = codec.update(original, memory, str(memory.id))
+                except MalformedRecord as exc:  # YAML the round-trip writer cannot reproduce
+                    result.notes.append(f"{memory.id}: written without the file's comments: {exc.reason}")
+                    data = codec.dump_new(memory)
                 if memory.id in blobs and self.ws.store.read_blob(blobs[memory.id]) == data:
                     result.unchanged.append(memory.id)
                     continue

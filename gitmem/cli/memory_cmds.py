@@ -204,7 +204,7 @@ def _import_files(args: argparse.Namespace, env: Env) -> int:
     for line in result.failed:
         env.warn(f"tur: skipped {line}")
     for line in result.notes:
-        env.warn(f"tur: relation {line}")
+        env.warn(f"tur: note: {line}")
     verb = "would import" if result.dry_run else "imported"
     env.print(f"{verb} {len(result.imported)}, unchanged {len(result.unchanged)}, "
               f"failed {len(result.failed)}")
