@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-verify bench-recall bench-repositories snapshots venv clean
+.PHONY: demo test lint bench bench-verify bench-recall bench-repositories bench-tur-import snapshots venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,9 @@ bench-recall: $(STAMP)
 
 bench-repositories: $(STAMP)
 	$(BIN)/python bench/bench_repositories.py
+
+bench-tur-import: $(STAMP)
+	$(BIN)/python bench/bench_tur_import.py
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest -q tests/tui/test_snapshots.py --snapshot-update

@@ -135,6 +135,8 @@ class Memory(_Part):
     decay: Decay | None = None
     relations: list[Relation] = Field(default_factory=list)
     refutation: Refutation | None = None
+    legacy_id: str | list[str] | None = None
+    """The id (or ids) the memory had before ``tur import``: every command resolves them."""
 
     _blob_id: str | None = PrivateAttr(default=None)
 
@@ -156,6 +158,20 @@ class Memory(_Part):
             # e.g. undecodable bytes on a command line, carried as lone surrogates
             raise ValueError("content is not valid UTF-8 text") from None
         return value
+
+    @field_validator("legacy_id")
+    @classmethod
+    def _check_legacy_id(cls, value: str | list[str] | None) -> str | list[str] | None:
+        names = [value] if isinstance(value, str) else value or []
+        if any(not name.strip() or name != name.strip() for name in names):
+            raise ValueError("legacy_id must be a non-empty id without surrounding white space")
+        return value
+
+    @property
+    def legacy_ids(self) -> list[str]:
+        """The old ids of an imported memory (``legacy_id`` as a list; empty when none)."""
+        value = self.legacy_id
+        return [value] if isinstance(value, str) else list(value or [])
 
     @model_validator(mode="before")
     @classmethod

@@ -39,6 +39,7 @@ from gitmem.api.results import (
     Skipped,
     StatusRow,
     StatusView,
+    TurImportResult,
     VerifyOutcome,
 )
 from gitmem.api.setup import HarnessSetup
@@ -83,6 +84,7 @@ __all__ = [
     "Status",
     "StatusRow",
     "StatusView",
+    "TurImportResult",
     "VerifyOutcome",
     "utc_now",
 ]
@@ -215,6 +217,9 @@ class Gitmem:
     def get(self, token: str) -> Memory:
         """Return the memory with this id or unique id prefix.
 
+        An old id of an imported memory (``legacy_id``), or a unique prefix of one, names
+        it too; ids are tried first.
+
         Raises:
             UnknownMemory: no such id.
             AmbiguousId: the prefix matches several ids.
@@ -223,12 +228,19 @@ class Gitmem:
         return self.records.get(token)
 
     def resolve(self, token: str) -> str:
-        """The full id that ``token`` (an id or unique prefix) names; no record is parsed.
+        """The full id that ``token`` (an id, a legacy id, or a unique prefix) names; nothing is parsed.
 
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
         return self.records.resolve(token)
+
+    def legacy_ids(self) -> dict[str, tuple[str, ...]]:
+        """Each imported memory's id -> the ids it had before ``tur import`` (``legacy_id``).
+
+        Read from the read cache's table (warm: one file); memories without one are left out.
+        """
+        return self.records.legacy_ids()
 
     def history(self, memory_id: str) -> list[CommitInfo]:
         """Commits on the memory ref that changed this record, newest first."""
@@ -401,19 +413,60 @@ class Gitmem:
         return self.store.take_notices()
 
     def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
-                      allow_secret: bool = False) -> ImportResult:
+                      allow_secret: bool = False, dry_run: bool = False) -> ImportResult:
         """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
 
-        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` (longer when a
-        different statement holds it: ``result.renamed``) and the old one is kept under
-        ``legacy_id``. Records with no provenance load as ``unanchored`` with confidence
-        1.0 and no decay (see docs/design.md). A file with a credential in any field, or
-        whose record would exceed ``MAX_RECORD_BYTES``, is listed in ``result.failed``.
+        Records keep their fields, comments and key order; the id is recomputed as
+        ``<type>-<8 hex>`` (longer when a different statement holds it: ``result.renamed``)
+        and the old one is kept under ``legacy_id`` (every command resolves it). Relations
+        naming an old or new id of the batch, or a stored memory, point at the new ids;
+        others are kept and listed in ``notes``. Records with no provenance load as
+        ``unanchored`` with confidence 1.0 and no decay (see docs/design.md). A file with a
+        credential in any field, or whose record would exceed ``MAX_RECORD_BYTES``, is listed
+        in ``result.failed``. With ``dry_run`` nothing is written.
 
         Raises:
             InvalidInput: a path does not exist.
         """
-        return self._curator.import_legacy(paths, allow_secret)
+        return self._curator.import_legacy(paths, allow_secret, dry_run)
+
+    def import_tur(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        persona: str | None = None,
+        allow_secret: bool = False,
+        dry_run: bool = False,
+    ) -> TurImportResult:
+        """Import a store of the Tur package (its memories and persona) in one commit.
+
+        Reads ``<path>/.tur/personas/<uuid>/memories/{active,archive,subsumed}/*.md`` and,
+        with ``home``, the user-level store (``personas.yaml``, ``persona.yaml``,
+        ``CONSTITUTION.md`` and its memories). Every field's mapping is in
+        docs/coming-from-tur.md. Each memory keeps its Tur hash as ``legacy_id`` (every
+        command resolves it); relations point at the new ids; a memory already stored with
+        the same type and content only gains legacy ids and relations, so a second run
+        changes nothing. The persona becomes ``persona.yaml`` (Tier 0) unless another is
+        stored, and the latest session note a continuity note. Credentials are refused as
+        in :meth:`learn`.
+
+        Args:
+            path: the project directory holding ``.tur/`` (default: the working tree's root).
+            home: the user-level Tur store (``~/.tur``) to read too, or ``None``.
+            persona: the persona's name or id (prefix); default the active or only one.
+            allow_secret: import content that looks like a credential.
+            dry_run: write nothing; the result says what an import would do.
+
+        Returns:
+            The report: counts per Tur type and state, new, merged and unchanged ids, every
+            file not imported with the reason, and the commit.
+
+        Raises:
+            InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
+        """
+        return self._curator.import_tur(path, home=home, persona=persona, allow_secret=allow_secret,
+                                        dry_run=dry_run)
 
     # -- staleness ---------------------------------------------------------------------------
 

@@ -45,6 +45,7 @@ __all__ = [
     "StatusRow",
     "StatusView",
     "SyncResult",
+    "TurImportResult",
     "VerifyOutcome",
     "WakeResult",
 ]
@@ -133,7 +134,11 @@ class ImportResult:
     """One line per file that could not be imported (path: reason)."""
     renamed: list[str] = field(default_factory=list)
     """One line per record given a longer id because a different statement held its id."""
+    notes: list[str] = field(default_factory=list)
+    """One line per relation kept pointing outside the store, or dropped."""
     commit: CommitInfo | None = None
+    dry_run: bool = False
+    """Nothing was written: the lists say what an import would do."""
 
 
 @dataclass
@@ -147,6 +152,52 @@ class DoctorReport:
     malformed: list[Skipped] = field(default_factory=list)
     """Malformed records (never changed by the doctor) and cache notices."""
     commit: CommitInfo | None = None
+    dry_run: bool = False
+    """Nothing was written: the lists say what an import would do."""
+
+
+@dataclass
+class TurImportResult:
+    """Outcome of :meth:`Gitmem.import_tur`: what was read, what it became, what was not mapped.
+
+    Counts are of Tur memory files. ``states`` maps a file's place in the Tur store
+    (``active``, ``archive``, ``subsumed``, ``legacy``) to what its memories became
+    (``active``, ``stale``, ``refuted``, ``superseded``) and how many; ``types`` maps Tur's
+    ``memory_type`` to how many were mapped; ``anchors`` counts how provenance mapped
+    (``anchored``, ``commit only``, ``commit not in this repository``, ``no commit``).
+    """
+
+    sources: list[str] = field(default_factory=list)
+    """The ``.tur`` directories read."""
+    persona: str = ""
+    """The persona whose memories were read: ``name (uuid)``."""
+    files: int = 0
+    states: dict[str, Counter[str]] = field(default_factory=dict)
+    types: Counter[str] = field(default_factory=Counter)
+    mapped_as: dict[str, str] = field(default_factory=dict)
+    """Tur ``memory_type`` -> the gitmem type it became (``event`` -> ``fact``)."""
+    anchors: Counter[str] = field(default_factory=Counter)
+    imported: list[str] = field(default_factory=list)
+    """Ids of new records."""
+    merged: list[str] = field(default_factory=list)
+    """Ids of stored records that gained legacy ids or relations."""
+    unchanged: list[str] = field(default_factory=list)
+    """Ids already stored with everything the import would add (a second run)."""
+    folded: int = 0
+    """Tur memories merged into another with the same type and content (their ids resolve)."""
+    failed: list[str] = field(default_factory=list)
+    """One line per memory file that was not imported: ``path: reason``."""
+    notes: list[str] = field(default_factory=list)
+    """Relations kept pointing outside the store or dropped, fields kept under ``tur:``."""
+    not_imported: list[str] = field(default_factory=list)
+    """Parts of the Tur store that are not memories (its concept graph, sessions)."""
+    persona_status: str = "none in the Tur store"
+    """``imported``, ``unchanged``, ``kept the stored persona`` or ``none in the Tur store``."""
+    note_status: str = "none in the Tur store"
+    """The latest Tur session note as a continuity note: ``imported``, ``unchanged`` or ``none …``."""
+    commit: CommitInfo | None = None
+    dry_run: bool = False
+    """Nothing was written: the report says what an import would do."""
 
 
 @dataclass

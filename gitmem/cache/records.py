@@ -61,6 +61,7 @@ def row_of(memory: Memory) -> tuple:
         tuple((r.type.value, r.target) for r in memory.relations),
         None if memory.refutation is None else memory.refutation.reason,
         None if memory.last_verified_at is None else microseconds(memory.last_verified_at),
+        tuple(memory.legacy_ids),
     )
 
 
@@ -83,6 +84,9 @@ def check_columns(columns: dict[str, list]) -> None:
     if not (set(map(len, filter(None, columns["prov"]))) <= {4}
             and set(map(len, filter(None, columns["decay"]))) <= {4}):
         raise ValueError("provenance or decay shape")
+    if not (types_of("legacy") <= {tuple}
+            and all(type(name) is str for names in columns["legacy"] for name in names)):
+        raise ValueError("legacy ids")
     for links in columns["rels"]:
         if links and any(len(link) != 2 or link[0] not in RELATIONS for link in links):
             raise ValueError("relations")

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = ["COLUMNS", "RecordTable", "RowViews"]
 
-COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted", "verified")
+COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted", "verified", "legacy")
 """The hot columns of a table, one value per record (see :func:`gitmem.cache.records.row_of`)."""
 
 
@@ -103,6 +103,7 @@ class RecordTable:
     parsed: dict[int, Memory] = field(default_factory=dict)
     _views: list[MemoryView] | None = None
     _rows: dict[str, int] | None = None
+    _legacy: dict[str, list[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -112,6 +113,16 @@ class RecordTable:
         if self._rows is None:
             self._rows = {memory_id: i for i, memory_id in enumerate(self.ids)}
         return self._rows.get(memory_id)
+
+    def legacy_index(self) -> dict[str, list[str]]:
+        """Each legacy id (``legacy_id`` of imported records) -> the ids that carry it (built once)."""
+        if self._legacy is None:
+            index: dict[str, list[str]] = {}
+            for row, names in enumerate(self.columns["legacy"]):
+                for name in names:
+                    index.setdefault(name, []).append(self.ids[row])
+            self._legacy = index
+        return self._legacy
 
     def entry_order(self) -> list[tuple[str, str]]:
         """(id, blob id) of every entry, readable or not, in the tree's own order.

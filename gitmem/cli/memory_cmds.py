@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from typing import TYPE_CHECKING, cast
 
 from gitmem.cli.output import json_dump, memory_json, one_line, table
@@ -16,7 +17,7 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
-    from gitmem.api import Memory
+    from gitmem.api import Memory, TurImportResult
     from gitmem.cli.env import Env
 
 
@@ -88,8 +89,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--type", required=True, choices=RELATIONS)
     p.set_defaults(func=cmd_link)
 
-    p = sub.add_parser("import", help="import legacy .tur/memories/*.yaml records in one commit")
-    p.add_argument("paths", nargs="+", metavar="PATH")
+    p = sub.add_parser("import", help="import record files, or a whole Tur store (--from-tur), in one commit",
+                       description="Import legacy .tur/memories/*.yaml record files, or with --from-tur "
+                       "the store of the Tur package, in one commit. Old ids stay usable.")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="record files, or directories of them")
+    p.add_argument("--from-tur", nargs="?", const="", metavar="PATH",
+                   help="import the Tur store of the project at PATH (default: this repository)")
+    p.add_argument("--home", nargs="?", const="~/.tur", metavar="DIR",
+                   help="with --from-tur: also the user-level Tur store (default DIR: ~/.tur)")
+    p.add_argument("--persona", metavar="NAME", help="with --from-tur: the persona to import "
+                   "(default: the active or only one)")
+    p.add_argument("--dry-run", action="store_true", help="print what would be imported; write nothing")
     p.add_argument("--allow-secret", action="store_true",
                    help="import records even if their content looks like a credential")
     p.set_defaults(func=cmd_import)
@@ -267,17 +277,87 @@ def cmd_link(args: argparse.Namespace, env: Env) -> int:
 
 
 def cmd_import(args: argparse.Namespace, env: Env) -> int:
-    """``tur import``: legacy files in one commit; failures listed on stderr."""
-    result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret)
+    """``tur import``: legacy files or a Tur store in one commit; failures listed on stderr."""
+    from gitmem.errors import InvalidInput
+
+    if args.from_tur is None:
+        if args.home is not None or args.persona is not None:
+            raise InvalidInput("--home and --persona go with --from-tur")
+        if not args.paths:
+            raise InvalidInput("nothing to import", "give record files (PATH ...) or --from-tur")
+        return _import_files(args, env)
+    if args.paths:
+        raise InvalidInput("give record files or --from-tur PATH, not both")
+    return _import_tur(args, env)
+
+
+def _import_files(args: argparse.Namespace, env: Env) -> int:
+    result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret, dry_run=args.dry_run)
     for line in result.failed:
         env.warn(f"tur: skipped {line}")
     for line in result.renamed:
         env.warn(f"tur: {line}")
-    env.print(f"imported {len(result.imported)}, unchanged {len(result.unchanged)}, "
+    for line in result.notes:
+        env.warn(f"tur: note: {line}")
+    verb = "would import" if result.dry_run else "imported"
+    env.print(f"{verb} {len(result.imported)}, unchanged {len(result.unchanged)}, "
               f"failed {len(result.failed)}")
     if result.failed and not result.imported and not result.unchanged:
         return 1
     return 0
+
+
+def _import_tur(args: argparse.Namespace, env: Env) -> int:
+    import time
+
+    started = time.monotonic()
+    result = env.gm.import_tur(args.from_tur or None, home=args.home, persona=args.persona,
+                               allow_secret=args.allow_secret, dry_run=args.dry_run)
+    seconds = time.monotonic() - started
+    for line in tur_report(result):
+        env.print(line)
+    for line in result.failed:
+        env.warn(f"tur: not imported: {line}")
+    if result.dry_run:
+        env.print(f"dry run: nothing written ({seconds:.2f} s)")
+    elif result.commit is not None:
+        env.print(f"committed {result.commit.sha[:12]} in {seconds:.2f} s")
+    else:
+        env.print(f"nothing to commit: every memory is already stored ({seconds:.2f} s)")
+    done = result.imported or result.merged or result.unchanged
+    return 1 if result.failed and not done else 0
+
+
+def tur_report(result: TurImportResult) -> list[str]:
+    """The lines of ``tur import --from-tur``'s report (failures are printed apart, on stderr)."""
+    def counts(counter: Counter[str], order: tuple[str, ...] = ()) -> str:
+        keys = [k for k in order if counter[k]] + sorted(k for k in counter if k not in order)
+        return ", ".join(f"{counter[k]} {k}" for k in keys) or "none"
+
+    would = "would be " if result.dry_run else ""
+    lines = [f"Tur store: {', '.join(result.sources)}; persona {result.persona}"]
+    per_state = Counter({state: sum(c.values()) for state, c in result.states.items()})
+    lines.append(f"read {result.files} memory files: {counts(per_state, _STATES)}")
+    types = ", ".join(f"{n} {t}" + (f" (as {result.mapped_as[t]})" if result.mapped_as.get(t, t) != t else "")
+                      for t, n in sorted(result.types.items(), key=lambda kv: (-kv[1], kv[0])))
+    lines.append(f"types: {types or 'none'}")
+    for state in sorted(result.states, key=lambda s: (_STATES + (s,)).index(s)):
+        lines.append(f"  {state}: {counts(result.states[state], _BECAME)}")
+    lines.append(f"provenance: {counts(result.anchors, _ANCHORS)}")
+    lines.append(f"memories: {len(result.imported)} new, {len(result.merged)} merged into stored ones, "
+                 f"{len(result.unchanged)} unchanged, {result.folded} folded into a duplicate, "
+                 f"{len(result.failed)} not imported")
+    lines.append(f"persona: {would if result.persona_status == 'imported' else ''}{result.persona_status}")
+    lines.append(f"continuity note (the latest Tur session note): "
+                 f"{would if result.note_status == 'imported' else ''}{result.note_status}")
+    lines.extend(f"note: {line}" for line in result.notes)
+    lines.extend(f"not imported: {line}" for line in result.not_imported)
+    return lines
+
+
+_STATES = ("active", "archive", "subsumed", "legacy")
+_BECAME = ("active", "stale", "superseded", "refuted", "folded", "not imported")
+_ANCHORS = ("anchored", "commit only", "commit not in this repository", "no commit")
 
 
 __all__ = ["register"]

@@ -264,3 +264,18 @@ def test_an_error_from_the_store_is_notified_not_raised(tui_repo, clock):
         assert app.is_running
 
     run(app, scenario)
+
+
+def test_search_finds_a_memory_by_the_id_it_had_before_import(tui_repo, clock, tmp_path):
+    _, gm, ids = tui_repo
+    record = tmp_path / "old.yaml"
+    record.write_text('id: "fact-0badc0de"\ntype: fact\ncontent: Sessions expire after an hour\n')
+    imported = gm.import_legacy([record]).imported[0]
+    app = make_app(gm, clock=clock)
+
+    async def scenario(pilot):
+        await pilot.press("slash", *"0badc0de")
+        await pilot.pause()
+        assert table_ids(app) == [imported]
+
+    run(app, scenario)
