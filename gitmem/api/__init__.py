@@ -374,7 +374,8 @@ class Gitmem:
         Naming ``ids`` is an explicit check: a memory found fresh also gets
         ``last_verified_at = now``, restarting its time decay. With ``confirm`` a
         person vouches for the named memories: each is set ``fresh`` and re-anchored
-        to HEAD (same path, lines clamped to the file); one whose anchored file is gone
+        to HEAD (same path, lines clamped to the file; or, for code that was moved to
+        another file and edited, where it went); one whose anchored file is gone
         at HEAD is left as it is, with a hint. Refuted memories are never changed by verify.
 
         With ``explicit=False`` the ``ids`` only narrow the check, as a background

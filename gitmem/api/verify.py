@@ -111,9 +111,9 @@ class Verifier:
                 "the repository has no commits yet: nothing to verify memories against",
                 "commit something first",
             )
-        policy = self.ws.settings.decay
-        verify_cache = self._load_verify_cache()
-        report = check(memories, store.code(), policy, cache=verify_cache)
+        policy, options = self.ws.settings.decay, self.ws.settings.verify
+        verify_cache = self._load_verify_cache(options.tag())
+        report = check(memories, store.code(), policy, cache=verify_cache, options=options)
         self._save_verify_cache(verify_cache, report.head_sha)
         updated: dict[str, Memory] = {}
         rows = []
@@ -138,12 +138,13 @@ class Verifier:
             outcome.commit = self._record_verdicts(judged, updated, rows, bulk=not ids)
         return outcome
 
-    def _load_verify_cache(self) -> VerifyCache:
-        """Outcomes of earlier runs (keys are immutable SHAs, so they never go stale)."""
+    def _load_verify_cache(self, tag: str) -> VerifyCache:
+        """Outcomes of earlier runs with the same ``verify`` settings (keys are immutable SHAs,
+        so they never go stale)."""
         from gitmem.staleness import VerifyCache
 
         plain = self.ws.records.cache.read_payload(*VERIFY_CACHE)
-        return VerifyCache.from_plain(plain) if plain is not None else VerifyCache()
+        return VerifyCache.from_plain(plain, tag) if plain is not None else VerifyCache(tag)
 
     def _save_verify_cache(self, verify_cache: VerifyCache, head: str) -> None:
         # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
@@ -159,7 +160,8 @@ class Verifier:
             # Fresh but not re-anchored (no anchor, or unanchored by design): move the SHA only.
             ref, fp = prov.context_ref, prov.fingerprint
         elif confirm and prov is not None and prov.context_ref:
-            ref, fp = self._anchor_at_head(prov.context_ref, head)
+            # Code that was moved and edited: vouching re-anchors it where it went.
+            ref, fp = self._anchor_at_head(verdict.moved_to or prov.context_ref, head)
             if ref is None:
                 # Vouching cannot make an anchor to a missing file true: keep the verdict.
                 return replace(verdict, hint=f"{prov.context_ref} is not at HEAD: `tur forget` it, "
