@@ -405,11 +405,11 @@ def _is_word(ch: str) -> bool:
 
 def _keep_separator(match: re.Match[str]) -> str:
     text, s, e = match.string, match.start(), match.end()
-    return " " if 0 < s and e < len(text) and _is_word(text[s - 1]) and _is_word(text[e]) else ""
+    return " " if s > 0 and e < len(text) and _is_word(text[s - 1]) and _is_word(text[e]) else ""
 
 
 def squeeze(text: str) -> str:
-    """The whitespace-insensitive form of ``text``: as ``git diff -w`` compares it, nearly.
+    r"""The whitespace-insensitive form of ``text``: as ``git diff -w`` compares it, nearly.
 
     Every run of white space (spaces, tabs, line breaks) is dropped, except that a run
     between two word characters becomes one space, so that ``return x`` and

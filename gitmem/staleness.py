@@ -150,8 +150,7 @@ class _Located:
 
 @dataclass(frozen=True)
 class _Outcome:
-    """Intermediate result at HEAD: either located (``reason`` says how it travelled), or a
-    final status with reason."""
+    """Intermediate result at HEAD: located (``reason`` says how it travelled), or final."""
 
     located: _Located | None = None
     status: Status = Status.STALE
@@ -206,8 +205,10 @@ class VerifyCache:
 
     @classmethod
     def from_plain(cls, doc: Any, tag: str = "") -> VerifyCache:
-        """Load :meth:`to_plain` output; anything else, another version or another ``tag``
-        gives an empty cache (with ``tag``)."""
+        """Load :meth:`to_plain` output made with ``tag``.
+
+        Anything else, another version or another ``tag`` gives an empty cache (with ``tag``).
+        """
         cache = cls(tag)
         try:
             if doc.get("version") != cls.VERSION or doc.get("tag") != tag:
@@ -586,10 +587,10 @@ def _follow_move(
     reason: str,
     run: _Run,
 ) -> _Outcome | None:
-    """Where the anchored lines went when they left their file (``own``: its path and blob at
-    HEAD, ``None`` when it was deleted); ``None`` when they are nowhere to be found.
+    """Where the anchored lines went when they left their file; ``None`` when nowhere.
 
-    ``sha`` is the commit they left in, ``reason`` the verdict without a move.
+    ``own`` is their file's path and blob at HEAD (``None`` when it was deleted), ``sha``
+    the commit they left in, ``reason`` the verdict without a move.
     """
     if not run.options.follow_moves or not searchable(block_text(known)):
         return None
@@ -633,8 +634,10 @@ def _follow_move(
 
 
 def _moved_and_changed(m: Match, known: list[str], sha: str | None, run: _Run) -> str:
-    """``moved to X and changed in S``, or ``moved to X in S1, changed in S2`` when the code
-    arrived unchanged in S1 and was edited later."""
+    """The reason for code moved and edited: ``moved to X and changed in S``.
+
+    ``moved to X in S1, changed in S2`` when it arrived unchanged in S1 and was edited later.
+    """
     full = run.h.resolve_commit(sha) if sha else None
     if full is None:
         return _in(f"moved to {m.ref()} and changed", sha)
