@@ -396,16 +396,13 @@ def map_window(hunks: list[Hunk], start: int, end: int) -> tuple[int, int] | Non
 # ---------------------------------------------------------------------------
 # Whitespace-insensitive comparison (what survives a formatter run)
 
-_WS_RUN = re.compile(r"\s+")
+#: A run of white space between two word characters: the one kind :func:`squeeze` keeps.
+_WORD_GAP = re.compile(r"(?<=\w)\s+(?=\w)")
 
 
 def _is_word(ch: str) -> bool:
+    # what `\w` matches in a str pattern: str.isalnum() or the underscore
     return ch.isalnum() or ch == "_"
-
-
-def _keep_separator(match: re.Match[str]) -> str:
-    text, s, e = match.string, match.start(), match.end()
-    return " " if s > 0 and e < len(text) and _is_word(text[s - 1]) and _is_word(text[e]) else ""
 
 
 def squeeze(text: str) -> str:
@@ -415,7 +412,8 @@ def squeeze(text: str) -> str:
     between two word characters becomes one space, so that ``return x`` and
     ``returnx`` stay different while ``f(a, b)`` and ``f(\\n    a,\\n    b\\n)`` are equal.
     """
-    return _WS_RUN.sub(_keep_separator, text)
+    # split() and join() run in C: far cheaper than a substitution with a callback
+    return " ".join("".join(part.split()) for part in _WORD_GAP.split(text))
 
 
 def loose_fingerprint(text_lines: list[str]) -> str:
@@ -593,6 +591,10 @@ def same_modulo_whitespace(old: list[str], new: list[str], kind: str | None) -> 
     Their :func:`squeeze` forms are equal and, where indentation matters (``kind``, see
     :func:`indent_kind`), so are their :func:`indent_profile`.
     """
-    if squeeze("\n".join(old)) != squeeze("\n".join(new)):
+    old_text, new_text = "\n".join(old), "\n".join(new)
+    # Necessary, and cheap: the same characters once every white space is gone.
+    if "".join(old_text.split()) != "".join(new_text.split()):
+        return False
+    if squeeze(old_text) != squeeze(new_text):
         return False
     return kind is None or indent_profile(old, kind) == indent_profile(new, kind)

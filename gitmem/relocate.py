@@ -94,8 +94,8 @@ class Texts:
         self._lines: dict[str, list[str]] = {}
         self._line_index: dict[str, dict[str, list[int]]] = {}
         self._loose: dict[str, LooseText] = {}
+        self._compact: dict[str, str] = {}
         self._pieces: dict[str, list[tuple[int, str]]] = {}
-        self._piece_sets: dict[str, frozenset[str]] = {}
         self._swept: dict[str, bytes | None] = {}
         self._swept_bytes = 0
 
@@ -131,6 +131,12 @@ class Texts:
             self._loose[blob_id] = LooseText.of(self.lines(blob_id))
         return self._loose[blob_id]
 
+    def compact(self, blob_id: str) -> str:
+        """The blob's text with every white space removed: a cheap test before :meth:`loose`."""
+        if blob_id not in self._compact:
+            self._compact[blob_id] = "".join("".join(self.lines(blob_id)).split())
+        return self._compact[blob_id]
+
     def pieces(self, blob_id: str) -> list[tuple[int, str]]:
         """``(line number, squeezed line)`` of every non-blank line of the blob."""
         if blob_id not in self._pieces:
@@ -138,12 +144,6 @@ class Texts:
                 (n, p) for n, p in enumerate(map(squeeze, self.lines(blob_id)), start=1) if p
             ]
         return self._pieces[blob_id]
-
-    def piece_set(self, blob_id: str) -> frozenset[str]:
-        """The distinct squeezed lines of the blob."""
-        if blob_id not in self._piece_sets:
-            self._piece_sets[blob_id] = frozenset(p for _, p in self.pieces(blob_id))
-        return self._piece_sets[blob_id]
 
     def swept(self, blob_id: str) -> bytes | None:
         """A blob's bytes for the sweep of the rest of the tree, read once per run.
@@ -186,7 +186,14 @@ def _pad(span: tuple[int, int], known: list[str], lines: list[str]) -> tuple[int
 
 
 def find_in_blob(
-    texts: Texts, path: str, blob_id: str, known: list[str], kind: str | None, *, loose: bool
+    texts: Texts,
+    path: str,
+    blob_id: str,
+    known: list[str],
+    kind: str | None,
+    *,
+    loose: bool,
+    needle: str | None = None,
 ) -> list[Match]:
     """Every place of a blob holding the block ``known``, in file order.
 
@@ -198,6 +205,7 @@ def find_in_blob(
         kind: :func:`gitmem.anchors.indent_kind` that applies (relative indentation must
             then be kept by a match modulo white space).
         loose: also match modulo white space; else only exact (trailing space ignored).
+        needle: :func:`block_text` of ``known``, when the caller has it (many blobs).
     """
     if not known or not texts.is_text(blob_id):
         return []
@@ -205,9 +213,13 @@ def find_in_blob(
     wanted = [line.rstrip() for line in known]
     if not loose:
         return [Match(path, s, s + len(known) - 1, True) for s in texts.occurrences(blob_id, wanted)]
-    profile = indent_profile(known, kind)
+    needle = block_text(known) if needle is None else needle
+    if needle.replace(" ", "") not in texts.compact(blob_id):
+        return []  # not even the same characters: no need to squeeze the file
+    spans = texts.loose(blob_id).find(needle)
+    profile = indent_profile(known, kind) if spans else ()
     out = []
-    for first, last in texts.loose(blob_id).find(block_text(known)):
+    for first, last in spans:
         if kind is not None and indent_profile(lines[first - 1 : last], kind) != profile:
             continue
         start, end = _pad((first, last), known, lines)
@@ -250,15 +262,17 @@ def find_moved(
     line is compared (and within :data:`SWEEP_BUDGET`).
     """
     found: list[Match] = []
+    needle = block_text(known)
     for path in candidates:
         if path in skip:
             continue
         blob_id = texts.h.blob_id_at(head, path)
         if blob_id is not None:
-            found += find_in_blob(texts, path, blob_id, known, kind or indent_kind(path), loose=loose)
+            found += find_in_blob(texts, path, blob_id, known, kind or indent_kind(path),
+                                  loose=loose, needle=needle)
     if found or sum(1 for line in known if line.strip()) < MIN_SWEEP_LINES:
         return found
-    words = _WORD.findall(block_text(known))
+    words = _WORD.findall(needle)
     if not words:
         return found
     token = max(words, key=len).encode("utf-8", errors="surrogateescape")
@@ -268,7 +282,8 @@ def find_moved(
             continue
         data = texts.swept(blob_id)
         if data is not None and token in data:
-            found += find_in_blob(texts, path, blob_id, known, kind or indent_kind(path), loose=loose)
+            found += find_in_blob(texts, path, blob_id, known, kind or indent_kind(path),
+                                  loose=loose, needle=needle)
     return found
 
 
@@ -311,13 +326,13 @@ def similar_regions(
     candidates: tuple[str, ...],
     known: list[str],
     skip: set[str],
-    floor: float,
+    own: str | None,
 ) -> list[Match]:
     """The regions of the ``candidates`` most like the block: where moved and edited code went.
 
     Blocks of 3 to :data:`MAX_SIMILAR_LINES` non-blank lines only. A region must keep at
-    least :data:`SIMILARITY` of the block's lines, more than ``floor`` (what stayed in
-    the block's own file, so that an edit in place is not taken for a move), and more
+    least :data:`SIMILARITY` of the block's lines, more than stayed in the block's own
+    file (blob ``own`` at HEAD, ``None`` when deleted: an edit in place is no move), and more
     than the same file held at ``since`` (so that a similar block that was already there,
     a sibling, is not taken for the moved one). Returns the best region, or every region
     tied for best (in different files), with ``exact`` false.
@@ -327,14 +342,17 @@ def similar_regions(
         return []
     need = max(SIMILARITY * len(block), 1.0)
     best: list[tuple[float, Match]] = []
+    floor: float | None = None
     for path in candidates:
         blob_id = texts.h.blob_id_at(head, path)
         if path in skip or blob_id is None or not texts.is_text(blob_id):
             continue
-        present = texts.piece_set(blob_id)
-        if sum(1 for p in block if p in present) < need:
+        compact = texts.compact(blob_id)  # a cheap upper bound before any line is squeezed
+        if sum(1 for p in block if p.replace(" ", "") in compact) < need:
             continue
         share, first, last = _score(block, texts.pieces(blob_id))
+        if floor is None:
+            floor = share_in(texts, own, known)
         if share < SIMILARITY or share <= floor:
             continue
         if share <= share_in(texts, texts.h.blob_id_at(since, path), known):

@@ -59,7 +59,6 @@ from gitmem.relocate import (
     find_moved,
     left_file,
     searchable,
-    share_in,
     similar_regions,
 )
 from gitmem.settings import VerifySettings
@@ -441,6 +440,7 @@ def _locate_file(
         return _Outcome(_Located(new_path, None, None))
     sha = run.h.last_commit_touching(anchor.path, obs, run.head, new_path=new_path)
     if (run.options.ignore_whitespace and run.is_text(old_blob) and run.is_text(new_blob)
+            and run.compact(old_blob) == run.compact(new_blob)  # cheap, and memoised per blob
             and same_modulo_whitespace(run.lines(old_blob), run.lines(new_blob),
                                        _kind(anchor.path, new_path))):
         return _Outcome(_Located(new_path, None, None), reason=_in("reformatted", sha))
@@ -612,8 +612,7 @@ def _follow_move(
             "(the same content re-anchors it)",
             last_text=last_text,
         )
-    floor = share_in(run, own[1] if own else None, known)
-    similar = similar_regions(run, obs, run.head, candidates, known, skip, floor)
+    similar = similar_regions(run, obs, run.head, candidates, known, skip, own[1] if own else None)
     if not similar:
         return None
     if len(similar) > 1:
