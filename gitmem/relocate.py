@@ -44,8 +44,9 @@ __all__ = [
     "similar_regions",
 ]
 
-#: A block squeezed to fewer characters than this (``pass``, ``}``) is too common to follow.
-MIN_SEARCH_CHARS = 8
+#: A block squeezed to fewer characters than this (``pass``, ``return x``) is too common to
+#: follow to another file: a wrong "moved" would keep a memory fresh that is not.
+MIN_SEARCH_CHARS = 16
 
 #: The rest of HEAD's tree is searched only for blocks of at least this many non-blank lines.
 MIN_SWEEP_LINES = 2

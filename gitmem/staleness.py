@@ -562,16 +562,20 @@ def _changed_lines(
 def _reformatted_here(
     known: list[str], anchor: Anchor, new_path: str, new_blob: str, hunks: list[Hunk], run: _Run
 ) -> _Located | None:
-    """The anchored lines in their file again, changed only in white space (one place), or ``None``.
+    """The anchored lines in their file again, changed only in white space, or ``None``.
 
-    Several such places: the one where the diff put the range, if it is only one.
+    A formatter leaves code where it was: the match must overlap what the diff put where
+    the range was (:func:`map_window`), and be the only one there.
     """
     assert anchor.start is not None and anchor.end is not None
-    found = find_in_blob(run, new_path, new_blob, known, _kind(anchor.path, new_path), loose=True)
-    if len(found) > 1:
-        window = map_window(hunks, anchor.start, anchor.end)
-        if window is not None:
-            found = [m for m in found if m.start <= window[1] and m.end >= window[0]]
+    window = map_window(hunks, anchor.start, anchor.end)
+    if window is None:
+        return None
+    found = [
+        m for m in find_in_blob(run, new_path, new_blob, known, _kind(anchor.path, new_path),
+                                loose=True)
+        if m.start <= window[1] and m.end >= window[0]
+    ]
     if len(found) != 1:
         return None
     return _Located(new_path, found[0].start, found[0].end)

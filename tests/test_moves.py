@@ -356,3 +356,14 @@ def test_the_reason_names_the_reformat_commit(repo):
                          text=True, check=True).stdout.strip()
     row = Gitmem.open(repo).verify().rows[0]
     assert (row.status, row.reason) == (Status.FRESH, f"reformatted in {sha}")
+
+
+def test_a_short_common_line_is_not_followed_to_another_file(repo):
+    commit_file(repo, "src/other.py", "def g(value):\n    pass\n", "other")
+    row, _ = _verify_after(repo, "src/a.py", "def f(value):\n    return value\n",
+                           "def f(value):\n    return None\n", "src/a.py#L2")
+    assert row.status is Status.STALE
+    # `return value` is now in src/other.py too, but 12 characters are not enough to follow
+    commit_file(repo, "src/other.py", "def g(value):\n    return value\n", "other")
+    row = Gitmem.open(repo).verify().rows[0]
+    assert row.status is Status.STALE and row.reason.startswith("line 2 changed in ")
