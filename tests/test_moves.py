@@ -172,6 +172,9 @@ def test_the_anchor_trail_names_each_step_and_its_commits(verified):
     assert moved[-1].how == ("moved",)
     assert moved[-1].code_commits == (fixture.commits["split_utils"][:7],)
     assert [s.how for s in gm.anchor_trail(ids["chunked"])] == [("learned",), ("shifted",)]
+    whole = gm.anchor_trail(ids["report_file"])  # the same anchor, reformatted
+    assert [(s.how, s.to_ref) for s in whole] == [(("learned",), "app/report.py"),
+                                                  (("reformatted",), "app/report.py")]
     assert [s.how for s in gm.anchor_trail(ids["audit"])] == [("learned",)]
 
 

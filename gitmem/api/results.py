@@ -134,10 +134,11 @@ class AnchorStep:
     code_commits: tuple[str, ...] = ()
 
     def describe(self) -> str:
-        """One line: ``how: FROM -> TO (reason)``, or ``learned: TO``."""
+        """One line: ``how: FROM -> TO (reason)``, ``learned: TO``, or ``how: TO (reason)`` in place."""
         label = ", ".join(self.how)
         to = self.to_ref or "(no anchor)"
-        text = f"{label}: {to}" if self.from_ref is None else f"{label}: {self.from_ref} -> {to}"
+        moved = self.from_ref is not None and self.from_ref != self.to_ref
+        text = f"{label}: {self.from_ref} -> {to}" if moved else f"{label}: {to}"
         return f"{text} ({self.reason})" if self.reason else text
 
     def to_json(self) -> dict[str, Any]:

@@ -110,9 +110,10 @@ class Verifier:
             except MalformedRecord:
                 continue
             ref = record.provenance.context_ref if record.provenance else None
-            if steps and ref == previous:
-                continue
             reason = _verdict_reason(commit.message, memory_id)
+            # a whole file, or lines that kept their numbers, reformatted: the same anchor
+            if steps and ref == previous and not _travels(reason):
+                continue
             how = ("learned",) if not steps else _how(reason, previous, ref, commit.message)
             steps.append(AnchorStep(
                 commit=commit.sha, time=commit.time, how=how,
@@ -294,9 +295,14 @@ def _verdict_reason(message: str, memory_id: str) -> str | None:
     return None
 
 
+def _travels(reason: str | None) -> tuple[str, ...]:
+    """The kinds of travel a verify reason names (``renamed``, ``moved``, ``reformatted``)."""
+    return tuple(kind for words, kind in _TRAVELS if reason and words in reason)
+
+
 def _how(reason: str | None, before: str | None, after: str | None, message: str) -> tuple[str, ...]:
     """What moved an anchor from ``before`` to ``after``, from the commit that recorded it."""
-    found = tuple(kind for words, kind in _TRAVELS if reason and words in reason)
+    found = _travels(reason)
     if found:
         return found
     if message.startswith(("learn ", "reverify ")):
