@@ -27,7 +27,6 @@ __all__ = [
     "indent_kind",
     "indent_profile",
     "is_binary",
-    "loose_fingerprint",
     "map_range",
     "map_window",
     "parse_anchor",
@@ -414,14 +413,6 @@ def squeeze(text: str) -> str:
     """
     # split() and join() run in C: far cheaper than a substitution with a callback
     return " ".join("".join(part.split()) for part in _WORD_GAP.split(text))
-
-
-def loose_fingerprint(text_lines: list[str]) -> str:
-    """``sha256:<hex>`` of :func:`squeeze` of the lines: equal for blocks that differ only in white space."""
-    digest = hashlib.sha256(
-        squeeze("\n".join(text_lines)).encode("utf-8", errors="surrogateescape")
-    ).hexdigest()
-    return f"sha256:{digest}"
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,6 @@ from gitmem.anchors import (
     indent_kind,
     indent_profile,
     is_binary,
-    loose_fingerprint,
     map_range,
     map_window,
     parse_anchor,
@@ -238,7 +237,6 @@ def test_fingerprint_windows_index_every_run_of_lines():
 )
 def test_squeeze_ignores_white_space_except_between_words(a, b, same):
     assert (squeeze(a) == squeeze(b)) is same
-    assert (loose_fingerprint(a.split("\n")) == loose_fingerprint(b.split("\n"))) is same
 
 
 def test_loose_text_finds_whole_lines_only():
