@@ -6,10 +6,10 @@ The searches behind two verdicts of :mod:`gitmem.staleness` (docs/staleness.md):
   space (:func:`gitmem.anchors.squeeze`), their relative indentation kept where it
   carries meaning (:func:`gitmem.anchors.indent_profile`), as ``git diff -w`` sees it;
 - *moved*: the anchored lines left their file (:func:`left_file`) and the same text is in
-  another one — first the files that changed between the observed commit and HEAD, then
-  the rest of HEAD's tree, as ``git blame -C -C`` looks first at the files of the same
-  commit. When only a similar block is found (:func:`similar_regions`), the code was
-  moved and edited.
+  another one — first the files that changed between the observed commit and HEAD (as
+  ``git blame -C`` looks in the files changed by the same commit), then the rest of
+  HEAD's tree (as ``-C -C`` widens it). When only a similar block is found
+  (:func:`similar_regions`), the code was moved and edited.
 
 :class:`Texts` memoises every form of a blob (lines, squeezed text, line index) for one run.
 Nothing here writes.
