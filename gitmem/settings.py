@@ -14,7 +14,7 @@ from gitmem import defaults
 from gitmem.decay import DecayPolicy
 from gitmem.vocabulary import MemoryType
 
-__all__ = ["RecallSettings", "Settings", "WakeSettings"]
+__all__ = ["RecallSettings", "Settings", "VerifySettings", "WakeSettings"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,26 @@ class RecallSettings:
 
 
 @dataclass(frozen=True)
+class VerifySettings:
+    """How far ``tur verify`` follows anchored code (docs/staleness.md).
+
+    Attributes:
+        ignore_whitespace: code changed only in white space (re-indented, re-wrapped,
+            trailing spaces, blank lines) is unchanged; relative indentation still counts
+            where it carries meaning (Python, YAML, Makefiles).
+        follow_moves: code that left its file (or whose file was deleted) is looked for
+            in the other files and followed there.
+    """
+
+    ignore_whitespace: bool = defaults.VERIFY_IGNORE_WHITESPACE
+    follow_moves: bool = defaults.VERIFY_FOLLOW_MOVES
+
+    def tag(self) -> str:
+        """A short string that differs whenever the settings do (keys cached outcomes)."""
+        return f"ws={int(self.ignore_whitespace)},mv={int(self.follow_moves)}"
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything configurable, read from ``.tur/config.yaml``; every key is optional.
 
@@ -50,12 +70,14 @@ class Settings:
         decay: decay of memory weight with time (days) and commit distance (commits).
         wake: the wake budget and tier shares.
         recall: recall defaults.
+        verify: how far verify follows anchored code.
         tokenizer: tiktoken encoding name; must be loadable offline.
     """
 
     decay: DecayPolicy = field(default_factory=DecayPolicy)
     wake: WakeSettings = field(default_factory=WakeSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
+    verify: VerifySettings = field(default_factory=VerifySettings)
     tokenizer: str = defaults.TOKENIZER
 
     def to_plain(self) -> dict[str, Any]:
@@ -70,6 +92,8 @@ class Settings:
             },
             "wake": {"token_budget": self.wake.token_budget, "shares": list(self.wake.shares)},
             "recall": {"top_k": self.recall.top_k},
+            "verify": {"ignore_whitespace": self.verify.ignore_whitespace,
+                       "follow_moves": self.verify.follow_moves},
             "tokenizer": self.tokenizer,
         }
 
@@ -90,5 +114,7 @@ class Settings:
             ),
             wake=WakeSettings(data["wake"]["token_budget"], tuple(data["wake"]["shares"])),
             recall=RecallSettings(data["recall"]["top_k"]),
+            verify=VerifySettings(bool(data["verify"]["ignore_whitespace"]),
+                                  bool(data["verify"]["follow_moves"])),
             tokenizer=data["tokenizer"],
         )

@@ -96,7 +96,7 @@ def test_a_partial_clone_lists_wakes_and_verifies_fetching_what_it_lacks_in_one_
     # line 15 changed at HEAD: lines 2-4 of the old blob (fetched on demand) are unchanged
     assert "fresh" in rows[ids["app"]]
     # the rename is found by similarity, which reads blobs the clone had not downloaded
-    assert "re-anchored -> docs/manual.md#L1-L3" in rows[ids["guide"]]
+    assert "-> docs/manual.md#L1-L3" in rows[ids["guide"]]
     verified = ok(tur(clone, "verify"))
     assert "stale" not in verified.out
 
@@ -124,7 +124,7 @@ def test_a_treeless_clone_fetches_whole_trees_it_lacks(partial, tmp_path):
     assert all(mid in ok(tur(clone, "list")).out for mid in ids.values())
     rows = status_lines(clone)
     assert "fresh" in rows[ids["app"]]
-    assert "re-anchored -> docs/manual.md#L1-L3" in rows[ids["guide"]]
+    assert "-> docs/manual.md#L1-L3" in rows[ids["guide"]]
     assert "learn" in ok(tur(clone, "show", ids["app"])).out
 
 

@@ -31,6 +31,7 @@ from gitmem.api.curate import Curator
 from gitmem.api.hooks import Hooks
 from gitmem.api.records import Records, Workspace
 from gitmem.api.results import (
+    AnchorStep,
     CommitInfo,
     DoctorReport,
     ImportResult,
@@ -71,6 +72,7 @@ if TYPE_CHECKING:
     from gitmem.tokens import TokenCounter
 
 __all__ = [
+    "AnchorStep",
     "CommitInfo",
     "DoctorReport",
     "Gitmem",
@@ -245,6 +247,21 @@ class Gitmem:
     def history(self, memory_id: str) -> list[CommitInfo]:
         """Commits on the memory ref that changed this record, newest first."""
         return self.records.history(memory_id)
+
+    def anchor_trail(self, memory_id: str, history: list[CommitInfo] | None = None) -> list[AnchorStep]:
+        """How the memory's anchor travelled through the code, oldest first.
+
+        The first step is where it was learned; then one step per recorded change of its
+        anchor: ``renamed``, ``moved`` (to another file) or ``reformatted`` as verify
+        found them, with the code commits its reason names, else ``shifted`` (other
+        lines of the same file), ``re-anchored`` or ``re-learned``. Read from the
+        record's commits on the memory ref (``history``, as :meth:`history` returns
+        them, if the caller has them already). Nothing is written.
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._verifier.anchor_trail(memory_id, history)
 
     def record_text(self, memory_id: str) -> str:
         """The record exactly as stored on the ref (YAML text).
@@ -499,7 +516,8 @@ class Gitmem:
         Naming ``ids`` is an explicit check: a memory found fresh also gets
         ``last_verified_at = now``, restarting its time decay. With ``confirm`` a
         person vouches for the named memories: each is set ``fresh`` and re-anchored
-        to HEAD (same path, lines clamped to the file); one whose anchored file is gone
+        to HEAD (same path, lines clamped to the file; or, for code that was moved to
+        another file and edited, where it went); one whose anchored file is gone
         at HEAD is left as it is, with a hint. Refuted memories are never changed by verify.
 
         With ``explicit=False`` the ``ids`` only narrow the check, as a background

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from gitmem.wake import AssemblyEntry, WakeResult
 
 __all__ = [
+    "AnchorStep",
     "AnchoredDiff",
     "AssemblyEntry",
     "CacheInfo",
@@ -198,6 +200,54 @@ class TurImportResult:
     commit: CommitInfo | None = None
     dry_run: bool = False
     """Nothing was written: the report says what an import would do."""
+
+
+@dataclass(frozen=True)
+class AnchorStep:
+    """One step of a memory's anchor through the code: learned, then each time it moved.
+
+    Read from the record's commits on the memory ref (see ``Gitmem.anchor_trail``).
+
+    Attributes:
+        commit: the memory-ref commit that recorded the step (full SHA).
+        time: that commit's time (UTC).
+        how: ``("learned",)``, or what moved the anchor: any of ``"renamed"``,
+            ``"moved"``, ``"reformatted"`` (as verify found it), else ``"shifted"`` (other
+            lines of the same file), ``"re-anchored"`` (another file, e.g. by
+            ``verify --confirm``) or ``"re-learned"`` (``learn`` with a new ``--file``).
+        from_ref: the anchor before (``None`` for the first step).
+        to_ref: the anchor after (``None`` when the record had none).
+        reason: the verify commit's words for it, e.g. ``moved to b.py#L4-L9 in 3f2a1b9``.
+        code_commits: the code commits the reason names (abbreviated SHAs), in order.
+    """
+
+    commit: str
+    time: datetime
+    how: tuple[str, ...]
+    from_ref: str | None
+    to_ref: str | None
+    reason: str | None = None
+    code_commits: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line: ``how: FROM -> TO (reason)``, ``learned: TO``, or ``how: TO (reason)`` in place."""
+        label = ", ".join(self.how)
+        to = self.to_ref or "(no anchor)"
+        moved = self.from_ref is not None and self.from_ref != self.to_ref
+        text = f"{label}: {self.from_ref} -> {to}" if moved else f"{label}: {to}"
+        return f"{text} ({self.reason})" if self.reason else text
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (``time`` in ISO 8601, ``Z``)."""
+        return {
+            "commit": self.commit,
+            "time": self.time.isoformat().replace("+00:00", "Z"),
+            "how": list(self.how),
+            "from": self.from_ref,
+            "to": self.to_ref,
+            "reason": self.reason,
+            "code_commits": list(self.code_commits),
+        }
 
 
 @dataclass

@@ -200,10 +200,12 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     gm = env.gm
     memory = gm.get(args.id)
     commits = gm.history(memory.id)
+    trail = gm.anchor_trail(memory.id, commits)
     if args.format == "json":
         doc = memory_json(memory)
         doc["commits"] = [{"sha": c.sha, "message": c.message, "author": c.author,
                            "time": c.time.isoformat().replace("+00:00", "Z")} for c in commits]
+        doc["anchor_trail"] = [step.to_json() for step in trail]
         env.print(json_dump(doc))
         return 0
     env.write(gm.record_text(memory.id))
@@ -211,6 +213,11 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     env.print(f"# commits on refs/tur/memories that touched {memory.id}:")
     for c in commits:
         env.print(f"{c.sha[:12]} {c.time:%Y-%m-%d %H:%M} {c.message.splitlines()[0]}")
+    if len(trail) > 1:  # the anchor travelled
+        env.print()
+        env.print("# how the anchor travelled:")
+        for step in trail:
+            env.print(f"{step.commit[:12]} {step.time:%Y-%m-%d %H:%M} {step.describe()}")
     return 0
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffFind, FileStatus, SortMode
+from pygit2.enums import DeltaStatus, DiffFind, FileMode, FileStatus, SortMode
 
 from gitmem.anchors import Hunk, LinesChanged, is_binary, map_range
 from gitmem.store.fallback import GitAccess
@@ -152,6 +152,8 @@ class CodeHistory:
         self._blobs: dict[str, bytes] = {}
         self._hunks: dict[tuple[str, str], list[Hunk] | None] = {}
         self._renames: dict[tuple[str, str], dict[str, str]] = {}
+        self._changed: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._files: dict[str, list[tuple[str, str]]] = {}
         self._distances: dict[tuple[str, str], Distance] = {}
         self._between: dict[tuple[str, str], list[str]] = {}
         self._resolved: dict[str, str | None] = {}
@@ -285,13 +287,36 @@ class CodeHistory:
         self._blob_ids[key] = found
         return found
 
-    def blob(self, blob_id: str) -> bytes:
-        """Content of a blob by id."""
+    def blob(self, blob_id: str, keep: bool = True) -> bytes:
+        """Content of a blob by id; ``keep=False`` reads it without memoising it (a sweep)."""
         data = self._blobs.get(blob_id)
         if data is None:
             data = self.access.blob(blob_id)
-            self._blobs[blob_id] = data
+            if keep:
+                self._blobs[blob_id] = data
         return data
+
+    def files_at(self, commit_sha: str) -> list[tuple[str, str]]:
+        """Every regular file of ``commit_sha``'s tree as ``(path, blob id)``, in tree order.
+
+        Symbolic links and submodules are left out. Memoised for one commit at a time
+        (HEAD, during a verify).
+        """
+        found = self._files.get(commit_sha)
+        if found is not None:
+            return found
+        out: list[tuple[str, str]] = []
+        stack: list[tuple[str, pygit2.Tree]] = [("", self.access.tree_of(commit_sha))]
+        while stack:
+            prefix, tree = stack.pop()
+            for entry in tree:
+                path = prefix + (entry.name or "")
+                if isinstance(entry, pygit2.Tree):
+                    stack.append((path + "/", entry))
+                elif entry.type_str == "blob" and entry.filemode != FileMode.LINK:
+                    out.append((path, str(entry.id)))
+        self._files = {commit_sha: out}
+        return out
 
     def blob_at(self, commit_sha: str, path: str) -> bytes | None:
         """Content of ``path`` at ``commit_sha``, or ``None`` if absent."""
@@ -344,21 +369,40 @@ class CodeHistory:
         """
         key = (old_sha, new_sha)
         if key not in self._renames:
-            # What Repository.diff(tree, tree) runs, called directly (pygit2's stubs do not
-            # admit trees to Repository.diff).
-            old_tree, new_tree = self.access.tree_of(old_sha), self.access.tree_of(new_sha)
-            diff = old_tree.diff_to_tree(new_tree, context_lines=3, interhunk_lines=0)
-            # Similarity reads the contents: a partial clone fetches them in one request first.
-            self.access.ensure(str(d.new_file.id if d.status == DeltaStatus.ADDED else d.old_file.id)
-                               for d in diff.deltas
-                               if d.status in (DeltaStatus.ADDED, DeltaStatus.DELETED))
-            diff.find_similar(DiffFind.FIND_RENAMES)
-            self._renames[key] = {
-                delta.old_file.path: delta.new_file.path
-                for delta in diff.deltas
-                if delta.status == DeltaStatus.RENAMED
-            }
+            self._tree_changes(old_sha, new_sha)
         return self._renames[key].get(path)
+
+    def changed_paths(self, old_sha: str, new_sha: str) -> tuple[str, ...]:
+        """Paths of ``new_sha``'s tree whose content is not what it was in ``old_sha``'s, sorted.
+
+        Files added, modified, or renamed or copied there (git's similarity detection), from
+        the same memoised tree diff as :meth:`renamed_path`: where code that left a file
+        between the two commits can have gone.
+        """
+        key = (old_sha, new_sha)
+        if key not in self._changed:
+            self._tree_changes(old_sha, new_sha)
+        return self._changed[key]
+
+    def _tree_changes(self, old_sha: str, new_sha: str) -> None:
+        # What Repository.diff(tree, tree) runs, called directly (pygit2's stubs do not
+        # admit trees to Repository.diff).
+        old_tree, new_tree = self.access.tree_of(old_sha), self.access.tree_of(new_sha)
+        diff = old_tree.diff_to_tree(new_tree, context_lines=3, interhunk_lines=0)
+        # Similarity reads the contents: a partial clone fetches them in one request first.
+        self.access.ensure(str(d.new_file.id if d.status == DeltaStatus.ADDED else d.old_file.id)
+                           for d in diff.deltas
+                           if d.status in (DeltaStatus.ADDED, DeltaStatus.DELETED))
+        diff.find_similar(DiffFind.FIND_RENAMES)
+        renames: dict[str, str] = {}
+        changed: set[str] = set()
+        for delta in diff.deltas:
+            if delta.status == DeltaStatus.RENAMED:
+                renames[delta.old_file.path] = delta.new_file.path
+            if delta.status != DeltaStatus.DELETED:
+                changed.add(delta.new_file.path)
+        self._renames[(old_sha, new_sha)] = renames
+        self._changed[(old_sha, new_sha)] = tuple(sorted(changed))
 
     # -- history of one file --------------------------------------------------
 

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from gitmem.api import Gitmem
 from gitmem.errors import UnknownMemory
+from tests.conftest import commit_file
 from tui import make_app
 from tui.messages import MemoryChanged
 from tui.screens.confidence import ConfidenceScreen
@@ -228,6 +229,26 @@ def test_detail_pane_shows_the_anchored_diff_and_history(tui_repo, clock):
         history = str(app.screen.query_one("#history").render()).splitlines()
         assert len(history) == 2
         assert history[1].endswith(f"learn {ids['port']}: The service listens on port 8080")
+
+    run(app, scenario)
+
+
+def test_detail_pane_says_how_a_moved_anchor_travelled(tui_repo, clock):
+    repo, gm, ids = tui_repo
+    # src/store.py L2-L4 go unchanged to src/wal.py: verify follows them there
+    lines = (repo / "src/store.py").read_text().splitlines(keepends=True)
+    commit_file(repo, "src/wal.py", "# write-ahead log\n" + "".join(lines[1:4]), "wal")
+    commit_file(repo, "src/store.py", "".join(lines[:1] + lines[4:]), "move wal out")
+    gm.verify()
+    app = make_app(gm, clock=clock)
+
+    async def scenario(pilot):
+        await select(pilot, ids["wal"])
+        history = str(app.screen.query_one("#history").render()).splitlines()
+        start = history.index("How the anchor travelled")
+        assert history[start + 1].endswith("learned: src/store.py#L2-L4")
+        assert " moved: src/store.py#L2-L4 -> src/wal.py#L2-L4 (moved to src/wal.py#L2-L4 in " in (
+            history[start + 2])
 
     run(app, scenario)
 
