@@ -476,6 +476,22 @@ class Gitmem:
         return self._context.recall(query, top_k=top_k, token_budget=token_budget,
                                     include_stale=include_stale, full_records=full_records, now=now)
 
+    def warm(self, now: datetime | None = None) -> None:
+        """Build what the next :meth:`wake` and :meth:`recall` at the current tip read.
+
+        The record table, wake's token counts and commit distances, and recall's index of
+        the default candidates are built and saved in the read cache; at a tip already warm
+        nothing is built. A long-running surface (``tur mcp``) calls it after each write, so
+        that the next wake and recall are as fast as before the write.
+
+        Args:
+            now: the time weights are computed at (default: now, UTC).
+
+        Raises:
+            TokenizerUnavailable: a new entry must be counted and the encoding cannot load.
+        """
+        self._context.warm(now)
+
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TURN_TOKEN_BUDGET) -> str:
         """The recall block for a harness hook payload, or ``""`` when nothing matches.

@@ -26,6 +26,7 @@ _COMMAND_MODULES = (
     "gitmem.cli.tui_cmds",
     "gitmem.cli.watch_cmds",
     "gitmem.cli.cache_cmds",
+    "gitmem.cli.mcp_cmds",
 )
 
 def _version() -> str:
