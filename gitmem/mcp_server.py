@@ -24,6 +24,7 @@ it.
 
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import threading
@@ -85,11 +86,11 @@ class MemoryEntry(BaseModel):
     type: str = Field(description="axiom | core | fact | insight | preference")
     content: str
     status: str = Field(description="fresh | stale | unanchored | refuted")
-    reason: str | None = Field(None, description="why it is stale, unanchored or refuted")
-    anchor: str | None = Field(None, description="`path` or `path#Lx-Ly` it was observed at")
+    reason: str | None = Field(default=None, description="why it is stale, unanchored or refuted")
+    anchor: str | None = Field(default=None, description="`path` or `path#Lx-Ly` it was observed at")
     confidence: float = Field(description="in [0, 1]")
-    observed_at: str | None = Field(None, description="first observation, ISO 8601 UTC")
-    weight: float | None = Field(None, description="current decay weight in [0, 1] (list only)")
+    observed_at: str | None = Field(default=None, description="first observation, ISO 8601 UTC")
+    weight: float | None = Field(default=None, description="current decay weight in [0, 1] (list only)")
 
 
 class Relation(BaseModel):
@@ -102,11 +103,11 @@ class Relation(BaseModel):
 class MemoryRecord(MemoryEntry):
     """One whole record (``show``, ``learn``, ``refute`` and ``tur://memory/{id}``)."""
 
-    git_sha: str | None = Field(None, description="the commit the anchor refers to")
-    source_agent: str | None = Field(None, description="the agent that learned it")
+    git_sha: str | None = Field(default=None, description="the commit the anchor refers to")
+    source_agent: str | None = Field(default=None, description="the agent that learned it")
     source_harness: str | None = None
-    last_verified_at: str | None = Field(None, description="ISO 8601 UTC; restarts time decay")
-    half_life_days: float | None = Field(None, description="null: never decays with time")
+    last_verified_at: str | None = Field(default=None, description="ISO 8601 UTC; restarts time decay")
+    half_life_days: float | None = Field(default=None, description="null: never decays with time")
     relations: list[Relation] = Field(default_factory=list)
     refuted_by: str | None = None
 
@@ -133,8 +134,10 @@ class WakeResult(BaseModel):
     tokens: int = Field(description="tokens of `text`")
     budget: int | None = Field(description="the token budget; null when unbounded")
     omitted: int = Field(description="memories left out for the budget (recall finds them)")
-    included: int = Field(description="memories (and persona / continuity blocks) in the text")
-    excluded: dict[str, int] = Field(description="memories left out, by reason")
+    included: list[str] | None = Field(default=None, description="with `explain`: ids in the text, in order "
+                                       "(`persona`, `continuity` for those blocks)")
+    excluded: dict[str, int] | None = Field(default=None, description="with `explain`: memories left out, "
+                                            "by reason")
     warnings: list[str] = Field(default_factory=list, description="records that were skipped")
 
 
@@ -317,18 +320,36 @@ class GitmemTools:
     def __init__(self, gm: Gitmem) -> None:
         self.gm = gm
         self._lock = threading.Lock()
+        self._settled: str | None = None
 
     def call(self, body: Callable[[], tuple[BaseModel, str | None]]) -> CallToolResult:
         """Run ``body`` alone; its result, or a tool error with a one-line message."""
         try:
             with self._lock:
                 model, text = body()
+                self._settle()
         except GitmemError as exc:
             return _error_result(str(exc))
         except Exception as exc:  # a gitmem bug: report it, keep serving
             log.exception("tur mcp: internal error")
             return _error_result(f"internal error: {type(exc).__name__}: {exc}")
         return _text_result(model, text)
+
+    def _settle(self) -> None:
+        """Once per tip of the memory ref: collect garbage, then exempt what is left from it.
+
+        What a tip's reads keep in memory (the record table, the recall index: hundreds of
+        thousands of objects at 10,000 memories) would otherwise be traversed by every full
+        collection of the cyclic garbage collector, 50-80 ms each on 2 cores, landing inside
+        later calls. Frozen objects are still freed when no longer referenced; unfreezing
+        first lets the collection find cycles among the previous tip's.
+        """
+        tip = self.gm.tip()
+        if tip != self._settled:
+            self._settled = tip
+            gc.unfreeze()
+            gc.collect()
+            gc.freeze()
 
     def read(self, body: Callable[[], str]) -> str:
         """Run a resource ``body`` alone; a gitmem error becomes a resource error (its message).
@@ -339,7 +360,9 @@ class GitmemTools:
         """
         try:
             with self._lock:
-                return body()
+                text = body()
+                self._settle()
+                return text
         except UnknownMemory as exc:
             raise ResourceNotFoundError(str(exc)) from None
         except GitmemError as exc:
@@ -354,19 +377,23 @@ class GitmemTools:
             self.gm.warm()
         except GitmemError as exc:  # the write stands; the next read reports the problem
             log.warning("tur mcp: could not warm the cache: %s", exc)
+        except Exception:  # a gitmem bug: the write stands and its result is still returned
+            log.exception("tur mcp: internal error while warming the cache")
 
     # -- tools --------------------------------------------------------------------------------
 
-    def wake(self, token_budget: int | None, max_chars: int | None) -> tuple[WakeResult, str]:
-        """The wake prompt and the summary of its assembly record."""
+    def wake(self, token_budget: int | None, max_chars: int | None,
+             explain: bool = False) -> tuple[WakeResult, str]:
+        """The wake prompt; with ``explain``, the summary of its assembly record too."""
         if max_chars is not None and max_chars < 0:
             raise InvalidInput(f"max_chars must be >= 0, got {max_chars}")
         # MERGE: once Gitmem.wake takes max_chars, pass it: gm.wake(token_budget=..., max_chars=max_chars)
         result, skipped = self.gm.wake(token_budget=token_budget)
-        assembly = result.assembly
         out = WakeResult(text=result.text, tokens=result.tokens, budget=result.budget,
-                         omitted=result.omitted, included=sum(e.included for e in assembly),
-                         excluded=result.excluded_counts(), warnings=_warnings(skipped))
+                         omitted=result.omitted, warnings=_warnings(skipped))
+        if explain:  # the assembly record costs an object per memory: only when asked
+            out.included = [e.memory_id for e in result.assembly if e.included]
+            out.excluded = result.excluded_counts()
         return out, result.text
 
     def recall(self, query: str, top_k: int | None, include_stale: bool,
@@ -537,13 +564,16 @@ def build_server(gm: Gitmem) -> MCPServer:
                                                   json_schema_extra={"minimum": 0})] = None,
         max_chars: Annotated[int | None, Field(description="characters the text may take at most",
                                                json_schema_extra={"minimum": 0})] = None,
+        explain: Annotated[bool, Field(description="also list what was included and count what was "
+                                                   "left out, by reason")] = False,
     ) -> Annotated[CallToolResult, WakeResult]:
         """The token-budgeted prompt for the start of a session.
 
-        Persona, continuity note, axioms and core memories, then the most salient others; with
-        a summary of what was left out (recall finds it).
+        Persona, continuity note, axioms and core memories, then the most salient others; how
+        many were left out for the budget (recall finds them), and with `explain` the
+        assembly record's summary.
         """
-        return tools.call(lambda: tools.wake(token_budget, max_chars))
+        return tools.call(lambda: tools.wake(token_budget, max_chars, explain))
 
     @server.tool(name="recall", annotations=read_only)
     def recall(
