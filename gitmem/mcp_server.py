@@ -43,6 +43,8 @@ from gitmem.version import __version__
 from gitmem.vocabulary import MemoryType, Status
 
 __all__ = [
+    "CommitOut",
+    "GitmemTools",
     "LearnResult",
     "ListResult",
     "MemoryEntry",
@@ -50,7 +52,9 @@ __all__ = [
     "RecallHit",
     "RecallResult",
     "RefuteResult",
+    "Relation",
     "ShowResult",
+    "StatusChange",
     "StatusResult",
     "VerifyResult",
     "WakeResult",
@@ -274,11 +278,11 @@ def _repo_path(file: str) -> str:
     return path
 
 
-def _learn_notes(result: Any, asked_type: str) -> list[str]:
+def _learn_notes(result: Any, asked_type: str | None) -> list[str]:
     """What ``tur learn`` says on stderr about a memory that was already known."""
     m = result.memory
     notes = []
-    if not result.created and asked_type != m.type.value:
+    if not result.created and asked_type and asked_type != m.type.value:
         notes.append(f"{m.id} was already known as a {m.type.value}; type {asked_type} is ignored")
     if not result.created and m.status is Status.REFUTED:
         reason = f" ({m.refutation.reason})" if m.refutation else ""
@@ -420,11 +424,11 @@ class GitmemTools:
         out = RecallResult(query=query, hits=hits, text=text, warnings=_warnings(skipped))
         return out, text or f"No memory matches {query!r}."
 
-    def learn(self, content: str, type: str, file: str | None, confidence: float | None,
+    def learn(self, content: str, type: str | None, file: str | None, confidence: float | None,
               source_agent: str | None) -> tuple[LearnResult, None]:
         """Store a memory observed at HEAD (the CLI's ``learn``)."""
-        result = self.gm.learn(content, type=type, file=file, confidence=confidence,
-                               agent=source_agent)
+        result = self.gm.learn(content, type=type or MemoryType.FACT.value, file=file,
+                               confidence=confidence, agent=source_agent)
         self._warm()
         out = LearnResult(memory=_record(result.memory), created=result.created,
                           commit=result.commit.sha if result.commit else None,
@@ -517,8 +521,9 @@ def _anchor(row: StatusRow) -> str | None:
 
 # -- argument types: the schema names the choices; gitmem checks them and says what is wrong ----
 
-_TypeArg = Annotated[str, Field(description="axiom | core | fact | insight | preference",
-                                json_schema_extra={"enum": TYPES})]
+_TypeArg = Annotated[str | None, Field(description="axiom | core | fact | insight | preference "
+                                       "(default fact; a known memory keeps its type)",
+                                       json_schema_extra={"enum": [*TYPES, None]})]
 _StatusArg = Annotated[str | None, Field(description="only memories with this stored status",
                                          json_schema_extra={"enum": [*STATUSES, None]})]
 _IdArg = Annotated[str, Field(description="a memory id or a unique prefix of it (4+ characters)")]
@@ -594,7 +599,7 @@ def build_server(gm: Gitmem) -> MCPServer:
     @server.tool(name="learn", annotations=writes)
     def learn(
         content: Annotated[str, Field(description="the statement to remember")],
-        type: _TypeArg = MemoryType.FACT.value,
+        type: _TypeArg = None,
         file: Annotated[str | None, Field(description="anchor: `path` or `path#Lx-Ly`, relative "
                                                       "to the repository root")] = None,
         confidence: Annotated[float | None, Field(description="in [0, 1] (default 1.0)",
