@@ -38,6 +38,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
 from gitmem.api import Gitmem, StatusRow
+from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput, UnknownMemory
 from gitmem.version import __version__
 from gitmem.vocabulary import MemoryType, Status
@@ -501,10 +502,14 @@ class GitmemTools:
         return result.text
 
     def recall_text(self, query: str) -> str:
-        """``tur://context/recall?q=…``: the markdown-prompt block ('' when nothing matches)."""
+        """``tur://context/recall?q=…``: the markdown-prompt block ('' when nothing matches).
+
+        What ``tur hook pre-turn`` prints for the same prompt: at most
+        :data:`~gitmem.defaults.PRE_TURN_TOKEN_BUDGET` tokens, for injection before a turn.
+        """
         from gitmem import api
 
-        result, _ = self.gm.recall(query, full_records=False)
+        result, _ = self.gm.recall(query, token_budget=PRE_TURN_TOKEN_BUDGET, full_records=False)
         return api.render_recall(result, "markdown-prompt")
 
     def memory_json(self, memory_id: str) -> str:

@@ -210,6 +210,8 @@ def test_every_resource_reads(repo, tmp_path):
     assert "retries failed charges" in wake.contents[0].text
     assert recall.contents[0].text.startswith("> [!NOTE] Working Hypotheses")
     assert f"[{mid}]" in recall.contents[0].text
+    hook = tur(repo, "hook", "pre-turn", stdin=json.dumps({"prompt": "billing retries charges"}))
+    assert recall.contents[0].text == hook.out  # the same block the pre-turn hook injects
     assert nothing.contents[0].text == ""
     assert json.loads(record.contents[0].text)["id"] == mid
     assert record.contents[0].mime_type == "application/json"
