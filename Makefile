@@ -28,6 +28,7 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scale.py
+	$(BIN)/python bench/bench_mcp.py
 
 bench-verify: $(STAMP)
 	$(BIN)/python bench/bench_verify.py

@@ -449,32 +449,34 @@ def rank_memories(
         tri = built.trigram_scores(query)
     # By position only: ``memories`` may build its items on access (cache views).
     pool = [i for i in range(len(memories)) if bm25[i] > 0 or tri[i] >= TRIGRAM_FLOOR]
+    # Each item read once: indexing a sequence of cache views may cost a lookup each time.
+    items = {i: memories[i] for i in pool}
+    ids = {i: m.id for i, m in items.items()}
     ranks = {
-        "bm25": _ranks((-bm25[i], memories[i].id) for i in pool if bm25[i] > 0),
-        "trigram": _ranks((-tri[i], memories[i].id) for i in pool if tri[i] >= TRIGRAM_FLOOR),
+        "bm25": _ranks((-bm25[i], ids[i]) for i in pool if bm25[i] > 0),
+        "trigram": _ranks((-tri[i], ids[i]) for i in pool if tri[i] >= TRIGRAM_FLOOR),
         "recency": _ranks(
-            (-verified, memories[i].id)
-            for i, verified in ((i, _verified_us(memories[i])) for i in pool)
+            (-verified, ids[i])
+            for i, verified in ((i, _verified_us(items[i])) for i in pool)
             if verified is not None
         ),
     }
     scores = {}
     for i in pool:
-        memory_id = memories[i].id
+        memory_id = ids[i]
         scores[i] = sum(weights[name] / (RRF_K + ranking[memory_id])
                         for name, ranking in ranks.items() if memory_id in ranking)
     unranked = len(pool) + 1
     recency = ranks["recency"]
-    order = sorted(pool, key=lambda i: (-scores[i], recency.get(memories[i].id, unranked),
-                                        memories[i].id))
+    order = sorted(pool, key=lambda i: (-scores[i], recency.get(ids[i], unranked), ids[i]))
     if skip is not None:
         order = [i for i in order if not skip(memories[i])]
     window = min(len(order), limit or NEAR_TIE_WINDOW)
     order = _newer_first_among_near_ties(
-        order, memories, bm25, lambda i: recency.get(memories[i].id, unranked), window)
+        order, memories, bm25, lambda i: recency.get(ids[i], unranked), window)
     hits = []
     for i in order if limit is None else order[:limit]:
-        memory = memories[i]
+        memory = items[i]
         own = {name: ranking.get(memory.id) for name, ranking in ranks.items()}
         stale = memory.status is Status.STALE
         reason = (memory.decay.reason if memory.decay else None) if stale else None

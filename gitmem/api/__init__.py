@@ -640,6 +640,22 @@ class Gitmem:
                                     include_stale=include_stale, full_records=full_records, now=now,
                                     max_chars=max_chars, file=file)
 
+    def warm(self, now: datetime | None = None) -> None:
+        """Build what the next :meth:`wake` and :meth:`recall` at the current tip read.
+
+        The record table, wake's token counts and commit distances, and recall's index of
+        the default candidates are built and saved in the read cache; at a tip already warm
+        nothing is built. A long-running surface (``tur mcp``) calls it after each write, so
+        that the next wake and recall are as fast as before the write.
+
+        Args:
+            now: the time weights are computed at (default: now, UTC).
+
+        Raises:
+            TokenizerUnavailable: a new entry must be counted and the encoding cannot load.
+        """
+        self._context.warm(now)
+
     def session_start(self, payload: bytes | str, token_budget: int | None = None,
                       max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
         """The wake text for a harness's session-start hook (``tur hook session-start``).

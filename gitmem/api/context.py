@@ -279,6 +279,26 @@ class ContextBuilder:
         )
         return result, [*records.notices(), *skipped]
 
+    def warm(self, now: datetime | None = None) -> None:
+        """Build what the next wake and recall at the current tip read, so that both are warm.
+
+        The record table, wake's token column and commit distances, and recall's index of the
+        default candidates (stale memories left out) are built and saved; a call at a tip
+        already warm reads what is cached and builds nothing. What a long-running surface
+        (``tur mcp``) does after a write, so that the next wake and recall pay nothing for it.
+
+        Raises:
+            TokenizerUnavailable: a new entry must be counted and the encoding cannot load.
+        """
+        records = self.ws.records
+        cache = records.cache
+        table, _ = records.table(records.tip())
+        self._wake_rows(table, now or utc_now())
+        candidates, _ = table.recall_selection(False)
+        if candidates:
+            cache.recall_index(table.tree)(candidates)
+        records.flush()
+
     def repo_path(self, path: str, base: Path | None = None) -> str:
         """``path`` as a repository path (POSIX, relative to the working tree's root).
 

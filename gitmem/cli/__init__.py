@@ -27,6 +27,7 @@ _COMMAND_MODULES = (
     "gitmem.cli.watch_cmds",
     "gitmem.cli.cache_cmds",
     "gitmem.cli.setup_cmds",
+    "gitmem.cli.mcp_cmds",
 )
 
 #: Commands a harness runs on every turn or tool call: when one of them is run, only its
