@@ -24,7 +24,7 @@ from pydantic import (
 from gitmem import defaults
 from gitmem.decay import DecayPolicy
 from gitmem.errors import ConfigError
-from gitmem.settings import RecallSettings, Settings, WakeSettings
+from gitmem.settings import RecallSettings, Settings, TrustSettings, WakeSettings
 from gitmem.vocabulary import MemoryType
 
 __all__ = ["SettingsFile", "validate_settings"]
@@ -93,6 +93,20 @@ class RecallSection(_Section):
     top_k: Count = Field(default=defaults.RECALL_TOP_K, ge=1)
 
 
+class TrustSection(_Section):
+    """``trust:`` of the file."""
+
+    authors: list[str] = Field(default_factory=list)
+
+    @field_validator("authors")
+    @classmethod
+    def _identities(cls, value: list[str]) -> list[str]:
+        for author in value:
+            if not author.strip() or "\n" in author:
+                raise ValueError("each author is `Name <email>` or an email, on one line")
+        return [" ".join(a.split()) for a in value]
+
+
 class SettingsFile(_Section):
     """The whole file; every key is optional and unknown keys are errors."""
 
@@ -100,6 +114,7 @@ class SettingsFile(_Section):
     wake: WakeSection = Field(default_factory=WakeSection)
     recall: RecallSection = Field(default_factory=RecallSection)
     tokenizer: str = defaults.TOKENIZER
+    trust: TrustSection = Field(default_factory=TrustSection)
 
     @field_validator("tokenizer")
     @classmethod
@@ -127,6 +142,7 @@ class SettingsFile(_Section):
             wake=WakeSettings(token_budget=self.wake.token_budget, shares=self.wake.shares),
             recall=RecallSettings(top_k=self.recall.top_k),
             tokenizer=self.tokenizer,
+            trust=TrustSettings(authors=tuple(self.trust.authors)),
         )
 
 
@@ -148,7 +164,7 @@ def validate_settings(data: Any, where: str) -> Settings:
         ) from exc
 
 
-_SECTIONS = ("decay", "wake", "recall")
+_SECTIONS = ("decay", "wake", "recall", "trust")
 
 
 def _explain(error: Any) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from gitmem import defaults
 from gitmem.decay import DecayPolicy
 from gitmem.vocabulary import MemoryType
 
-__all__ = ["RecallSettings", "Settings", "WakeSettings"]
+__all__ = ["RecallSettings", "Settings", "TrustSettings", "WakeSettings"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,27 @@ class RecallSettings:
 
 
 @dataclass(frozen=True)
+class TrustSettings:
+    """Whose memories wake treats as instructions (docs/sharing.md, Trust).
+
+    Attributes:
+        authors: ``Name <email>`` (or just the email) of the authors whose axiom and core
+            memories go to Tier 1 of wake, besides the local git identity.
+    """
+
+    authors: tuple[str, ...] = ()
+
+    def trusts(self, author: str | None, local: str) -> bool:
+        """Whether memories stated by ``author`` may be instructions for the ``local`` identity."""
+        if author is None:
+            return False
+        if author == local or author in self.authors:
+            return True
+        email = author.rsplit("<", 1)[-1].rstrip(">").strip().lower() if "<" in author else None
+        return email is not None and email in {a.strip().lower() for a in self.authors}
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything configurable, read from ``.tur/config.yaml``; every key is optional.
 
@@ -51,12 +72,14 @@ class Settings:
         wake: the wake budget and tier shares.
         recall: recall defaults.
         tokenizer: tiktoken encoding name; must be loadable offline.
+        trust: whose axiom and core memories wake takes as instructions.
     """
 
     decay: DecayPolicy = field(default_factory=DecayPolicy)
     wake: WakeSettings = field(default_factory=WakeSettings)
     recall: RecallSettings = field(default_factory=RecallSettings)
     tokenizer: str = defaults.TOKENIZER
+    trust: TrustSettings = field(default_factory=TrustSettings)
 
     def to_plain(self) -> dict[str, Any]:
         """The settings as plain dicts, lists, strings and numbers (for the cache)."""
@@ -71,6 +94,7 @@ class Settings:
             "wake": {"token_budget": self.wake.token_budget, "shares": list(self.wake.shares)},
             "recall": {"top_k": self.recall.top_k},
             "tokenizer": self.tokenizer,
+            "trust": {"authors": list(self.trust.authors)},
         }
 
     @classmethod
@@ -91,4 +115,5 @@ class Settings:
             wake=WakeSettings(data["wake"]["token_budget"], tuple(data["wake"]["shares"])),
             recall=RecallSettings(data["recall"]["top_k"]),
             tokenizer=data["tokenizer"],
+            trust=TrustSettings(tuple(data["trust"]["authors"])),
         )

@@ -170,7 +170,8 @@ class Remote:
                 message quotes git's reason. No local ref has changed.
         """
         proc = self._git(
-            self.store, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+            self.store, "-c", "core.logAllRefUpdates=always",
+            "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
             self.name, fetch_refspec(self.name),
         )
         if proc.returncode != 0:
@@ -222,7 +223,8 @@ class Remote:
                 f"cannot push {MEMORY_REF} to {self.name} ({self.url()}): {reason}",
                 "check your access to the remote; the local memory ref is unchanged",
             )
-        self._git(self.store, "update-ref", "-m", "tur sync", self.tracking_ref, sha)
+        self._git(self.store, "update-ref", "--create-reflog", "-m", "tur: sync push",
+                  self.tracking_ref, sha)
         return PushOutcome("up-to-date" if flag == "=" else "ok", sha)
 
 
