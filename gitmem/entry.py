@@ -1,4 +1,4 @@
-"""The text of memory entries: what wake packs, token counts are cached for, and recall measures.
+r"""The text of memory entries: what wake packs, token counts are cached for, and recall measures.
 
 One memory is one list item (:func:`format_entry`); a list of recall hits is those items in one
 of :data:`RECALL_FORMATS` (:func:`format_hits`). Both sit below the algorithms: wake counts the

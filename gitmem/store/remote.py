@@ -159,8 +159,9 @@ class Remote:
     def fetch(self) -> str | None:
         """Fetch the remote's memory ref into ``refs/tur/remotes/<name>/memories``.
 
-        Only that ref is fetched (no tags, no branches). When the remote has no
-        memory ref, a stale tracking ref is deleted.
+        Only that ref is fetched and only the tracking ref is written (no tags, no branches,
+        no configured refspec), with a reflog entry. When the remote has no memory ref, a
+        stale tracking ref is deleted.
 
         Returns:
             The remote's commit SHA, or ``None`` when the remote has no memory ref.
@@ -171,7 +172,9 @@ class Remote:
         """
         proc = self._git(
             self.store, "-c", "core.logAllRefUpdates=always",
-            "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+            # --refmap= : only the refspec given here, never the configured ones, which git
+            # otherwise also applies ("+refs/tur/*:refs/tur/*" would overwrite the local ref).
+            "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap=",
             self.name, fetch_refspec(self.name),
         )
         if proc.returncode != 0:
