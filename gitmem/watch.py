@@ -68,6 +68,7 @@ class StatusChange:
 
     ``old`` is ``None`` when the memory was not known before the verify.
     ``new_ref`` is set when the anchor moved (re-anchored lines or a followed rename).
+    ``local`` is set when the change is the working-tree overlay's (docs/sharing.md).
     """
 
     memory_id: str
@@ -75,6 +76,8 @@ class StatusChange:
     new: Status
     reason: str | None
     new_ref: str | None = None
+    local: bool = False
+    """Only this clone's working tree or index changed it: shown here, never recorded."""
 
 
 @dataclass(frozen=True)
@@ -165,6 +168,9 @@ class Watcher:
         self._anchors: dict[str, tuple[str, ...]] = {}
         self._dirs: dict[str, set[str]] = {}
         self._index_stamp: tuple[int, int, int] | None = None
+        # The overlay as this watcher last saw it: the file's entries lapse when the file
+        # changes, which is just when a flip back to fresh must still be reported.
+        self._local: dict[str, str] = gm.local_reasons()
         self._reload(gm)
 
     # -- what is watched -------------------------------------------------------------------
@@ -340,7 +346,7 @@ class Watcher:
         head = gm.head()
         self._index_moved()  # the index as this verify sees it is the baseline for the next
         before = _records(gm, ids)
-        before_local = gm.local_reasons()
+        before_local = dict(self._local)
         try:
             # Only a HEAD move (or the start) may change what follows from commits.
             outcome = gm.verify(ids, explicit=False, write=trigger in ("head", "start"))
@@ -349,6 +355,11 @@ class Watcher:
             return WatchEvent(at=utc_now(), trigger=trigger, paths=paths,
                               ids=tuple(ids or ()), error=str(exc), notices=tuple(gm.take_notices()))
         self._head = head
+        for row in outcome.rows:
+            if row.local is None:
+                self._local.pop(row.memory_id, None)
+            else:
+                self._local[row.memory_id] = row.local
         if outcome.commit is not None:
             self._reload(gm)
         verified = tuple(r.memory_id for r in outcome.rows)
@@ -408,7 +419,7 @@ def _changes(before: dict[str, Memory], outcome: VerifyOutcome,
         if old_status is row.status and not reason_changed and not row.moved:
             continue  # only corroborated at the new HEAD: not worth a line
         out.append(StatusChange(row.memory_id, old_status, row.status, row.reason,
-                                row.new_ref if row.moved else None))
+                                row.new_ref if row.moved else None, local=not row.changed))
     return tuple(out)
 
 
