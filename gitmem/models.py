@@ -268,7 +268,7 @@ class Memory(_Part):
         return self._local
 
     def with_local(self, reason: str | None) -> Memory:
-        """This record (or a copy marked stale by the local overlay when ``reason`` is given)."""
+        """The record itself, or a copy marked stale by the local overlay when ``reason`` is given."""
         if reason is None or self.refutation is not None:
             return self
         copy = self.model_copy(deep=True)

@@ -1,4 +1,4 @@
-"""This clone's working-tree overlay: memories made stale by uncommitted changes, kept locally.
+"""The working-tree overlay of this clone: memories made stale by uncommitted changes, kept locally.
 
 The shared ref records only what follows from commits (docs/sharing.md, What is local). An
 uncommitted change to anchored lines is this clone's state: ``verify``, ``status`` and the
@@ -58,7 +58,9 @@ def _read(git_dir: Path) -> dict:
         doc = json.loads(_file(git_dir).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    if not isinstance(doc, dict) or doc.get("version") != _VERSION or not isinstance(doc.get("entries"), dict):
+    if not isinstance(doc, dict) or doc.get("version") != _VERSION:
+        return {}
+    if not isinstance(doc.get("entries"), dict):
         return {}
     return doc
 

@@ -306,7 +306,8 @@ def test_a_stored_working_tree_reason_from_an_older_gitmem_reads_as_fresh(origin
     path = record_path(mid)
     data = gm.store.read_path(gm.store.tip(), path).decode()
     old = data.replace("staleness_status: fresh", "staleness_status: stale")
-    old = old.replace("  staleness_status: stale\n", "  staleness_status: stale\n  reason: line 5 modified in working tree\n")
+    old = old.replace("  staleness_status: stale\n",
+                      "  staleness_status: stale\n  reason: line 5 modified in working tree\n")
     assert "reason: line 5 modified in working tree" in old
     gm.store.transact(lambda tip: Mutation({path: old.encode()}, "an old verify"))
     memory = Gitmem.open(a).get(mid)
@@ -339,7 +340,8 @@ def test_the_watcher_writes_once_per_head_move_and_never_for_working_tree_flips(
         for i in range(8):  # a minute of editing, condensed: the line flips 8 times
             text = APP.replace("line 5\n", f"line 5 edit {i}\n") if i % 2 == 0 else APP
             (a / "src/app.py").write_text(text)
-            wait(lambda e, n=len(events): len(events) > n and e.trigger == "files", f"flip {i}")
+            seen = len(events)
+            wait(lambda e, n=seen: len(events) > n and e.trigger == "files", f"flip {i}")
             time.sleep(0.15)
         assert git(a, "rev-parse", MEMORY_REF).strip() == tip
         assert any(c.memory_id == mid and c.new is Status.STALE and "working tree" in (c.reason or "")
@@ -538,9 +540,10 @@ def test_the_same_edit_on_both_sides_and_unstamped_records_merge_alike_from_both
         gm = Gitmem.open(repo)
         path = record_path(old)
         data = gm.store.read_path(gm.store.tip(), path).decode()
-        bare = "".join(x for x in data.splitlines(keepends=True)
-                       if not x.startswith(("author:", "updated_", "changed_at:", "  confidence:", "  content:")))
-        bare = bare.replace("content: an old unstamped record", f"content: an old unstamped record ({repo.name})")
+        unstamped = ("author:", "updated_", "changed_at:", "  confidence:", "  content:")
+        bare = "".join(x for x in data.splitlines(keepends=True) if not x.startswith(unstamped))
+        bare = bare.replace("content: an old unstamped record",
+                            f"content: an old unstamped record ({repo.name})")
         gm.store.transact(lambda tip, p=path, d=bare: Mutation({p: d.encode()}, "old gitmem edit"))
     for memory_id in (same, old):
         from_b, from_a = _both_ways(b, a, memory_id)

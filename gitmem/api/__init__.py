@@ -432,8 +432,7 @@ class Gitmem:
         return self._curator.doctor(fix)
 
     def take_notices(self) -> list[str]:
-        """Lines for stderr the store gathered since the last call (a stale ref lock removed, a
-        lost tip merged back)."""
+        """Lines for stderr the store gathered since the last call (a stale lock, a lost tip merged back)."""
         return self.store.take_notices()
 
     def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
@@ -464,7 +463,7 @@ class Gitmem:
         return self._verifier.status_view(now, full_records=full_records)
 
     def local_reasons(self) -> dict[str, str]:
-        """This clone's working-tree overlay: memory id -> why uncommitted changes make it stale.
+        """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
 
         Local state only (``<git dir>/tur/worktree.json``, written by ``verify``, ``status``
         and the watcher; docs/sharing.md): never on the shared ref. Only entries that still

@@ -201,11 +201,12 @@ class ContextBuilder:
         c = table.columns
         contents = c["content"]
         weights, _ = self.weights.table_weights(table, now)
-        tokens = self.ws.records.cache.token_column(table, self.ws.settings.tokenizer)
+        column = self.ws.records.cache.token_column(table, self.ws.settings.tokenizer)
         shown, trusted = self._authors(table)
+        tokens: Sequence[int] = column
         if any(shown):
             # The cached counts are of entries without an author: count those rows afresh.
-            tokens = [-1 if shown[r] is not None else n for r, n in enumerate(tokens)]
+            tokens = [-1 if shown[r] is not None else n for r, n in enumerate(column)]
         tier1 = {"axiom", "core"}
         types = c["type"]
 

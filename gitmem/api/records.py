@@ -90,7 +90,7 @@ class Records:
         return {memory_id: entry.reason for memory_id, entry in self.local().items()}
 
     def local(self) -> dict[str, LocalEntry]:
-        """This clone's working-tree overlay: memory id -> why uncommitted changes make it stale.
+        """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
 
         Only entries that still hold (same HEAD, same file); see :mod:`gitmem.overlay`.
         """

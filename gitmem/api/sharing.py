@@ -1,5 +1,7 @@
-"""Sharing memories through a git remote, for the facade: remote set-up, sync, and the guards
-that keep sharing from losing anything (a lost tip merged back, a fresh clone's hint)."""
+"""Sharing memories through a git remote, for the facade: remote set-up, sync and its guards.
+
+The guards keep sharing from losing anything: a lost tip merged back, a fresh clone's hint.
+"""
 
 from __future__ import annotations
 

@@ -190,7 +190,8 @@ def cmd_list(args: argparse.Namespace, env: Env) -> int:
                              for r in rows]))
         return 0
     tty = env.out.isatty()
-    body = [[r.memory.id, f"{r.status.value} ({r.local})" if r.local else r.status.value, f"{r.weight:.2f}", f"{r.memory.confidence:.2f}",
+    body = [[r.memory.id, f"{r.status.value} ({r.local})" if r.local else r.status.value,
+             f"{r.weight:.2f}", f"{r.memory.confidence:.2f}",
              r.memory.provenance.context_ref if r.memory.provenance and
              r.memory.provenance.context_ref else "-",
              one_line(r.memory.content, escape=tty)] for r in rows]

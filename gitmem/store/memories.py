@@ -416,8 +416,9 @@ class Store:
             os.replace(tmp, path)
 
     def last_authors(self, tip: str, paths: set[str]) -> dict[str, str]:
-        """``Name <email>`` of the author of the newest commit reachable from ``tip`` that changed
-        each of ``paths`` (merges that only carry one side's version do not count).
+        """Who last changed each of ``paths``: the author (``Name <email>``) of the newest commit.
+
+        Commits reachable from ``tip``; merges that only carry one side's version do not count.
 
         One ``git log --name-only`` run, stopped as soon as every path is found: what a record
         written before gitmem stored its writer falls back to.
