@@ -660,7 +660,7 @@ def _settle_status(record: dict[str, Any]) -> None:
                            "reason": "refutation withdrawn; `tur verify` checks it again"}
 
 
-def recover_lost_tip(store: Store, lost: str, current: str | None) -> str:
+def recover_lost_tip(store: Store, lost: str, current: str | None) -> str | None:
     """Merge ``lost`` (a tip gitmem wrote that the memory ref no longer contains) back in.
 
     As :func:`sync` merges a remote tip (the same :func:`merge_plan`, the lost tip as the
@@ -668,7 +668,8 @@ def recover_lost_tip(store: Store, lost: str, current: str | None) -> str:
     clone's own acknowledged writes, so nothing is refused for a credential.
 
     Returns:
-        One line for stderr saying what happened.
+        One line for stderr saying what happened, or ``None`` when the ref holds ``lost``
+        after all (another gitmem process moved it on meanwhile: nothing was lost).
 
     Raises:
         GitmemError: the merge could not be committed (the ref kept moving, a lock held).
@@ -679,7 +680,7 @@ def recover_lost_tip(store: Store, lost: str, current: str | None) -> str:
                     "the last tip tur wrote (nothing lost)")
         current = store.tip()
         if current is None or Graph(store).is_ancestor(lost, current):
-            return f"tur: refs/tur/memories moved while restoring it; it already holds {lost[:12]}"
+            return None
     moved_to = current
     graph = Graph(store)
 
@@ -694,7 +695,7 @@ def recover_lost_tip(store: Store, lost: str, current: str | None) -> str:
 
     commit, mutation = store.transact(build)
     if commit is None:
-        return f"tur: refs/tur/memories moved; it already holds {lost[:12]}"
+        return None  # another gitmem process had moved the ref on from the lost tip
     assert isinstance(mutation.result, MergePlan)  # type: ignore[union-attr]
     return (f"tur: refs/tur/memories was moved to {moved_to[:12]} outside tur and no longer held "
             f"{lost[:12]}, the last tip tur wrote; merged it back in {commit.sha[:12]} "

@@ -43,7 +43,9 @@ def guard_lost_tip(store: Store, current: str | None) -> None:
             return
         from gitmem.sync import recover_lost_tip
 
-        store.add_notice(recover_lost_tip(store, last, current))
+        line = recover_lost_tip(store, last, current)
+        if line is not None:
+            store.add_notice(line)
     except GitmemError as exc:
         store.add_notice(f"tur: warning: refs/tur/memories no longer contains {last[:12]}, the last tip "
                          f"tur wrote, and it could not be merged back ({exc}); "
