@@ -233,13 +233,17 @@ class Memory(_Part):
         """
         at = at or precise_now()
         if before is not None:
-            old, new = before.model_dump(mode="json"), self.model_dump(mode="json")
-            changed = [name for name in STAMPED_FIELDS if old.get(name) != new.get(name)]
+            changed = [name for name in STAMPED_FIELDS if getattr(before, name) != getattr(self, name)]
             if changed:
                 self.changed_at = {**(self.changed_at or {}), **dict.fromkeys(changed, at)}
         self.updated_at = at
         self.updated_by = who
         return self
+
+    def same_as(self, other: Memory) -> bool:
+        """Whether every stored field (unknown keys too) equals ``other``'s; runtime values aside."""
+        return (all(getattr(self, name) == getattr(other, name) for name in type(self).model_fields)
+                and self.model_extra == other.model_extra)
 
     def field_time(self, name: str) -> datetime:
         """When ``name`` last changed on this version (the merge's clock; docs/sharing.md).

@@ -691,7 +691,7 @@ def _overlap(a: Anchor, b: Anchor) -> bool:
 
 def _differs(before: Memory, after: Memory) -> bool:
     """Whether a change altered the record (then it is stamped and committed)."""
-    return before.model_dump(mode="json") != after.model_dump(mode="json")
+    return not before.same_as(after)
 
 
 def _statement(m: Memory) -> tuple:

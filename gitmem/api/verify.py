@@ -144,7 +144,7 @@ class Verifier:
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
             if confirm and ids and memory.refutation is None:
                 new = new.model_copy(update={"author": store.identity()})
-            if new is not memory and new.model_dump() != memory.model_dump():
+            if new is not memory and not new.same_as(memory):
                 new.stamp(memory, store.identity())
                 updated[memory.id] = new
             wt = verdict.worktree if memory.refutation is None else None
