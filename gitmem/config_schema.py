@@ -24,7 +24,7 @@ from pydantic import (
 from gitmem import defaults
 from gitmem.decay import DecayPolicy
 from gitmem.errors import ConfigError
-from gitmem.settings import RecallSettings, Settings, VerifySettings, WakeSettings
+from gitmem.settings import RecallSettings, Settings, TrustSettings, VerifySettings, WakeSettings
 from gitmem.vocabulary import MemoryType
 
 __all__ = ["SettingsFile", "validate_settings"]
@@ -101,6 +101,20 @@ class VerifySection(_Section):
     follow_moves: Flag = defaults.VERIFY_FOLLOW_MOVES
 
 
+class TrustSection(_Section):
+    """``trust:`` of the file."""
+
+    authors: list[str] = Field(default_factory=list)
+
+    @field_validator("authors")
+    @classmethod
+    def _identities(cls, value: list[str]) -> list[str]:
+        for author in value:
+            if not author.strip() or "\n" in author:
+                raise ValueError("each author is `Name <email>` or an email, on one line")
+        return [" ".join(a.split()) for a in value]
+
+
 class SettingsFile(_Section):
     """The whole file; every key is optional and unknown keys are errors."""
 
@@ -109,6 +123,7 @@ class SettingsFile(_Section):
     recall: RecallSection = Field(default_factory=RecallSection)
     verify: VerifySection = Field(default_factory=VerifySection)
     tokenizer: str = defaults.TOKENIZER
+    trust: TrustSection = Field(default_factory=TrustSection)
 
     @field_validator("tokenizer")
     @classmethod
@@ -138,6 +153,7 @@ class SettingsFile(_Section):
             verify=VerifySettings(ignore_whitespace=self.verify.ignore_whitespace,
                                   follow_moves=self.verify.follow_moves),
             tokenizer=self.tokenizer,
+            trust=TrustSettings(authors=tuple(self.trust.authors)),
         )
 
 
@@ -159,7 +175,7 @@ def validate_settings(data: Any, where: str) -> Settings:
         ) from exc
 
 
-_SECTIONS = ("decay", "wake", "recall", "verify")
+_SECTIONS = ("decay", "wake", "recall", "verify", "trust")
 
 
 def _explain(error: Any) -> tuple[str, str]:

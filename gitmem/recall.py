@@ -369,6 +369,9 @@ class Hit:
     """Ids of other hits of the same recall that may say the opposite
     (:func:`gitmem.similarity.may_contradict`) with no ``supersedes`` link between them."""
     compress: int | None = None
+    author: str | None = None
+    """Who stated it (``Name <email>``) when that is not the reader's git identity, else
+    ``None``: the entry then shows ``By:`` (docs/sharing.md, Trust)."""
 
 
 @dataclass(frozen=True)
@@ -479,7 +482,7 @@ def rank_memories(
         memory = items[i]
         own = {name: ranking.get(memory.id) for name, ranking in ranks.items()}
         stale = memory.status is Status.STALE
-        reason = (memory.decay.reason if memory.decay else None) if stale else None
+        reason = _stale_reason(memory) if stale else None
         hits.append(Hit(memory, scores[i], own, stale, bm25[i], tri[i], reason))
     return hits
 
@@ -559,6 +562,7 @@ def recall(
     bytes_bound: bool | None = None,
     skip: Callable[[Memory], bool] | None = None,
     first: Sequence[Memory] = (),
+    author_of: Callable[[Memory], str | None] | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
 
@@ -595,6 +599,8 @@ def recall(
             session); the next best take their places.
         first: candidates shown before every other hit, best-ranked for ``query`` first
             (e.g. the memories anchored to a file); they count towards ``top_k``.
+        author_of: memory -> who stated it when that is not the reader (``Name <email>``),
+            else ``None``; hits get it as :attr:`Hit.author`. ``None``: no author is shown.
 
     Returns:
         The :class:`RecallResult`.
@@ -609,6 +615,8 @@ def recall(
                                             index=index, skip=skip, first=first))
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
+    if author_of is not None:
+        top = [replace(hit, author=author_of(hit.memory)) for hit in top]
     if not token_budget and not max_chars:
         return RecallResult(query, tuple(top), 0, fmt)
     from gitmem.tokens import TokenCounter
@@ -711,13 +719,18 @@ def _ranked_hits(
     ]
 
 
+def _stale_reason(memory: Memory) -> str | None:
+    """Why a stale memory is stale: this clone's working-tree reason, else the recorded one."""
+    return memory.local_reason or (memory.decay.reason if memory.decay else None)
+
+
 def _pinned_hits(query: str, memories: Sequence[Memory]) -> list[Hit]:
     """Hits for ``memories`` in the order ``query`` ranks them among themselves, unranked last."""
     ranked = rank_memories(query, memories) if query.strip() else []
     seen = {hit.memory.id for hit in ranked}
     rest = [Hit(m, 0.0, {"bm25": None, "trigram": None, "recency": None},
                 m.status is Status.STALE, 0.0, 0.0,
-                (m.decay.reason if m.decay else None) if m.status is Status.STALE else None)
+                _stale_reason(m) if m.status is Status.STALE else None)
             for m in memories if m.id not in seen]
     return [*ranked, *rest]
 

@@ -14,7 +14,7 @@ from gitmem import defaults
 from gitmem.decay import DecayPolicy
 from gitmem.vocabulary import MemoryType
 
-__all__ = ["RecallSettings", "Settings", "VerifySettings", "WakeSettings"]
+__all__ = ["RecallSettings", "Settings", "TrustSettings", "VerifySettings", "WakeSettings"]
 
 
 @dataclass(frozen=True)
@@ -63,6 +63,27 @@ class VerifySettings:
 
 
 @dataclass(frozen=True)
+class TrustSettings:
+    """Whose memories wake treats as instructions (docs/sharing.md, Trust).
+
+    Attributes:
+        authors: ``Name <email>`` (or just the email) of the authors whose axiom and core
+            memories go to Tier 1 of wake, besides the local git identity.
+    """
+
+    authors: tuple[str, ...] = ()
+
+    def trusts(self, author: str | None, local: str) -> bool:
+        """Whether memories stated by ``author`` may be instructions for the ``local`` identity."""
+        if author is None:
+            return False
+        if author == local or author in self.authors:
+            return True
+        email = author.rsplit("<", 1)[-1].rstrip(">").strip().lower() if "<" in author else None
+        return email is not None and email in {a.strip().lower() for a in self.authors}
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything configurable, read from ``.tur/config.yaml``; every key is optional.
 
@@ -72,6 +93,7 @@ class Settings:
         recall: recall defaults.
         verify: how far verify follows anchored code.
         tokenizer: tiktoken encoding name; must be loadable offline.
+        trust: whose axiom and core memories wake takes as instructions.
     """
 
     decay: DecayPolicy = field(default_factory=DecayPolicy)
@@ -79,6 +101,7 @@ class Settings:
     recall: RecallSettings = field(default_factory=RecallSettings)
     verify: VerifySettings = field(default_factory=VerifySettings)
     tokenizer: str = defaults.TOKENIZER
+    trust: TrustSettings = field(default_factory=TrustSettings)
 
     def to_plain(self) -> dict[str, Any]:
         """The settings as plain dicts, lists, strings and numbers (for the cache)."""
@@ -95,6 +118,7 @@ class Settings:
             "verify": {"ignore_whitespace": self.verify.ignore_whitespace,
                        "follow_moves": self.verify.follow_moves},
             "tokenizer": self.tokenizer,
+            "trust": {"authors": list(self.trust.authors)},
         }
 
     @classmethod
@@ -117,4 +141,5 @@ class Settings:
             verify=VerifySettings(bool(data["verify"]["ignore_whitespace"]),
                                   bool(data["verify"]["follow_moves"])),
             tokenizer=data["tokenizer"],
+            trust=TrustSettings(tuple(data["trust"]["authors"])),
         )

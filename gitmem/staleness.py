@@ -22,7 +22,8 @@ SHA and path, and diffs shared by blob pair):
 4. The fingerprint confirms a mapped range; when the observed commit is gone it is
    the only way back: the lines found unchanged at HEAD keep the memory fresh.
 5. The index and working tree are compared with HEAD: an uncommitted change to the
-   anchored lines makes the memory stale until it is reverted.
+   anchored lines is this clone's local state (:attr:`Verdict.worktree`), never part of
+   the verdict that is recorded on the shared ref (docs/sharing.md, What is local).
 6. Fresh anchored memories are corroborated: the anchor moves to HEAD; how it travelled
    (renamed, reformatted, moved) is the verdict's reason, which verify puts in its
    commit message (the record of a fresh memory keeps no reason).
@@ -96,6 +97,9 @@ class Verdict:
         last_text: the last known anchored text, when the anchor was lost.
         moved_to: where the anchored code went when it was moved and edited (stale), the
             anchor ``tur verify --confirm`` re-anchors to; else ``None``.
+        worktree: why uncommitted changes (index, then working tree) make the memory stale
+            in this clone (``working tree: line 80 modified``), else ``None``. Local only:
+            ``status`` and ``changed`` are the committed verdict, what verify records.
     """
 
     memory_id: str
@@ -113,6 +117,7 @@ class Verdict:
     changed: bool = False
     last_text: str | None = None
     moved_to: str | None = None
+    worktree: str | None = None
 
 
 @dataclass
@@ -657,26 +662,29 @@ def _moved_and_changed(m: Match, known: list[str], sha: str | None, run: _Run) -
 
 
 def _worktree_reason(located: _Located, anchor: Anchor, run: _Run) -> str | None:
-    """Why uncommitted changes (index, then working tree) make the memory stale, or ``None``."""
+    """Why uncommitted changes (index, then working tree) make the memory stale, or ``None``.
+
+    ``working tree: line 80 modified``, ``index (staged): deleted``...
+    """
     if not run.worktree.is_dirty(located.path):
         return None
     head_data = run.h.blob_at(run.head, located.path)
     for change in run.worktree.changes(located.path, head_data):
         if change.data is None:
-            return f"deleted in {change.where}"
+            return f"{change.where}: deleted"
         if located.start is None or located.end is None:
-            return f"modified in {change.where}"
+            return f"{change.where}: modified"
         old = (head_data or b"").replace(b"\r\n", b"\n")
         hunks = run.h.hunks_of(old, change.data.replace(b"\r\n", b"\n"))
         if hunks is None:
-            return f"modified in {change.where}"
+            return f"{change.where}: modified"
         mapped = map_range(hunks, located.start, located.end)
         if isinstance(mapped, LinesChanged):
             # report in the stored anchor's numbering, which the user still sees
             shift = (anchor.start or located.start) - located.start
             lo, hi = mapped.start + shift, mapped.end + shift
             span = f"line {lo}" if lo == hi else f"lines {lo}-{hi}"
-            return f"{span} modified in {change.where}"
+            return f"{change.where}: {span} modified"
     return None
 
 
@@ -695,8 +703,6 @@ def _conclude(
             moved_to=outcome.moved_to,
         )
     wt = _worktree_reason(located, anchor, run)
-    if wt is not None:
-        return _final(memory, Status.STALE, wt, dist=dist)
     new_anchor = Anchor(located.path, located.start, located.end)
     lines = run.lines(run.h.blob_id_at(run.head, located.path) or "")
     if located.start is None:
@@ -719,6 +725,7 @@ def _conclude(
         merge_base=dist.merge_base if dist and dist.diverged else None,
         corroborated=True,
         changed=moved or _status_changed(memory, Status.FRESH, None),
+        worktree=wt,
     )
 
 

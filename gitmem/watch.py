@@ -14,7 +14,12 @@ never installs git hooks. What triggers what:
   watcher committed) → re-read the anchored paths, nothing is verified.
 
 Everything else — ``.git/`` internals such as objects and caches, files no memory
-is anchored to, ignored files — triggers nothing. Changes are grouped: a batch
+is anchored to, ignored files — triggers nothing.
+
+What uncommitted changes do is local state (docs/sharing.md): a batch for edited files or the
+index only updates this clone's overlay (``<git dir>/tur/worktree.json``) and never writes to
+the memory ref. The ref is written only when HEAD moves (and at the start) and a memory's
+status or reason changed at the new HEAD: at most one commit per HEAD. Changes are grouped: a batch
 closes after ``debounce_ms`` without a change, and is held back while git holds
 ``index.lock`` (a checkout or commit in progress) so that a half-done checkout
 never records a status. Verifies here are not explicit checks
@@ -63,6 +68,7 @@ class StatusChange:
 
     ``old`` is ``None`` when the memory was not known before the verify.
     ``new_ref`` is set when the anchor moved (re-anchored lines or a followed rename).
+    ``local`` is set when the change is the working-tree overlay's (docs/sharing.md).
     """
 
     memory_id: str
@@ -70,6 +76,8 @@ class StatusChange:
     new: Status
     reason: str | None
     new_ref: str | None = None
+    local: bool = False
+    """Only this clone's working tree or index changed it: shown here, never recorded."""
 
 
 @dataclass(frozen=True)
@@ -160,6 +168,9 @@ class Watcher:
         self._anchors: dict[str, tuple[str, ...]] = {}
         self._dirs: dict[str, set[str]] = {}
         self._index_stamp: tuple[int, int, int] | None = None
+        # The overlay as this watcher last saw it: the file's entries lapse when the file
+        # changes, which is just when a flip back to fresh must still be reported.
+        self._local: dict[str, str] = gm.local_reasons()
         self._reload(gm)
 
     # -- what is watched -------------------------------------------------------------------
@@ -335,18 +346,25 @@ class Watcher:
         head = gm.head()
         self._index_moved()  # the index as this verify sees it is the baseline for the next
         before = _records(gm, ids)
+        before_local = dict(self._local)
         try:
-            outcome = gm.verify(ids, explicit=False)
+            # Only a HEAD move (or the start) may change what follows from commits.
+            outcome = gm.verify(ids, explicit=False, write=trigger in ("head", "start"))
         except GitmemError as exc:
             self._tip = None  # re-read the anchors next time: an id may have gone
             return WatchEvent(at=utc_now(), trigger=trigger, paths=paths,
                               ids=tuple(ids or ()), error=str(exc), notices=tuple(gm.take_notices()))
         self._head = head
+        for row in outcome.rows:
+            if row.local is None:
+                self._local.pop(row.memory_id, None)
+            else:
+                self._local[row.memory_id] = row.local
         if outcome.commit is not None:
             self._reload(gm)
         verified = tuple(r.memory_id for r in outcome.rows)
         return WatchEvent(at=utc_now(), trigger=trigger, paths=paths, ids=verified,
-                          outcome=outcome, changes=_changes(before, outcome),
+                          outcome=outcome, changes=_changes(before, outcome, before_local),
                           notices=tuple(gm.take_notices()))
 
 
@@ -386,19 +404,22 @@ def _records(gm: Gitmem, ids: list[str] | None) -> dict[str, Memory]:
     return found
 
 
-def _changes(before: dict[str, Memory], outcome: VerifyOutcome) -> tuple[StatusChange, ...]:
+def _changes(before: dict[str, Memory], outcome: VerifyOutcome,
+             before_local: dict[str, str]) -> tuple[StatusChange, ...]:
     out = []
     for row in outcome.rows:
-        if not row.changed:
+        was_local = before_local.get(row.memory_id)
+        if not row.changed and row.local == was_local:
             continue
         old = before.get(row.memory_id)
-        old_status = old.status if old else None
-        old_reason = old.decay.reason if old and old.decay else None
+        old_status = (Status.STALE if was_local and old and old.refutation is None
+                      else old.status if old else None)
+        old_reason = was_local or (old.decay.reason if old and old.decay else None)
         reason_changed = row.status is not Status.FRESH and row.reason != old_reason
         if old_status is row.status and not reason_changed and not row.moved:
             continue  # only corroborated at the new HEAD: not worth a line
         out.append(StatusChange(row.memory_id, old_status, row.status, row.reason,
-                                row.new_ref if row.moved else None))
+                                row.new_ref if row.moved else None, local=not row.changed))
     return tuple(out)
 
 

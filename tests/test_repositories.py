@@ -158,7 +158,11 @@ def test_a_split_index_is_read_through_git_for_status_verify_and_watch(anchored)
     ok(tur(repo, "verify"))
     (repo / "src/app.py").write_text(APP.replace("line 3\n", "line three\n"))
     git(repo, "add", "src/app.py")
-    assert "line 3 modified in index (staged)" in status_lines(repo)[app]
+    staged = status_lines(repo)[app]
+    assert "index (staged): line 3 modified" in staged, staged
+    git(repo, "reset", "-q", "src/app.py")
+    git(repo, "checkout", "--", "src/app.py")
+    assert "fresh" in status_lines(repo)[app]
     with watching(repo) as run:
         (repo / "src/app.py").write_text(APP.replace("line 4\n", "line four\n"))
         event = run.wait_for(lambda e: e.changes, "a status change")
@@ -218,7 +222,7 @@ def test_a_file_outside_a_sparse_checkout_is_as_head_has_it_not_deleted(anchored
     assert memory_ref(repo) == before  # nothing to record
     # an edit inside the cone is still seen
     (repo / "src/app.py").write_text(APP.replace("line 2\n", "line two\n"))
-    assert "line 2 modified in working tree" in status_lines(repo)[app]
+    assert "working tree: line 2 modified" in status_lines(repo)[app]
 
 
 def test_a_sparse_index_is_read_through_git(anchored):
@@ -229,7 +233,7 @@ def test_a_sparse_index_is_read_through_git(anchored):
     rows = status_lines(repo)
     assert "fresh" in rows[guide] and "fresh" in rows[app]
     (repo / "src/app.py").write_text(APP.replace("line 2\n", "line two\n"))
-    assert "line 2 modified in working tree" in status_lines(repo)[app]
+    assert "working tree: line 2 modified" in status_lines(repo)[app]
 
 
 # -- filter drivers --------------------------------------------------------------------------
@@ -263,9 +267,9 @@ def test_a_filtered_file_on_a_clean_tree_is_anchored_and_compared_through_its_cl
     (repo / "f.kw").write_text((repo / "f.kw").read_text().replace("d\n", "D\n"))
     rows = status_lines(repo)
     assert "fresh" in rows[ranged]
-    assert "modified in working tree" in rows[whole]
+    assert "working tree: modified" in rows[whole]
     (repo / "f.kw").write_text((repo / "f.kw").read_text().replace("b\n", "B\n"))
-    assert "line 3 modified in working tree" in status_lines(repo)[ranged]
+    assert "working tree: line 3 modified" in status_lines(repo)[ranged]
 
 
 def test_a_filtered_file_with_a_real_change_is_still_refused_as_uncommitted(filtered):
@@ -383,4 +387,4 @@ def test_reads_of_an_ordinary_repository_run_no_git_process(anchored, tmp_path):
                               capture_output=True, text=True, env=env, check=False, timeout=120)
         assert proc.returncode == 0, (command, proc.stderr)
         outputs[command] = proc.stdout
-    assert "line 3 modified in working tree" in outputs["status"]
+    assert "working tree: line 3 modified" in outputs["status"]

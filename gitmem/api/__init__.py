@@ -44,7 +44,7 @@ from gitmem.api.results import (
     VerifyOutcome,
 )
 from gitmem.api.setup import HarnessSetup
-from gitmem.api.sharing import Sharing
+from gitmem.api.sharing import Sharing, guard_lost_tip
 from gitmem.api.verify import Verifier
 from gitmem.api.weights import Weights
 from gitmem.defaults import (
@@ -149,6 +149,8 @@ class Gitmem:
         self._curator = Curator(self._ws)
         self._sharing = Sharing(store)
         self._setup = HarnessSetup(store)
+        # A rewrite of the memory ref that gitmem did not make is merged back on first read.
+        store.guard = guard_lost_tip
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
@@ -381,6 +383,39 @@ class Gitmem:
         """
         return self._curator.refute(token, reason, by, allow_secret)
 
+    def unrefute(self, token: str) -> tuple[Memory, CommitInfo | None]:
+        """Withdraw a memory's refutation (``tur refute --undo``), in one commit.
+
+        A change like any other: stamped, and merged field by field by ``tur sync`` (a
+        merge never undoes a refutation by itself; this does, explicitly). The status goes
+        back to what it was when the memory was refuted (``stale``, asking for ``tur
+        verify``, for a record refuted before gitmem kept that).
+
+        Raises:
+            InvalidInput: the memory is not refuted.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._curator.unrefute(token)
+
+    def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
+             file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
+        """Change a memory's content, type or anchor in place (``tur edit``), in one commit.
+
+        The id stays (``tur show`` lists the old text in the ref's history); the local git
+        identity becomes the memory's ``author``. ``file`` re-anchors it at HEAD
+        (``path`` or ``path#Lstart-Lend``, relative to the current directory) and makes it
+        fresh there; a new ``type`` takes that type's half-life.
+
+        Raises:
+            InvalidInput: nothing to change, empty content, or an unknown type.
+            SecretRefused: the content or anchor looks like a credential and ``allow_secret``
+                is false.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
+            InvalidAnchor: a bad ``file`` (missing, outside the repository, uncommitted).
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._curator.edit(token, content=content, type=type, file=file, allow_secret=allow_secret)
+
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's confidence (in [0, 1]).
 
@@ -426,7 +461,7 @@ class Gitmem:
         return self._curator.doctor(fix)
 
     def take_notices(self) -> list[str]:
-        """Lines for stderr the store gathered since the last call (e.g. a stale ref lock removed)."""
+        """Lines for stderr the store gathered since the last call (a stale lock, a lost tip merged back)."""
         return self.store.take_notices()
 
     def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
@@ -497,6 +532,15 @@ class Gitmem:
         """
         return self._verifier.status_view(now, full_records=full_records)
 
+    def local_reasons(self) -> dict[str, str]:
+        """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
+
+        Local state only (``<git dir>/tur/worktree.json``, written by ``verify``, ``status``
+        and the watcher; docs/sharing.md): never on the shared ref. Only entries that still
+        hold (same HEAD, anchored file unchanged since it was checked).
+        """
+        return self.records.local_reasons()
+
     def verify(
         self,
         ids: list[str] | None = None,
@@ -510,20 +554,27 @@ class Gitmem:
 
         Every memory (or those in ``ids``) gets a verdict (see :mod:`gitmem.staleness`).
         With ``write``, every changed record (status, reason, moved or corroborated
-        anchor) is rewritten in one commit ``verify: …``; a memory another process
-        changed meanwhile is left to that process's write.
+        anchor) is rewritten in one commit ``verify: …``, stamped with the time and the
+        local git identity; a memory another process changed meanwhile is left to that
+        process's write. Only what follows from commits is recorded: an uncommitted change
+        to anchored lines shows the row ``stale`` with ``local`` set (``working tree: line
+        80 modified``) and goes to this clone's overlay (:meth:`local_reasons`), written
+        whether or not ``write`` is set, never to the ref.
 
         Naming ``ids`` is an explicit check: a memory found fresh also gets
         ``last_verified_at = now``, restarting its time decay. With ``confirm`` a
         person vouches for the named memories: each is set ``fresh`` and re-anchored
         to HEAD (same path, lines clamped to the file; or, for code that was moved to
-        another file and edited, where it went); one whose anchored file is gone
-        at HEAD is left as it is, with a hint. Refuted memories are never changed by verify.
+        another file and edited, where it went), and the local git identity becomes its
+        ``author`` (so a teammate's axiom or core memory enters Tier 1 of wake;
+        docs/sharing.md, Trust); one whose anchored file is gone at HEAD is left as it is,
+        with a hint. Refuted memories are never changed by verify.
 
         With ``explicit=False`` the ``ids`` only narrow the check, as a background
         re-check does (``tur watch``): each named memory is judged exactly as the bulk
-        path (no ``ids``) would judge it, and its time decay is not restarted.
-        ``confirm`` is always explicit.
+        path (no ``ids``) would judge it, its time decay is not restarted, and only
+        memories whose status or reason changed are recorded (an anchor that merely
+        moved is not worth a commit). ``confirm`` is always explicit.
 
         Raises:
             EmptyRepository: HEAD is unborn.
@@ -765,6 +816,14 @@ class Gitmem:
         """
         return self._sharing.setup_remote(remote)
 
+    def remote_hint(self) -> str | None:
+        """One line for a clone with no memory ref but a remote, else ``None``; no network.
+
+        ``tur remote setup && tur sync`` when nothing was fetched yet; after ``tur remote
+        setup`` and a plain ``git fetch``, how many memories wait in the remote-tracking ref.
+        """
+        return self._sharing.remote_hint()
+
     def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5,
              allow_secret: bool = False) -> SyncResult:
         """Fetch, merge record by record and push the memory ref (see :mod:`gitmem.sync`).
@@ -773,7 +832,10 @@ class Gitmem:
         or in which the credential scan finds something, is not adopted: the local version
         stays, and ``result.merged`` and ``result.warnings`` name it and say what to do. A
         malformed incoming version of a valid record never replaces it. Two different
-        statements with one id both survive (one moves to a longer id).
+        statements with one id both survive (one moves to a longer id). A record changed on
+        both sides is merged field by field: the later change of each field wins, and
+        ``result.merged`` names each field decided and the side that lost (docs/sharing.md).
+        ``result.new_authors`` lists writers this clone had not seen before.
 
         Args:
             remote: a remote listed by ``git remote``.

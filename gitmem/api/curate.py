@@ -22,7 +22,7 @@ from gitmem.limits import MAX_RECORD_BYTES, check_size
 from gitmem.reader import read_record, record_path
 from gitmem.store import FORMAT_PATH, CommitInfo, Mutation
 from gitmem.text import first_words
-from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, utc_now
+from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, precise_now, utc_now
 
 if TYPE_CHECKING:
     from gitmem.anchors import Anchor
@@ -102,7 +102,9 @@ class Curator:
         secret_scan.check_content(content, allow=allow_secret)
         secret_scan.check_fields([(n, t) for n, t in (("--agent", agent), ("--harness", harness),
                                                       ("--file", file)) if t], allow=allow_secret)
+        stamp_at = now or precise_now()
         now = now or utc_now()
+        who = self.ws.store.identity()
         head = self.ws.store.head_sha()
         anchor, fingerprint = None, None
         if file is not None:
@@ -138,6 +140,8 @@ class Curator:
                 assert existing is not None  # known: its content was read
                 memory = _reverify(existing, provenance, confidence, status, reason, now)
                 link(memory)
+                if _differs(existing, memory):
+                    memory.stamp(existing, who, stamp_at)
                 data = codec.update(self.ws.store.read_blob(existing_blob), memory)
                 check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
                 message = f"reverify {memory.id}: {first_words(content)}"
@@ -155,8 +159,10 @@ class Curator:
                     staleness_status=status,
                     reason=reason,
                 ),
+                author=who,
             )
             link(memory)
+            memory.stamp(None, who, stamp_at)
             data = codec.dump_new(memory)
             check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
             message = f"learn {memory.id}: {first_words(content)}"
@@ -295,6 +301,8 @@ class Curator:
             if current is None or blob is None:
                 raise UnknownMemory(target)
             memory = edit(current.model_copy(deep=True))
+            if _differs(current, memory):
+                memory.stamp(current, self.ws.store.identity())
             data = codec.update(self.ws.store.read_blob(blob), memory)
             check_size(data, MAX_RECORD_BYTES, f"record {target}")
             return Mutation({record_path(target): data}, f"{verb} {target}", result=memory)
@@ -322,12 +330,101 @@ class Curator:
                                  allow=allow_secret)
 
         def edit(m: Memory) -> Memory:
-            m.refutation = Refutation(reason=reason, by=by, at=utc_now())
+            before = m.refutation.status_before if m.refutation else (
+                m.decay.staleness_status if m.decay is not None else None)
+            m.refutation = Refutation(reason=reason, by=by, at=utc_now(), status_before=before)
             if m.decay is not None:
                 m.decay.staleness_status = Status.REFUTED
             return m
 
         return self._edit(token, "refute", edit)
+
+    def unrefute(self, token: str) -> tuple[Memory, CommitInfo | None]:
+        """Withdraw a memory's refutation (``tur refute --undo``): a change like any other.
+
+        The status goes back to what it was when the memory was refuted; a record refuted
+        before gitmem kept that becomes ``stale`` with a reason asking for ``tur verify``.
+
+        Raises:
+            InvalidInput: the memory is not refuted.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        current = self.ws.records.get(token)
+        if current.refutation is None:
+            raise InvalidInput(f"{current.id} is not refuted", "nothing to undo")
+
+        def edit(m: Memory) -> Memory:
+            if m.refutation is None:
+                return m
+            before = m.refutation.status_before
+            m.refutation = None
+            if m.decay is not None:
+                if before is None or before is Status.REFUTED:
+                    m.decay.staleness_status = Status.STALE
+                    m.decay.reason = "refutation withdrawn; `tur verify` checks it again"
+                else:
+                    m.decay.staleness_status = before
+            return m
+
+        return self._edit(token, "unrefute", edit)
+
+    def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
+             file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
+        """Change a memory's content, type or anchor in place: the id stays, history keeps the old text.
+
+        The writer becomes the memory's ``author``. A new anchor is taken at HEAD (as
+        ``learn --file``) and makes the memory fresh there; a new type sets the half-life of
+        that type.
+
+        Raises:
+            InvalidInput: nothing to change, empty content, or an unknown type.
+            SecretRefused: the content or anchor looks like a credential and ``allow_secret``
+                is false.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
+            InvalidAnchor: as :meth:`learn`'s ``file``.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        from gitmem import secret_scan
+        from gitmem.models import Decay, Provenance
+
+        if content is None and type is None and file is None:
+            raise InvalidInput("nothing to edit", "pass --content, --type or --file")
+        type_ = _parse_enum(MemoryType, type, "type") if type is not None else None
+        if content is not None:
+            if not content.strip():
+                raise InvalidInput("memory content is empty", "pass the new statement")
+            if not _is_utf8(content):
+                raise InvalidInput("content is not valid UTF-8 text")
+            check_size(content.encode("utf-8"), MAX_RECORD_BYTES, "the memory's content")
+            secret_scan.check_content(content, allow=allow_secret)
+        if file is not None:
+            secret_scan.check_fields([("--file", file)], allow=allow_secret)
+        head = self.ws.store.head_sha()
+        anchor = self._anchor(file, head) if file is not None else None
+        who = self.ws.store.identity()
+        policy = self.ws.settings.decay if type_ is not None else None
+
+        def edit(m: Memory) -> Memory:
+            before = _statement(m)
+            if content is not None:
+                m.content = content
+            if type_ is not None and type_ is not m.type:
+                m.type = type_
+                if m.decay is not None and policy is not None:
+                    m.decay.half_life_days = half_life_for(type_, policy)
+            if anchor is not None:
+                prov = m.provenance or Provenance()
+                m.provenance = prov.model_copy(update={
+                    "git_sha": head, "context_ref": anchor[0].ref(), "fingerprint": anchor[1]})
+                if m.refutation is None:
+                    decay = m.decay or Decay(half_life_days=half_life_for(m.type, self.ws.settings.decay))
+                    m.decay = decay.model_copy(update={
+                        "staleness_status": Status.FRESH, "reason": None, "last_verified_at": utc_now()})
+            if _statement(m) != before:
+                m.author = who
+            return m
+
+        return self._edit(token, "edit", edit)
 
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's confidence (in [0, 1]).
@@ -858,6 +955,17 @@ def _merged(stored: Memory, imported: Memory | None, supersedes: list[str]) -> M
     merged.legacy_id = names[0] if len(names) == 1 else names
     merged.relations = relations
     return merged
+
+
+def _differs(before: Memory, after: Memory) -> bool:
+    """Whether a change altered the record (then it is stamped and committed)."""
+    return not before.same_as(after)
+
+
+def _statement(m: Memory) -> tuple:
+    """What a statement is: content, type and anchor (an edit of one makes its writer the author)."""
+    return (m.content, m.type, m.provenance.context_ref if m.provenance else None,
+            m.provenance.fingerprint if m.provenance else None)
 
 
 def _is_utf8(text: str) -> bool:

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.config import Settings
     from gitmem.models import Memory
+    from gitmem.overlay import LocalEntry
 
 __all__ = ["Records", "Workspace"]
 
@@ -49,10 +50,54 @@ class Records:
     def table(self, tip: str | None) -> tuple[RecordTable, list[Skipped]]:
         """The columns of every record at ``tip``, and the blobs skipped (notices first).
 
-        Warm: one tree lookup and one file read.
+        The table carries this clone's working-tree overlay (:meth:`local`): its views and
+        :meth:`RecordTable.statuses` show those memories stale. Warm: one tree lookup and
+        one file read (and the overlay's small file).
         """
         table = self.cache.table(tip)
+        local = self.local()
+        table.set_local({row: entry.reason for memory_id, entry in local.items()
+                         if (row := table.row(memory_id)) is not None})
         return table, [*self.cache.take_notices(), *self.layout_problems(tip), *table.layout, *table.bad]
+
+    def writers(self, table: RecordTable) -> list[str | None]:
+        """Who stated each row's memory (``Name <email>``), in row order.
+
+        The record's ``author`` (else ``updated_by``); for a record written before gitmem
+        stored either, the author of the last commit that changed it (one ``git log`` per
+        tree, then kept in the read cache).
+        """
+        column = table.columns["author"]
+        missing = [r for r, who in enumerate(column) if who is None]
+        if not missing or table.tree is None:
+            return column
+        payload = self.cache.read_payload("writers.bin", "writers")
+        known: dict[str, str] = {}
+        if isinstance(payload, dict) and payload.get("tree") == table.tree and isinstance(
+                payload.get("known"), dict):
+            known = payload["known"]
+        if any(table.ids[r] not in known for r in missing):
+            tip = self.store.tip()
+            if tip is not None:
+                paths = {record_path(table.ids[r]): table.ids[r] for r in missing}
+                found = self.store.last_authors(tip, set(paths))
+                known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
+                self.cache.write_payload("writers.bin", "writers", {"tree": table.tree, "known": known})
+        return [who if who is not None else (known.get(table.ids[r]) or None) for r, who in enumerate(column)]
+
+    def local_reasons(self) -> dict[str, str]:
+        """:meth:`local` as memory id -> reason (``working tree: line 80 modified``)."""
+        return {memory_id: entry.reason for memory_id, entry in self.local().items()}
+
+    def local(self) -> dict[str, LocalEntry]:
+        """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
+
+        Only entries that still hold (same HEAD, same file); see :mod:`gitmem.overlay`.
+        """
+        from gitmem import overlay
+
+        store = self.store
+        return overlay.load(store.git_dir, store.workdir, store.head_sha())
 
     def layout_problems(self, tip: str | None) -> list[Skipped]:
         """Entries outside ``memories/`` that gitmem does not read (see ``Store.root_problems``)."""

@@ -267,6 +267,10 @@ class StatusRow:
     moved: bool = False
     new_ref: str | None = None
     hint: str | None = None
+    local: str | None = None
+    """Why this clone's uncommitted changes make the memory stale (``working tree: line 80
+    modified``); then ``status`` is ``stale`` here while the shared ref keeps the committed
+    status. ``None`` when the working tree and index agree with HEAD."""
 
     @property
     def memory_id(self) -> str:
@@ -306,6 +310,7 @@ class VerifyOutcome(StatusView):
                     "status": r.status.value,
                     "reason": r.reason,
                     "hint": r.hint,
+                    "local": r.local,
                     "weight": round(r.weight, 6),
                     "commit_distance": r.commit_distance,
                     "changed": r.changed,

@@ -30,6 +30,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Verifier"]
 
+
+def _status_changed(memory: Memory, verdict: Verdict) -> bool:
+    """Whether a verdict changes the memory's recorded status or reason (not only its anchor)."""
+    decay = memory.decay
+    if decay is None:
+        return verdict.status is not memory.status
+    return decay.staleness_status is not verdict.status or decay.reason != verdict.reason
+
 #: The read cache's file for anchor-check outcomes (see :class:`gitmem.staleness.VerifyCache`).
 VERIFY_CACHE = ("verify.bin", "verify")
 
@@ -71,7 +79,8 @@ class Verifier:
         memories: list
         if full_records:
             snap = records.snapshot(tip)
-            memories = [snap.records[memory_id] for memory_id in table.ids]
+            memories = [snap.records[memory_id].with_local(table.local.get(row))
+                        for row, memory_id in enumerate(table.ids)]
             skipped = [*skipped, *(s for s in snap.skipped if s not in skipped)]
         else:
             memories = table.views()
@@ -79,10 +88,11 @@ class Verifier:
             StatusRow(
                 memory=m,
                 status=m.status,
-                reason=m.refutation.reason if m.refutation else (m.decay.reason if m.decay else
-                                                                 "no provenance (legacy record)"),
+                reason=m.refutation.reason if m.refutation else m.local_reason or (
+                    m.decay.reason if m.decay else "no provenance (legacy record)"),
                 weight=w,
                 commit_distance=d,
+                local=m.local_reason,
             )
             for m, w, d in zip(memories, weights, distances, strict=True)
         ]
@@ -134,7 +144,10 @@ class Verifier:
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
-        See :meth:`gitmem.api.Gitmem.verify` for the contract.
+        See :meth:`gitmem.api.Gitmem.verify` for the contract. What uncommitted changes do
+        goes to this clone's overlay (:mod:`gitmem.overlay`), written on every run; only the
+        committed verdicts are recorded on the ref. A background check (``explicit=False``)
+        records only memories whose status or reason changed.
 
         Raises:
             EmptyRepository: HEAD is unborn.
@@ -162,23 +175,39 @@ class Verifier:
         verify_cache = self._load_verify_cache(options.tag())
         report = check(memories, store.code(), policy, cache=verify_cache, options=options)
         self._save_verify_cache(verify_cache, report.head_sha)
+        from gitmem.overlay import LocalEntry, save
+
         updated: dict[str, Memory] = {}
+        local: dict[str, LocalEntry] = {}
         rows = []
         for memory, verdict in zip(memories, report.verdicts, strict=True):
             if (ids and (explicit or confirm) and memory.refutation is None
                     and (confirm or verdict.status is Status.FRESH)):
                 verdict = self._explicit(memory, verdict, report.head_sha, confirm)
+            if (not explicit and not confirm and verdict.changed and memory.refutation is None
+                    and not _status_changed(memory, verdict)):
+                # A background check only re-anchored the memory: not worth a commit.
+                verdict = replace(verdict, changed=False, corroborated=False)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
-            if verdict.changed:
+            if confirm and ids and memory.refutation is None:
+                new = new.model_copy(update={"author": store.identity()})
+            if new is not memory and not new.same_as(memory):
+                new.stamp(memory, store.identity())
                 updated[memory.id] = new
+            wt = verdict.worktree if memory.refutation is None else None
+            if wt is not None:
+                ref = verdict.new_context_ref or (memory.provenance.context_ref if memory.provenance else "")
+                local[memory.id] = LocalEntry(wt, (ref or "").split("#", 1)[0])
             rows.append(StatusRow(
-                memory=new, status=verdict.status, reason=verdict.reason,
+                memory=new.with_local(wt), status=Status.STALE if wt else verdict.status,
+                reason=wt or verdict.reason,
                 weight=weight(new, now, verdict.commit_distance, policy),
-                commit_distance=verdict.commit_distance, changed=verdict.changed,
+                commit_distance=verdict.commit_distance, changed=memory.id in updated,
                 moved=bool(verdict.new_context_ref and memory.provenance
                            and verdict.new_context_ref != memory.provenance.context_ref),
-                new_ref=verdict.new_context_ref, hint=verdict.hint,
+                new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
             ))
+        save(store.git_dir, store.workdir, report.head_sha, (m.id for m in memories), local)
         # e.g. a damaged verify.bin, found after the records were read
         outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped], head=report.head_sha)
         if write and updated:

@@ -62,6 +62,7 @@ def row_of(memory: Memory) -> tuple:
         None if memory.refutation is None else memory.refutation.reason,
         None if memory.last_verified_at is None else microseconds(memory.last_verified_at),
         tuple(memory.legacy_ids),
+        memory.writer,
     )
 
 
@@ -79,7 +80,7 @@ def check_columns(columns: dict[str, list]) -> None:
     if not (types_of("content") <= {str} and types_of("conf") <= {float, int}
             and types_of("prov") <= {tuple, _NONE} and types_of("decay") <= {tuple, _NONE}
             and types_of("rels") <= {tuple} and types_of("refuted") <= {str, _NONE}
-            and types_of("verified") <= {int, _NONE}):
+            and types_of("verified") <= {int, _NONE} and types_of("author") <= {str, _NONE}):
         raise ValueError("column value types")
     if not (set(map(len, filter(None, columns["prov"]))) <= {4}
             and set(map(len, filter(None, columns["decay"]))) <= {4}):

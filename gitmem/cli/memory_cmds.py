@@ -56,13 +56,28 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default="plain", choices=("plain", "json"))
     p.set_defaults(func=cmd_show)
 
-    p = sub.add_parser("refute", help="mark a memory as wrong, with a reason")
+    p = sub.add_parser("refute", help="mark a memory as wrong, with a reason (--undo withdraws it)")
     p.add_argument("id")
-    p.add_argument("--reason", required=True)
+    p.add_argument("--reason", help="why it is wrong (required unless --undo)")
     p.add_argument("--by", help="who refutes it (default: your git identity)")
+    p.add_argument("--undo", action="store_true",
+                   help="withdraw the refutation (a change like any other; sync merges it)")
     p.add_argument("--allow-secret", action="store_true",
                    help="store the reason even if it looks like a credential")
     p.set_defaults(func=cmd_refute)
+
+    p = sub.add_parser("edit", help="change a memory's content, type or anchor in place (the id stays)",
+                       description="Change a memory's content, type or anchor in one commit. The id "
+                       "stays; `tur show ID` lists the commits, and the old text stays in the ref's "
+                       "history. You become the memory's author.")
+    p.add_argument("id")
+    p.add_argument("--content", help="the new statement; `-` reads it from stdin")
+    p.add_argument("--content-file", metavar="PATH", help="read the new statement from a file (UTF-8)")
+    p.add_argument("--type", choices=TYPES, help="the new type (the id keeps its old type prefix)")
+    p.add_argument("--file", metavar="PATH[#Lx-Ly]", help="re-anchor at HEAD to a file or a line range")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="store it even if it looks like a credential")
+    p.set_defaults(func=cmd_edit)
 
     p = sub.add_parser("forget", help="remove a memory (it stays in the ref's history)")
     p.add_argument("id", nargs="?")
@@ -181,17 +196,20 @@ def cmd_list(args: argparse.Namespace, env: Env) -> int:
     if args.format == "json":
         # full_records=True above: every row carries a full record.
         env.print(json_dump([memory_json(cast("Memory", r.memory), weight=r.weight,
-                                         status=r.status.value, reason=r.reason) for r in rows]))
+                                         status=r.status.value, reason=r.reason, local=r.local)
+                             for r in rows]))
         return 0
     tty = env.out.isatty()
-    body = [[r.memory.id, r.status.value, f"{r.weight:.2f}", f"{r.memory.confidence:.2f}",
+    body = [[r.memory.id, f"{r.status.value} ({r.local})" if r.local else r.status.value,
+             f"{r.weight:.2f}", f"{r.memory.confidence:.2f}",
              r.memory.provenance.context_ref if r.memory.provenance and
              r.memory.provenance.context_ref else "-",
              one_line(r.memory.content, escape=tty)] for r in rows]
     table(env, ["ID", "STATUS", "WEIGHT", "CONF", "ANCHOR", "CONTENT"], body)
     if not rows:
         filtered = args.type or args.status or args.file
-        env.warn("no memories" + (" match" if filtered else " yet: tur learn TEXT"))
+        hint = None if filtered else env.gm.remote_hint()
+        env.warn(hint or ("no memories" + (" match" if filtered else " yet: tur learn TEXT")))
     return 0
 
 
@@ -201,8 +219,10 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     memory = gm.get(args.id)
     commits = gm.history(memory.id)
     trail = gm.anchor_trail(memory.id, commits)
+    local = gm.local_reasons().get(memory.id)
     if args.format == "json":
         doc = memory_json(memory)
+        doc["local"] = local
         doc["commits"] = [{"sha": c.sha, "message": c.message, "author": c.author,
                            "time": c.time.isoformat().replace("+00:00", "Z")} for c in commits]
         doc["anchor_trail"] = [step.to_json() for step in trail]
@@ -210,9 +230,14 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
         return 0
     env.write(gm.record_text(memory.id))
     env.print()
+    writer = memory.writer
+    if writer and writer != gm.identity():
+        env.print(f"# written by {' '.join(writer.split())}, not you")
+    if local and memory.refutation is None:
+        env.print(f"# here: stale ({local}); uncommitted, not shared")
     env.print(f"# commits on refs/tur/memories that touched {memory.id}:")
     for c in commits:
-        env.print(f"{c.sha[:12]} {c.time:%Y-%m-%d %H:%M} {c.message.splitlines()[0]}")
+        env.print(f"{c.sha[:12]} {c.time:%Y-%m-%d %H:%M} {c.author}  {c.message.splitlines()[0]}")
     if len(trail) > 1:  # the anchor travelled
         env.print()
         env.print("# how the anchor travelled:")
@@ -222,10 +247,44 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
 
 
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
-    """``tur refute``: mark refuted; prints the id."""
+    """``tur refute``: mark refuted (or ``--undo``: withdraw it); prints the id."""
+    from gitmem.errors import InvalidInput
+
+    if args.undo:
+        if args.reason is not None or args.by is not None:
+            raise InvalidInput("--undo takes no --reason or --by")
+        memory, _ = env.gm.unrefute(args.id)
+        env.print(f"unrefuted {memory.id} (now {memory.status.value})")
+        return 0
+    if args.reason is None:
+        raise InvalidInput("a refutation needs a reason", 'pass --reason "why it is wrong"')
     by = args.by or env.gm.identity()
     memory, _ = env.gm.refute(args.id, args.reason, by=by, allow_secret=args.allow_secret)
     env.print(f"refuted {memory.id}")
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace, env: Env) -> int:
+    """``tur edit``: change content, type or anchor in place; prints the id."""
+    from gitmem.errors import InvalidInput
+
+    if args.content is not None and args.content_file is not None:
+        raise InvalidInput("give --content or --content-file, not both")
+    content = args.content
+    if content == "-":
+        content = env.inp.read()
+    elif args.content_file is not None:
+        from pathlib import Path
+
+        try:
+            content = Path(args.content_file).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InvalidInput(f"no such file: {args.content_file}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"cannot read {args.content_file} as UTF-8 text: {exc}") from None
+    memory, commit = env.gm.edit(args.id, content=content, type=args.type, file=args.file,
+                                 allow_secret=args.allow_secret)
+    env.print(f"edited {memory.id}" if commit else f"{memory.id} unchanged")
     return 0
 
 

@@ -37,12 +37,18 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
         return 0
     counts = outcome.counts()
     env.print(", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories")
+    if not outcome.rows and not args.ids:
+        hint = env.gm.remote_hint()
+        if hint:
+            env.warn(hint)
     for row in outcome.rows:
-        if args.write and not row.changed and not (args.ids and row.hint):
+        if args.write and not row.changed and not row.local and not (args.ids and row.hint):
             continue
         anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
         reason = row.reason or ("confirmed" if args.confirm else
                                 "re-anchored" if row.moved else "unchanged")
+        if row.local:
+            reason = f"{reason}; uncommitted, kept in this clone only"
         env.print(f"{row.memory_id}  {row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
         if row.hint and row.status.value != "fresh":
             env.print(f"    hint: {row.hint}")

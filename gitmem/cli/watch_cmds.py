@@ -76,8 +76,8 @@ def cmd_watch(args: argparse.Namespace, env: Env) -> int:
         restore()
         if timer is not None:
             timer.cancel()
-    env.print(f"stopped: {changed} status change{'s' * (changed != 1)} recorded in "
-              f"{commits} commit{'s' * (commits != 1)}")
+    env.print(f"stopped: {changed} status change{'s' * (changed != 1)}, "
+              f"{commits} commit{'s' * (commits != 1)} on refs/tur/memories")
     return 0
 
 
@@ -86,13 +86,15 @@ def _clock(event: WatchEvent) -> str:
 
 
 def _line(event: WatchEvent, change: StatusChange) -> str:
-    """``12:03:04 fact-8f2a1b9c fresh -> stale: line 4 modified in working tree``."""
+    """``12:03:04 fact-8f2a1b9c fresh -> stale: working tree: line 4 modified (here only)``."""
     old = change.old.value if change.old else "new"
     text = f"{_clock(event)} {change.memory_id} {old} -> {change.new.value}"
     if change.reason:
         text += f": {change.reason}"
     if change.new_ref:
         text += f" (re-anchored -> {change.new_ref})"
+    if change.local:
+        text += " (here only)"
     return text
 
 

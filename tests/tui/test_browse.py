@@ -210,10 +210,12 @@ def test_verify_finds_the_working_tree_edit_and_marks_it_stale(tui_repo, clock):
         await pilot.pause()
         assert app.screen.query_one(MemoryTable).get_row(ids["port"])[2].plain == "stale"
         notes = [n.message for n in app._notifications]
-        assert notes[-1] == f"{ids['port']}: stale (line 4 modified in working tree)"
+        assert notes[-1] == f"{ids['port']}: stale (working tree: line 4 modified)"
 
     run(app, scenario)
-    assert gm.get(ids["port"]).status.value == "stale"
+    # Uncommitted: stale in this clone's overlay, never on the shared record.
+    assert gm.local_reasons() == {ids["port"]: "working tree: line 4 modified"}
+    assert gm.get(ids["port"]).status.value == "fresh"
 
 
 def test_detail_pane_shows_the_anchored_diff_and_history(tui_repo, clock):
