@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-verify bench-recall snapshots venv clean
+.PHONY: demo test lint bench bench-verify bench-recall bench-repositories bench-tur-import snapshots venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -28,12 +28,19 @@ lint: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scale.py
+	$(BIN)/python bench/bench_mcp.py
 
 bench-verify: $(STAMP)
 	$(BIN)/python bench/bench_verify.py
 
 bench-recall: $(STAMP)
 	$(BIN)/python bench/bench_recall.py
+
+bench-repositories: $(STAMP)
+	$(BIN)/python bench/bench_repositories.py
+
+bench-tur-import: $(STAMP)
+	$(BIN)/python bench/bench_tur_import.py
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest -q tests/tui/test_snapshots.py --snapshot-update

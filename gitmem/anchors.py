@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -17,16 +18,22 @@ __all__ = [
     "Anchor",
     "Hunk",
     "LinesChanged",
+    "LooseText",
     "MappedRange",
     "anchor_fingerprint",
     "find_fingerprint",
     "fingerprint",
     "fingerprint_windows",
+    "indent_kind",
+    "indent_profile",
     "is_binary",
     "map_range",
+    "map_window",
     "parse_anchor",
     "resolve_anchor",
+    "same_modulo_whitespace",
     "split_lines",
+    "squeeze",
 ]
 
 _RANGE = re.compile(r"^L(?P<start>[0-9]+)(?:-L?(?P<end>[0-9]+))?$")
@@ -342,3 +349,243 @@ def map_range(hunks: list[Hunk], start: int, end: int) -> MappedRange | LinesCha
     if lo is not None and hi is not None:
         return LinesChanged(lo, hi)
     return MappedRange(start + delta, end + delta)
+
+
+def map_window(hunks: list[Hunk], start: int, end: int) -> tuple[int, int] | None:
+    """New-side lines (1-based, inclusive) holding what became of old lines ``start``-``end``.
+
+    The unchanged lines of the range, mapped, plus the new side of every hunk that
+    replaces lines of the range or inserts inside it; ``None`` when all of it was deleted
+    with nothing in its place. Hunks must be sorted by ``old_start`` (git order).
+    """
+    delta = 0
+    pos = start  # first old line of the range not yet accounted for
+    spans: list[tuple[int, int]] = []
+    for h in hunks:
+        if h.old_lines == 0:  # pure insertion after old line `old_start`
+            if h.old_start < start:
+                delta += h.new_lines
+                continue
+            if h.old_start >= end:
+                break
+            spans += [(pos + delta, h.old_start + delta), (h.new_start, h.new_start + h.new_lines - 1)]
+            pos = h.old_start + 1
+            delta += h.new_lines
+            continue
+        first, last = h.old_start, h.old_start + h.old_lines - 1
+        if last < start:
+            delta += h.new_lines - h.old_lines
+            continue
+        if first > end:
+            break
+        if pos < first:
+            spans.append((pos + delta, first - 1 + delta))
+        if h.new_lines:
+            spans.append((h.new_start, h.new_start + h.new_lines - 1))
+        pos = last + 1
+        delta += h.new_lines - h.old_lines
+    if pos <= end:
+        spans.append((pos + delta, end + delta))
+    spans = [(a, b) for a, b in spans if a <= b]
+    if not spans:
+        return None
+    return min(a for a, _ in spans), max(b for _, b in spans)
+
+
+# ---------------------------------------------------------------------------
+# Whitespace-insensitive comparison (what survives a formatter run)
+
+#: A run of white space between two word characters: the one kind :func:`squeeze` keeps.
+_WORD_GAP = re.compile(r"(?<=\w)\s+(?=\w)")
+
+
+def _is_word(ch: str) -> bool:
+    # what `\w` matches in a str pattern: str.isalnum() or the underscore
+    return ch.isalnum() or ch == "_"
+
+
+def squeeze(text: str) -> str:
+    r"""The whitespace-insensitive form of ``text``: as ``git diff -w`` compares it, nearly.
+
+    Every run of white space (spaces, tabs, line breaks) is dropped, except that a run
+    between two word characters becomes one space, so that ``return x`` and
+    ``returnx`` stay different while ``f(a, b)`` and ``f(\\n    a,\\n    b\\n)`` are equal.
+    """
+    # split() and join() run in C: far cheaper than a substitution with a callback
+    return " ".join("".join(part.split()) for part in _WORD_GAP.split(text))
+
+
+@dataclass(frozen=True)
+class LooseText:
+    """A file's lines as one :func:`squeeze`-d string, with where each non-blank line lies in it.
+
+    Attributes:
+        text: the squeezed text of every line (what :func:`squeeze` gives for the whole file).
+        starts: offset in ``text`` where each non-blank line's part starts.
+        ends: offset one past where it ends.
+        numbers: the 1-based line number of each non-blank line.
+    """
+
+    text: str
+    starts: list[int]
+    ends: list[int]
+    numbers: list[int]
+
+    @classmethod
+    def of(cls, lines: list[str]) -> LooseText:
+        """Build it from a file's lines (see :func:`split_lines`); O(characters)."""
+        parts: list[str] = []
+        starts: list[int] = []
+        ends: list[int] = []
+        numbers: list[int] = []
+        pos = 0
+        last = ""
+        for number, line in enumerate(lines, start=1):
+            piece = squeeze(line)
+            if not piece:
+                continue
+            if last and _is_word(last) and _is_word(piece[0]):
+                parts.append(" ")
+                pos += 1
+            starts.append(pos)
+            pos += len(piece)
+            ends.append(pos)
+            numbers.append(number)
+            parts.append(piece)
+            last = piece[-1]
+        return cls("".join(parts), starts, ends, numbers)
+
+    def find(self, needle: str) -> list[tuple[int, int]]:
+        """Line spans ``(first, last)`` (1-based) whose squeezed text is exactly ``needle``.
+
+        Only whole lines count: an occurrence that starts or ends inside a line is no match.
+        Spans start and end on non-blank lines, in file order.
+        """
+        out: list[tuple[int, int]] = []
+        if not needle:
+            return out
+        i = self.text.find(needle)
+        while i != -1:
+            k = bisect_left(self.starts, i)
+            if k < len(self.starts) and self.starts[k] == i:
+                j = bisect_left(self.ends, i + len(needle))
+                if j < len(self.ends) and self.ends[j] == i + len(needle):
+                    out.append((self.numbers[k], self.numbers[j]))
+            i = self.text.find(needle, i + 1)
+        return out
+
+
+#: File kinds whose meaning depends on indentation, by suffix (lower case) or by file name.
+_INDENT_SUFFIXES = {
+    ".py": "python", ".pyi": "python", ".pyw": "python", ".pyx": "python",
+    ".yml": "lines", ".yaml": "lines", ".mk": "make",
+    ".hs": "lines", ".elm": "lines", ".fs": "lines", ".fsx": "lines", ".nim": "lines",
+    ".coffee": "lines", ".sass": "lines", ".pug": "lines", ".haml": "lines", ".slim": "lines",
+}
+_INDENT_NAMES = {"Makefile": "make", "makefile": "make", "GNUmakefile": "make"}
+
+
+def indent_kind(path: str) -> str | None:
+    """How indentation carries meaning in the file at ``path``, or ``None`` where it does not.
+
+    ``"python"`` (``.py`` and kin: the indentation of each statement), ``"make"``
+    (Makefiles: indentation, and whether a line starts with a tab), ``"lines"`` (YAML and
+    other off-side-rule languages: the indentation of every line).
+    """
+    name = path.rsplit("/", 1)[-1]
+    if name in _INDENT_NAMES:
+        return _INDENT_NAMES[name]
+    dot = name.rfind(".")
+    return _INDENT_SUFFIXES.get(name[dot:].lower()) if dot > 0 else None
+
+
+def _skip_string(line: str, i: int, quote: str) -> int:
+    """Index just past the one-line string literal opened at ``line[i]`` (or the line's end)."""
+    j = i + 1
+    while j < len(line):
+        if line[j] == "\\":
+            j += 2
+            continue
+        if line[j] == quote:
+            return j + 1
+        j += 1
+    return j
+
+
+def _python_statement_starts(lines: list[str]) -> list[bool]:
+    """For each line, whether it starts a Python statement (the lines whose indentation matters).
+
+    A small scanner: lines inside brackets, inside a triple-quoted string or after a
+    backslash continue a statement; blank and comment-only lines start none. A range may
+    begin inside a statement; the scan then errs the same way on both sides of a change.
+    """
+    out: list[bool] = []
+    depth, open_string, continued = 0, "", False
+    for line in lines:
+        stripped = line.strip()
+        out.append(not (depth or open_string or continued) and bool(stripped)
+                    and not stripped.startswith("#"))
+        i = 0
+        while i < len(line):
+            if open_string:
+                close = line.find(open_string, i)
+                if close == -1:
+                    break
+                i, open_string = close + len(open_string), ""
+                continue
+            ch = line[i]
+            if ch == "#":
+                break
+            if ch in "([{":
+                depth += 1
+            elif ch in ")]}":
+                depth = max(0, depth - 1)
+            elif ch in "'\"":
+                if line.startswith(ch * 3, i):
+                    open_string = ch * 3
+                    i += 3
+                    continue
+                i = _skip_string(line, i, ch)
+                continue
+            i += 1
+        continued = not open_string and line.rstrip().endswith("\\")
+    return out
+
+
+def indent_profile(lines: list[str], kind: str | None) -> tuple[object, ...]:
+    """The relative indentation of a block: what a re-indent keeps and a structural change does not.
+
+    The indentation widths (tabs to 8 columns) of the lines that matter for ``kind`` (see
+    :func:`indent_kind`), each replaced by its rank among the block's distinct widths: a
+    block indented as a whole, or from 2 to 4 spaces, keeps its profile; a line moved
+    into or out of a block does not. For ``"make"`` each entry also says whether the
+    line starts with a tab. Empty for ``kind`` ``None``.
+    """
+    if kind is None:
+        return ()
+    if kind == "python":
+        starts = _python_statement_starts(lines)
+    else:
+        starts = [bool(s) and not s.startswith("#") for s in (line.strip() for line in lines)]
+    chosen = [line.expandtabs(8) for line, start in zip(lines, starts, strict=True) if start]
+    widths = [len(line) - len(line.lstrip()) for line in chosen]
+    rank = {w: r for r, w in enumerate(sorted(set(widths)))}
+    if kind == "make":
+        tabs = [line.startswith("\t") for line, start in zip(lines, starts, strict=True) if start]
+        return tuple(zip(tabs, (rank[w] for w in widths), strict=True))
+    return tuple(rank[w] for w in widths)
+
+
+def same_modulo_whitespace(old: list[str], new: list[str], kind: str | None) -> bool:
+    """True when two blocks differ only in white space that does not change their meaning.
+
+    Their :func:`squeeze` forms are equal and, where indentation matters (``kind``, see
+    :func:`indent_kind`), so are their :func:`indent_profile`.
+    """
+    old_text, new_text = "\n".join(old), "\n".join(new)
+    # Necessary, and cheap: the same characters once every white space is gone.
+    if "".join(old_text.split()) != "".join(new_text.split()):
+        return False
+    if squeeze(old_text) != squeeze(new_text):
+        return False
+    return kind is None or indent_profile(old, kind) == indent_profile(new, kind)

@@ -30,14 +30,22 @@ characters is written as a literal block (``|``, ``|-`` or ``|+``).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitmem.yaml_reader import MAX_RECORD_BYTES, load, load_mapping, load_with_mapping
 
 if TYPE_CHECKING:
     from gitmem.models import Memory
 
-__all__ = ["MAX_RECORD_BYTES", "dump_new", "load", "load_mapping", "load_with_mapping", "update"]
+__all__ = [
+    "MAX_RECORD_BYTES",
+    "dump_mapping",
+    "dump_new",
+    "load",
+    "load_mapping",
+    "load_with_mapping",
+    "update",
+]
 
 
 def dump_new(memory: Memory) -> bytes:
@@ -45,6 +53,13 @@ def dump_new(memory: Memory) -> bytes:
     from gitmem.yaml_writer import dump_new as _dump_new
 
     return _dump_new(memory)
+
+
+def dump_mapping(mapping: dict[str, Any]) -> bytes:
+    """Serialise plain YAML data that is not a record; see :func:`gitmem.yaml_writer.dump_mapping`."""
+    from gitmem.yaml_writer import dump_mapping as _dump_mapping
+
+    return _dump_mapping(mapping)
 
 
 def update(original: bytes, memory: Memory, where: str = "record") -> bytes:

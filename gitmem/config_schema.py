@@ -24,7 +24,7 @@ from pydantic import (
 from gitmem import defaults
 from gitmem.decay import DecayPolicy
 from gitmem.errors import ConfigError
-from gitmem.settings import RecallSettings, Settings, WakeSettings
+from gitmem.settings import RecallSettings, Settings, TrustSettings, VerifySettings, WakeSettings
 from gitmem.vocabulary import MemoryType
 
 __all__ = ["SettingsFile", "validate_settings"]
@@ -33,6 +33,7 @@ __all__ = ["SettingsFile", "validate_settings"]
 # Finite: `.nan` compares false with every bound, and `.inf` would be written into records.
 Number = Annotated[float, Strict(), AllowInfNan(False)]
 Count = Annotated[int, Strict()]
+Flag = Annotated[bool, Strict()]
 
 
 class _Section(BaseModel):
@@ -93,13 +94,36 @@ class RecallSection(_Section):
     top_k: Count = Field(default=defaults.RECALL_TOP_K, ge=1)
 
 
+class VerifySection(_Section):
+    """``verify:`` of the file (see :class:`gitmem.settings.VerifySettings`)."""
+
+    ignore_whitespace: Flag = defaults.VERIFY_IGNORE_WHITESPACE
+    follow_moves: Flag = defaults.VERIFY_FOLLOW_MOVES
+
+
+class TrustSection(_Section):
+    """``trust:`` of the file."""
+
+    authors: list[str] = Field(default_factory=list)
+
+    @field_validator("authors")
+    @classmethod
+    def _identities(cls, value: list[str]) -> list[str]:
+        for author in value:
+            if not author.strip() or "\n" in author:
+                raise ValueError("each author is `Name <email>` or an email, on one line")
+        return [" ".join(a.split()) for a in value]
+
+
 class SettingsFile(_Section):
     """The whole file; every key is optional and unknown keys are errors."""
 
     decay: DecaySection = Field(default_factory=DecaySection)
     wake: WakeSection = Field(default_factory=WakeSection)
     recall: RecallSection = Field(default_factory=RecallSection)
+    verify: VerifySection = Field(default_factory=VerifySection)
     tokenizer: str = defaults.TOKENIZER
+    trust: TrustSection = Field(default_factory=TrustSection)
 
     @field_validator("tokenizer")
     @classmethod
@@ -126,7 +150,10 @@ class SettingsFile(_Section):
             ),
             wake=WakeSettings(token_budget=self.wake.token_budget, shares=self.wake.shares),
             recall=RecallSettings(top_k=self.recall.top_k),
+            verify=VerifySettings(ignore_whitespace=self.verify.ignore_whitespace,
+                                  follow_moves=self.verify.follow_moves),
             tokenizer=self.tokenizer,
+            trust=TrustSettings(authors=tuple(self.trust.authors)),
         )
 
 
@@ -148,7 +175,7 @@ def validate_settings(data: Any, where: str) -> Settings:
         ) from exc
 
 
-_SECTIONS = ("decay", "wake", "recall")
+_SECTIONS = ("decay", "wake", "recall", "verify", "trust")
 
 
 def _explain(error: Any) -> tuple[str, str]:
@@ -158,6 +185,7 @@ def _explain(error: Any) -> tuple[str, str]:
     message = (message.replace("Input should be a valid integer", "must be a whole number")
                .replace("Input should be a finite number", "must be a finite number")
                .replace("Input should be a valid number", "must be a number")
+               .replace("Input should be a valid boolean", "must be true or false")
                .replace("Input should be", "must be"))
     if "[key]" in loc:  # a key of half_life_days / commit_lambda that is not a memory type
         loc = loc[: loc.index("[key]")]

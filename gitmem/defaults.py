@@ -20,6 +20,8 @@ __all__ = [
     "PRE_TURN_TOKEN_BUDGET",
     "RECALL_TOP_K",
     "TOKENIZER",
+    "VERIFY_FOLLOW_MOVES",
+    "VERIFY_IGNORE_WHITESPACE",
     "WAKE_SHARES",
     "WAKE_TOKEN_BUDGET",
     "commit_lambdas",
@@ -39,6 +41,14 @@ DECAY_THRESHOLD = 0.3
 MAX_COMMIT_DISTANCE = 20
 """Commits after which a memory with no checkable anchor is stale; setting
 ``decay.max_commit_distance``."""
+
+VERIFY_IGNORE_WHITESPACE = True
+"""Anchored code that changed only in white space (a formatter run) keeps its memory fresh and
+is re-anchored; setting ``verify.ignore_whitespace``."""
+
+VERIFY_FOLLOW_MOVES = True
+"""Anchored code that left its file is looked for in other files and followed there; setting
+``verify.follow_moves``."""
 
 RECALL_TOP_K = 5
 """Number of memories ``tur recall`` returns; setting ``recall.top_k``."""

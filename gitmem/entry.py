@@ -1,18 +1,23 @@
-"""The text of memory entries: what wake packs, token counts are cached for, and recall measures.
+r"""The text of memory entries: what wake packs, token counts are cached for, and recall measures.
 
 One memory is one list item (:func:`format_entry`); a list of recall hits is those items in one
 of :data:`RECALL_FORMATS` (:func:`format_hits`). Both sit below the algorithms: wake counts the
 tokens of entries, and recall fits the formatted hits into its token budget, so neither needs
 the renderer (:mod:`gitmem.render`), which only turns finished results into output.
 
-Memory content reaches the text exactly as stored: no escaping, no markup interpretation, no
-hard wrapping. Only two things are done to it: trailing newlines are dropped and continuation
-lines of multi-line content are indented, so that one entry stays one list item.
+Memory content may come from a teammate (``tur sync``), so it is text, never structure
+(:func:`neutralise`): every kind of line break becomes a newline, trailing newlines are
+dropped, continuation lines are indented so that one entry stays one list item, a line whose
+first character could open a block (a heading, a list item, a quote, a code fence, a table,
+an HTML block, a setext underline) gets a backslash before it, and ``</`` and ``<!`` become
+``<\/`` and ``<\!`` so that no closing tag or comment can end the block the entry sits in.
+Nothing else is changed: no hard wrapping.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, Protocol
@@ -31,13 +36,21 @@ __all__ = [
     "format_confidence",
     "format_entry",
     "format_hits",
+    "neutralise",
     "preview",
+    "show_author",
 ]
 
 
-ENTRY_FORMAT = 2
+ENTRY_FORMAT = 3
 """Version of the text :func:`format_entry` writes; cached token counts of entries are keyed by it,
-so a count of an older entry text is never used. 2: the anchor, and a status that is not fresh."""
+so a count of an older entry text is never used. 2: the anchor, and a status that is not fresh.
+3: content neutralised (:func:`neutralise`)."""
+
+_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
+# After optional indentation: what could open a block in CommonMark (and GFM tables).
+_BLOCK_START = re.compile(r"^([ \t]*)([#>+*=_`~|<-]|\d{1,9}[.)])")
+_TAG_CLOSE = re.compile(r"<(?=[/!?])")
 
 _FRESH = "fresh"
 _REFUTED = "refuted"
@@ -85,6 +98,46 @@ class HitLike(Protocol):
     def may_contradict(self) -> tuple[str, ...]:
         """Ids of other hits that may say the opposite."""
 
+    @property
+    def author(self) -> str | None:
+        """Who stated it, when that is someone other than the reader (shown as ``By:``)."""
+
+
+def neutralise(text: str, *, first_inline: bool = True) -> list[str]:
+    """The lines of ``text`` made inert as markdown (see the module docstring).
+
+    Args:
+        text: memory content (any text).
+        first_inline: the first line follows other text on its line (``- [id] ``), so it
+            cannot open a block and only its tags are escaped.
+
+    Returns:
+        The lines, without line breaks; trailing empty lines dropped.
+    """
+    lines = _BREAKS.sub("\n", text).rstrip("\n").split("\n")
+    out = []
+    for i, line in enumerate(lines):
+        line = _TAG_CLOSE.sub("<\\\\", line)
+        if i or not first_inline:
+            line = _BLOCK_START.sub(_escape_marker, line, count=1)
+        out.append(line)
+    return out
+
+
+def _escape_marker(match: re.Match[str]) -> str:
+    # A backslash escapes ASCII punctuation only: ``1.`` becomes ``1\.``, ``#`` ``\#``.
+    indent, marker = match.group(1), match.group(2)
+    return f"{indent}{marker[:-1]}\\{marker[-1]}" if marker[0].isdigit() else f"{indent}\\{marker}"
+
+
+def show_author(author: str) -> str:
+    """An author as an entry shows it: ``Name (email)``, on one line, inert as markdown."""
+    flat = " ".join(author.split())
+    name, _, email = flat.partition(" <")
+    if email.endswith(">"):
+        flat = f"{name} ({email[:-1]})"
+    return neutralise(flat)[0] if flat else "?"
+
 
 def format_confidence(confidence: float) -> str:
     """Confidence as printed in entries: two decimals, trailing zeros trimmed to one (``0.9``).
@@ -104,22 +157,26 @@ def entry_details(memory: MemoryLike) -> dict[str, Any]:
 
     Returns:
         ``{"anchor": "path#Lx-Ly" | "path" | None, "status": "fresh" | ..., "reason": str | None,
-        "author": str | None}``: ``reason`` is given only when the memory is not fresh (the
-        verifier's reason, or the refutation's); ``author`` is the record's
-        ``provenance.source_agent``.
+        "author": str | None, "agent": str | None}``: ``reason`` is given only when the memory
+        is not fresh (this clone's working-tree reason, the verifier's reason, or the
+        refutation's); ``author`` is who stated it (``Name <email>``: the record's ``author``,
+        else ``updated_by``; docs/sharing.md); ``agent`` is ``provenance.source_agent``.
     """
     prov = memory.provenance
     status = memory.status.value
     reason = None
     if status == _REFUTED and memory.refutation is not None:
         reason = memory.refutation.reason
+    elif memory.local_reason is not None:
+        reason = memory.local_reason
     elif status != _FRESH and memory.decay is not None:
         reason = memory.decay.reason
     return {
         "anchor": prov.context_ref if prov is not None else None,
         "status": status,
         "reason": reason,
-        "author": prov.source_agent if prov is not None else None,
+        "author": memory.writer,
+        "agent": prov.source_agent if prov is not None else None,
     }
 
 
@@ -141,7 +198,8 @@ def preview(text: str, chars: int) -> str:
 
 
 def format_entry(memory: MemoryLike, *, stale_reason: str | None = None,
-                 compress: int | None = None, observed_time: bool = False) -> str:
+                 compress: int | None = None, observed_time: bool = False,
+                 author: str | None = None, hypothesis: bool = False) -> str:
     """One memory as a list item, with what an agent needs to check it.
 
     ``- [fact-8f2a1b9c] content (Observed 2026-08-27, Conf: 0.95, Anchor: src/q.py#L4-L9)``,
@@ -163,14 +221,19 @@ def format_entry(memory: MemoryLike, *, stale_reason: str | None = None,
             "symbolic compression" of a memory longer than its share of a budget.
         observed_time: give the observation time to the minute (``2026-08-27 15:04 UTC``), as
             recall hits do, rather than the date.
+        author: who stated it, shown as ``By: Name (email)`` (with ``via <agent>`` when the
+            record names its agent): given for memories written by someone other than the
+            local git identity (docs/sharing.md, Trust).
+        hypothesis: the memory is an axiom or core memory by an author not trusted here:
+            `` (HYPOTHESIS: …)`` says it is unconfirmed and how to confirm it.
 
     Returns:
         The entry, one line per content line, continuation lines indented by two spaces.
     """
     if compress is None:
-        content = memory.content.rstrip("\n").replace("\n", "\n  ")
+        content = "\n  ".join(neutralise(memory.content))
     else:
-        content = preview(memory.content, compress)
+        content = neutralise(preview(memory.content, compress))[0]
     meta = f"Conf: {format_confidence(memory.confidence)}"
     prov = memory.provenance
     if prov is not None:
@@ -181,18 +244,30 @@ def format_entry(memory: MemoryLike, *, stale_reason: str | None = None,
         else:
             meta = f"Observed {at.date().isoformat()}, {meta}"
         if prov.context_ref:
-            meta = f"{meta}, Anchor: {prov.context_ref}"
+            meta = f"{meta}, Anchor: {neutralise(prov.context_ref)[0]}"
+    if author is not None:
+        agent = prov.source_agent if prov is not None else None
+        via = f" via {neutralise(' '.join(agent.split()))[0]}" if agent and agent.strip() else ""
+        meta = f"{meta}, By: {show_author(author)}{via}"
     status = ""
     if stale_reason is not None:
         status = f" (STALE: {stale_reason})" if stale_reason else " (STALE)"
     elif memory.status.value != _FRESH:
         reason = entry_details(memory)["reason"]
         label = memory.status.value.upper()
-        status = f" ({label}: {reason})" if reason else f" ({label})"
+        status = f" ({label}: {_flat(reason)})" if reason else f" ({label})"
+    if hypothesis:
+        status += (f" (HYPOTHESIS: an unconfirmed {memory.type.value} from another author; "
+                   f"`tur verify --confirm {memory.id}` trusts it)")
     rest = ""
     if compress is not None:
         rest = f" [compressed from {len(memory.content):,} characters: `tur show {memory.id}`]"
     return f"- [{memory.id}] {content} ({meta}){status}{rest}\n"
+
+
+def _flat(text: str) -> str:
+    """Stored text shown inside an entry's parentheses: one line, inert as markdown."""
+    return neutralise(" ".join(text.split()))[0]
 
 
 def _quote(text: str) -> str:
@@ -239,8 +314,9 @@ def _hit_entry(hit: HitLike) -> str:
     ``- [fact-8f2a1b9c] content (Observed 2026-08-27 15:04 UTC, Conf: 0.95)``: an agent asked
     "when did …" reads the answer there. Legacy records without provenance have no time.
     """
-    line = format_entry(hit.memory, stale_reason=(hit.stale_reason or "") if hit.stale else None,
-                        compress=hit.compress, observed_time=True)
+    line = format_entry(hit.memory, stale_reason=(_flat(hit.stale_reason) if hit.stale_reason else "")
+                        if hit.stale else None, compress=hit.compress, observed_time=True,
+                        author=hit.author)
     if hit.may_contradict:
         line = f"{line[:-1]} (may contradict {', '.join(hit.may_contradict)})\n"
     return line

@@ -12,7 +12,9 @@ __all__ = [
     "InvalidAnchor",
     "InvalidInput",
     "MalformedRecord",
+    "MissingObject",
     "NotARepository",
+    "ReadOnlyRepository",
     "RefConflict",
     "RefLocked",
     "RemoteError",
@@ -20,6 +22,8 @@ __all__ = [
     "TokenizerUnavailable",
     "TooLarge",
     "UnknownMemory",
+    "UnsafeRepository",
+    "UnsupportedRepository",
 ]
 
 
@@ -131,3 +135,19 @@ class RemoteError(GitmemError):
 
 class HarnessConfigError(GitmemError):
     """``tur setup`` cannot read or write a harness's settings file (not JSON/TOML, not writable)."""
+
+
+class UnsafeRepository(GitmemError):
+    """Another user owns the repository and git's ``safe.directory`` does not list it."""
+
+
+class ReadOnlyRepository(GitmemError):
+    """A write (a new object, the memory ref) was denied: the repository is not writable."""
+
+
+class UnsupportedRepository(GitmemError):
+    """The repository uses something libgit2 cannot open (SHA-256 object ids, an unknown extension)."""
+
+
+class MissingObject(GitmemError):
+    """A git object is missing: a partial clone could not fetch it, or the repository is damaged."""

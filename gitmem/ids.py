@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from gitmem.errors import AmbiguousId, UnknownMemory
 from gitmem.vocabulary import MemoryType
@@ -26,6 +26,7 @@ __all__ = [
     "normalise_content",
     "pick_id",
     "resolve_id",
+    "resolve_legacy_id",
     "shard_of",
 ]
 
@@ -135,3 +136,35 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     if len(matches) > 1:
         raise AmbiguousId(token, matches)
     return matches[0]
+
+
+def resolve_legacy_id(token: str, legacy: Mapping[str, Sequence[str]]) -> str | None:
+    """Resolve an old id of an imported memory (``legacy_id``) to the memory's id.
+
+    The rules of :func:`resolve_id`, over legacy ids: an exact legacy id, else a unique
+    prefix of at least 4 characters (of the whole legacy id, or of its part after the
+    last ``-``). Callers try the ids first, so an id always wins over a legacy id.
+
+    Args:
+        token: what the user typed.
+        legacy: each legacy id -> the ids of the memories that carry it.
+
+    Returns:
+        The id, or ``None`` when no legacy id matches.
+
+    Raises:
+        AmbiguousId: the token names more than one memory.
+    """
+    token = token.strip()
+    exact = legacy.get(token)
+    if exact is not None:
+        found = sorted(set(exact))
+    elif len(token) < 4:
+        return None
+    else:
+        found = sorted({memory for name, ids in legacy.items()
+                        if name.startswith(token) or name.rsplit("-", 1)[-1].startswith(token)
+                        for memory in ids})
+    if len(found) > 1:
+        raise AmbiguousId(token, found)
+    return found[0] if found else None

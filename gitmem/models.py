@@ -8,10 +8,21 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, field_validator, model_validator
 
-from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, utc_now
+from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, precise_now, utc_now
+
+#: Fields whose changes are stamped in ``changed_at`` and merged one by one (docs/sharing.md).
+STAMPED_FIELDS = ("type", "scope", "content", "confidence", "provenance", "decay", "relations",
+                  "refutation", "author")
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+#: A stored reason that names an uncommitted change (see ``Memory._working_tree_reason``).
+_WORKTREE_REASON = re.compile(r"(modified|deleted) in (working tree|index \(staged\))$")
+_TYPE_VALUES = frozenset(t.value for t in MemoryType)
 
 __all__ = [
     "ID_PATTERN",
+    "STAMPED_FIELDS",
     "Decay",
     "Memory",
     "MemoryType",
@@ -21,6 +32,7 @@ __all__ = [
     "RelationType",
     "Scope",
     "Status",
+    "precise_now",
     "utc_now",
 ]
 
@@ -106,6 +118,8 @@ class Refutation(_Part):
     reason: str
     by: str | None = None
     at: datetime = Field(default_factory=utc_now)
+    status_before: Status | None = None
+    """The staleness status the memory had when it was refuted (what ``refute --undo`` restores)."""
 
     @field_validator("at")
     @classmethod
@@ -135,8 +149,22 @@ class Memory(_Part):
     decay: Decay | None = None
     relations: list[Relation] = Field(default_factory=list)
     refutation: Refutation | None = None
+    legacy_id: str | list[str] | None = None
+    """The id (or ids) the memory had before ``tur import``: every command resolves them."""
+    author: str | None = None
+    """``Name <email>`` of who stated it: set by learn, ``tur edit`` and ``verify --confirm``
+    (docs/sharing.md, Trust). ``None`` in records written before gitmem recorded it."""
+    updated_at: datetime | None = None
+    """When the record last changed (UTC, microseconds): any change stamps it. The merge
+    decides a field changed on both sides by it (docs/sharing.md, Merge)."""
+    updated_by: str | None = None
+    """``Name <email>`` of the git identity that made the last change (the commit's author)."""
+    changed_at: dict[str, datetime] | None = None
+    """When each field last changed (UTC, microseconds), for the fields changed since the
+    record was learned: what the merge compares for a field changed on both sides."""
 
     _blob_id: str | None = PrivateAttr(default=None)
+    _local: str | None = PrivateAttr(default=None)
 
     @field_validator("id")
     @classmethod
@@ -157,6 +185,20 @@ class Memory(_Part):
             raise ValueError("content is not valid UTF-8 text") from None
         return value
 
+    @field_validator("legacy_id")
+    @classmethod
+    def _check_legacy_id(cls, value: str | list[str] | None) -> str | list[str] | None:
+        names = [value] if isinstance(value, str) else value or []
+        if any(not name.strip() or name != name.strip() for name in names):
+            raise ValueError("legacy_id must be a non-empty id without surrounding white space")
+        return value
+
+    @property
+    def legacy_ids(self) -> list[str]:
+        """The old ids of an imported memory (``legacy_id`` as a list; empty when none)."""
+        value = self.legacy_id
+        return [value] if isinstance(value, str) else list(value or [])
+
     @model_validator(mode="before")
     @classmethod
     def _legacy_defaults(cls, data: Any) -> Any:
@@ -167,11 +209,91 @@ class Memory(_Part):
             data.setdefault("confidence", 1.0)
         return data
 
+    @field_validator("updated_at")
+    @classmethod
+    def _utc_updated(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else _as_utc(value)
+
+    @field_validator("changed_at")
+    @classmethod
+    def _utc_changed(cls, value: dict[str, datetime] | None) -> dict[str, datetime] | None:
+        return None if value is None else {k: _as_utc(v) for k, v in value.items()}
+
     @model_validator(mode="after")
     def _id_matches_type(self) -> Memory:
-        if not self.id.startswith(f"{self.type.value}-"):
-            raise ValueError(f"id {self.id!r} does not match type {self.type.value!r}")
+        # ``tur edit --type`` keeps the id, so the id's type part names the type the memory
+        # was learned as; it must still be a type.
+        if self.id.split("-", 1)[0] not in _TYPE_VALUES:
+            raise ValueError(f"id {self.id!r} does not start with a memory type")
         return self
+
+    @model_validator(mode="after")
+    def _working_tree_reason(self) -> Memory:
+        # Upgrade rule (docs/sharing.md): before 0.x a verify recorded a stale status whose
+        # reason was an uncommitted change ("line 80 modified in working tree"). That was
+        # never a fact about commits: the committed lines were unchanged when it was
+        # recorded, so such a record reads as fresh; the working-tree part is local state.
+        decay = self.decay
+        if (decay is not None and decay.staleness_status is Status.STALE and decay.reason
+                and _WORKTREE_REASON.search(decay.reason)):
+            decay.staleness_status = Status.FRESH
+            decay.reason = None
+        return self
+
+    def stamp(self, before: Memory | None, who: str, at: datetime | None = None) -> Memory:
+        """Record a change made by ``who`` at ``at`` (default: now, with microseconds); return self.
+
+        Sets ``updated_at`` and ``updated_by``, and ``changed_at[field]`` for every field of
+        :data:`STAMPED_FIELDS` whose value differs from ``before`` (``None``: a new record,
+        whose fields count as changed when it was learned, so none is listed).
+        """
+        at = at or precise_now()
+        if before is not None:
+            changed = [name for name in STAMPED_FIELDS if getattr(before, name) != getattr(self, name)]
+            if changed:
+                self.changed_at = {**(self.changed_at or {}), **dict.fromkeys(changed, at)}
+        self.updated_at = at
+        self.updated_by = who
+        return self
+
+    def same_as(self, other: Memory) -> bool:
+        """Whether every stored field (unknown keys too) equals ``other``'s; runtime values aside."""
+        return (all(getattr(self, name) == getattr(other, name) for name in type(self).model_fields)
+                and self.model_extra == other.model_extra)
+
+    def field_time(self, name: str) -> datetime:
+        """When ``name`` last changed on this version (the merge's clock; docs/sharing.md).
+
+        ``changed_at[name]``; else, for a field unchanged since it was learned or a record
+        written before gitmem stamped fields, ``last_verified_at`` (else ``observed_at``,
+        else the start of time).
+        """
+        found = (self.changed_at or {}).get(name)
+        if found is not None:
+            return found
+        return self.last_verified_at or _EPOCH
+
+    @property
+    def writer(self) -> str | None:
+        """Who stated it: ``author``, else who changed it last (``updated_by``), else ``None``."""
+        return self.author or self.updated_by
+
+    @property
+    def local_reason(self) -> str | None:
+        """Why this clone's working tree or index makes the memory stale, or ``None``.
+
+        Local state only (``<git dir>/tur/worktree.json``), set by the read path on copies
+        it shows; never written to a record.
+        """
+        return self._local
+
+    def with_local(self, reason: str | None) -> Memory:
+        """The record itself, or a copy marked stale by the local overlay when ``reason`` is given."""
+        if reason is None or self.refutation is not None:
+            return self
+        copy = self.model_copy(deep=True)
+        copy._local = reason
+        return copy
 
     @property
     def blob_id(self) -> str | None:
@@ -194,6 +316,8 @@ class Memory(_Part):
         """Effective status: ``refuted`` wins; no provenance means ``unanchored``."""
         if self.refutation is not None:
             return Status.REFUTED
+        if self._local is not None:
+            return Status.STALE
         if self.decay is not None:
             return self.decay.staleness_status
         return Status.UNANCHORED

@@ -369,6 +369,9 @@ class Hit:
     """Ids of other hits of the same recall that may say the opposite
     (:func:`gitmem.similarity.may_contradict`) with no ``supersedes`` link between them."""
     compress: int | None = None
+    author: str | None = None
+    """Who stated it (``Name <email>``) when that is not the reader's git identity, else
+    ``None``: the entry then shows ``By:`` (docs/sharing.md, Trust)."""
 
 
 @dataclass(frozen=True)
@@ -449,35 +452,37 @@ def rank_memories(
         tri = built.trigram_scores(query)
     # By position only: ``memories`` may build its items on access (cache views).
     pool = [i for i in range(len(memories)) if bm25[i] > 0 or tri[i] >= TRIGRAM_FLOOR]
+    # Each item read once: indexing a sequence of cache views may cost a lookup each time.
+    items = {i: memories[i] for i in pool}
+    ids = {i: m.id for i, m in items.items()}
     ranks = {
-        "bm25": _ranks((-bm25[i], memories[i].id) for i in pool if bm25[i] > 0),
-        "trigram": _ranks((-tri[i], memories[i].id) for i in pool if tri[i] >= TRIGRAM_FLOOR),
+        "bm25": _ranks((-bm25[i], ids[i]) for i in pool if bm25[i] > 0),
+        "trigram": _ranks((-tri[i], ids[i]) for i in pool if tri[i] >= TRIGRAM_FLOOR),
         "recency": _ranks(
-            (-verified, memories[i].id)
-            for i, verified in ((i, _verified_us(memories[i])) for i in pool)
+            (-verified, ids[i])
+            for i, verified in ((i, _verified_us(items[i])) for i in pool)
             if verified is not None
         ),
     }
     scores = {}
     for i in pool:
-        memory_id = memories[i].id
+        memory_id = ids[i]
         scores[i] = sum(weights[name] / (RRF_K + ranking[memory_id])
                         for name, ranking in ranks.items() if memory_id in ranking)
     unranked = len(pool) + 1
     recency = ranks["recency"]
-    order = sorted(pool, key=lambda i: (-scores[i], recency.get(memories[i].id, unranked),
-                                        memories[i].id))
+    order = sorted(pool, key=lambda i: (-scores[i], recency.get(ids[i], unranked), ids[i]))
     if skip is not None:
         order = [i for i in order if not skip(memories[i])]
     window = min(len(order), limit or NEAR_TIE_WINDOW)
     order = _newer_first_among_near_ties(
-        order, memories, bm25, lambda i: recency.get(memories[i].id, unranked), window)
+        order, memories, bm25, lambda i: recency.get(ids[i], unranked), window)
     hits = []
     for i in order if limit is None else order[:limit]:
-        memory = memories[i]
+        memory = items[i]
         own = {name: ranking.get(memory.id) for name, ranking in ranks.items()}
         stale = memory.status is Status.STALE
-        reason = (memory.decay.reason if memory.decay else None) if stale else None
+        reason = _stale_reason(memory) if stale else None
         hits.append(Hit(memory, scores[i], own, stale, bm25[i], tri[i], reason))
     return hits
 
@@ -557,6 +562,7 @@ def recall(
     bytes_bound: bool | None = None,
     skip: Callable[[Memory], bool] | None = None,
     first: Sequence[Memory] = (),
+    author_of: Callable[[Memory], str | None] | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
 
@@ -593,6 +599,8 @@ def recall(
             session); the next best take their places.
         first: candidates shown before every other hit, best-ranked for ``query`` first
             (e.g. the memories anchored to a file); they count towards ``top_k``.
+        author_of: memory -> who stated it when that is not the reader (``Name <email>``),
+            else ``None``; hits get it as :attr:`Hit.author`. ``None``: no author is shown.
 
     Returns:
         The :class:`RecallResult`.
@@ -607,6 +615,8 @@ def recall(
                                             index=index, skip=skip, first=first))
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
+    if author_of is not None:
+        top = [replace(hit, author=author_of(hit.memory)) for hit in top]
     if not token_budget and not max_chars:
         return RecallResult(query, tuple(top), 0, fmt)
     from gitmem.tokens import TokenCounter
@@ -709,13 +719,18 @@ def _ranked_hits(
     ]
 
 
+def _stale_reason(memory: Memory) -> str | None:
+    """Why a stale memory is stale: this clone's working-tree reason, else the recorded one."""
+    return memory.local_reason or (memory.decay.reason if memory.decay else None)
+
+
 def _pinned_hits(query: str, memories: Sequence[Memory]) -> list[Hit]:
     """Hits for ``memories`` in the order ``query`` ranks them among themselves, unranked last."""
     ranked = rank_memories(query, memories) if query.strip() else []
     seen = {hit.memory.id for hit in ranked}
     rest = [Hit(m, 0.0, {"bm25": None, "trigram": None, "recency": None},
                 m.status is Status.STALE, 0.0, 0.0,
-                (m.decay.reason if m.decay else None) if m.status is Status.STALE else None)
+                _stale_reason(m) if m.status is Status.STALE else None)
             for m in memories if m.id not in seen]
     return [*ranked, *rest]
 

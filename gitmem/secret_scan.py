@@ -55,6 +55,7 @@ __all__ = [
     "field_findings",
     "find_secrets",
     "record_fields",
+    "refusal",
     "scan_texts",
 ]
 
@@ -159,13 +160,19 @@ def check_content(text: str, allow: bool = False) -> None:
     """
     if allow:
         return
-    findings = find_secrets(text)
+    refused = refusal(find_secrets(text))
+    if refused is not None:
+        raise refused
+
+
+def refusal(findings: Sequence[SecretFinding]) -> SecretRefused | None:
+    """The error :func:`check_content` raises for these findings, or ``None`` when there are none."""
     if not findings:
-        return
+        return None
     shown = ", ".join(f"{f.kind} on line {f.line}" for f in findings[:_SHOWN])
     if len(findings) > _SHOWN:
         shown += f" and {len(findings) - _SHOWN} more"
-    raise SecretRefused(
+    return SecretRefused(
         f"content looks like it contains a secret ({shown}); nothing was stored", _HINT
     )
 

@@ -136,5 +136,13 @@ class MemoryLike(Protocol):
     def anchor_path(self) -> str | None:
         """Anchored file path without the line range, or ``None``."""
 
+    @property
+    def writer(self) -> str | None:
+        """Who stated it (``Name <email>``): ``author``, else ``updated_by``, else ``None``."""
+
+    @property
+    def local_reason(self) -> str | None:
+        """Why this clone's uncommitted changes make it stale (the local overlay), or ``None``."""
+
     def relation_targets(self, kind: RelationType | None = None) -> list[str]:
         """Ids this memory links to, optionally only links of one ``kind``."""

@@ -1,4 +1,4 @@
-"""Staleness of memories against the code: anchored-range diffs, re-anchoring, renames.
+"""Staleness of memories against the code: anchored-range diffs, re-anchoring, renames, moves.
 
 ``check`` turns memories into one :class:`Verdict` each (EP-0131, docs/staleness.md);
 ``apply_verdict`` turns a verdict back into an updated
@@ -9,38 +9,61 @@ SHA and path, and diffs shared by blob pair):
 
 1. Find the file at HEAD: same path, else the rename target (similarity detection
    between the observed tree and HEAD's), else it was deleted.
-2. Whole file: stale when the blob changed. Range: map it through git's zero-context
-   diff of the two blobs. Lines only shifted -> re-anchor; a line inside changed ->
-   look for the fingerprinted lines elsewhere (exactly once), else stale, naming the
-   commit that changed them (bisection of ``observed..HEAD``) and the lines.
-3. The fingerprint confirms a mapped range; when the observed commit is gone it is
+2. Whole file: stale when the blob changed, unless only its white space did. Range: map
+   it through git's zero-context diff of the two blobs. Lines only shifted -> re-anchor;
+   a line inside changed -> look for the fingerprinted lines elsewhere in the file
+   (exactly once), then for the same text modulo white space (a formatter run: fresh,
+   ``reformatted in <sha>``), else stale, naming the commit that changed them
+   (bisection of ``observed..HEAD``) and the lines.
+3. Lines that left their file, or a deleted file, are looked for in the other files
+   (:mod:`gitmem.relocate`): found once -> fresh, ``moved to <anchor> in <sha>``; found
+   in several places -> stale, naming them; only a similar block -> stale,
+   ``moved to <anchor> and changed in <sha>``. Lines still in place never cost a search.
+4. The fingerprint confirms a mapped range; when the observed commit is gone it is
    the only way back: the lines found unchanged at HEAD keep the memory fresh.
-4. The index and working tree are compared with HEAD: an uncommitted change to the
-   anchored lines makes the memory stale until it is reverted.
-5. Fresh anchored memories are corroborated: the anchor moves to HEAD.
+5. The index and working tree are compared with HEAD: an uncommitted change to the
+   anchored lines is this clone's local state (:attr:`Verdict.worktree`), never part of
+   the verdict that is recorded on the shared ref (docs/sharing.md, What is local).
+6. Fresh anchored memories are corroborated: the anchor moves to HEAD; how it travelled
+   (renamed, reformatted, moved) is the verdict's reason, which verify puts in its
+   commit message (the record of a fresh memory keeps no reason).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 from gitmem.anchors import (
     Anchor,
+    Hunk,
     LinesChanged,
     find_fingerprint,
     fingerprint,
     fingerprint_windows,
+    indent_kind,
     map_range,
+    map_window,
     parse_anchor,
-    split_lines,
+    same_modulo_whitespace,
 )
 from gitmem.decay import DecayPolicy, half_life_for
 from gitmem.errors import EmptyRepository, InvalidAnchor
 from gitmem.models import Decay, Memory, Status
+from gitmem.relocate import (
+    Match,
+    Texts,
+    block_text,
+    find_in_blob,
+    find_moved,
+    left_file,
+    searchable,
+    similar_regions,
+)
+from gitmem.settings import VerifySettings
 from gitmem.store.code import CodeHistory, Distance, WorktreeState
 
 __all__ = ["StalenessReport", "Verdict", "VerifyCache", "apply_verdict", "check"]
@@ -58,7 +81,9 @@ class Verdict:
     Attributes:
         memory_id: the memory's id.
         status: fresh | stale | unanchored | refuted (refuted is passed through untouched).
-        reason: why, e.g. ``lines 3-7 changed in 3f2a1b9``; ``None`` when fresh.
+        reason: why, e.g. ``lines 3-7 changed in 3f2a1b9``; for a fresh verdict how the
+            anchor travelled (``reformatted in 3f2a1b9``, ``renamed from a.py in 3f2a1b9``,
+            ``moved to b.py#L4-L9 in 3f2a1b9``), ``None`` when it stayed in its file.
         hint: what the user can do (e.g. ``git fetch --unshallow``), or ``None``.
         new_git_sha: HEAD when the anchor moves (corroboration), else ``None``.
         new_context_ref: the moved anchor (new path and line range), else ``None``.
@@ -71,6 +96,11 @@ class Verdict:
         corroborated: the anchored code was found unchanged (``last_verified_at`` resets).
         changed: applying the verdict changes the record (status, reason or anchor).
         last_text: the last known anchored text, when the anchor was lost.
+        moved_to: where the anchored code went when it was moved and edited (stale), the
+            anchor ``tur verify --confirm`` re-anchors to; else ``None``.
+        worktree: why uncommitted changes (index, then working tree) make the memory stale
+            in this clone (``working tree: line 80 modified``), else ``None``. Local only:
+            ``status`` and ``changed`` are the committed verdict, what verify records.
     """
 
     memory_id: str
@@ -87,6 +117,8 @@ class Verdict:
     corroborated: bool = False
     changed: bool = False
     last_text: str | None = None
+    moved_to: str | None = None
+    worktree: str | None = None
 
 
 @dataclass
@@ -123,13 +155,14 @@ class _Located:
 
 @dataclass(frozen=True)
 class _Outcome:
-    """Intermediate result at HEAD: either located, or a final status with reason."""
+    """Intermediate result at HEAD: located (``reason`` says how it travelled), or final."""
 
     located: _Located | None = None
     status: Status = Status.STALE
     reason: str | None = None
     hint: str | None = None
     last_text: str | None = None
+    moved_to: str | None = None
 
 
 class VerifyCache:
@@ -139,12 +172,15 @@ class VerifyCache:
     never goes stale; only the working-tree comparison is redone on each run. Keep
     one across runs (in memory, or as :meth:`to_plain` in the read cache's
     ``verify.bin``) to make a verify with nothing changed cost a status scan plus a
-    lookup per memory.
+    lookup per memory. Outcomes also depend on the ``verify`` settings: ``tag``
+    (:meth:`gitmem.settings.VerifySettings.tag`) names them, and a stored cache with
+    another tag is not loaded.
     """
 
-    VERSION = 1
+    VERSION = 2
 
-    def __init__(self) -> None:
+    def __init__(self, tag: str = "") -> None:
+        self.tag = tag
         self._entries: dict[tuple[str, str, str, str], _Outcome] = {}
 
     def __len__(self) -> int:
@@ -168,28 +204,31 @@ class VerifyCache:
             rows.append([
                 obs, head, ref, fp,
                 None if loc is None else [loc.path, loc.start, loc.end],
-                out.status.value, out.reason, out.hint, out.last_text,
+                out.status.value, out.reason, out.hint, out.last_text, out.moved_to,
             ])
-        return {"version": self.VERSION, "entries": rows}
+        return {"version": self.VERSION, "tag": self.tag, "entries": rows}
 
     @classmethod
-    def from_plain(cls, doc: Any) -> VerifyCache:
-        """Load :meth:`to_plain` output; anything else, or another version, gives an empty cache."""
-        cache = cls()
+    def from_plain(cls, doc: Any, tag: str = "") -> VerifyCache:
+        """Load :meth:`to_plain` output made with ``tag``.
+
+        Anything else, another version or another ``tag`` gives an empty cache (with ``tag``).
+        """
+        cache = cls(tag)
         try:
-            if doc.get("version") != cls.VERSION:
+            if doc.get("version") != cls.VERSION or doc.get("tag") != tag:
                 return cache
-            for obs, head, ref, fp, loc, status, reason, hint, last in doc["entries"]:
+            for obs, head, ref, fp, loc, status, reason, hint, last, moved in doc["entries"]:
                 located = None if loc is None else _Located(loc[0], loc[1], loc[2])
                 cache._entries[(obs, head, ref, fp)] = _Outcome(
-                    located, Status(status), reason, hint, last
+                    located, Status(status), reason, hint, last, moved
                 )
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):
-            return cls()
+            return cls(tag)
         return cache
 
 
-class _Run:
+class _Run(Texts):
     """Per-run memo of everything shared by memories (HEAD blobs, lines, file targets)."""
 
     def __init__(
@@ -198,21 +237,16 @@ class _Run:
         head: str,
         policy: DecayPolicy,
         cache: VerifyCache | None = None,
+        options: VerifySettings | None = None,
     ) -> None:
-        self.h = history
+        super().__init__(history)
         self.head = head
         self.policy = policy
         self.cache = cache
+        self.options = options or VerifySettings()
         self.worktree: WorktreeState = history.worktree()
-        self._lines: dict[str, list[str]] = {}
         self._targets: dict[tuple[str, str], str | None] = {}
         self._windows: dict[tuple[str, int], dict[str, list[int]]] = {}
-        self._line_index: dict[str, dict[str, list[int]]] = {}
-
-    def lines(self, blob_id: str) -> list[str]:
-        if blob_id not in self._lines:
-            self._lines[blob_id] = split_lines(self.h.blob(blob_id))
-        return self._lines[blob_id]
 
     def windows(self, blob_id: str, length: int) -> dict[str, list[int]]:
         """Fingerprint -> starts of every ``length``-line window of a blob (memoised)."""
@@ -220,22 +254,6 @@ class _Run:
         if key not in self._windows:
             self._windows[key] = fingerprint_windows(self.lines(blob_id), length)
         return self._windows[key]
-
-    def occurrences(self, blob_id: str, block: list[str]) -> list[int]:
-        """1-based starts where ``block`` (rstripped lines) occurs in a blob's lines."""
-        index = self._line_index.get(blob_id)
-        if index is None:
-            index = {}
-            for i, line in enumerate(self.lines(blob_id), start=1):
-                index.setdefault(line.rstrip(), []).append(i)
-            self._line_index[blob_id] = index
-        lines = self.lines(blob_id)
-        n = len(block)
-        return [
-            s
-            for s in index.get(block[0], [])
-            if [x.rstrip() for x in lines[s - 1 : s - 1 + n]] == block
-        ]
 
     def target(self, obs: str, path: str) -> str | None:
         """Path of the observed file at HEAD: same path, rename target, or ``None``."""
@@ -256,6 +274,7 @@ def check(
     history: CodeHistory,
     policy: DecayPolicy | None = None,
     cache: VerifyCache | None = None,
+    options: VerifySettings | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> StalenessReport:
     """Check every memory against HEAD and the working tree; one verdict each, in order.
@@ -264,7 +283,9 @@ def check(
         memories: records to check (refuted ones are passed through untouched).
         history: the code history of the repository the memories belong to.
         policy: decay parameters (for the commit-distance limit); default policy if ``None``.
-        cache: outcomes from earlier runs, read and filled in (see :class:`VerifyCache`).
+        cache: outcomes from earlier runs, read and filled in (see :class:`VerifyCache`);
+            its ``tag`` must be ``options.tag()``.
+        options: whether white-space-only changes and moves are followed (both by default).
         progress: called as ``progress(checked, len(memories))`` every 64 memories and
             at the end.
 
@@ -282,7 +303,7 @@ def check(
             "HEAD is unborn: the repository has no commits to verify memories against",
             "commit something first",
         )
-    run = _Run(history, head, policy, cache)
+    run = _Run(history, head, policy, cache, options)
     if progress is None:
         verdicts = [_judge(m, run) for m in memories]
     else:
@@ -409,15 +430,46 @@ def _locate(memory: Memory, anchor: Anchor, obs: str, run: _Run) -> _Outcome:
     if new_path is None:
         sha = run.h.commit_deleting(anchor.path, obs, run.head)
         where = f"deleted in {sha}" if sha else f"deleted since {run.short(obs)}"
-        return _Outcome(reason=where, last_text=_old_text(run, old_blob, anchor))
+        if not run.is_text(old_blob):
+            return _Outcome(reason=where)
+        known = _old_lines(run, old_blob, anchor)
+        moved = _follow_move(memory, anchor, obs, known, None, sha, where, run)
+        return moved or _Outcome(reason=where, last_text="\n".join(known))
     new_blob = run.h.blob_id_at(run.head, new_path)
     assert new_blob is not None
     if anchor.start is None or anchor.end is None:
-        if new_blob == old_blob:
-            return _Outcome(_Located(new_path, None, None))
-        sha = run.h.last_commit_touching(anchor.path, obs, run.head, new_path=new_path)
-        return _Outcome(reason=f"changed in {sha}" if sha else _differs(run, obs, new_path))
-    return _locate_range(memory, anchor, obs, old_blob, new_path, new_blob, run)
+        outcome = _locate_file(anchor, obs, old_blob, new_path, new_blob, run)
+    else:
+        outcome = _locate_range(memory, anchor, obs, old_blob, new_path, new_blob, run)
+    if new_path == anchor.path or outcome.located is None or outcome.located.path != new_path:
+        return outcome
+    sha = run.h.commit_deleting(anchor.path, obs, run.head)
+    note = f"renamed from {anchor.path}" + (f" in {sha}" if sha else "")
+    return replace(outcome, reason=f"{note}; {outcome.reason}" if outcome.reason else note)
+
+
+def _locate_file(
+    anchor: Anchor, obs: str, old_blob: str, new_path: str, new_blob: str, run: _Run
+) -> _Outcome:
+    """A whole-file anchor: unchanged, changed only in white space, or changed."""
+    if new_blob == old_blob:
+        return _Outcome(_Located(new_path, None, None))
+    sha = run.h.last_commit_touching(anchor.path, obs, run.head, new_path=new_path)
+    if (run.options.ignore_whitespace and run.is_text(old_blob) and run.is_text(new_blob)
+            and run.compact(old_blob) == run.compact(new_blob)  # cheap, and memoised per blob
+            and same_modulo_whitespace(run.lines(old_blob), run.lines(new_blob),
+                                       _kind(anchor.path, new_path))):
+        return _Outcome(_Located(new_path, None, None), reason=_in("reformatted", sha))
+    return _Outcome(reason=f"changed in {sha}" if sha else _differs(run, obs, new_path))
+
+
+def _kind(*paths: str) -> str | None:
+    """The indentation rule of the first path that has one (see :func:`indent_kind`)."""
+    return next((k for k in map(indent_kind, paths) if k is not None), None)
+
+
+def _in(what: str, sha: str | None) -> str:
+    return f"{what} in {sha}" if sha else what
 
 
 def _earlier_culprit(memory: Memory, span: str, obs: str, run: _Run) -> str | None:
@@ -433,7 +485,7 @@ def _earlier_culprit(memory: Memory, span: str, obs: str, run: _Run) -> str | No
         return None
     if not decay.reason.startswith(prefix):
         return None
-    short = decay.reason[len(prefix) :]
+    short = decay.reason[len(prefix) :].split(";", 1)[0].strip()
     return short if run.h.is_between(short, obs, run.head) else None
 
 
@@ -441,13 +493,11 @@ def _differs(run: _Run, obs: str, path: str) -> str:
     return f"{path} differs from observed {run.short(obs)} (on the observed side of history)"
 
 
-def _old_text(run: _Run, blob_id: str, anchor: Anchor) -> str | None:
-    if run.h.is_binary(run.h.blob(blob_id)):
-        return None
+def _old_lines(run: _Run, blob_id: str, anchor: Anchor) -> list[str]:
     lines = run.lines(blob_id)
     if anchor.start is None:
-        return "\n".join(lines)
-    return "\n".join(lines[anchor.start - 1 : anchor.end])
+        return lines
+    return lines[anchor.start - 1 : anchor.end]
 
 
 def _locate_range(
@@ -461,7 +511,7 @@ def _locate_range(
 ) -> _Outcome:
     assert anchor.start is not None and anchor.end is not None
     fp = memory.provenance.fingerprint if memory.provenance else None
-    if run.h.is_binary(run.h.blob(old_blob)) or run.h.is_binary(run.h.blob(new_blob)):
+    if not run.is_text(old_blob) or not run.is_text(new_blob):
         if old_blob == new_blob:
             return _Outcome(_Located(new_path, anchor.start, anchor.end))
         return _Outcome(reason=f"{new_path} is binary and changed since {run.short(obs)}")
@@ -476,22 +526,13 @@ def _locate_range(
     last_text = "\n".join(known)
     hunks = run.h.hunks(old_blob, new_blob) or []
     mapped = map_range(hunks, anchor.start, anchor.end)
-    moved = Anchor(new_path, anchor.start, anchor.end)
     if isinstance(mapped, LinesChanged):
         if fp:
+            moved = Anchor(new_path, anchor.start, anchor.end)
             found = _search_head(moved, fp, run, unique=True, known=known)
             if found is not None:
                 return _Outcome(found)
-        span = f"line {mapped.start}" if mapped.start == mapped.end else (
-            f"lines {mapped.start}-{mapped.end}"
-        )
-        sha = _earlier_culprit(memory, span, obs, run) or run.h.last_commit_touching(
-            anchor.path, obs, run.head, lines=(anchor.start, anchor.end), new_path=new_path
-        )
-        reason = f"{span} changed in {sha}" if sha else (
-            f"{span} differ from observed {run.short(obs)} (on the observed side of history)"
-        )
-        return _Outcome(reason=reason, last_text=last_text)
+        return _changed_lines(memory, anchor, obs, known, mapped, hunks, new_path, new_blob, run)
     located = _Located(new_path, mapped.start, mapped.end)
     if fp and fingerprint(run.lines(new_blob)[mapped.start - 1 : mapped.end]) != fp:
         found = _search_head(Anchor(new_path, mapped.start, mapped.end), fp, run, unique=False)
@@ -501,27 +542,160 @@ def _locate_range(
     return _Outcome(located)
 
 
+def _changed_lines(
+    memory: Memory,
+    anchor: Anchor,
+    obs: str,
+    known: list[str],
+    mapped: LinesChanged,
+    hunks: list[Hunk],
+    new_path: str,
+    new_blob: str,
+    run: _Run,
+) -> _Outcome:
+    """Anchored lines that are not in their file as they were: reformatted, moved, or changed."""
+    assert anchor.start is not None and anchor.end is not None
+    span = f"line {mapped.start}" if mapped.start == mapped.end else (
+        f"lines {mapped.start}-{mapped.end}"
+    )
+    sha = _earlier_culprit(memory, span, obs, run) or run.h.last_commit_touching(
+        anchor.path, obs, run.head, lines=(anchor.start, anchor.end), new_path=new_path
+    )
+    if run.options.ignore_whitespace:
+        here = _reformatted_here(known, anchor, new_path, new_blob, hunks, run)
+        if here is not None:
+            return _Outcome(here, reason=_in("reformatted", sha))
+    reason = f"{span} changed in {sha}" if sha else (
+        f"{span} differ from observed {run.short(obs)} (on the observed side of history)"
+    )
+    if left_file(known, hunks, anchor.start, anchor.end, run.lines(new_blob)):
+        moved = _follow_move(memory, anchor, obs, known, (new_path, new_blob), sha, reason, run)
+        if moved is not None:
+            return moved
+    return _Outcome(reason=reason, last_text="\n".join(known))
+
+
+def _reformatted_here(
+    known: list[str], anchor: Anchor, new_path: str, new_blob: str, hunks: list[Hunk], run: _Run
+) -> _Located | None:
+    """The anchored lines in their file again, changed only in white space, or ``None``.
+
+    A formatter leaves code where it was: the match must overlap what the diff put where
+    the range was (:func:`map_window`), and be the only one there.
+    """
+    assert anchor.start is not None and anchor.end is not None
+    window = map_window(hunks, anchor.start, anchor.end)
+    if window is None:
+        return None
+    found = [
+        m for m in find_in_blob(run, new_path, new_blob, known, _kind(anchor.path, new_path),
+                                loose=True)
+        if m.start <= window[1] and m.end >= window[0]
+    ]
+    if len(found) != 1:
+        return None
+    return _Located(new_path, found[0].start, found[0].end)
+
+
+def _follow_move(
+    memory: Memory,
+    anchor: Anchor,
+    obs: str,
+    known: list[str],
+    own: tuple[str, str] | None,
+    sha: str | None,
+    reason: str,
+    run: _Run,
+) -> _Outcome | None:
+    """Where the anchored lines went when they left their file; ``None`` when nowhere.
+
+    ``own`` is their file's path and blob at HEAD (``None`` when it was deleted), ``sha``
+    the commit they left in, ``reason`` the verdict without a move.
+    """
+    if not run.options.follow_moves or not searchable(block_text(known)):
+        return None
+    candidates = run.h.changed_paths(obs, run.head)
+    skip = {anchor.path} | ({own[0]} if own else set())
+    kind = indent_kind(anchor.path)
+    found = find_moved(run, run.head, candidates, known, skip, kind,
+                       loose=run.options.ignore_whitespace)
+    last_text = "\n".join(known)
+    if len(found) == 1:
+        m = found[0]
+        note = _in(f"moved to {m.ref()}", sha) + ("" if m.exact else " (reformatted)")
+        return _Outcome(_Located(m.path, m.start, m.end), reason=note)
+    if found:
+        listed = ", ".join(m.ref() for m in found[:3]) + (", ..." if len(found) > 3 else "")
+        return _Outcome(
+            reason=f"{reason}; the same text is now in {len(found)} places: {listed}",
+            hint="learn the memory again with `--file` at the right one "
+            "(the same content re-anchors it)",
+            last_text=last_text,
+        )
+    similar = similar_regions(run, obs, run.head, candidates, known, skip, own[1] if own else None)
+    if not similar:
+        return None
+    if len(similar) > 1:
+        return _Outcome(
+            reason=f"moved to {' or '.join(m.ref() for m in similar)} and changed"
+            + (f" in {sha}" if sha else ""),
+            hint="learn the memory again with `--file` at the right one, if it still holds",
+            last_text=last_text,
+        )
+    m = similar[0]
+    return _Outcome(
+        reason=_moved_and_changed(m, known, sha, run),
+        hint=f"if the memory still holds, `tur verify {memory.id} --confirm` re-anchors it "
+        f"at {m.ref()}",
+        last_text=last_text,
+        moved_to=m.ref(),
+    )
+
+
+def _moved_and_changed(m: Match, known: list[str], sha: str | None, run: _Run) -> str:
+    """The reason for code moved and edited: ``moved to X and changed in S``.
+
+    ``moved to X in S1, changed in S2`` when it arrived unchanged in S1 and was edited later.
+    """
+    full = run.h.resolve_commit(sha) if sha else None
+    if full is None:
+        return _in(f"moved to {m.ref()} and changed", sha)
+    blob_id = run.h.blob_id_at(full, m.path)
+    arrived = [] if blob_id is None else find_in_blob(
+        run, m.path, blob_id, known, _kind(m.path), loose=run.options.ignore_whitespace)
+    if len(arrived) != 1:
+        return f"moved to {m.ref()} and changed in {sha}"
+    later = run.h.last_commit_touching(m.path, full, run.head,
+                                       lines=(arrived[0].start, arrived[0].end))
+    if later is None:
+        return f"moved to {m.ref()} and changed in {sha}"
+    return f"moved to {m.ref()} in {sha}, changed in {later}"
+
+
 def _worktree_reason(located: _Located, anchor: Anchor, run: _Run) -> str | None:
-    """Why uncommitted changes (index, then working tree) make the memory stale, or ``None``."""
+    """Why uncommitted changes (index, then working tree) make the memory stale, or ``None``.
+
+    ``working tree: line 80 modified``, ``index (staged): deleted``...
+    """
     if not run.worktree.is_dirty(located.path):
         return None
     head_data = run.h.blob_at(run.head, located.path)
     for change in run.worktree.changes(located.path, head_data):
         if change.data is None:
-            return f"deleted in {change.where}"
+            return f"{change.where}: deleted"
         if located.start is None or located.end is None:
-            return f"modified in {change.where}"
+            return f"{change.where}: modified"
         old = (head_data or b"").replace(b"\r\n", b"\n")
         hunks = run.h.hunks_of(old, change.data.replace(b"\r\n", b"\n"))
         if hunks is None:
-            return f"modified in {change.where}"
+            return f"{change.where}: modified"
         mapped = map_range(hunks, located.start, located.end)
         if isinstance(mapped, LinesChanged):
             # report in the stored anchor's numbering, which the user still sees
             shift = (anchor.start or located.start) - located.start
             lo, hi = mapped.start + shift, mapped.end + shift
             span = f"line {lo}" if lo == hi else f"lines {lo}-{hi}"
-            return f"{span} modified in {change.where}"
+            return f"{change.where}: {span} modified"
     return None
 
 
@@ -537,10 +711,9 @@ def _conclude(
             hint=outcome.hint,
             dist=dist,
             last_text=outcome.last_text,
+            moved_to=outcome.moved_to,
         )
     wt = _worktree_reason(located, anchor, run)
-    if wt is not None:
-        return _final(memory, Status.STALE, wt, dist=dist)
     new_anchor = Anchor(located.path, located.start, located.end)
     lines = run.lines(run.h.blob_id_at(run.head, located.path) or "")
     if located.start is None:
@@ -553,6 +726,7 @@ def _conclude(
     return Verdict(
         memory_id=memory.id,
         status=Status.FRESH,
+        reason=outcome.reason,
         new_git_sha=run.head,
         new_context_ref=new_anchor.ref(),
         new_fingerprint=fp,
@@ -562,6 +736,7 @@ def _conclude(
         merge_base=dist.merge_base if dist and dist.diverged else None,
         corroborated=True,
         changed=moved or _status_changed(memory, Status.FRESH, None),
+        worktree=wt,
     )
 
 
@@ -580,6 +755,7 @@ def _final(
     hint: str | None = None,
     dist: Distance | None = None,
     last_text: str | None = None,
+    moved_to: str | None = None,
 ) -> Verdict:
     """A verdict that leaves the anchor where it is."""
     return Verdict(
@@ -593,6 +769,7 @@ def _final(
         merge_base=dist.merge_base if dist and dist.diverged else None,
         changed=_status_changed(memory, status, reason),
         last_text=last_text,
+        moved_to=moved_to,
     )
 
 
@@ -601,7 +778,8 @@ def apply_verdict(
 ) -> Memory:
     """Return ``memory`` updated by ``verdict`` (a copy; the input is not modified).
 
-    Sets status and reason; on corroboration moves ``git_sha``, ``context_ref`` and
+    Sets status and reason (none for a fresh memory: how its anchor travelled is said by
+    the verify commit, not kept); on corroboration moves ``git_sha``, ``context_ref`` and
     ``fingerprint`` to HEAD and sets ``last_verified_at`` to ``now``, leaving
     ``observed_at`` alone. A refuted memory is returned unchanged. A record without a
     ``decay`` block gets one, with the policy's half-life for its type.
@@ -619,7 +797,7 @@ def apply_verdict(
             last_verified_at=out.provenance.observed_at,
         )
     out.decay.staleness_status = verdict.status
-    out.decay.reason = verdict.reason
+    out.decay.reason = None if verdict.status is Status.FRESH else verdict.reason
     if verdict.corroborated and out.provenance is not None:
         out.provenance.git_sha = verdict.new_git_sha
         out.provenance.context_ref = verdict.new_context_ref

@@ -61,8 +61,10 @@ merged tree is the same, and clones converge.
 
 from __future__ import annotations
 
+import json
 from contextlib import suppress
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from typing import Any
 
 from gitmem import codec, secret_scan
@@ -74,7 +76,8 @@ from gitmem.store import FORMAT_PATH, MEMORY_REF, Mutation, Store
 from gitmem.store.remote import Graph, Remote
 from gitmem.vocabulary import ID_PATTERN
 
-__all__ = ["MergePlan", "MergeResult", "SyncResult", "merge_plan", "setup_remote", "sync"]
+__all__ = ["FieldDecision", "MergePlan", "MergeResult", "SyncResult", "merge_plan", "merge_records",
+           "recover_lost_tip", "setup_remote", "sync"]
 
 #: Push attempts before giving up when the remote keeps moving.
 DEFAULT_ATTEMPTS = 5
@@ -158,6 +161,9 @@ class SyncResult:
     ahead: int = 0
     behind: int = 0
     attempts: int = 1
+    new_authors: dict[str, list[str]] = field(default_factory=dict)
+    """Authors this clone had not seen before, each with the ids of the memories of theirs
+    the sync brought in (docs/sharing.md, Trust)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (every field; merge results as objects)."""
@@ -175,6 +181,7 @@ class SyncResult:
             "attempts": self.attempts,
             "merged": [asdict(r) for r in self.merged],
             "warnings": self.warnings,
+            "new_authors": self.new_authors,
         }
 
 
@@ -432,8 +439,8 @@ class _Merger:
         if base is None and normalise_content(mine.content) != normalise_content(other.content):
             self._collision(path, mine, other, ours, theirs)
             return
-        merged, winner_is_ours, conflicts = merge_records(old, mine, other, ours, theirs)
-        winner_blob = ours if winner_is_ours else theirs
+        merged, ours_later, decisions = merge_records(old, mine, other, ours, theirs)
+        winner_blob = ours if ours_later else theirs
         data = codec.update(self.store.read_blob(winner_blob), merged, f"blob {winner_blob[:12]} ({path})")
         if len(data) > MAX_RECORD_BYTES:
             self._refuse(path, ours, f"merged with ours would be {len(data)} bytes, larger than the "
@@ -441,15 +448,18 @@ class _Merger:
             return
         if data != self.store.read_blob(ours):
             self.plan.changes[path] = data
-        if conflicts:
-            side = "here" if winner_is_ours else self.remote_name
-            when = merged.last_verified_at.isoformat() if merged.last_verified_at else "none"
-            self._result(
-                path, "conflict-resolved",
-                f"both changed {', '.join(conflicts)}; took {side} (later last_verified_at {when})",
-            )
+        if decisions:
+            self._result(path, "conflict-resolved", "both changed " + "; ".join(
+                self._decision(d) for d in decisions))
         else:
             self._result(path, "merged", "changed on both sides in different fields")
+
+    def _decision(self, decision: FieldDecision) -> str:
+        """``confidence: kept origin's (changed 2026-… by B), here's lost``."""
+        kept, lost = ("here", self.remote_name) if decision.kept == "ours" else (self.remote_name, "here")
+        by = f" by {decision.by}" if decision.by else ""
+        when = decision.at.isoformat().replace("+00:00", "Z")
+        return f"{decision.field}: kept {kept} (changed {when}{by}), {lost} lost"
 
     def _both_valid(self, path: str, ours: str, theirs: str) -> tuple[Memory, Memory] | None:
         """Both versions parsed, or ``None`` after rule 5 decided (a malformed side)."""
@@ -523,10 +533,23 @@ class _Merger:
         return texts.pop() if len(texts) == 1 else None
 
 
-def _winner_key(memory: Memory, blob: str) -> tuple[str, str]:
-    # ISO text of aware UTC datetimes sorts as time does, and has no naive/aware pitfalls.
-    when = memory.last_verified_at
-    return (when.isoformat() if when is not None else "", blob)
+_STAMPS = ("updated_at", "updated_by", "changed_at")
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(None if value is _MISSING else value, sort_keys=True, ensure_ascii=False)
+
+
+def _later_side(field_name: str, ours: Memory, theirs: Memory, ov: Any, tv: Any) -> bool:
+    """Whether ours' change of ``field_name`` is the later one (ties: a stated total order).
+
+    Compared: the change's time (:meth:`gitmem.models.Memory.field_time`), then who made it
+    (``updated_by``, as text), then the value itself (canonical JSON): the same on both
+    clones, so both merge alike.
+    """
+    mine = (ours.field_time(field_name), ours.updated_by or "", _canonical(ov))
+    other = (theirs.field_time(field_name), theirs.updated_by or "", _canonical(tv))
+    return mine >= other
 
 
 def _union_relations(first: list[dict], second: list[dict]) -> list[dict]:
@@ -535,61 +558,148 @@ def _union_relations(first: list[dict], second: list[dict]) -> list[dict]:
     return [*first, *extra]
 
 
-def _refutation(a: dict | None, b: dict | None) -> dict | None:
-    if a is None or b is None or a == b:
-        return a if b is None else b
-    key = lambda r: (str(r.get("at", "")), str(r.get("reason", "")), str(r.get("by") or ""))  # noqa: E731
-    return max(a, b, key=key)
+@dataclass(frozen=True)
+class FieldDecision:
+    """One field changed on both sides of a merge, and the side whose change was kept.
+
+    ``kept`` is ``"ours"`` or ``"theirs"``; ``at`` and ``by`` describe the kept change.
+    The lost value stays in the ref's history (the losing side's commit is a parent).
+    """
+
+    field: str
+    kept: str
+    at: datetime
+    by: str | None
 
 
 def merge_records(
-    base: Memory | None, ours: Memory, theirs: Memory, ours_blob: str, theirs_blob: str
-) -> tuple[Memory, bool, list[str]]:
+    base: Memory | None, ours: Memory, theirs: Memory, ours_blob: str = "", theirs_blob: str = ""
+) -> tuple[Memory, bool, list[FieldDecision]]:
     """Merge two versions of one record edited on both sides (rule 4 of the module docstring).
+
+    Per field (:data:`gitmem.models.STAMPED_FIELDS` and any unknown key): changed on one
+    side only → that side's value; changed on both sides to different values → the later
+    change (:func:`_later_side`). ``relations`` are the union. A refutation present on one
+    side only is kept unless the other side removed it (``tur refute --undo``: its base had
+    one); with no base, it is always kept. ``updated_at``/``updated_by`` come from the side
+    changed last, and ``changed_at`` holds the later time of each field.
 
     Args:
         base: the version at the merge base, ``None`` when added on both sides.
         ours: the local version.
         theirs: the remote version.
-        ours_blob: blob id of ``ours`` (the tie-break when ``last_verified_at`` is equal).
+        ours_blob: blob id of ``ours`` (kept for callers; the rule does not use it).
         theirs_blob: blob id of ``theirs``.
 
     Returns:
-        ``(merged, winner_is_ours, conflicting field names)``; symmetric: swapping
-        the sides gives the same record.
+        ``(merged, ours_is_later, decisions)``: ``ours_is_later`` says whose YAML the merged
+        record is written onto (the side changed last); ``decisions`` names each field
+        changed on both sides and the side kept. Symmetric: swapping the sides gives the
+        same record.
     """
-    winner_is_ours = _winner_key(ours, ours_blob) >= _winner_key(theirs, theirs_blob)
     b = base.model_dump(mode="json") if base is not None else {}
     o, t = ours.model_dump(mode="json"), theirs.model_dump(mode="json")
-    win, lose = (o, t) if winner_is_ours else (t, o)
+    ours_later = ((ours.updated_at or ours.field_time(""), ours.updated_by or "", _canonical(o))
+                  >= (theirs.updated_at or theirs.field_time(""), theirs.updated_by or "", _canonical(t)))
+    win, lose = (o, t) if ours_later else (t, o)
     merged: dict[str, Any] = {}
-    conflicts: list[str] = []
+    decisions: list[FieldDecision] = []
     value: Any
     for key in [*win, *(k for k in lose if k not in win)]:
+        if key in _STAMPS:
+            continue
         bv, ov, tv = b.get(key, _MISSING), o.get(key, _MISSING), t.get(key, _MISSING)
         if key == "relations":
             value = _union_relations(win.get(key) or [], lose.get(key) or [])
-        elif key == "refutation":
-            value = _refutation(ov if ov is not _MISSING else None, tv if tv is not _MISSING else None)
+        elif key == "refutation" and (ov in (None, _MISSING)) != (tv in (None, _MISSING)) and (
+                base is None or bv in (None, _MISSING)):
+            value = ov if ov not in (None, _MISSING) else tv  # a refutation is never undone by a merge
         elif ov in (tv, bv):
             value = tv
         elif tv == bv:
             value = ov
         else:
-            conflicts.append(key)
-            value = win.get(key, _MISSING)
-        if key in ("relations", "refutation") and ov != tv and ov != bv and tv != bv:
-            conflicts.append(key)
+            ours_kept = _later_side(key, ours, theirs, ov, tv)
+            value = ov if ours_kept else tv
+            kept = ours if ours_kept else theirs
+            decisions.append(FieldDecision(key, "ours" if ours_kept else "theirs", kept.field_time(key),
+                                           kept.updated_by))
         if value is not _MISSING:
             merged[key] = value
-    if merged.get("refutation") and merged.get("decay"):
-        merged["decay"] = {**merged["decay"], "staleness_status": Status.REFUTED.value}
+    later, earlier = (ours, theirs) if ours_later else (theirs, ours)
+    merged["updated_at"] = (later.updated_at or earlier.updated_at)
+    merged["updated_by"] = later.updated_by if later.updated_at else earlier.updated_by
+    times: dict[str, datetime] = {}
+    for side in (ours, theirs):
+        for name, when in (side.changed_at or {}).items():
+            times[name] = max(when, times.get(name, when))
+    merged["changed_at"] = times or None
+    _settle_status(merged)
     try:
-        return Memory.model_validate(merged), winner_is_ours, conflicts
+        return Memory.model_validate(merged), ours_later, decisions
     except ValueError:
-        # Fields from two versions that do not validate together: the winner whole, relations unioned.
+        # Fields from two versions that do not validate together: the later record whole,
+        # relations unioned, a refutation kept.
         fallback = win | {"relations": merged.get("relations", []), "refutation": merged.get("refutation")}
-        return Memory.model_validate(fallback), winner_is_ours, sorted(set(conflicts) | {"record"})
+        _settle_status(fallback)
+        lost = FieldDecision("record", "ours" if ours_later else "theirs", later.updated_at or
+                             later.field_time(""), later.updated_by)
+        return Memory.model_validate(fallback), ours_later, [*decisions, lost]
+
+
+def _settle_status(record: dict[str, Any]) -> None:
+    """Make ``decay.staleness_status`` agree with the merged refutation."""
+    decay = record.get("decay")
+    if not isinstance(decay, dict):
+        return
+    if record.get("refutation"):
+        record["decay"] = {**decay, "staleness_status": Status.REFUTED.value}
+    elif decay.get("staleness_status") == Status.REFUTED.value:
+        # The refutation was withdrawn on one side while the other kept an older decay block.
+        record["decay"] = {**decay, "staleness_status": Status.STALE.value,
+                           "reason": "refutation withdrawn; `tur verify` checks it again"}
+
+
+def recover_lost_tip(store: Store, lost: str, current: str | None) -> str | None:
+    """Merge ``lost`` (a tip gitmem wrote that the memory ref no longer contains) back in.
+
+    As :func:`sync` merges a remote tip (the same :func:`merge_plan`, the lost tip as the
+    second parent); a deleted ref is restored to ``lost``. Incoming versions are this
+    clone's own acknowledged writes, so nothing is refused for a credential.
+
+    Returns:
+        One line for stderr saying what happened, or ``None`` when the ref holds ``lost``
+        after all (another gitmem process moved it on meanwhile: nothing was lost).
+
+    Raises:
+        GitmemError: the merge could not be committed (the ref kept moving, a lock held).
+    """
+    if current is None:
+        if store.update_ref(MEMORY_REF, lost, None, "recover: restore the deleted memory ref"):
+            return (f"tur: refs/tur/memories had been deleted outside tur; restored it to {lost[:12]}, "
+                    "the last tip tur wrote (nothing lost)")
+        current = store.tip()
+        if current is None or Graph(store).is_ancestor(lost, current):
+            return None
+    moved_to = current
+    graph = Graph(store)
+
+    def build(tip: str | None) -> Mutation | None:
+        if tip is None or graph.is_ancestor(lost, tip):
+            return None
+        plan = merge_plan(store, tip, lost, "the lost tip", allow_secret=True)
+        message = (f"recover: merge back {lost[:12]}, lost when refs/tur/memories was moved to "
+                   f"{tip[:12]} outside tur\n\n" + "\n".join(
+                       f"{r.status} {r.memory_id}: {r.reason}" for r in plan.results) + "\n")
+        return Mutation(plan.changes, message, parents_extra=(lost,), result=plan)
+
+    commit, mutation = store.transact(build)
+    if commit is None:
+        return None  # another gitmem process had moved the ref on from the lost tip
+    assert isinstance(mutation.result, MergePlan)  # type: ignore[union-attr]
+    return (f"tur: refs/tur/memories was moved to {moved_to[:12]} outside tur and no longer held "
+            f"{lost[:12]}, the last tip tur wrote; merged it back in {commit.sha[:12]} "
+            f"({len(mutation.result.results)} records decided, nothing lost)")  # type: ignore[union-attr]
 
 
 def merge_plan(store: Store, local: str | None, remote: str, remote_name: str = "origin",
@@ -687,6 +797,34 @@ def _integrate(store: Store, state: _State, dry_run: bool) -> str | None:
     return commit.sha if commit is not None else store.tip()
 
 
+def _new_authors(store: Store, before: str | None, after: str | None, *,
+                 remember: bool) -> dict[str, list[str]]:
+    """Writers of the records that changed from ``before`` to ``after`` whom this clone has not seen.
+
+    Seen: the local identity, and every writer an earlier sync reported (kept in
+    ``<common dir>/tur/authors``, which ``remember`` extends).
+    """
+    if after is None or after == before:
+        return {}
+    graph = Graph(store)
+    old, new = graph.flat_tree(before), graph.flat_tree(after)
+    known = {store.identity(), *store.known_authors()}
+    found: dict[str, list[str]] = {}
+    for path, blob in sorted(new.items()):
+        memory_id = _record_id(path)
+        if memory_id is None or old.get(path) == blob:
+            continue
+        try:
+            writer = _parse(store, path, blob).writer
+        except MalformedRecord:
+            continue
+        if writer and writer not in known:
+            found.setdefault(writer, []).append(memory_id)
+    if found and remember:
+        store.add_known_authors(sorted(found))
+    return found
+
+
 def _mark(res: SyncResult, status: str) -> None:
     if _RANK[status] > _RANK[res.status]:
         res.status = status
@@ -731,6 +869,9 @@ def sync(
         if local == _RETRY:
             continue
         res.local_after = store.tip() if not dry_run else local_before
+        if not res.new_authors:
+            res.new_authors = _new_authors(store, local_before, local if dry_run else res.local_after,
+                                           remember=not dry_run)
         if local is None or local == state.remote_sha:
             return res
         if dry_run:

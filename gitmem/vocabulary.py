@@ -18,6 +18,7 @@ __all__ = [
     "RelationType",
     "Scope",
     "Status",
+    "precise_now",
     "utc_now",
 ]
 
@@ -31,6 +32,11 @@ RECALL_FORMATS = ("markdown-prompt", "json", "plain")
 #: content. A memory whose 8 hex digits are taken by a different statement gets 16 (and,
 #: should those be taken too, all 64): see :data:`gitmem.ids.ID_HEX_LENGTHS`.
 ID_PATTERN = re.compile(r"^(axiom|core|fact|insight|preference)-(?:[0-9a-f]{8}|[0-9a-f]{16}|[0-9a-f]{64})$")
+
+
+def precise_now() -> datetime:
+    """The current time as an aware UTC datetime with microseconds (what a change is stamped with)."""
+    return datetime.now(UTC)
 
 
 def utc_now() -> datetime:

@@ -169,6 +169,9 @@ class WakeRows:
             assembly record).
         min_chars: row -> a lower bound of ``len(entry(row))`` that costs no formatting
             (the content's length), so that a character cap skips long rows unformatted.
+        trusted: per row, whether its author is trusted (docs/sharing.md, Trust): an axiom
+            or core memory goes to Tier 1 only when it is; else it is ranked in Tier 2 (its
+            entry then says it is an unconfirmed hypothesis). ``None``: every row is trusted.
     """
 
     ids: Sequence[str]
@@ -181,6 +184,7 @@ class WakeRows:
     compressed: Callable[[int], str] | None = None
     details: Callable[[int], dict] | None = None
     min_chars: Callable[[int], int] | None = None
+    trusted: Sequence[bool] | None = None
 
 
 @dataclass
@@ -252,8 +256,9 @@ def compile_wake(
 ) -> WakeResult:
     """Compile the wake text of ``memories`` within ``budget`` tokens (and ``max_chars`` characters).
 
-    Tiers: 0 the persona; 1 the continuity note, then active ``axiom``/``core`` records;
-    2 every other active record. Within tiers 1 and 2 memories are ranked by
+    Tiers: 0 the persona; 1 the continuity note, then active ``axiom``/``core`` records
+    (with :func:`compile_rows`, only those whose author is trusted); 2 every other active
+    record. Within tiers 1 and 2 memories are ranked by
     ``salience = weight × centrality(degree)`` (ties by id), where ``weight`` is the decay
     module's weight, which already is ``confidence × time decay × commit-distance decay``
     (docs/staleness.md#weight), so confidence is not multiplied in twice; see
@@ -355,9 +360,10 @@ def compile_rows(
     negated = [-value for value in salience]
     # Rows are sorted by id and sort() is stable: equal salience stays in id order.
     ranked = sorted(range(n), key=negated.__getitem__)
-    types = rows.types
-    tier1 = [r for r in ranked if types[r] in _TIER1_TYPES]
-    tier2 = [r for r in ranked if types[r] not in _TIER1_TYPES]
+    types, trusted = rows.types, rows.trusted
+    tier1 = [r for r in ranked if types[r] in _TIER1_TYPES and (trusted is None or trusted[r])]
+    placed = set(tier1)
+    tier2 = [r for r in ranked if r not in placed]
     texts: dict[int, str] = {}
 
     def entry(row: int) -> str:

@@ -22,7 +22,12 @@ batch. When the operating system refuses more watches (the inotify limit), the w
 polls the same directories instead and says so once.
 
 Everything else — ``.git/`` internals such as objects and caches, files no memory
-is anchored to, ignored files — triggers nothing. Changes are grouped: a batch
+is anchored to, ignored files — triggers nothing.
+
+What uncommitted changes do is local state (docs/sharing.md): a batch for edited files or the
+index only updates this clone's overlay (``<git dir>/tur/worktree.json``) and never writes to
+the memory ref. The ref is written only when HEAD moves (and at the start) and a memory's
+status or reason changed at the new HEAD: at most one commit per HEAD. Changes are grouped: a batch
 closes after ``debounce_ms`` without a change, and is held back while git holds
 ``index.lock`` (a checkout or commit in progress) so that a half-done checkout
 never records a status. Verifies here are not explicit checks
@@ -65,6 +70,8 @@ _MAX_HOLD_S = 5.0
 POLL_DELAY_MS = 300
 #: errno values of a refused watch: inotify's watch limit, its instance limit.
 _LIMIT_ERRNOS = (errno.ENOSPC, errno.EMFILE)
+#: A status and its reason, as recorded or as seen.
+_Seen = tuple[Status | None, str | None]
 
 
 def anchored_paths(gm: Gitmem) -> dict[str, tuple[str, ...]]:
@@ -81,6 +88,7 @@ class StatusChange:
 
     ``old`` is ``None`` when the memory was not known before the verify.
     ``new_ref`` is set when the anchor moved (re-anchored lines or a followed rename).
+    ``local`` is set when the change is the working-tree overlay's (docs/sharing.md).
     """
 
     memory_id: str
@@ -88,6 +96,8 @@ class StatusChange:
     new: Status
     reason: str | None
     new_ref: str | None = None
+    local: bool = False
+    """Only this clone's working tree or index changed it: shown here, never recorded."""
 
 
 @dataclass(frozen=True)
@@ -183,7 +193,13 @@ class Watcher:
         self._dirs: dict[str, set[str]] = {}
         self._index_stamp: tuple[int, int, int] | None = None
         self._index: dict[str, str] = {}
-        self._known: dict[str, tuple[Status, str | None]] = {}
+        # Per memory, as this watcher last saw it: the status, the reason and, when only this
+        # clone's uncommitted changes made it so, the recorded status and reason beneath.
+        self._known: dict[str, tuple[Status | None, str | None, _Seen | None]] = {}
+        # The overlay when the watch started, the baseline for memories not judged yet: its
+        # entries lapse when the file changes, which is just when a flip back to fresh must
+        # still be reported.
+        self._local: dict[str, str] = gm.local_reasons()
         self._notify: Any = None
         self._watched: tuple[str, ...] = ()
         self._notices: list[str] = []
@@ -435,7 +451,8 @@ class Watcher:
         if ids is None:
             self._index = gm.index_entries(self._anchors)
         try:
-            outcome = gm.verify(ids, explicit=False)
+            # Only a HEAD move (or the start) may change what follows from commits.
+            outcome = gm.verify(ids, explicit=False, write=trigger in ("head", "start"))
         except GitmemError as exc:
             self._tip = None  # re-read the anchors next time: an id may have gone
             return WatchEvent(at=utc_now(), trigger=trigger, paths=paths,
@@ -451,18 +468,29 @@ class Watcher:
     def _changes(self, outcome: VerifyOutcome) -> tuple[StatusChange, ...]:
         """Rows whose status or reason differ from what this watcher last saw, or whose lines moved.
 
-        What the watcher last saw is its own earlier verdict, or the stored status for a
-        memory it has not judged yet: a change another process recorded first still counts.
+        What the watcher last saw is its own earlier verdict or, for a memory it has not
+        judged yet, the stored status (or the overlay's, when this clone's uncommitted
+        changes made it stale): a change another process recorded first still counts. A
+        change is ``local`` when this clone's working tree or index caused it, or undid what
+        they had caused (back to the recorded status they hid, which nobody changed meanwhile).
         """
         out = []
         for row in outcome.rows:
-            old_status, old_reason = self._known.get(row.memory_id, (row.old_status, row.old_reason))
-            self._known[row.memory_id] = (row.status, row.reason)
+            recorded: _Seen = (row.old_status, row.old_reason)
+            known = self._known.get(row.memory_id)
+            if known is None:
+                was_local = self._local.get(row.memory_id)
+                refuted = row.old_status is Status.REFUTED
+                known = ((Status.STALE, was_local, recorded) if was_local and not refuted
+                         else (*recorded, None))
+            old_status, old_reason, beneath = known
+            self._known[row.memory_id] = (row.status, row.reason, recorded if row.local else None)
             reason_changed = row.status in (Status.STALE, Status.UNANCHORED) and row.reason != old_reason
             if old_status is row.status and not reason_changed and not row.moved:
                 continue  # at most corroborated at the new HEAD: not worth a line
+            local = row.local is not None or (beneath is not None and (row.status, row.reason) == beneath)
             out.append(StatusChange(row.memory_id, old_status, row.status, row.reason,
-                                    row.new_ref if row.moved else None))
+                                    row.new_ref if row.moved else None, local=local))
         return tuple(out)
 
 

@@ -12,7 +12,7 @@ import re
 import threading
 from datetime import UTC, datetime
 from enum import Enum
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import yaml
@@ -26,7 +26,7 @@ from gitmem.yaml_reader import NULL_TAG as _NULL
 from gitmem.yaml_reader import load_mapping
 from gitmem.yaml_reader import parse_float as _float
 
-__all__ = ["dump_new", "update"]
+__all__ = ["dump_mapping", "dump_new", "update"]
 
 # Which fields of a model hold nested models, so that a read-modify-write
 # merges them key by key (key order itself comes from ``model_fields``).
@@ -196,6 +196,7 @@ def _non_string_patterns() -> tuple[Any, ...]:
     return tuple(patterns.values())
 
 
+@lru_cache(maxsize=4096)  # keys and short values repeat in every record
 def _needs_quotes(text: str) -> bool:
     """True when some YAML 1.1 or 1.2 reader would not read ``text`` unquoted as a string."""
     return text == "" or any(p.match(text) for p in _non_string_patterns())
@@ -271,6 +272,18 @@ def dump_new(memory: Memory) -> bytes:
             None, datetime, list, dict).
     """
     return _dump(_to_node(_plain(memory)), _DEFAULT_INDENT)
+
+
+def dump_mapping(mapping: dict[str, Any]) -> bytes:
+    """Serialise plain YAML data (not a record, e.g. ``persona.yaml``) with a record's styles.
+
+    Strings are quoted where any YAML reader would read them as something else, as in
+    :func:`dump_new`, so :func:`gitmem.codec.load_mapping` reads ``mapping`` back equal.
+
+    Raises:
+        TypeError: a value is not YAML data (str, number, bool, None, datetime, list, dict).
+    """
+    return _dump(_to_node(mapping), _DEFAULT_INDENT)
 
 
 # --- read-modify-write -----------------------------------------------------

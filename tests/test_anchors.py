@@ -10,16 +10,22 @@ from gitmem.anchors import (
     Anchor,
     Hunk,
     LinesChanged,
+    LooseText,
     MappedRange,
     anchor_fingerprint,
     find_fingerprint,
     fingerprint,
     fingerprint_windows,
+    indent_kind,
+    indent_profile,
     is_binary,
     map_range,
+    map_window,
     parse_anchor,
     resolve_anchor,
+    same_modulo_whitespace,
     split_lines,
+    squeeze,
 )
 from gitmem.errors import InvalidAnchor
 
@@ -213,3 +219,79 @@ def test_fingerprint_windows_index_every_run_of_lines():
     assert windows[fingerprint(["a", "b"])] == [1, 3]
     assert windows[fingerprint(["b", "a"])] == [2]
     assert fingerprint_windows(lines, 5) == {}
+
+
+# -- white space: squeeze, LooseText, indentation -----------------------------
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("f(a, b)", "f(\n    a,\n    b\n)", True),
+        ("x = 1   ", "x=1", True),
+        ("return x", "return  x", True),
+        ("return x", "returnx", False),
+        ("a\n\n\nb", "a\nb", True),
+        ('s = "a b"', 's = "ab"', False),
+    ],
+)
+def test_squeeze_ignores_white_space_except_between_words(a, b, same):
+    assert (squeeze(a) == squeeze(b)) is same
+
+
+def test_loose_text_finds_whole_lines_only():
+    lines = ["def f():", "    return g(a,", "             b)", "", "xreturn g(a, b)", "y = 1"]
+    text = LooseText.of(lines)
+    assert text.find(squeeze("return g(a, b)")) == [(2, 3)]
+    assert text.find(squeeze("y = 1")) == [(6, 6)]
+    assert text.find("1") == []  # inside a line
+    assert text.find("") == []
+
+
+def test_python_indentation_profile_follows_statements_not_continuation_lines():
+    loose = ["def f(a,", "      b):", "  if a:", "    return b", "  return a"]
+    black = ["def f(a, b):", "    if a:", "        return b", "    return a"]
+    assert indent_profile(loose, "python") == indent_profile(black, "python") == (0, 1, 2, 1)
+    dedented = ["def f(a, b):", "    if a:", "        return b", "        return a"]
+    assert indent_profile(dedented, "python") != indent_profile(black, "python")
+    # a triple-quoted string's lines are not statements
+    doc = ['x = """', "    text", '"""', "y = 1"]
+    assert indent_profile(doc, "python") == (0, 0)
+
+
+def test_makefile_profile_tells_a_tab_from_spaces():
+    assert indent_profile(["a:", "\tcc"], "make") != indent_profile(["a:", "        cc"], "make")
+    assert indent_profile(["a:", "\tcc"], "make") == indent_profile(["a:", "\t cc"], "make")
+
+
+@pytest.mark.parametrize(
+    ("path", "kind"),
+    [("a/b.py", "python"), ("x.PYI", "python"), ("ci.yml", "lines"), ("Makefile", "make"),
+     ("rules.mk", "make"), ("a.js", None), ("README", None), (".py", None)],
+)
+def test_indent_kind_by_suffix_or_name(path, kind):
+    assert indent_kind(path) == kind
+
+
+def test_same_modulo_whitespace_needs_the_same_relative_indentation_where_it_matters():
+    a = ["if x:", "    y()", "z()"]
+    b = ["if x:", "    y()", "    z()"]
+    assert same_modulo_whitespace(a, b, None)
+    assert not same_modulo_whitespace(a, b, "python")
+    assert same_modulo_whitespace(a, ["  if x:", "      y()", "  z()"], "python")
+
+
+@pytest.mark.parametrize(
+    ("hunks", "window"),
+    [
+        ([], (10, 15)),
+        ([Hunk(2, 0, 2, 3)], (13, 18)),  # inserted above: shifted
+        ([Hunk(10, 6, 9, 0)], None),  # deleted with nothing in its place
+        ([Hunk(10, 6, 10, 1)], (10, 10)),  # replaced by one line (an import)
+        ([Hunk(12, 1, 12, 2)], (10, 16)),  # one line replaced by two inside
+        ([Hunk(12, 0, 13, 1)], (10, 16)),  # one line inserted inside
+        ([Hunk(20, 1, 20, 1)], (10, 15)),  # after it
+    ],
+)
+def test_map_window_covers_what_became_of_the_range(hunks, window):
+    assert map_window(hunks, 10, 15) == window

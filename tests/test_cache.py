@@ -364,7 +364,8 @@ def test_tur_cache_clear_deletes_everything_and_loses_nothing(varied):
     assert list(cache_dir(Store.discover(varied)).iterdir()) == []
     assert fresh(varied).wake(now=NOW)[0] == before
     code, out, _ = run_cli(varied, "cache", "info")
-    assert code == 0 and out.splitlines()[0].endswith(".git/tur/cache: 5 files, 0.0 MB")
+    # records, tokens, counts, distances, and the writers of records stored without one
+    assert code == 0 and out.splitlines()[0].endswith(".git/tur/cache: 6 files, 0.0 MB")
 
 
 # -- the recall index ---------------------------------------------------------------------------
@@ -488,6 +489,34 @@ def test_a_cache_cleared_by_another_process_mid_session_falls_back_to_git(varied
     gm.wake(now=NOW)  # the table is loaded; its records section is still on disk
     fresh(varied).records.cache.clear()  # another process
     assert dumps(gm.snapshot()) == expected
+
+
+def test_a_long_running_facade_keeps_the_recall_index_it_used_in_memory(varied):
+    gm = fresh(varied)
+    want, _ = gm.recall("queue retries")
+    (index,) = cache_dir(gm.store).glob("recall-*.bin")
+    index.unlink()  # a second recall at the same tip reads no file, so it needs none
+    got, _ = gm.recall("queue retries")
+    assert got == want and not index.exists()
+    gm.cache_clear()
+    assert gm.recall("queue retries")[0] == want and index.exists()  # cleared: built again
+
+
+def test_warm_builds_what_the_next_wake_and_recall_of_the_new_tip_read(varied):
+    gm = fresh(varied)
+    gm.recall("queue retries")
+    gm.learn("The exporter flushes metrics every ten seconds")
+    tree = git(varied, "rev-parse", "refs/tur/memories:memories").strip()
+    root = cache_dir(gm.store)
+    assert not list(root.glob(f"recall-{tree}-*.bin"))
+    gm.warm(now=NOW)
+    assert (root / f"records-{tree}.bin").exists()
+    (index,) = root.glob(f"recall-{tree}-*.bin")
+    index.unlink()  # the warmed index is held in memory: the recall reads no file
+    got, _ = gm.recall("exporter flushes metrics")
+    assert "flushes metrics" in got.hits[0].memory.content and not index.exists()
+    assert got == fresh(varied).recall("exporter flushes metrics")[0]
+    assert gm.wake(now=NOW)[0] == fresh(varied).wake(now=NOW)[0]
 
 
 # -- the write path hands what it wrote to the cache ----------------------------------------------

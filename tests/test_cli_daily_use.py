@@ -223,6 +223,19 @@ def test_json_from_refute_confidence_link_and_forget(two):
     assert gone["id"] == first and gone["commit"] == git(repo, "rev-parse", "refs/tur/memories").strip()
 
 
+def test_json_from_edit_and_refute_undo(two):
+    repo, first, second = two
+    edited = _json(tur(repo, "edit", first[:9], "--content", "the queue retries three times",
+                       "--format", "json"))
+    assert (edited["id"], edited["changed"]) == (first, True) and len(edited["commit"]) == 40
+    same = _json(tur(repo, "edit", first, "--content", "the queue retries three times", "--format", "json"))
+    assert (same["changed"], same["commit"]) == (False, None)
+    tur(repo, "refute", second, "--reason", "acks come first")
+    undone = _json(tur(repo, "refute", second, "--undo", "--format", "json"))
+    assert (undone["id"], undone["undone"]) == (second, True) and undone["status"] != "refuted"
+    assert undone["commit"] == git(repo, "rev-parse", "refs/tur/memories").strip()
+
+
 def test_json_from_spark_persona_and_cache(repo, tmp_path):
     note = _json(tur(repo, "spark", "halfway through the retry refactor", "--format", "json"))
     assert note["note"]
@@ -246,6 +259,8 @@ def test_json_from_import_doctor_and_sync(repo, tmp_path):
     legacy.mkdir()
     (legacy / "a.yaml").write_text('id: "concept-1"\ntype: fact\ncontent: "Auth uses JWT"\n')
     (legacy / "b.yaml").write_text("not: [valid\n")
+    dry = json.loads(tur(repo, "import", str(legacy), "--dry-run", "--format", "json").out)
+    assert (len(dry["imported"]), dry["dry_run"], dry["commit"]) == (1, True, None)
     imported = json.loads(tur(repo, "import", str(legacy), "--format", "json").out)
     assert len(imported["imported"]) == 1 and imported["unchanged"] == []
     assert len(imported["failed"]) == 1 and "b.yaml" in imported["failed"][0]

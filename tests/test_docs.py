@@ -183,8 +183,9 @@ def test_doc_files_cited_in_the_code_exist():
         for doc in re.findall(r"\b(?:docs/[\w./-]+\.md|[A-Z]+\.md)\b", path.read_text())
     }
     # README.md is cited by name; DESIGN.md is the design brief, summarised in docs/design.md;
-    # the harnesses' instruction files are what `tur setup` writes in a user's repository.
-    not_ours = {"DESIGN.md", "AGENTS.md", "CLAUDE.md", "GEMINI.md"}
+    # the harnesses' instruction files are what `tur setup` writes in a user's repository;
+    # CONSTITUTION.md is a file of a Tur store (what `tur import --from-tur` reads).
+    not_ours = {"DESIGN.md", "AGENTS.md", "CLAUDE.md", "GEMINI.md", "CONSTITUTION.md"}
     missing = sorted((str(p), d) for p, d in cited if d not in not_ours and not (ROOT / d).is_file())
     assert missing == [], f"the code cites documents that do not exist: {missing}"
 

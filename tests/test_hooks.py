@@ -213,13 +213,15 @@ def test_entries_name_anchor_status_reason_and_author_in_markdown_and_json(repo)
     assert "Anchor: src/app.py#L5-L7" in md and "(STALE: " in md
     hit = json.loads(tur(repo, "recall", "quoting", "--include-stale", "--format", "json").out)["hits"][0]
     assert hit["id"] == mid
-    assert (hit["anchor"], hit["status"], hit["author"]) == ("src/app.py#L5-L7", "stale", "claude")
+    # The author is who stated it (the git identity); the agent is the record's source_agent.
+    assert (hit["anchor"], hit["status"], hit["author"], hit["agent"]) == (
+        "src/app.py#L5-L7", "stale", "Test User <test@example.com>", "claude")
     assert hit["reason"] and "changed" in hit["reason"]
     fresh = tur(repo, "learn", "the README explains set-up", "--agent", "codex").out.strip()
     entry = next(e for e in json.loads(tur(repo, "wake", "--format", "json").out)["entries"]
                  if e["id"] == fresh)
     assert entry == {"id": fresh, "tier": 2, "anchor": None, "status": "fresh", "reason": None,
-                     "author": "codex", "compressed": False}
+                     "author": "Test User <test@example.com>", "compressed": False}
 
 
 def test_gemini_hooks_answer_in_json_under_the_payloads_event(repo):

@@ -30,7 +30,7 @@ PACKAGES = ("gitmem", "tui")
 KNOWN_CYCLE_EDGES: set[tuple[str, str]] = set()
 
 #: The algorithms: pure computations on records and columns, below every surface.
-ALGORITHMS = ("gitmem.wake", "gitmem.recall", "gitmem.decay", "gitmem.staleness",
+ALGORITHMS = ("gitmem.wake", "gitmem.recall", "gitmem.decay", "gitmem.staleness", "gitmem.relocate",
               "gitmem.relations", "gitmem.entry")
 #: What an algorithm must never import: the renderer and the command line sit above them.
 ABOVE_ALGORITHMS = ("gitmem.render", "gitmem.cli")

@@ -137,10 +137,12 @@ def test_a_compressed_entry_is_a_preview_with_its_citation_and_how_to_read_the_r
     assert len(entry) < 250
 
 
-def test_memory_text_reaches_output_exactly_as_stored():
+def test_memory_text_reaches_output_as_stored_but_never_as_structure():
     raw = "Use **bold** <b>tags</b> & `code`; a very long line " + "x" * 300 + " stays whole."
     entry = format_entry(record("fact-0000abcd", raw + "\n\n"))
-    assert entry.startswith(f"- [fact-0000abcd] {raw} (Observed")
+    # Inline text is kept; only a closing tag is made inert (docs/sharing.md, Trust).
+    inert = raw.replace("</b>", "<\\/b>")
+    assert entry.startswith(f"- [fact-0000abcd] {inert} (Observed")
     hits = recall([record("fact-0000abcd", "two\nlines of queue text")], "queue").hits
     assert format_hits(hits, "markdown-prompt") == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"

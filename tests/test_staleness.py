@@ -201,13 +201,12 @@ def test_uncommitted_edit_of_anchored_lines_is_stale_until_reverted(repo):
     path = repo / "src/app.py"
     path.write_text(BODY.replace("line 4\n", "line four\n"))
     v = verdict(repo, memory)
-    assert (v.status, v.reason) == (Status.STALE, "line 4 modified in working tree")
-    stale = apply_verdict(memory, v, NOW)
-    assert stale.decay.staleness_status is Status.STALE
+    # The committed verdict (what is recorded) is fresh; the uncommitted edit is local state.
+    assert (v.status, v.reason, v.worktree) == (Status.FRESH, None, "working tree: line 4 modified")
+    assert apply_verdict(memory, v, NOW).decay.staleness_status is Status.FRESH
     path.write_text(BODY)
-    back = verdict(repo, stale)
-    assert (back.status, back.reason, back.changed) == (Status.FRESH, None, True)
-    assert apply_verdict(stale, back, NOW).decay.staleness_status is Status.FRESH
+    back = verdict(repo, memory)
+    assert (back.status, back.reason, back.worktree) == (Status.FRESH, None, None)
 
 
 def test_staged_edit_counts_even_when_the_working_tree_is_reverted(repo):
@@ -216,7 +215,7 @@ def test_staged_edit_counts_even_when_the_working_tree_is_reverted(repo):
     git(repo, "add", "src/app.py")
     (repo / "src/app.py").write_text(BODY)
     v = verdict(repo, memory)
-    assert (v.status, v.reason) == (Status.STALE, "line 5 modified in index (staged)")
+    assert (v.status, v.worktree) == (Status.FRESH, "index (staged): line 5 modified")
 
 
 def test_uncommitted_edit_elsewhere_keeps_the_memory_fresh_at_head_lines(repo):
@@ -232,7 +231,7 @@ def test_working_tree_reason_uses_the_stored_line_numbers(repo):
     edit(repo, "src/app.py", lambda ls: ["a\n", "b\n", *ls])  # HEAD range is 5-7
     text = (repo / "src/app.py").read_text().replace("line 5\n", "LINE 5\n")
     (repo / "src/app.py").write_text(text)
-    assert verdict(repo, memory).reason == "line 5 modified in working tree"
+    assert verdict(repo, memory).worktree == "working tree: line 5 modified"
 
 
 def test_file_deleted_in_working_tree_and_whole_file_edit(repo):
@@ -240,12 +239,12 @@ def test_file_deleted_in_working_tree_and_whole_file_edit(repo):
     ranged = learn(repo, "src/app.py#L1-L1", n=2)
     (repo / "src/app.py").write_text(BODY + "more\n")
     report = check([whole, ranged], history(repo))
-    assert [(v.status, v.reason) for v in report.verdicts] == [
-        (Status.STALE, "modified in working tree"),
+    assert [(v.status, v.worktree) for v in report.verdicts] == [
+        (Status.FRESH, "working tree: modified"),
         (Status.FRESH, None),
     ]
     (repo / "src/app.py").unlink()
-    assert verdict(repo, ranged).reason == "deleted in working tree"
+    assert verdict(repo, ranged).worktree == "working tree: deleted"
 
 
 def test_crlf_in_the_working_tree_is_not_a_change(repo):
@@ -462,8 +461,8 @@ def test_linked_worktree_uses_its_own_head_and_files(repo, tmp_path):
     wt = tmp_path / "wt"
     git(repo, "worktree", "add", "-q", "-b", "side", str(wt))
     (wt / "src/app.py").write_text(BODY.replace("line 3\n", "LINE 3\n"))
-    assert verdict(wt, memory).reason == "line 3 modified in working tree"
-    assert verdict(repo, memory).status is Status.FRESH
+    assert verdict(wt, memory).worktree == "working tree: line 3 modified"
+    assert verdict(repo, memory).worktree is None
 
 
 def test_detached_head_is_supported(repo):
@@ -547,4 +546,4 @@ def test_cached_outcome_still_sees_the_working_tree(repo):
     assert check([memory], history(repo), cache=cache).verdicts[0].status is Status.FRESH
     (repo / "src/app.py").write_text(BODY.replace("line 3\n", "line three\n"))
     v = check([memory], history(repo), cache=cache).verdicts[0]
-    assert (v.status, v.reason) == (Status.STALE, "line 3 modified in working tree")
+    assert (v.status, v.worktree) == (Status.FRESH, "working tree: line 3 modified")

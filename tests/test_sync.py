@@ -192,11 +192,12 @@ def test_record_changed_on_both_sides_is_merged_by_the_documented_rule(origin):
     assert result.status == "merged"
     (row,) = [r for r in result.merged if r.memory_id == m1]
     assert row.status == "conflict-resolved"
-    assert row.reason.startswith("both changed content, decay, relations; took here (later last_verified_at")
+    assert row.reason.startswith("both changed content: kept here (changed ")
+    assert "decay: kept here" in row.reason and row.reason.endswith("origin lost")
     a.sync()
     for gm in (a, b):
         merged = gm.get(m1)
-        assert merged.content == "deploys run on fridays (B)"  # later last_verified_at wins
+        assert merged.content == "deploys run on fridays (B)"  # the later change wins
         assert merged.decay.last_verified_at == T3
         assert merged.confidence == 0.7  # changed on B only
         assert merged.refutation.reason == "deploys moved to mondays"  # never silently undone

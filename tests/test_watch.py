@@ -114,19 +114,20 @@ def test_editing_an_anchored_line_records_stale_and_reverting_records_fresh(lear
         app.write_text(original.replace("line 4\n", "line four\n"))
         stale = run.wait_for(lambda e: e.changes, "stale")
         assert (stale.trigger, stale.paths, stale.ids) == ("files", ("src/app.py",), (mid,))
-        assert status_of(stale, mid) == (Status.STALE, "line 4 modified in working tree")
-        assert stale.changes[0].old is Status.FRESH
-        assert git(repo, "rev-parse", "refs/tur/memories~1").strip() == before
-        assert memory_ref(repo) == stale.outcome.commit.sha
-        assert record(repo, mid).status is Status.STALE
+        assert status_of(stale, mid) == (Status.STALE, "working tree: line 4 modified")
+        assert stale.changes[0].old is Status.FRESH and stale.changes[0].local
+        # Local state: shown here, never committed (docs/sharing.md).
+        assert memory_ref(repo) == before and stale.outcome.commit is None
+        assert Gitmem.open(repo).local_reasons() == {mid: "working tree: line 4 modified"}
+        assert record(repo, mid).status is Status.FRESH
         assert record(repo, mid).decay.last_verified_at == LEARNED_AT
 
         app.write_text(original)
         fresh = run.wait_for(lambda e: e is not stale and e.changes, "fresh")
         assert status_of(fresh, mid) == (Status.FRESH, None)
-        assert git(repo, "log", "--format=%s", "-3", "refs/tur/memories").splitlines() == [
-            "verify: 1 fresh", "verify: 1 stale", "learn " + other_learn(repo, mid),
-        ]
+        assert fresh.changes[0].local  # back to the recorded status: here only, as the edit was
+        assert memory_ref(repo) == before
+        assert Gitmem.open(repo).local_reasons() == {}
 
 
 def test_saving_other_lines_of_an_anchored_file_rechecks_without_a_commit(learned):
@@ -151,7 +152,7 @@ def test_an_atomic_save_by_rename_over_the_file_is_seen(learned):
         tmp.write_text(app.read_text().replace("line 5\n", "line five\n"))
         os.replace(tmp, app)
         event = run.wait_for(lambda e: e.changes, "stale after rename")
-    assert status_of(event, mid) == (Status.STALE, "line 5 modified in working tree")
+    assert status_of(event, mid) == (Status.STALE, "working tree: line 5 modified")
     assert event.paths == ("src/app.py",)
 
 
@@ -160,13 +161,13 @@ def test_deleting_the_anchored_file_or_its_directory_marks_it_stale(learned):
     with watching(repo) as run:
         (repo / "src/app.py").unlink()
         event = run.wait_for(lambda e: e.changes, "stale after delete")
-        assert status_of(event, mid) == (Status.STALE, "deleted in working tree")
+        assert status_of(event, mid) == (Status.STALE, "working tree: deleted")
         git(repo, "checkout", "--", "src/app.py")
         run.wait_for(lambda e: e.changes and e.changes[0].new is Status.FRESH, "restored")
         os.rename(repo / "src", repo / "source")
         moved = run.wait_for(lambda e: e.changes and e.changes[0].new is Status.STALE
                              and e is not event, "stale after directory rename")
-    assert status_of(moved, mid) == (Status.STALE, "deleted in working tree")
+    assert status_of(moved, mid) == (Status.STALE, "working tree: deleted")
     assert moved.paths == ("src/app.py",)
 
 
@@ -187,14 +188,16 @@ def test_checking_out_a_branch_that_changed_the_lines_marks_the_memory_stale(lea
     assert status_of(back, mid) == (Status.FRESH, None)
 
 
-def test_a_commit_elsewhere_moves_the_anchor_to_the_new_head_without_a_status_line(learned):
+def test_a_commit_that_changes_no_status_writes_nothing(learned):
     repo, mid = learned
+    before = memory_ref(repo)
+    observed = record(repo, mid).provenance.git_sha
     with watching(repo) as run:
-        head = commit_file(repo, "README.md", "hello\n", "add readme")
+        commit_file(repo, "README.md", "hello\n", "add readme")
         event = run.wait_for(lambda e: e.trigger == "head", "HEAD moved")
     assert event.changes == ()
-    assert event.outcome.commit is not None
-    assert record(repo, mid).provenance.git_sha == head
+    assert event.outcome.commit is None and memory_ref(repo) == before
+    assert record(repo, mid).provenance.git_sha == observed  # `tur verify` moves it when asked
 
 
 def test_unanchored_ignored_and_git_internal_files_trigger_no_verify(learned):
@@ -239,7 +242,7 @@ def test_staging_an_edit_with_head_unchanged_rechecks_anchored_memories(learned)
         git(repo, "update-index", "--cacheinfo", f"100644,{blob},src/app.py")
         event = run.wait_for(lambda e: any(c.reason and "index" in c.reason
                                            for c in e.changes), "staged change")
-    assert status_of(event, mid) == (Status.STALE, "line 6 modified in index (staged)")
+    assert status_of(event, mid) == (Status.STALE, "index (staged): line 6 modified")
 
 
 def test_a_memory_learned_by_another_process_is_watched_from_then_on(learned):
@@ -254,7 +257,7 @@ def test_a_memory_learned_by_another_process_is_watched_from_then_on(learned):
         event = run.wait_for(lambda e: e.changes, "new memory stale")
         assert set(run.watcher.anchored_paths()) == {"src/app.py", "lib/util.py"}
     assert (event.paths, event.ids) == (("lib/util.py",), (other.memory.id,))
-    assert status_of(event, other.memory.id) == (Status.STALE, "line 2 modified in working tree")
+    assert status_of(event, other.memory.id) == (Status.STALE, "working tree: line 2 modified")
 
 
 def test_a_linked_worktree_is_watched_with_its_own_head(learned, tmp_path):
@@ -330,7 +333,7 @@ def test_tur_watch_prints_status_changes_and_stops_cleanly_on_a_signal(learned, 
         app = repo / "src/app.py"
         app.write_text(app.read_text().replace("line 4\n", "line four\n"))
         line = _wait_line(lines, mid)
-        assert line.split(" ", 1)[1] == f"{mid} fresh -> stale: line 4 modified in working tree\n"
+        assert line.split(" ", 1)[1] == f"{mid} fresh -> stale: working tree: line 4 modified (here only)\n"
         assert len(line.split(" ", 1)[0]) == len("12:03:04")
         sent = time.monotonic()
         proc.send_signal(sig)
@@ -343,7 +346,7 @@ def test_tur_watch_prints_status_changes_and_stops_cleanly_on_a_signal(learned, 
     assert code == 0
     assert proc.stderr.read() == ""
     _wait_line(lines, "stopped")
-    assert lines[-1] == "stopped: 1 status change recorded in 1 commit\n"
+    assert lines[-1] == "stopped: 1 status change, 0 commits on refs/tur/memories\n"
 
 
 def test_an_empty_repository_is_watched_until_its_first_commit(empty_repo):
@@ -390,7 +393,7 @@ def test_an_anchored_directory_that_comes_back_is_watched_again(learned):
         app.write_text(original.replace("line 5\n", "line V\n"))  # a watch on the new src/
         edited = run.wait_for(lambda e: e is not back and e.changes
                               and e.changes[0].new is Status.STALE and e.trigger == "files", "edit")
-    assert status_of(edited, mid) == (Status.STALE, "line 5 modified in working tree")
+    assert status_of(edited, mid) == (Status.STALE, "working tree: line 5 modified")
 
 
 def test_polling_sees_edits_like_the_os_watch(learned):
@@ -400,7 +403,7 @@ def test_polling_sees_edits_like_the_os_watch(learned):
         time.sleep(POLL_GRAIN_S)  # polling compares file times to the second
         app.write_text(app.read_text().replace("line 4\n", "line four\n"))
         event = run.wait_for(lambda e: e.changes, "stale by polling")
-    assert status_of(event, mid) == (Status.STALE, "line 4 modified in working tree")
+    assert status_of(event, mid) == (Status.STALE, "working tree: line 4 modified")
 
 
 def _in_user_namespace_with_watch_limit(limit: int) -> list[str] | None:
@@ -461,7 +464,7 @@ def test_an_index_only_revert_rechecks_only_that_paths_memories_among_thousands(
         git(repo, "add", "src/app.py")  # the index only: the working tree is as it was
         staged = run.wait_for(lambda e: e.trigger == "index", "staged")
         assert (staged.paths, staged.ids) == (("src/app.py",), (mid,))
-        assert status_of(staged, mid) == (Status.STALE, "line 5 modified in index (staged)")
+        assert status_of(staged, mid) == (Status.STALE, "index (staged): line 5 modified")
         started = time.monotonic()
         git(repo, "checkout", "HEAD", "--", "src/app.py")  # index and file back, one git command
         fresh = run.wait_for(lambda e: e.changes and e.changes[0].new is Status.FRESH, "reverted")
@@ -475,17 +478,23 @@ def test_two_watchers_on_one_repository_each_report_every_status_change(learned)
     repo, mid = learned
     app = repo / "src/app.py"
     original = app.read_text()
+    before = memory_ref(repo)
     with watching(repo) as first, watching(repo) as second:
         app.write_text(original.replace("line 6\n", "line six\n"))
         for run in (first, second):
             event = run.wait_for(lambda e: e.changes, "stale")
-            assert status_of(event, mid) == (Status.STALE, "line 6 modified in working tree")
-        app.write_text(original)
+            assert status_of(event, mid) == (Status.STALE, "working tree: line 6 modified")
+            assert event.changes[0].local  # uncommitted: shown by both, recorded by neither
+        assert memory_ref(repo) == before
+        git(repo, "commit", "-qam", "line six")
         for run in (first, second):
-            run.wait_for(lambda e: e.changes and e.changes[0].new is Status.FRESH, "fresh")
-    # One record of each change on the ref, whichever watcher wrote it.
+            event = run.wait_for(lambda e: e.trigger == "head" and e.changes, "committed")
+            change = event.changes[0]
+            assert (change.old, change.new, change.local) == (Status.STALE, Status.STALE, False)
+            assert change.reason.startswith("line 6 changed in ")
+    # One record of the change on the ref, whichever watcher wrote it.
     log = git(repo, "log", "--format=%s", "refs/tur/memories").splitlines()
-    assert log[:2] == ["verify: 1 fresh", "verify: 1 stale"]
+    assert log[0] == "verify: 1 stale" and log[1] != "verify: 1 stale"
 
 
 def test_tur_watch_format_jsonl_prints_one_json_event_a_line(learned):
@@ -514,6 +523,7 @@ def test_tur_watch_format_jsonl_prints_one_json_event_a_line(learned):
     assert (event["event"], event["trigger"], event["paths"], event["ids"]) == (
         "verify", "files", ["src/app.py"], [mid])
     assert event["changes"] == [{"id": mid, "old": "fresh", "new": "stale",
-                                 "reason": "line 4 modified in working tree", "new_ref": None}]
+                                 "reason": "working tree: line 4 modified", "new_ref": None,
+                                 "local": True}]
     _wait_line(lines, '"stopped"')
     assert [json.loads(line)["event"] for line in lines] == ["start", "verify", "stopped"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gitmem.api import AnchoredDiff, CommitInfo, Gitmem, Memory
+from gitmem.api import AnchoredDiff, AnchorStep, CommitInfo, Gitmem, Memory
 from tui.rows import Row
 
 __all__ = ["Detail", "load_detail"]
@@ -20,6 +20,7 @@ class Detail:
         record: the YAML exactly as stored on the ref.
         history: commits on ``refs/tur/memories`` that changed the record, newest first.
         diff: the anchored file's diff since ``provenance.git_sha``.
+        trail: how the anchor travelled (learned, then renamed, moved, reformatted...).
     """
 
     row: Row
@@ -27,6 +28,7 @@ class Detail:
     record: str
     history: list[CommitInfo] = field(default_factory=list)
     diff: AnchoredDiff = AnchoredDiff("")
+    trail: list[AnchorStep] = field(default_factory=list)
 
 
 def load_detail(gm: Gitmem, row: Row) -> Detail:
@@ -36,10 +38,12 @@ def load_detail(gm: Gitmem, row: Row) -> Detail:
         GitmemError: the memory vanished (another process forgot it) or cannot be read.
     """
     memory = gm.get(row.id)
+    history = gm.history(memory.id)
     return Detail(
         row=row,
         memory=memory,
         record=gm.record_text(memory.id),
-        history=gm.history(memory.id),
+        history=history,
         diff=gm.anchored_diff(memory),
+        trail=gm.anchor_trail(memory.id, history),
     )

@@ -22,6 +22,7 @@ class Row:
         anchor: ``path#Lx-Ly`` or ``""``.
         content: the full content (unescaped; escaping is the widget's job).
         reason: why the status is what it is, or ``None``.
+        legacy_ids: the ids it had before ``tur import`` (searchable like the id).
     """
 
     id: str
@@ -32,6 +33,7 @@ class Row:
     anchor: str
     content: str
     reason: str | None
+    legacy_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,19 +47,26 @@ class Filter:
     def matches(self, row: Row) -> bool:
         """True when ``row`` has the type and status and contains every search word.
 
-        The search is case-insensitive over the content, the id and the anchor (so
-        ``src/store.py`` finds the memories anchored to that file); words are ANDed.
+        The search is case-insensitive over the content, the id, the anchor (so
+        ``src/store.py`` finds the memories anchored to that file) and the ids the memory had
+        before ``tur import``; words are ANDed.
         """
         if self.type is not None and row.type != self.type:
             return False
         if self.status is not None and row.status != self.status:
             return False
-        hay = f"{row.id}\n{row.anchor}\n{row.content}".casefold()
+        hay = "\n".join((row.id, row.anchor, *row.legacy_ids, row.content)).casefold()
         return all(word in hay for word in self.text.casefold().split())
 
 
-def to_rows(status_rows: list[StatusRow]) -> list[Row]:
-    """Table rows from ``Gitmem.status_view().rows`` (same order: by id)."""
+def to_rows(status_rows: list[StatusRow], legacy_ids: dict[str, tuple[str, ...]] | None = None) -> list[Row]:
+    """Table rows from ``Gitmem.status_view().rows`` (same order: by id).
+
+    Args:
+        status_rows: the memories with status and weight.
+        legacy_ids: ``Gitmem.legacy_ids()``: each imported memory's old ids.
+    """
+    legacy = legacy_ids or {}
     return [
         Row(
             id=r.memory.id,
@@ -68,6 +77,7 @@ def to_rows(status_rows: list[StatusRow]) -> list[Row]:
             anchor=(r.memory.provenance.context_ref or "") if r.memory.provenance else "",
             content=r.memory.content,
             reason=r.reason,
+            legacy_ids=legacy.get(r.memory.id, ()),
         )
         for r in status_rows
     ]

@@ -31,6 +31,7 @@ from gitmem.api.curate import Curator
 from gitmem.api.hooks import Hooks
 from gitmem.api.records import Records, Workspace
 from gitmem.api.results import (
+    AnchorStep,
     CommitInfo,
     DoctorReport,
     ImportResult,
@@ -39,10 +40,11 @@ from gitmem.api.results import (
     Skipped,
     StatusRow,
     StatusView,
+    TurImportResult,
     VerifyOutcome,
 )
 from gitmem.api.setup import HarnessSetup
-from gitmem.api.sharing import Sharing
+from gitmem.api.sharing import Sharing, guard_lost_tip
 from gitmem.api.verify import Verifier
 from gitmem.api.weights import Weights
 from gitmem.defaults import (
@@ -70,6 +72,7 @@ if TYPE_CHECKING:
     from gitmem.tokens import TokenCounter
 
 __all__ = [
+    "AnchorStep",
     "CommitInfo",
     "DoctorReport",
     "Gitmem",
@@ -83,6 +86,7 @@ __all__ = [
     "Status",
     "StatusRow",
     "StatusView",
+    "TurImportResult",
     "VerifyOutcome",
     "utc_now",
 ]
@@ -145,6 +149,8 @@ class Gitmem:
         self._curator = Curator(self._ws)
         self._sharing = Sharing(store)
         self._setup = HarnessSetup(store)
+        # A rewrite of the memory ref that gitmem did not make is merged back on first read.
+        store.guard = guard_lost_tip
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
@@ -226,6 +232,9 @@ class Gitmem:
     def get(self, token: str) -> Memory:
         """Return the memory with this id or unique id prefix.
 
+        An old id of an imported memory (``legacy_id``), or a unique prefix of one, names
+        it too; ids are tried first.
+
         Raises:
             UnknownMemory: no such id.
             AmbiguousId: the prefix matches several ids.
@@ -234,16 +243,38 @@ class Gitmem:
         return self.records.get(token)
 
     def resolve(self, token: str) -> str:
-        """The full id that ``token`` (an id or unique prefix) names; no record is parsed.
+        """The full id that ``token`` (an id, a legacy id, or a unique prefix) names; nothing is parsed.
 
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
         return self.records.resolve(token)
 
+    def legacy_ids(self) -> dict[str, tuple[str, ...]]:
+        """Each imported memory's id -> the ids it had before ``tur import`` (``legacy_id``).
+
+        Read from the read cache's table (warm: one file); memories without one are left out.
+        """
+        return self.records.legacy_ids()
+
     def history(self, memory_id: str) -> list[CommitInfo]:
         """Commits on the memory ref that changed this record, newest first."""
         return self.records.history(memory_id)
+
+    def anchor_trail(self, memory_id: str, history: list[CommitInfo] | None = None) -> list[AnchorStep]:
+        """How the memory's anchor travelled through the code, oldest first.
+
+        The first step is where it was learned; then one step per recorded change of its
+        anchor: ``renamed``, ``moved`` (to another file) or ``reformatted`` as verify
+        found them, with the code commits its reason names, else ``shifted`` (other
+        lines of the same file), ``re-anchored`` or ``re-learned``. Read from the
+        record's commits on the memory ref (``history``, as :meth:`history` returns
+        them, if the caller has them already). Nothing is written.
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._verifier.anchor_trail(memory_id, history)
 
     def record_text(self, memory_id: str) -> str:
         """The record exactly as stored on the ref (YAML text).
@@ -363,6 +394,39 @@ class Gitmem:
         """
         return self._curator.refute(token, reason, by, allow_secret)
 
+    def unrefute(self, token: str) -> tuple[Memory, CommitInfo | None]:
+        """Withdraw a memory's refutation (``tur refute --undo``), in one commit.
+
+        A change like any other: stamped, and merged field by field by ``tur sync`` (a
+        merge never undoes a refutation by itself; this does, explicitly). The status goes
+        back to what it was when the memory was refuted (``stale``, asking for ``tur
+        verify``, for a record refuted before gitmem kept that).
+
+        Raises:
+            InvalidInput: the memory is not refuted.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._curator.unrefute(token)
+
+    def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
+             file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
+        """Change a memory's content, type or anchor in place (``tur edit``), in one commit.
+
+        The id stays (``tur show`` lists the old text in the ref's history); the local git
+        identity becomes the memory's ``author``. ``file`` re-anchors it at HEAD
+        (``path`` or ``path#Lstart-Lend``, relative to the current directory) and makes it
+        fresh there; a new ``type`` takes that type's half-life.
+
+        Raises:
+            InvalidInput: nothing to change, empty content, or an unknown type.
+            SecretRefused: the content or anchor looks like a credential and ``allow_secret``
+                is false.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
+            InvalidAnchor: a bad ``file`` (missing, outside the repository, uncommitted).
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        return self._curator.edit(token, content=content, type=type, file=file, allow_secret=allow_secret)
+
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's confidence (in [0, 1]).
 
@@ -416,26 +480,67 @@ class Gitmem:
         self.records.set_progress(progress)
 
     def take_notices(self) -> list[str]:
-        """Lines for stderr the store gathered since the last call (e.g. a stale ref lock removed)."""
+        """Lines for stderr the store gathered since the last call (a stale lock, a lost tip merged back)."""
         return self.store.take_notices()
 
     def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
-                      allow_secret: bool = False,
+                      allow_secret: bool = False, dry_run: bool = False,
                       progress: Callable[[int, int], None] | None = None) -> ImportResult:
         """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
 
-        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` (longer when a
-        different statement holds it: ``result.renamed``) and the old one is kept under
-        ``legacy_id``. Records with no provenance load as ``unanchored`` with confidence
-        1.0 and no decay (see docs/design.md). A file with a credential in any field, or
-        whose record would exceed ``MAX_RECORD_BYTES``, is listed in ``result.failed``.
-        ``progress(files_read, files)`` is called as the files are read and checked (the
-        long part: thousands of files take tens of seconds).
+        Records keep their fields, comments and key order; the id is recomputed as
+        ``<type>-<8 hex>`` (longer when a different statement holds it: ``result.renamed``)
+        and the old one is kept under ``legacy_id`` (every command resolves it). Relations
+        naming an old or new id of the batch, or a stored memory, point at the new ids;
+        others are kept and listed in ``notes``. Records with no provenance load as
+        ``unanchored`` with confidence 1.0 and no decay (see docs/design.md). A file with a
+        credential in any field, or whose record would exceed ``MAX_RECORD_BYTES``, is listed
+        in ``result.failed``. With ``dry_run`` nothing is written. ``progress(files_read,
+        files)`` is called as the files are read and checked (the long part: thousands of
+        files take tens of seconds).
 
         Raises:
             InvalidInput: a path does not exist.
         """
-        return self._curator.import_legacy(paths, allow_secret, progress)
+        return self._curator.import_legacy(paths, allow_secret, dry_run, progress)
+
+    def import_tur(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        persona: str | None = None,
+        allow_secret: bool = False,
+        dry_run: bool = False,
+    ) -> TurImportResult:
+        """Import a store of the Tur package (its memories and persona) in one commit.
+
+        Reads ``<path>/.tur/personas/<uuid>/memories/{active,archive,subsumed}/*.md`` and,
+        with ``home``, the user-level store (``personas.yaml``, ``persona.yaml``,
+        ``CONSTITUTION.md`` and its memories). Every field's mapping is in
+        docs/coming-from-tur.md. Each memory keeps its Tur hash as ``legacy_id`` (every
+        command resolves it); relations point at the new ids; a memory already stored with
+        the same type and content only gains legacy ids and relations, so a second run
+        changes nothing. The persona becomes ``persona.yaml`` (Tier 0) unless another is
+        stored, and the latest session note a continuity note. Credentials are refused as
+        in :meth:`learn`.
+
+        Args:
+            path: the project directory holding ``.tur/`` (default: the working tree's root).
+            home: the user-level Tur store (``~/.tur``) to read too, or ``None``.
+            persona: the persona's name or id (prefix); default the active or only one.
+            allow_secret: import content that looks like a credential.
+            dry_run: write nothing; the result says what an import would do.
+
+        Returns:
+            The report: counts per Tur type and state, new, merged and unchanged ids, every
+            file not imported with the reason, and the commit.
+
+        Raises:
+            InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
+        """
+        return self._curator.import_tur(path, home=home, persona=persona, allow_secret=allow_secret,
+                                        dry_run=dry_run)
 
     # -- staleness ---------------------------------------------------------------------------
 
@@ -448,6 +553,15 @@ class Gitmem:
         100,000 of them cost a fraction of a second instead of seconds.
         """
         return self._verifier.status_view(now, full_records=full_records)
+
+    def local_reasons(self) -> dict[str, str]:
+        """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
+
+        Local state only (``<git dir>/tur/worktree.json``, written by ``verify``, ``status``
+        and the watcher; docs/sharing.md): never on the shared ref. Only entries that still
+        hold (same HEAD, anchored file unchanged since it was checked).
+        """
+        return self.records.local_reasons()
 
     def verify(
         self,
@@ -463,19 +577,27 @@ class Gitmem:
 
         Every memory (or those in ``ids``) gets a verdict (see :mod:`gitmem.staleness`).
         With ``write``, every changed record (status, reason, moved or corroborated
-        anchor) is rewritten in one commit ``verify: …``; a memory another process
-        changed meanwhile is left to that process's write.
+        anchor) is rewritten in one commit ``verify: …``, stamped with the time and the
+        local git identity; a memory another process changed meanwhile is left to that
+        process's write. Only what follows from commits is recorded: an uncommitted change
+        to anchored lines shows the row ``stale`` with ``local`` set (``working tree: line
+        80 modified``) and goes to this clone's overlay (:meth:`local_reasons`), written
+        whether or not ``write`` is set, never to the ref.
 
         Naming ``ids`` is an explicit check: a memory found fresh also gets
         ``last_verified_at = now``, restarting its time decay. With ``confirm`` a
         person vouches for the named memories: each is set ``fresh`` and re-anchored
-        to HEAD (same path, lines clamped to the file); one whose anchored file is gone
-        at HEAD is left as it is, with a hint. Refuted memories are never changed by verify.
+        to HEAD (same path, lines clamped to the file; or, for code that was moved to
+        another file and edited, where it went), and the local git identity becomes its
+        ``author`` (so a teammate's axiom or core memory enters Tier 1 of wake;
+        docs/sharing.md, Trust); one whose anchored file is gone at HEAD is left as it is,
+        with a hint. Refuted memories are never changed by verify.
 
         With ``explicit=False`` the ``ids`` only narrow the check, as a background
         re-check does (``tur watch``): each named memory is judged exactly as the bulk
-        path (no ``ids``) would judge it, and its time decay is not restarted.
-        ``confirm`` is always explicit.
+        path (no ``ids``) would judge it, its time decay is not restarted, and only
+        memories whose status or reason changed are recorded (an anchor that merely
+        moved is not worth a commit). ``confirm`` is always explicit.
 
         ``progress(checked, to_check)`` is called every 64 memories and at the end. Each
         row carries the stored status and reason it was judged against (``old_status``,
@@ -597,6 +719,22 @@ class Gitmem:
                                     include_stale=include_stale, full_records=full_records, now=now,
                                     max_chars=max_chars, file=file)
 
+    def warm(self, now: datetime | None = None) -> None:
+        """Build what the next :meth:`wake` and :meth:`recall` at the current tip read.
+
+        The record table, wake's token counts and commit distances, and recall's index of
+        the default candidates are built and saved in the read cache; at a tip already warm
+        nothing is built. A long-running surface (``tur mcp``) calls it after each write, so
+        that the next wake and recall are as fast as before the write.
+
+        Args:
+            now: the time weights are computed at (default: now, UTC).
+
+        Raises:
+            TokenizerUnavailable: a new entry must be counted and the encoding cannot load.
+        """
+        self._context.warm(now)
+
     def session_start(self, payload: bytes | str, token_budget: int | None = None,
                       max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
         """The wake text for a harness's session-start hook (``tur hook session-start``).
@@ -706,6 +844,14 @@ class Gitmem:
         """
         return self._sharing.setup_remote(remote)
 
+    def remote_hint(self) -> str | None:
+        """One line for a clone with no memory ref but a remote, else ``None``; no network.
+
+        ``tur remote setup && tur sync`` when nothing was fetched yet; after ``tur remote
+        setup`` and a plain ``git fetch``, how many memories wait in the remote-tracking ref.
+        """
+        return self._sharing.remote_hint()
+
     def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5,
              allow_secret: bool = False) -> SyncResult:
         """Fetch, merge record by record and push the memory ref (see :mod:`gitmem.sync`).
@@ -714,7 +860,10 @@ class Gitmem:
         or in which the credential scan finds something, is not adopted: the local version
         stays, and ``result.merged`` and ``result.warnings`` name it and say what to do. A
         malformed incoming version of a valid record never replaces it. Two different
-        statements with one id both survive (one moves to a longer id).
+        statements with one id both survive (one moves to a longer id). A record changed on
+        both sides is merged field by field: the later change of each field wins, and
+        ``result.merged`` names each field decided and the side that lost (docs/sharing.md).
+        ``result.new_authors`` lists writers this clone had not seen before.
 
         Args:
             remote: a remote listed by ``git remote``.

@@ -188,7 +188,12 @@ class ContextBuilder:
         return result, [*records.notices(), *skipped]
 
     def _wake_rows(self, table: RecordTable, now: datetime) -> WakeRows:
-        """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory."""
+        """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory.
+
+        Trust (docs/sharing.md): an axiom or core memory whose author is neither the local git
+        identity nor listed in ``trust.authors`` is not trusted (Tier 2, marked a hypothesis);
+        the entry of every memory stated by someone else names its author.
+        """
         from gitmem.defaults import PREVIEW_CHARS
         from gitmem.entry import entry_details, format_entry
         from gitmem.wake import WakeRows
@@ -196,18 +201,47 @@ class ContextBuilder:
         c = table.columns
         contents = c["content"]
         weights, _ = self.weights.table_weights(table, now)
+        column = self.ws.records.cache.token_column(table, self.ws.settings.tokenizer)
+        shown, trusted = self._authors(table)
+        tokens: Sequence[int] = column
+        if any(shown):
+            # The cached counts are of entries without an author: count those rows afresh.
+            tokens = [-1 if shown[r] is not None else n for r, n in enumerate(column)]
+        tier1 = {"axiom", "core"}
+        types = c["type"]
+
+        def entry(row: int, compress: int | None = None) -> str:
+            return format_entry(table.view(row), compress=compress, author=shown[row],
+                                hypothesis=types[row] in tier1 and not trusted[row])
+
         return WakeRows(
             ids=table.ids,
-            types=c["type"],
-            statuses=c["status"],
+            types=types,
+            statuses=table.statuses(),
             weights=weights,
             relations=c["rels"],
-            tokens=self.ws.records.cache.token_column(table, self.ws.settings.tokenizer),
-            entry=lambda row: format_entry(table.view(row)),
-            compressed=lambda row: format_entry(table.view(row), compress=PREVIEW_CHARS),
+            tokens=tokens,
+            entry=entry,
+            compressed=lambda row: entry(row, PREVIEW_CHARS),
             details=lambda row: entry_details(table.view(row)),
             min_chars=lambda row: len(contents[row]),
+            trusted=trusted,
         )
+
+    def _authors(self, table: RecordTable) -> tuple[list[str | None], list[bool]]:
+        """Per row: the author to show (``None``: the local identity's own), and whether it is trusted."""
+        writers = self.ws.records.writers(table)
+        if not writers:
+            return [], []
+        me = self.ws.store.identity()
+        trust = self.ws.settings.trust
+        verdict: dict[str | None, bool] = {}
+        trusted = []
+        for who in writers:
+            if who not in verdict:
+                verdict[who] = trust.trusts(who, me)
+            trusted.append(verdict[who])
+        return [None if who in (None, me) else who for who in writers], trusted
 
     def _persona_or_warn(self, skipped: list[Skipped], tip: str | None) -> dict[str, Any] | None:
         try:
@@ -272,12 +306,40 @@ class ContextBuilder:
             bytes_bound=True,
             selected=selection,
             index=cache.recall_index(table.tree),
-            materialize=(lambda view: cache.memory(table, view.row)) if full_records else None,  # type: ignore[attr-defined]
+            materialize=(lambda view: cache.memory(table, view.row).with_local(view.local_reason))  # type: ignore[attr-defined]
+            if full_records else None,
             max_chars=max_chars or None,
             skip=skip,
             first=first,
+            author_of=self._author_of(table),
         )
         return result, [*records.notices(), *skipped]
+
+    def warm(self, now: datetime | None = None) -> None:
+        """Build what the next wake and recall at the current tip read, so that both are warm.
+
+        The record table, wake's token column and commit distances, and recall's index of the
+        default candidates (stale memories left out) are built and saved; a call at a tip
+        already warm reads what is cached and builds nothing. What a long-running surface
+        (``tur mcp``) does after a write, so that the next wake and recall pay nothing for it.
+
+        Raises:
+            TokenizerUnavailable: a new entry must be counted and the encoding cannot load.
+        """
+        records = self.ws.records
+        cache = records.cache
+        table, _ = records.table(records.tip())
+        self._wake_rows(table, now or utc_now())
+        candidates, _ = table.recall_selection(False)
+        if candidates:
+            cache.recall_index(table.tree)(candidates)
+        records.flush()
+
+    def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
+        """Memory -> its author when that is someone other than the local identity (else ``None``)."""
+        shown, _ = self._authors(table)
+        row_of = table.row
+        return lambda memory: shown[row] if (row := row_of(memory.id)) is not None else None
 
     def repo_path(self, path: str, base: Path | None = None) -> str:
         """``path`` as a repository path (POSIX, relative to the working tree's root).

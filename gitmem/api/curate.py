@@ -8,11 +8,13 @@ changed), built by a function of the current tip and committed with compare-and-
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Callable, Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from gitmem.api.results import DoctorReport, ImportResult, LearnResult
+from gitmem.api.results import DoctorReport, ImportResult, LearnResult, TurImportResult
 from gitmem.decay import half_life_for
 from gitmem.errors import GitmemError, InvalidInput, MalformedRecord, UnknownMemory
 from gitmem.ids import ID_HEX_LENGTHS, content_digest, id_hex, normalise_content, pick_id
@@ -20,12 +22,13 @@ from gitmem.limits import MAX_RECORD_BYTES, check_size
 from gitmem.reader import read_record, record_path
 from gitmem.store import FORMAT_PATH, CommitInfo, Mutation
 from gitmem.text import first_words
-from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, utc_now
+from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, precise_now, utc_now
 
 if TYPE_CHECKING:
     from gitmem.anchors import Anchor
     from gitmem.api.records import Workspace
     from gitmem.models import Memory, Provenance
+    from gitmem.tur_store import Converted, RepoView, TurNote, TurPersona, TurStore
 
 __all__ = ["Curator"]
 
@@ -99,7 +102,9 @@ class Curator:
         secret_scan.check_content(content, allow=allow_secret)
         secret_scan.check_fields([(n, t) for n, t in (("--agent", agent), ("--harness", harness),
                                                       ("--file", file)) if t], allow=allow_secret)
+        stamp_at = now or precise_now()
         now = now or utc_now()
+        who = self.ws.store.identity()
         head = self.ws.store.head_sha()
         anchor, fingerprint = None, None
         if file is not None:
@@ -135,6 +140,8 @@ class Curator:
                 assert existing is not None  # known: its content was read
                 memory = _reverify(existing, provenance, confidence, status, reason, now)
                 link(memory)
+                if _differs(existing, memory):
+                    memory.stamp(existing, who, stamp_at)
                 data = codec.update(self.ws.store.read_blob(existing_blob), memory)
                 check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
                 message = f"reverify {memory.id}: {first_words(content)}"
@@ -152,8 +159,10 @@ class Curator:
                     staleness_status=status,
                     reason=reason,
                 ),
+                author=who,
             )
             link(memory)
+            memory.stamp(None, who, stamp_at)
             data = codec.dump_new(memory)
             check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
             message = f"learn {memory.id}: {first_words(content)}"
@@ -259,9 +268,13 @@ class Curator:
                 f"{anchor.path} is not in HEAD's tree",
                 "commit it first, so that gitmem can tell when it changes",
             )
-        data = (root / anchor.path).read_bytes()
+        code = self.ws.store.code()
+        # As git would store it: a file with a clean/smudge filter is compared cleaned.
+        data = code.worktree_file(anchor.path)
+        if data is None:
+            data = (root / anchor.path).read_bytes()
         fingerprint = anchors.anchor_fingerprint(anchor, data)
-        committed = self.ws.store.code().blob_at(head, anchor.path) if head is not None else None
+        committed = code.blob_at(head, anchor.path) if head is not None else None
         if committed is not None and anchors.anchor_fingerprint(anchor, committed) != fingerprint:
             # The anchor pairs HEAD's SHA with these lines: they must be HEAD's lines.
             raise InvalidAnchor(
@@ -288,6 +301,8 @@ class Curator:
             if current is None or blob is None:
                 raise UnknownMemory(target)
             memory = edit(current.model_copy(deep=True))
+            if _differs(current, memory):
+                memory.stamp(current, self.ws.store.identity())
             data = codec.update(self.ws.store.read_blob(blob), memory)
             check_size(data, MAX_RECORD_BYTES, f"record {target}")
             return Mutation({record_path(target): data}, f"{verb} {target}", result=memory)
@@ -315,12 +330,101 @@ class Curator:
                                  allow=allow_secret)
 
         def edit(m: Memory) -> Memory:
-            m.refutation = Refutation(reason=reason, by=by, at=utc_now())
+            before = m.refutation.status_before if m.refutation else (
+                m.decay.staleness_status if m.decay is not None else None)
+            m.refutation = Refutation(reason=reason, by=by, at=utc_now(), status_before=before)
             if m.decay is not None:
                 m.decay.staleness_status = Status.REFUTED
             return m
 
         return self._edit(token, "refute", edit)
+
+    def unrefute(self, token: str) -> tuple[Memory, CommitInfo | None]:
+        """Withdraw a memory's refutation (``tur refute --undo``): a change like any other.
+
+        The status goes back to what it was when the memory was refuted; a record refuted
+        before gitmem kept that becomes ``stale`` with a reason asking for ``tur verify``.
+
+        Raises:
+            InvalidInput: the memory is not refuted.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        current = self.ws.records.get(token)
+        if current.refutation is None:
+            raise InvalidInput(f"{current.id} is not refuted", "nothing to undo")
+
+        def edit(m: Memory) -> Memory:
+            if m.refutation is None:
+                return m
+            before = m.refutation.status_before
+            m.refutation = None
+            if m.decay is not None:
+                if before is None or before is Status.REFUTED:
+                    m.decay.staleness_status = Status.STALE
+                    m.decay.reason = "refutation withdrawn; `tur verify` checks it again"
+                else:
+                    m.decay.staleness_status = before
+            return m
+
+        return self._edit(token, "unrefute", edit)
+
+    def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
+             file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
+        """Change a memory's content, type or anchor in place: the id stays, history keeps the old text.
+
+        The writer becomes the memory's ``author``. A new anchor is taken at HEAD (as
+        ``learn --file``) and makes the memory fresh there; a new type sets the half-life of
+        that type.
+
+        Raises:
+            InvalidInput: nothing to change, empty content, or an unknown type.
+            SecretRefused: the content or anchor looks like a credential and ``allow_secret``
+                is false.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
+            InvalidAnchor: as :meth:`learn`'s ``file``.
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        from gitmem import secret_scan
+        from gitmem.models import Decay, Provenance
+
+        if content is None and type is None and file is None:
+            raise InvalidInput("nothing to edit", "pass --content, --type or --file")
+        type_ = _parse_enum(MemoryType, type, "type") if type is not None else None
+        if content is not None:
+            if not content.strip():
+                raise InvalidInput("memory content is empty", "pass the new statement")
+            if not _is_utf8(content):
+                raise InvalidInput("content is not valid UTF-8 text")
+            check_size(content.encode("utf-8"), MAX_RECORD_BYTES, "the memory's content")
+            secret_scan.check_content(content, allow=allow_secret)
+        if file is not None:
+            secret_scan.check_fields([("--file", file)], allow=allow_secret)
+        head = self.ws.store.head_sha()
+        anchor = self._anchor(file, head) if file is not None else None
+        who = self.ws.store.identity()
+        policy = self.ws.settings.decay if type_ is not None else None
+
+        def edit(m: Memory) -> Memory:
+            before = _statement(m)
+            if content is not None:
+                m.content = content
+            if type_ is not None and type_ is not m.type:
+                m.type = type_
+                if m.decay is not None and policy is not None:
+                    m.decay.half_life_days = half_life_for(type_, policy)
+            if anchor is not None:
+                prov = m.provenance or Provenance()
+                m.provenance = prov.model_copy(update={
+                    "git_sha": head, "context_ref": anchor[0].ref(), "fingerprint": anchor[1]})
+                if m.refutation is None:
+                    decay = m.decay or Decay(half_life_days=half_life_for(m.type, self.ws.settings.decay))
+                    m.decay = decay.model_copy(update={
+                        "staleness_status": Status.FRESH, "reason": None, "last_verified_at": utc_now()})
+            if _statement(m) != before:
+                m.author = who
+            return m
+
+        return self._edit(token, "edit", edit)
 
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's confidence (in [0, 1]).
@@ -485,37 +589,26 @@ class Curator:
 
     # -- import ----------------------------------------------------------------------------
 
-    def import_legacy(
-        self, paths: Iterable[str | os.PathLike[str]], allow_secret: bool = False,
-        progress: Callable[[int, int], None] | None = None,
-    ) -> ImportResult:
-        """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
+    @staticmethod
+    def _read_legacy(files: list[Path], allow_secret: bool, result: ImportResult,
+                     progress: Callable[[int, int], None] | None) -> list[tuple[str, Memory, bytes]]:
+        """Read and check legacy record files: ``(path, memory, original bytes)`` for each good one.
 
-        Records keep their fields; the id is recomputed as ``<type>-<8 hex>`` (longer when
-        a different statement holds it) and the old one is kept under ``legacy_id``.
-        Records with no provenance load as ``unanchored`` with confidence 1.0 and no
-        decay (EP-0131). A file is refused (listed in ``failed``) when a field looks like a
-        credential or its record would be larger than ``MAX_RECORD_BYTES``.
-
-        Raises:
-            InvalidInput: a path does not exist.
+        A file refused (a credential, an anchor leaving the repository, too large, unreadable)
+        gets its line in ``result.failed``. ``progress(files_read, files)`` follows the reading.
         """
         from gitmem import codec, legacy, secret_scan
         from gitmem.anchors import parse_anchor
 
-        files = legacy.expand_paths(paths)
-        prepared: list[tuple[str, Memory, bytes]] = []
-        result = ImportResult()
+        parsed: list[tuple[str, Memory, bytes]] = []
         for number, path in enumerate(files, 1):
             if progress is not None:
                 progress(number - 1, len(files))
             try:
-                memory = legacy.to_memory(path)
+                memory, original = legacy.read(path)
                 # The same gates as learn: no credential in any field, no anchor leaving the
-                # repository, nothing a reader would refuse. Serialised once, outside
-                # ``build``: a retry after a concurrent write only re-diffs.
-                data = codec.dump_new(memory)
-                check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
+                # repository, nothing a reader would refuse (checked again on the bytes written).
+                check_size(codec.dump_new(memory), MAX_RECORD_BYTES, f"record {memory.id}")
                 secret_scan.check_content(memory.content, allow=allow_secret)
                 fields = [f for f in secret_scan.record_fields(memory.model_dump(mode="json"))
                           if f[0] != "content"]
@@ -525,38 +618,83 @@ class Curator:
             except GitmemError as exc:
                 result.failed.append(f"{path}: {exc}")
                 continue
-            prepared.append((str(path), memory, data))
+            parsed.append((str(path), memory, original))
         if progress is not None:
             progress(len(files), len(files))
+        return parsed
+
+    def import_legacy(
+        self, paths: Iterable[str | os.PathLike[str]], allow_secret: bool = False, dry_run: bool = False,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ImportResult:
+        """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
+
+        Records keep their fields, comments and key order; the id is recomputed as
+        ``<type>-<8 hex>`` (longer when a different statement holds it) and the old one is
+        kept under ``legacy_id``. Relations naming an id of the batch (old or new) or of the
+        store point at the new ids; others are kept and listed in ``notes``. Records with no
+        provenance load as ``unanchored`` with confidence 1.0 and no decay (EP-0131). A file
+        is refused (listed in ``failed``) when a field looks like a credential or its record
+        would be larger than ``MAX_RECORD_BYTES``. With ``dry_run`` nothing is written.
+        ``progress(files_read, files)`` is called as the files are read and checked.
+
+        Raises:
+            InvalidInput: a path does not exist.
+        """
+        from gitmem import codec, legacy
+        from gitmem.errors import TooLarge
+
+        result = ImportResult(dry_run=dry_run)
+        parsed = self._read_legacy(legacy.expand_paths(paths), allow_secret, result, progress)
+        refused = len(result.failed)
 
         def build(tip: str | None) -> Mutation | None:
             result.imported.clear()
             result.unchanged.clear()
             result.renamed.clear()
+            del result.failed[refused:]
             blobs = self.ws.store.entries(tip)
             stored: dict[str, str | None] = {}
             assigned: dict[str, str] = {}  # id -> normalised content, given in this import
-            changes: dict[str, bytes | None] = {}
-            for path, memory, data in prepared:
+            batch: list[tuple[str, Memory, bytes]] = []
+            for path, memory, original in parsed:
                 found = self._import_id(memory, blobs, stored, assigned)
                 if found in assigned:
                     result.unchanged.append(found)  # the same statement twice in this import
                     continue
+                memory = memory.model_copy(deep=True)
                 if found != memory.id:
-                    data = codec.dump_new(memory.model_copy(update={"id": found}))
                     result.renamed.append(f"{path}: {memory.id} names a different memory; "
                                           f"imported as {found}")
+                    memory = memory.model_copy(update={"id": found})
                 assigned[found] = normalise_content(memory.content)
-                if found in blobs and self.ws.store.read_blob(blobs[found]) == data:
-                    result.unchanged.append(found)
+                batch.append((path, memory, original))
+            result.notes = legacy.rewrite_relations([m for _, m, _ in batch], self._known(tip))
+            changes: dict[str, bytes | None] = {}
+            for path, memory, original in batch:
+                try:  # the file itself, edited: its comments and key order survive (docs/storage.md)
+                    data = codec.update(original, memory, str(memory.id))
+                except MalformedRecord as exc:  # YAML the round-trip writer cannot reproduce
+                    result.notes.append(f"{memory.id}: written without the file's comments: {exc.reason}")
+                    data = codec.dump_new(memory)
+                try:
+                    check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
+                except TooLarge as exc:
+                    result.failed.append(f"{path}: {exc}")
                     continue
-                changes[record_path(found)] = data
-                result.imported.append(found)
+                if memory.id in blobs and self.ws.store.read_blob(blobs[memory.id]) == data:
+                    result.unchanged.append(memory.id)
+                    continue
+                changes[record_path(memory.id)] = data
+                result.imported.append(memory.id)
             if not changes:
                 return None
             return Mutation(changes, f"import {len(changes)} memories")
 
-        result.commit, _ = self.ws.store.transact(build)
+        if dry_run:
+            build(self.ws.store.tip())
+        else:
+            result.commit, _ = self.ws.store.transact(build)
         return result
 
     def _import_id(self, memory: Memory, blobs: dict[str, str], stored: dict[str, str | None],
@@ -583,6 +721,196 @@ class Curator:
                 held[candidate] = stored[candidate]
         return pick_id(memory.type, memory.content, held)[0]
 
+    def _known(self, tip: str | None) -> Callable[[str], str | None]:
+        """``token -> id`` for an exact id or legacy id stored at ``tip`` (else ``None``)."""
+        entries = self.ws.store.entries(tip)
+        index = self.ws.records.legacy_index(tip)
+
+        def known(token: str) -> str | None:
+            if token in entries:
+                return token
+            ids = set(index.get(token, ()))
+            return ids.pop() if len(ids) == 1 else None
+
+        return known
+
+    def import_tur(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        persona: str | None = None,
+        allow_secret: bool = False,
+        dry_run: bool = False,
+    ) -> TurImportResult:
+        """Import a store of the Tur package (its memories and persona) in one commit.
+
+        Every mapped field is listed in docs/coming-from-tur.md. Each memory keeps its Tur
+        hash as ``legacy_id`` (every command resolves it); its relations point at the new
+        ids; a memory already stored (same type and content) only gains legacy ids and
+        relations, so a second run changes nothing. The persona becomes ``persona.yaml``
+        unless another one is stored, and the latest session note a continuity note.
+
+        Args:
+            path: the project directory holding ``.tur/`` (default: the working tree's root).
+            home: the user-level store (``~/.tur``) to read too, or ``None``.
+            persona: the persona's name or id; default the active or only one.
+            allow_secret: import content that looks like a credential.
+            dry_run: write nothing; the result says what an import would do.
+
+        Raises:
+            InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
+        """
+        from gitmem import tur_store
+
+        found = tur_store.find_store(self._tur_path(path), self._tur_path(home) if home else None, persona)
+        result = TurImportResult(
+            sources=[str(r) for r in found.roots], files=len(found.files) + len(found.unreadable),
+            persona=f"{found.persona_name} ({found.persona_id})", not_imported=found.not_imported,
+            dry_run=dry_run,
+        )
+        result.failed.extend(f"{p}: {why}" for p, why in found.unreadable)
+        if found.persona is not None and found.persona.dropped:
+            result.notes.append(f"persona: {', '.join(found.persona.dropped)} not imported "
+                                "(Tur's runtime settings, not identity)")
+        converted, kept = self._convert_tur(found, result, allow_secret)
+        before = list(result.failed)
+
+        def build(tip: str | None) -> Mutation | None:
+            changes, written, collided = self._tur_changes(tip, kept, found.persona, result, dry_run)
+            if found.latest_note is not None:
+                path, body = _continuity_note(found.latest_note)
+                exists = self.ws.store.read_path(tip, path) is not None
+                result.note_status = "unchanged" if exists else "imported"
+                if not exists:
+                    changes[path] = body
+            result.failed = [*before, *collided]
+            if not changes:
+                return None
+            what = f"{len(result.imported)} new, {len(result.merged)} merged"
+            if result.persona_status == "imported":
+                what += ", persona"
+            if result.note_status == "imported":
+                what += ", continuity note"
+            return Mutation(changes, f"import from Tur ({found.persona_name}): {what}", result=written)
+
+        if dry_run:
+            build(self.ws.store.tip())
+        else:
+            result.commit, mutation = self.ws.store.transact(build)
+            if result.commit is not None and mutation is not None:
+                self.ws.records.after_commit(result.commit.sha, cast("dict[str, Memory]", mutation.result))
+        _count(result, converted, kept)
+        return result
+
+    def _convert_tur(self, found: TurStore, result: TurImportResult,
+                     allow_secret: bool) -> tuple[list[Converted], dict[str, Converted]]:
+        """Map every file of ``found``; fold duplicates; refuse credentials (failures into ``result``)."""
+        from gitmem import secret_scan, tur_store
+        from gitmem.ids import normalise_content
+
+        view = self._repo_view(found.project)
+        converted: list[tur_store.Converted] = []
+        for file in found.files:
+            try:
+                converted.append(tur_store.convert(file, view))
+            except tur_store.Unmappable as exc:
+                result.failed.append(f"{file.path}: {exc.reason}")
+                result.states.setdefault(file.state, Counter())["not imported"] += 1
+        kept, collisions = tur_store.fold(converted)
+        result.failed.extend(f"{c.file.path}: {why}" for c, why in collisions)
+        result.folded = len(converted) - len(kept) - len(collisions)
+        table, _ = self.ws.records.table(self.ws.store.tip())
+        # Content already stored was scanned when it was stored; the rest in one scan.
+        scanned = [] if allow_secret else [
+            mid for mid, item in kept.items()
+            if (row := table.row(mid)) is None
+            or normalise_content(table.columns["content"][row]) != normalise_content(item.memory.content)]
+        texts = [kept[mid].memory.content for mid in scanned]
+        for mid, findings in zip(scanned, secret_scan.scan_texts(texts) if texts else [], strict=True):
+            refused = secret_scan.refusal(findings)
+            if refused is not None:
+                result.failed.append(f"{kept.pop(mid).file.path}: {refused}")
+        for item in converted:
+            result.notes.extend(f"{item.file.path.name}: {note}" for note in item.notes)
+        return converted, kept
+
+    def _tur_path(self, path: str | os.PathLike[str] | None) -> Path:
+        if path is None:
+            return self.ws.store.workdir or self.ws.cwd
+        return (self.ws.cwd / Path(path).expanduser()).resolve()
+
+    def _repo_view(self, project: Path | None) -> RepoView:
+        from gitmem.tur_store import RepoView
+
+        workdir = self.ws.store.workdir
+        base = ""
+        if project is not None and workdir is not None:
+            try:
+                base = project.resolve().parent.relative_to(workdir.resolve()).as_posix()
+            except ValueError:
+                base = ""  # a store outside the repository: its paths are taken from the root
+        code = self.ws.store.code()
+        return RepoView(workdir, "" if base == "." else base, code.resolve_commit, code.blob_at)
+
+    def _tur_changes(
+        self, tip: str | None, kept: dict[str, Converted], persona: TurPersona | None,
+        result: TurImportResult, dry_run: bool,
+    ) -> tuple[dict[str, bytes | None], dict[str, Memory], list[str]]:
+        """The tree changes of a Tur import at ``tip``, the records written, the id collisions.
+
+        A dry run leaves the new records' bytes empty: it only counts them, and
+        serialising is most of an import's time.
+        """
+        from gitmem import codec, legacy, tur_store
+        from gitmem.api.context import PERSONA_PATH
+        from gitmem.ids import normalise_content
+
+        result.imported.clear()
+        result.merged.clear()
+        result.unchanged.clear()
+        known = self._known(tip)
+        batch = {mid: item.memory.model_copy(deep=True) for mid, item in kept.items()}
+        on_stored, notes = tur_store.link_superseders(kept, batch, known)
+        notes += legacy.rewrite_relations(list(batch.values()), known)
+        result.notes = [n for n in result.notes if not n.startswith("relation: ")]
+        result.notes += [f"relation: {n}" for n in notes]
+        table, _ = self.ws.records.table(tip)
+        changes: dict[str, bytes | None] = {}
+        written: dict[str, Memory] = {}
+        collided: list[str] = []
+        for mid in sorted(set(batch) | set(on_stored)):
+            memory = batch.get(mid)
+            row = table.row(mid)
+            if row is None:
+                if memory is None:
+                    continue  # a superseder forgotten meanwhile
+                changes[record_path(mid)] = b"" if dry_run else codec.dump_new(memory)
+                written[mid] = memory
+                result.imported.append(mid)
+                continue
+            stored = self.ws.records.cache.memory(table, row)
+            if memory is not None and normalise_content(stored.content) != normalise_content(memory.content):
+                collided.append(f"{kept[mid].file.path}: its id {mid} is taken by another stored memory")
+                continue
+            merged = _merged(stored, memory, on_stored.get(mid, []))
+            if merged is None:
+                result.unchanged.append(mid)
+                continue
+            changes[record_path(mid)] = codec.update(self.ws.store.read_blob(table.blobs[row]), merged, mid)
+            written[mid] = merged
+            result.merged.append(mid)
+        if persona is not None:
+            data = (f"# Tur persona {persona.name} ({persona.uuid}), imported from {persona.source.name}\n"
+                    .encode() + codec.dump_mapping(persona.mapping))
+            current = self.ws.store.read_path(tip, PERSONA_PATH)
+            if current is None:
+                changes[PERSONA_PATH] = data
+                result.persona_status = "imported"
+            else:
+                result.persona_status = "unchanged" if current == data else "kept the stored persona"
+        return changes, written, collided
+
 
 def _is_shard(name: str) -> bool:
     return len(name) == 2 and all(c in "0123456789abcdef" for c in name)
@@ -595,6 +923,67 @@ def _overlap(a: Anchor, b: Anchor) -> bool:
     if a.start is None or a.end is None or b.start is None or b.end is None:
         return True
     return a.start <= b.end and b.start <= a.end
+
+
+
+def _continuity_note(note: TurNote) -> tuple[str, bytes]:
+    """Tree path and bytes of a Tur session note as a continuity note (named as ``spark`` names them).
+
+    The name's hex comes from the text, not at random, so a second import finds it.
+    """
+    import hashlib
+
+    from gitmem.api.context import CONTINUITY_DIR
+
+    digest = hashlib.sha256(note.text.encode("utf-8")).hexdigest()[:6]
+    return f"{CONTINUITY_DIR}/{note.at:%Y%m%dT%H%M%S.%fZ}-{digest}.md", (note.text + "\n").encode("utf-8")
+
+
+def _count(result: TurImportResult, converted: list[Converted], kept: dict[str, Converted]) -> None:
+    """Fill the report's counts per state, type and anchor from what became of each file."""
+    failed = {line.split(": ", 1)[0] for line in result.failed}
+    for item in converted:
+        head = kept.get(item.memory.id)
+        if head is None or str(head.file.path) in failed or str(item.file.path) in failed:
+            became = "not imported"
+        else:
+            became = item.became if head is item else "folded"
+        result.states.setdefault(item.state, Counter())[became] += 1
+        if became != "not imported":
+            result.types[item.tur_type] += 1
+            result.mapped_as[item.tur_type] = item.memory.type.value
+            result.anchors[item.anchor] += 1
+
+
+def _merged(stored: Memory, imported: Memory | None, supersedes: list[str]) -> Memory | None:
+    """``stored`` with the legacy ids and relations an import adds, or ``None`` when it has them all."""
+    from gitmem.models import Relation
+
+    names = list(dict.fromkeys([*stored.legacy_ids, *(imported.legacy_ids if imported else [])]))
+    relations = list(stored.relations)
+    wanted = [*(imported.relations if imported else []),
+              *(Relation(type=RelationType.SUPERSEDES, target=t) for t in supersedes)]
+    for relation in wanted:
+        if relation.target != stored.id and all(
+                r.type != relation.type or r.target != relation.target for r in relations):
+            relations.append(relation)
+    if names == stored.legacy_ids and len(relations) == len(stored.relations):
+        return None
+    merged = stored.model_copy(deep=True)
+    merged.legacy_id = names[0] if len(names) == 1 else names
+    merged.relations = relations
+    return merged
+
+
+def _differs(before: Memory, after: Memory) -> bool:
+    """Whether a change altered the record (then it is stamped and committed)."""
+    return not before.same_as(after)
+
+
+def _statement(m: Memory) -> tuple:
+    """What a statement is: content, type and anchor (an edit of one makes its writer the author)."""
+    return (m.content, m.type, m.provenance.context_ref if m.provenance else None,
+            m.provenance.fingerprint if m.provenance else None)
 
 
 def _is_utf8(text: str) -> bool:

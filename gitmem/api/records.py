@@ -12,8 +12,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gitmem.errors import MalformedRecord
-from gitmem.ids import resolve_id
+from gitmem.errors import MalformedRecord, UnknownMemory
+from gitmem.ids import resolve_id, resolve_legacy_id
 from gitmem.reader import Skipped, Snapshot, read_record, record_path
 from gitmem.store import CommitInfo, Store
 
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.config import Settings
     from gitmem.models import Memory
+    from gitmem.overlay import LocalEntry
 
 __all__ = ["Records", "Workspace"]
 
@@ -58,10 +59,54 @@ class Records:
     def table(self, tip: str | None) -> tuple[RecordTable, list[Skipped]]:
         """The columns of every record at ``tip``, and the blobs skipped (notices first).
 
-        Warm: one tree lookup and one file read.
+        The table carries this clone's working-tree overlay (:meth:`local`): its views and
+        :meth:`RecordTable.statuses` show those memories stale. Warm: one tree lookup and
+        one file read (and the overlay's small file).
         """
         table = self.cache.table(tip)
+        local = self.local()
+        table.set_local({row: entry.reason for memory_id, entry in local.items()
+                         if (row := table.row(memory_id)) is not None})
         return table, [*self.cache.take_notices(), *self.layout_problems(tip), *table.layout, *table.bad]
+
+    def writers(self, table: RecordTable) -> list[str | None]:
+        """Who stated each row's memory (``Name <email>``), in row order.
+
+        The record's ``author`` (else ``updated_by``); for a record written before gitmem
+        stored either, the author of the last commit that changed it (one ``git log`` per
+        tree, then kept in the read cache).
+        """
+        column = table.columns["author"]
+        missing = [r for r, who in enumerate(column) if who is None]
+        if not missing or table.tree is None:
+            return column
+        payload = self.cache.read_payload("writers.bin", "writers")
+        known: dict[str, str] = {}
+        if isinstance(payload, dict) and payload.get("tree") == table.tree and isinstance(
+                payload.get("known"), dict):
+            known = payload["known"]
+        if any(table.ids[r] not in known for r in missing):
+            tip = self.store.tip()
+            if tip is not None:
+                paths = {record_path(table.ids[r]): table.ids[r] for r in missing}
+                found = self.store.last_authors(tip, set(paths))
+                known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
+                self.cache.write_payload("writers.bin", "writers", {"tree": table.tree, "known": known})
+        return [who if who is not None else (known.get(table.ids[r]) or None) for r, who in enumerate(column)]
+
+    def local_reasons(self) -> dict[str, str]:
+        """:meth:`local` as memory id -> reason (``working tree: line 80 modified``)."""
+        return {memory_id: entry.reason for memory_id, entry in self.local().items()}
+
+    def local(self) -> dict[str, LocalEntry]:
+        """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
+
+        Only entries that still hold (same HEAD, same file); see :mod:`gitmem.overlay`.
+        """
+        from gitmem import overlay
+
+        store = self.store
+        return overlay.load(store.git_dir, store.workdir, store.head_sha())
 
     def layout_problems(self, tip: str | None) -> list[Skipped]:
         """Entries outside ``memories/`` that gitmem does not read (see ``Store.root_problems``)."""
@@ -112,34 +157,66 @@ class Records:
             return {n[: -len(".yaml")]: b for n, b in listing.items() if n.endswith(".yaml")}
         return self.store.entries(tip)
 
+    def locate(self, token: str, tip: str | None) -> tuple[str, str]:
+        """The (id, blob id) that ``token`` names at ``tip``; no record is parsed.
+
+        ``token`` is an id or a unique id prefix, else an old id of an imported memory
+        (``legacy_id``) or a unique prefix of one. Ids are tried first, in the one shard
+        tree the token can live in; only a token that names no id reads the legacy ids,
+        from the read cache's table (warm: one file; cold: the same build a first wake does).
+
+        Raises:
+            UnknownMemory: neither an id nor a legacy id matches.
+            AmbiguousId: the prefix matches several ids, or several memories' legacy ids.
+        """
+        entries = self.id_entries(token, tip)
+        try:
+            found = resolve_id(token, entries)
+        except UnknownMemory as missing:
+            table = self.cache.table(tip)
+            legacy = resolve_legacy_id(token, table.legacy_index())
+            row = table.row(legacy) if legacy is not None else None
+            if legacy is None or row is None:
+                raise missing from None
+            return legacy, table.blobs[row]
+        return found, entries[found]
+
+    def legacy_index(self, tip: str | None) -> dict[str, list[str]]:
+        """Each legacy id at ``tip`` -> the ids of the memories that carry it (from the read cache)."""
+        return self.cache.table(tip).legacy_index()
+
+    def legacy_ids(self) -> dict[str, tuple[str, ...]]:
+        """Each imported memory's id -> its legacy ids, at the current tip (from the read cache)."""
+        table = self.cache.table(self.store.tip())
+        return {table.ids[row]: names for row, names in enumerate(table.columns["legacy"]) if names}
+
     def resolve(self, token: str) -> str:
-        """The full id that ``token`` (an id or unique prefix) names; no record is parsed.
+        """The full id that ``token`` (an id, a legacy id, or a unique prefix) names; nothing is parsed.
 
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
-        return resolve_id(token, self.id_entries(token, self.store.tip()))
+        return self.locate(token, self.store.tip())[0]
 
     def get(self, token: str) -> Memory:
-        """The memory with this id or unique id prefix.
+        """The memory with this id, legacy id, or unique prefix of either.
 
         Raises:
             UnknownMemory: no such id.
             AmbiguousId: the prefix matches several ids.
             MalformedRecord: the record exists but cannot be read.
         """
-        blobs = self.id_entries(token, self.store.tip())
-        found = resolve_id(token, blobs)
+        found, blob = self.locate(token, self.store.tip())
         try:
-            return read_record(self.store, found, blobs[found])
+            return read_record(self.store, found, blob)
         except MalformedRecord as exc:
-            raise MalformedRecord(f"blob {blobs[found][:12]} ({found})", exc.reason) from None
+            raise MalformedRecord(f"blob {blob[:12]} ({found})", exc.reason) from None
 
     def read_ids(self, ids: list[str]) -> tuple[list[Memory], list[Skipped], dict[str, str]]:
         """The records named by ``ids`` (sorted by id), those that are malformed, their blobs.
 
         Reads only the shard trees the ids live in, so ``verify ID`` does not grow with the
-        number of memories.
+        number of memories (a legacy id reads the cached table instead).
 
         Raises:
             UnknownMemory, AmbiguousId: a bad id.
@@ -147,9 +224,8 @@ class Records:
         tip = self.store.tip()
         blobs: dict[str, str] = {}
         for token in ids:
-            entries = self.id_entries(token, tip)
-            found = resolve_id(token, entries)
-            blobs[found] = entries[found]
+            found, blob = self.locate(token, tip)
+            blobs[found] = blob
         memories, skipped = [], []
         for memory_id in sorted(blobs):
             try:
@@ -164,8 +240,8 @@ class Records:
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
-        blobs = self.id_entries(token, self.store.tip())  # one shard, not every record
-        return self.store.read_blob(blobs[resolve_id(token, blobs)]).decode("utf-8", "replace")
+        _, blob = self.locate(token, self.store.tip())  # one shard, not every record
+        return self.store.read_blob(blob).decode("utf-8", "replace")
 
     def history(self, memory_id: str) -> list[CommitInfo]:
         """Commits on the memory ref that changed this record, newest first."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from gitmem.wake import AssemblyEntry, WakeResult
 
 __all__ = [
+    "AnchorStep",
     "AnchoredDiff",
     "AssemblyEntry",
     "CacheInfo",
@@ -45,6 +47,7 @@ __all__ = [
     "StatusRow",
     "StatusView",
     "SyncResult",
+    "TurImportResult",
     "VerifyOutcome",
     "WakeResult",
 ]
@@ -133,7 +136,11 @@ class ImportResult:
     """One line per file that could not be imported (path: reason)."""
     renamed: list[str] = field(default_factory=list)
     """One line per record given a longer id because a different statement held its id."""
+    notes: list[str] = field(default_factory=list)
+    """One line per relation kept pointing outside the store, or dropped."""
     commit: CommitInfo | None = None
+    dry_run: bool = False
+    """Nothing was written: the lists say what an import would do."""
 
 
 @dataclass
@@ -147,6 +154,100 @@ class DoctorReport:
     malformed: list[Skipped] = field(default_factory=list)
     """Malformed records (never changed by the doctor) and cache notices."""
     commit: CommitInfo | None = None
+    dry_run: bool = False
+    """Nothing was written: the lists say what an import would do."""
+
+
+@dataclass
+class TurImportResult:
+    """Outcome of :meth:`Gitmem.import_tur`: what was read, what it became, what was not mapped.
+
+    Counts are of Tur memory files. ``states`` maps a file's place in the Tur store
+    (``active``, ``archive``, ``subsumed``, ``legacy``) to what its memories became
+    (``active``, ``stale``, ``refuted``, ``superseded``) and how many; ``types`` maps Tur's
+    ``memory_type`` to how many were mapped; ``anchors`` counts how provenance mapped
+    (``anchored``, ``commit only``, ``commit not in this repository``, ``no commit``).
+    """
+
+    sources: list[str] = field(default_factory=list)
+    """The ``.tur`` directories read."""
+    persona: str = ""
+    """The persona whose memories were read: ``name (uuid)``."""
+    files: int = 0
+    states: dict[str, Counter[str]] = field(default_factory=dict)
+    types: Counter[str] = field(default_factory=Counter)
+    mapped_as: dict[str, str] = field(default_factory=dict)
+    """Tur ``memory_type`` -> the gitmem type it became (``event`` -> ``fact``)."""
+    anchors: Counter[str] = field(default_factory=Counter)
+    imported: list[str] = field(default_factory=list)
+    """Ids of new records."""
+    merged: list[str] = field(default_factory=list)
+    """Ids of stored records that gained legacy ids or relations."""
+    unchanged: list[str] = field(default_factory=list)
+    """Ids already stored with everything the import would add (a second run)."""
+    folded: int = 0
+    """Tur memories merged into another with the same type and content (their ids resolve)."""
+    failed: list[str] = field(default_factory=list)
+    """One line per memory file that was not imported: ``path: reason``."""
+    notes: list[str] = field(default_factory=list)
+    """Relations kept pointing outside the store or dropped, fields kept under ``tur:``."""
+    not_imported: list[str] = field(default_factory=list)
+    """Parts of the Tur store that are not memories (its concept graph, sessions)."""
+    persona_status: str = "none in the Tur store"
+    """``imported``, ``unchanged``, ``kept the stored persona`` or ``none in the Tur store``."""
+    note_status: str = "none in the Tur store"
+    """The latest Tur session note as a continuity note: ``imported``, ``unchanged`` or ``none …``."""
+    commit: CommitInfo | None = None
+    dry_run: bool = False
+    """Nothing was written: the report says what an import would do."""
+
+
+@dataclass(frozen=True)
+class AnchorStep:
+    """One step of a memory's anchor through the code: learned, then each time it moved.
+
+    Read from the record's commits on the memory ref (see ``Gitmem.anchor_trail``).
+
+    Attributes:
+        commit: the memory-ref commit that recorded the step (full SHA).
+        time: that commit's time (UTC).
+        how: ``("learned",)``, or what moved the anchor: any of ``"renamed"``,
+            ``"moved"``, ``"reformatted"`` (as verify found it), else ``"shifted"`` (other
+            lines of the same file), ``"re-anchored"`` (another file, e.g. by
+            ``verify --confirm``) or ``"re-learned"`` (``learn`` with a new ``--file``).
+        from_ref: the anchor before (``None`` for the first step).
+        to_ref: the anchor after (``None`` when the record had none).
+        reason: the verify commit's words for it, e.g. ``moved to b.py#L4-L9 in 3f2a1b9``.
+        code_commits: the code commits the reason names (abbreviated SHAs), in order.
+    """
+
+    commit: str
+    time: datetime
+    how: tuple[str, ...]
+    from_ref: str | None
+    to_ref: str | None
+    reason: str | None = None
+    code_commits: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """One line: ``how: FROM -> TO (reason)``, ``learned: TO``, or ``how: TO (reason)`` in place."""
+        label = ", ".join(self.how)
+        to = self.to_ref or "(no anchor)"
+        moved = self.from_ref is not None and self.from_ref != self.to_ref
+        text = f"{label}: {self.from_ref} -> {to}" if moved else f"{label}: {to}"
+        return f"{text} ({self.reason})" if self.reason else text
+
+    def to_json(self) -> dict[str, Any]:
+        """JSON-ready form (``time`` in ISO 8601, ``Z``)."""
+        return {
+            "commit": self.commit,
+            "time": self.time.isoformat().replace("+00:00", "Z"),
+            "how": list(self.how),
+            "from": self.from_ref,
+            "to": self.to_ref,
+            "reason": self.reason,
+            "code_commits": list(self.code_commits),
+        }
 
 
 @dataclass
@@ -170,6 +271,10 @@ class StatusRow:
     """The stored status before a verify (``None`` in rows that no verify produced)."""
     old_reason: str | None = None
     """The stored reason before a verify."""
+    local: str | None = None
+    """Why this clone's uncommitted changes make the memory stale (``working tree: line 80
+    modified``); then ``status`` is ``stale`` here while the shared ref keeps the committed
+    status. ``None`` when the working tree and index agree with HEAD."""
 
     @property
     def memory_id(self) -> str:
@@ -223,6 +328,7 @@ class VerifyOutcome(StatusView):
                     "status": r.status.value,
                     "reason": r.reason,
                     "hint": r.hint,
+                    "local": r.local,
                     "weight": round(r.weight, 6),
                     "commit_distance": r.commit_distance,
                     "changed": r.changed,

@@ -1,17 +1,22 @@
-"""Staleness for the facade: ``verify`` (check and record) and ``status_view`` (stored statuses)."""
+"""Staleness for the facade: ``verify``, ``status_view`` and ``anchor_trail``.
+
+``verify`` checks and records, ``status_view`` shows the stored statuses, ``anchor_trail``
+says how an anchor travelled.
+"""
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from gitmem.api.results import StatusRow, StatusView, VerifyOutcome
+from gitmem.api.results import AnchorStep, StatusRow, StatusView, VerifyOutcome
 from gitmem.decay import weight
-from gitmem.errors import EmptyRepository, InvalidInput
-from gitmem.reader import record_path
+from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
+from gitmem.reader import read_record, record_path
 from gitmem.store import CommitInfo, Mutation
 from gitmem.vocabulary import Status, utc_now
 
@@ -25,8 +30,25 @@ if TYPE_CHECKING:
 
 __all__ = ["Verifier"]
 
+
+def _status_changed(memory: Memory, verdict: Verdict) -> bool:
+    """Whether a verdict changes the memory's recorded status or reason (not only its anchor)."""
+    decay = memory.decay
+    if decay is None:
+        return verdict.status is not memory.status
+    return decay.staleness_status is not verdict.status or decay.reason != verdict.reason
+
 #: The read cache's file for anchor-check outcomes (see :class:`gitmem.staleness.VerifyCache`).
 VERIFY_CACHE = ("verify.bin", "verify")
+
+#: One memory's line in a verify commit message: ``ID: STATUS[ (REASON)][ -> ANCHOR]``.
+_VERDICT_LINE = re.compile(r"^(?P<status>\w+)(?: \((?P<reason>.*)\))?(?: -> (?P<ref>\S+))?$")
+
+#: Abbreviated code SHAs in a reason (``... in 3f2a1b9``).
+_CODE_SHA = re.compile(r"\bin ([0-9a-f]{7,40})\b")
+
+#: Words of a verify reason -> how the anchor travelled.
+_TRAVELS = (("renamed from", "renamed"), ("moved to", "moved"), ("reformatted", "reformatted"))
 
 
 class Verifier:
@@ -57,7 +79,8 @@ class Verifier:
         memories: list
         if full_records:
             snap = records.snapshot(tip)
-            memories = [snap.records[memory_id] for memory_id in table.ids]
+            memories = [snap.records[memory_id].with_local(table.local.get(row))
+                        for row, memory_id in enumerate(table.ids)]
             skipped = [*skipped, *(s for s in snap.skipped if s not in skipped)]
         else:
             memories = table.views()
@@ -65,16 +88,50 @@ class Verifier:
             StatusRow(
                 memory=m,
                 status=m.status,
-                reason=m.refutation.reason if m.refutation else (m.decay.reason if m.decay else
-                                                                 "no provenance (legacy record)"),
+                reason=m.refutation.reason if m.refutation else m.local_reason or (
+                    m.decay.reason if m.decay else "no provenance (legacy record)"),
                 weight=w,
                 commit_distance=d,
+                local=m.local_reason,
             )
             for m, w, d in zip(memories, weights, distances, strict=True)
         ]
         records.flush()
         return StatusView(rows=rows, skipped=[*records.notices(), *skipped],
                           head=self.ws.store.head_sha())
+
+    def anchor_trail(self, memory_id: str, history: list[CommitInfo] | None = None) -> list[AnchorStep]:
+        """How the memory's anchor travelled, oldest first (see :meth:`gitmem.api.Gitmem.anchor_trail`).
+
+        Raises:
+            UnknownMemory, AmbiguousId: bad id.
+        """
+        memory_id = self.ws.records.resolve(memory_id)
+        commits = self.ws.records.history(memory_id) if history is None else history
+        path = record_path(memory_id)
+        steps: list[AnchorStep] = []
+        previous: str | None = None
+        for commit in reversed(commits):
+            blob = self.ws.store.blob_id_at(commit.sha, path)
+            if blob is None:
+                continue  # forgotten here; a later learn starts from the last anchor
+            try:
+                record = read_record(self.ws.store, memory_id, blob)
+            except MalformedRecord:
+                continue
+            ref = record.provenance.context_ref if record.provenance else None
+            reason = _verdict_reason(commit.message, memory_id)
+            # a whole file, or lines that kept their numbers, reformatted: the same anchor
+            if steps and ref == previous and not _travels(reason):
+                continue
+            how = ("learned",) if not steps else _how(reason, previous, ref, commit.message)
+            steps.append(AnchorStep(
+                commit=commit.sha, time=commit.time, how=how,
+                from_ref=previous if steps else None, to_ref=ref, reason=reason,
+                code_commits=tuple(_CODE_SHA.findall(reason or "")),
+            ))
+            previous = ref
+        return steps
 
     def verify(
         self,
@@ -88,7 +145,10 @@ class Verifier:
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
-        See :meth:`gitmem.api.Gitmem.verify` for the contract.
+        See :meth:`gitmem.api.Gitmem.verify` for the contract. What uncommitted changes do
+        goes to this clone's overlay (:mod:`gitmem.overlay`), written on every run; only the
+        committed verdicts are recorded on the ref. A background check (``explicit=False``)
+        records only memories whose status or reason changed.
 
         Raises:
             EmptyRepository: HEAD is unborn.
@@ -112,40 +172,60 @@ class Verifier:
                 "the repository has no commits yet: nothing to verify memories against",
                 "commit something first",
             )
-        policy = self.ws.settings.decay
-        verify_cache = self._load_verify_cache()
-        report = check(memories, store.code(), policy, cache=verify_cache, progress=progress)
+        policy, options = self.ws.settings.decay, self.ws.settings.verify
+        verify_cache = self._load_verify_cache(options.tag())
+        report = check(memories, store.code(), policy, cache=verify_cache, options=options,
+                       progress=progress)
         self._save_verify_cache(verify_cache, report.head_sha)
+        from gitmem.overlay import LocalEntry, save
+
         updated: dict[str, Memory] = {}
+        local: dict[str, LocalEntry] = {}
         rows = []
         for memory, verdict in zip(memories, report.verdicts, strict=True):
             if (ids and (explicit or confirm) and memory.refutation is None
                     and (confirm or verdict.status is Status.FRESH)):
                 verdict = self._explicit(memory, verdict, report.head_sha, confirm)
+            if (not explicit and not confirm and verdict.changed and memory.refutation is None
+                    and not _status_changed(memory, verdict)):
+                # A background check only re-anchored the memory: not worth a commit.
+                verdict = replace(verdict, changed=False, corroborated=False)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
-            if verdict.changed:
+            if confirm and ids and memory.refutation is None:
+                new = new.model_copy(update={"author": store.identity()})
+            if new is not memory and not new.same_as(memory):
+                new.stamp(memory, store.identity())
                 updated[memory.id] = new
+            wt = verdict.worktree if memory.refutation is None else None
+            if wt is not None:
+                ref = verdict.new_context_ref or (memory.provenance.context_ref if memory.provenance else "")
+                local[memory.id] = LocalEntry(wt, (ref or "").split("#", 1)[0])
             rows.append(StatusRow(
-                memory=new, status=verdict.status, reason=verdict.reason,
+                memory=new.with_local(wt), status=Status.STALE if wt else verdict.status,
+                reason=wt or verdict.reason,
                 weight=weight(new, now, verdict.commit_distance, policy),
-                commit_distance=verdict.commit_distance, changed=verdict.changed,
+                commit_distance=verdict.commit_distance, changed=memory.id in updated,
                 moved=bool(verdict.new_context_ref and memory.provenance
                            and verdict.new_context_ref != memory.provenance.context_ref),
-                new_ref=verdict.new_context_ref, hint=verdict.hint, old_status=memory.status,
-                old_reason=memory.decay.reason if memory.decay else None,
+                new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
+                old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
             ))
+        save(store.git_dir, store.workdir, report.head_sha, (m.id for m in memories), local)
         # e.g. a damaged verify.bin, found after the records were read
         outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped], head=report.head_sha)
         if write and updated:
             outcome.commit = self._record_verdicts(judged, updated, rows, bulk=not ids)
         return outcome
 
-    def _load_verify_cache(self) -> VerifyCache:
-        """Outcomes of earlier runs (keys are immutable SHAs, so they never go stale)."""
+    def _load_verify_cache(self, tag: str) -> VerifyCache:
+        """Outcomes of earlier runs with the same ``verify`` settings.
+
+        Keys are immutable SHAs, so they never go stale.
+        """
         from gitmem.staleness import VerifyCache
 
         plain = self.ws.records.cache.read_payload(*VERIFY_CACHE)
-        return VerifyCache.from_plain(plain) if plain is not None else VerifyCache()
+        return VerifyCache.from_plain(plain, tag) if plain is not None else VerifyCache(tag)
 
     def _save_verify_cache(self, verify_cache: VerifyCache, head: str) -> None:
         # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
@@ -161,7 +241,8 @@ class Verifier:
             # Fresh but not re-anchored (no anchor, or unanchored by design): move the SHA only.
             ref, fp = prov.context_ref, prov.fingerprint
         elif confirm and prov is not None and prov.context_ref:
-            ref, fp = self._anchor_at_head(prov.context_ref, head)
+            # Code that was moved and edited: vouching re-anchors it where it went.
+            ref, fp = self._anchor_at_head(verdict.moved_to or prov.context_ref, head)
             if ref is None:
                 # Vouching cannot make an anchor to a missing file true: keep the verdict.
                 return replace(verdict, hint=f"{prov.context_ref} is not at HEAD: `tur forget` it, "
@@ -237,3 +318,29 @@ class Verifier:
             self.ws.records.after_commit(
                 commit.sha, {i: m for i, m in updated.items() if record_path(i) in written})
         return commit
+
+
+def _verdict_reason(message: str, memory_id: str) -> str | None:
+    """The reason a verify commit message gives for ``memory_id``, or ``None``."""
+    prefix = f"{memory_id}: "
+    for line in message.splitlines():
+        if line.startswith(prefix):
+            match = _VERDICT_LINE.match(line[len(prefix) :])
+            return match["reason"] if match else None
+    return None
+
+
+def _travels(reason: str | None) -> tuple[str, ...]:
+    """The kinds of travel a verify reason names (``renamed``, ``moved``, ``reformatted``)."""
+    return tuple(kind for words, kind in _TRAVELS if reason and words in reason)
+
+
+def _how(reason: str | None, before: str | None, after: str | None, message: str) -> tuple[str, ...]:
+    """What moved an anchor from ``before`` to ``after``, from the commit that recorded it."""
+    found = _travels(reason)
+    if found:
+        return found
+    if message.startswith(("learn ", "reverify ")):
+        return ("re-learned",)
+    same_file = (before or "").split("#", 1)[0] == (after or "").split("#", 1)[0]
+    return ("shifted",) if same_file else ("re-anchored",)

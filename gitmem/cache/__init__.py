@@ -299,6 +299,7 @@ class RecordCache:
             self._tables.forget()
             self._tokens.forget()
             self._distances.forget()
+            self._recall.forget()
             return self.files.clear()
 
     def info(self) -> CacheInfo:

@@ -9,7 +9,10 @@ from typing import Any
 from gitmem.cache.files import CacheFiles, Untrusted
 from gitmem.cache.table import RowViews
 
-__all__ = ["RecallIndexes"]
+__all__ = ["KEPT", "RecallIndexes"]
+
+#: Indexes kept in memory: the candidate lists of one tip with and without stale memories.
+KEPT = 2
 
 
 class RecallIndexes:
@@ -19,7 +22,9 @@ class RecallIndexes:
     fix every document's text, and of :attr:`RecallIndex.VERSION`, which fixes the analysis.
     The payload is ``{"key": (tree, digest, version), "index": RecallIndex.to_payload()}``;
     an index whose key is not the one asked for (a file copied from another tree) is deleted
-    and reported, never used.
+    and reported, never used. The last :data:`KEPT` indexes provided (one per candidate list:
+    with and without stale memories) are also kept in memory under their file names, so that
+    a long-running process (``tur mcp``) recalling again at the same tip reads no file.
 
     Args:
         files: the cache directory.
@@ -27,6 +32,11 @@ class RecallIndexes:
 
     def __init__(self, files: CacheFiles) -> None:
         self.files = files
+        self._kept: dict[str, Any] = {}
+
+    def forget(self) -> None:
+        """Drop the indexes held in memory (the files are cleared by the caller)."""
+        self._kept.clear()
 
     def provider(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
         """A function ``candidates -> RecallIndex``, loading or building (and saving) the index.
@@ -43,21 +53,32 @@ class RecallIndexes:
             digest = hashlib.blake2b(keyed, digest_size=12).hexdigest()
             name = f"recall-{tree}-{digest}.bin" if tree else None
             key = (tree, digest, RecallIndex.VERSION)
+            if name is not None and name in self._kept:
+                return self._kept[name]
             if name is not None:
                 payload = self.files.read_payload(name, "recall")
                 if payload is not None:
                     try:
                         if not isinstance(payload, dict) or payload.get("key") != key:
                             raise ValueError("built for another tree or candidate list")
-                        return RecallIndex.from_payload(payload["index"], len(candidates))
+                        loaded = RecallIndex.from_payload(payload["index"], len(candidates))
                     except (KeyError, TypeError, ValueError) as exc:
                         self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
+                    else:
+                        return self._keep(name, loaded)
             if isinstance(candidates, RowViews):
                 index = RecallIndex.build(candidates.contents, candidates.observed)
             else:
                 index = RecallIndex.build([m.content for m in candidates], observed_times(candidates))
             if name is not None:
                 self.files.write_payload(name, "recall", {"key": key, "index": index.to_payload()})
+                self._keep(name, index)
             return index
 
         return provide
+
+    def _keep(self, name: str, index: Any) -> Any:
+        self._kept[name] = index
+        while len(self._kept) > KEPT:
+            del self._kept[next(iter(self._kept))]  # dicts keep insertion order: the oldest
+        return index

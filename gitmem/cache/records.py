@@ -61,6 +61,8 @@ def row_of(memory: Memory) -> tuple:
         tuple((r.type.value, r.target) for r in memory.relations),
         None if memory.refutation is None else memory.refutation.reason,
         None if memory.last_verified_at is None else microseconds(memory.last_verified_at),
+        tuple(memory.legacy_ids),
+        memory.writer,
     )
 
 
@@ -78,11 +80,14 @@ def check_columns(columns: dict[str, list]) -> None:
     if not (types_of("content") <= {str} and types_of("conf") <= {float, int}
             and types_of("prov") <= {tuple, _NONE} and types_of("decay") <= {tuple, _NONE}
             and types_of("rels") <= {tuple} and types_of("refuted") <= {str, _NONE}
-            and types_of("verified") <= {int, _NONE}):
+            and types_of("verified") <= {int, _NONE} and types_of("author") <= {str, _NONE}):
         raise ValueError("column value types")
     if not (set(map(len, filter(None, columns["prov"]))) <= {4}
             and set(map(len, filter(None, columns["decay"]))) <= {4}):
         raise ValueError("provenance or decay shape")
+    if not (types_of("legacy") <= {tuple}
+            and all(type(name) is str for names in columns["legacy"] for name in names)):
+        raise ValueError("legacy ids")
     for links in columns["rels"]:
         if links and any(len(link) != 2 or link[0] not in RELATIONS for link in links):
             raise ValueError("relations")

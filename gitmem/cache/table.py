@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 
 __all__ = ["COLUMNS", "RecordTable", "RowViews"]
 
-COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted", "verified")
+COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted", "verified", "legacy",
+           "author")
 """The hot columns of a table, one value per record (see :func:`gitmem.cache.records.row_of`)."""
 
 
@@ -101,8 +102,12 @@ class RecordTable:
     offsets: array = field(default_factory=lambda: array("q"))
     crcs: array = field(default_factory=lambda: array("I"))
     parsed: dict[int, Memory] = field(default_factory=dict)
+    local: dict[int, str] = field(default_factory=dict)
+    """This clone's working-tree overlay: row -> why uncommitted changes make it stale (set by
+    the read path on every read, never saved; see ``gitmem.api.records.Records.table``)."""
     _views: list[MemoryView] | None = None
     _rows: dict[str, int] | None = None
+    _legacy: dict[str, list[str]] | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -112,6 +117,16 @@ class RecordTable:
         if self._rows is None:
             self._rows = {memory_id: i for i, memory_id in enumerate(self.ids)}
         return self._rows.get(memory_id)
+
+    def legacy_index(self) -> dict[str, list[str]]:
+        """Each legacy id (``legacy_id`` of imported records) -> the ids that carry it (built once)."""
+        if self._legacy is None:
+            index: dict[str, list[str]] = {}
+            for row, names in enumerate(self.columns["legacy"]):
+                for name in names:
+                    index.setdefault(name, []).append(self.ids[row])
+            self._legacy = index
+        return self._legacy
 
     def entry_order(self) -> list[tuple[str, str]]:
         """(id, blob id) of every entry, readable or not, in the tree's own order.
@@ -139,7 +154,7 @@ class RecordTable:
         Equal to it (same candidates in the same order, same superseded map) without a view
         per record: the candidates are a :class:`RowViews` that builds views on access.
         """
-        statuses, rels, ids = self.columns["status"], self.columns["rels"], self.ids
+        statuses, rels, ids = self.statuses(), self.columns["rels"], self.ids
         refuted, stale, supersedes = Status.REFUTED.value, Status.STALE.value, RelationType.SUPERSEDES.value
         live = [r for r, status in enumerate(statuses) if status != refuted]
         superseded: dict[str, str] = {}
@@ -153,6 +168,24 @@ class RecordTable:
             live = [r for r in live if statuses[r] != stale and ids[r] not in superseded]
         return RowViews(self, live), superseded
 
+    def statuses(self) -> list[str]:
+        """The status column with the working-tree overlay (:attr:`local`) applied."""
+        column = self.columns["status"]
+        if not self.local:
+            return column
+        out = list(column)
+        refuted, stale = Status.REFUTED.value, Status.STALE.value
+        for row in self.local:
+            if out[row] != refuted:
+                out[row] = stale
+        return out
+
+    def set_local(self, local: dict[int, str]) -> None:
+        """Apply this clone's working-tree overlay (row -> reason); views are rebuilt if it changed."""
+        if local != self.local:
+            self.local = local
+            self._views = None
+
     def view(self, row: int) -> MemoryView:
         """The :class:`MemoryView` of one row (from the list when it was built)."""
         if self._views is not None:
@@ -161,18 +194,19 @@ class RecordTable:
         return MemoryView(row, self.ids[row], self.blobs[row], TYPES[c["type"][row]],
                           c["content"][row], c["conf"][row], STATUSES[c["status"][row]],
                           c["prov"][row], c["decay"][row], c["rels"][row], c["refuted"][row],
-                          c["verified"][row])
+                          c["verified"][row], c["author"][row], self.local.get(row))
 
     def _build_views(self) -> list[MemoryView]:
         c = self.columns
-        types, statuses, view = TYPES, STATUSES, MemoryView
+        types, statuses, view, local = TYPES, STATUSES, MemoryView, self.local
         return [
             view(i, mid, blob, types[kind], content, conf, statuses[status], prov, decay, rels,
-                 refuted, verified)
-            for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted, verified)
+                 refuted, verified, author, local.get(i) if local else None)
+            for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted, verified,
+                    author)
             in enumerate(zip(self.ids, self.blobs, c["type"], c["content"], c["conf"], c["status"],
                              c["prov"], c["decay"], c["rels"], c["refuted"], c["verified"],
-                             strict=True))
+                             c["author"], strict=True))
         ]
 
     def memory(self, row: int) -> Memory:
@@ -231,6 +265,14 @@ class RecordTable:
             raise Untrusted(f"record {self.ids[row]} holds {memory.id}")
         memory.bind_blob(self.blobs[row])
         return memory
+
+    def shown(self, row: int) -> Memory:
+        """The full record of ``row`` as this clone shows it: marked by the overlay when it is.
+
+        Raises:
+            Untrusted: as :meth:`memory`.
+        """
+        return self.memory(row).with_local(self.local.get(row))
 
     def snapshot(self, tip: str | None) -> Snapshot:
         """A :class:`~gitmem.reader.Snapshot` with full records, in the tree's entry order.

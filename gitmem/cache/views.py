@@ -54,12 +54,19 @@ class MemoryView:
     """
 
     __slots__ = ("_decay", "_observed", "_prov", "_refuted", "_relations", "_verified",
-                 "blob_id", "confidence", "content", "id", "row", "status", "type", "verified_us")
+                 "blob_id", "confidence", "content", "id", "local_reason", "row", "status", "type",
+                 "verified_us", "writer")
 
     def __init__(self, row: int, memory_id: str, blob_id: str, kind: MemoryType, content: str,
                  confidence: float, status: Status, prov: tuple | None, decay: tuple | None,
-                 relations: tuple, refuted: str | None, verified_us: int | None = None):
+                 relations: tuple, refuted: str | None, verified_us: int | None = None,
+                 writer: str | None = None, local_reason: str | None = None):
         self.row = row
+        self.writer = writer
+        # The working-tree overlay: stale here while the uncommitted change lasts.
+        self.local_reason = local_reason if refuted is None else None
+        if self.local_reason is not None:
+            status = Status.STALE
         self.verified_us = verified_us
         self.id = memory_id
         self.blob_id = blob_id

@@ -34,6 +34,7 @@ _COMMAND_MODULES = (
     "gitmem.cli.cache_cmds",
     "gitmem.cli.setup_cmds",
     "gitmem.cli.completion_cmds",
+    "gitmem.cli.mcp_cmds",
 )
 
 

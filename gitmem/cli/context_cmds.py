@@ -129,6 +129,10 @@ def cmd_wake(args: argparse.Namespace, env: Env) -> int:
         raise InvalidInput(f"--max-chars must be >= 0, got {args.max_chars}", "0 means no cap")
     result, skipped = env.gm.wake(token_budget=budget, max_chars=args.max_chars)
     env.warn_skipped(skipped)
+    if env.gm.tip() is None:
+        hint = env.gm.remote_hint()
+        if hint:
+            env.warn(hint)
     env.write(api.render_wake(result, args.format))
     if args.explain and args.format != "json":
         env.write(api.render_explain(result))

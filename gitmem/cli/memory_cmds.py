@@ -1,8 +1,12 @@
-"""Commands that create, show and curate records: learn, list, show, refute, forget, doctor, link, import."""
+"""Commands that create, show and curate records.
+
+learn, list, show, refute, edit, forget, doctor, confidence, link, import.
+"""
 
 from __future__ import annotations
 
 import argparse
+from collections import Counter
 from typing import TYPE_CHECKING, cast
 
 from gitmem.cli.commands import add_command, add_format
@@ -17,7 +21,7 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
-    from gitmem.api import CommitInfo, Memory
+    from gitmem.api import CommitInfo, Memory, TurImportResult
     from gitmem.cli.env import Env
 
 
@@ -60,15 +64,34 @@ def _show_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_show)
 
 
+
 def _refute_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "refute")
     p.add_argument("id", help="a memory id or a unique prefix of one")
-    p.add_argument("--reason", required=True, help="why it is wrong (stored with the record)")
+    p.add_argument("--reason", help="why it is wrong, stored with the record (required unless --undo)")
     p.add_argument("--by", help="who refutes it (default: your git identity)")
+    p.add_argument("--undo", action="store_true",
+                   help="withdraw the refutation (a change like any other; sync merges it)")
     p.add_argument("--allow-secret", action="store_true",
                    help="store the reason even if it looks like a credential")
     add_format(p)
     p.set_defaults(func=cmd_refute)
+
+
+
+def _edit_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(sub, "edit", description="Change a memory's content, type or anchor in one commit. "
+                    "The id stays; `tur show ID` lists the commits, and the old text stays in the "
+                    "ref's history. You become the memory's author.")
+    p.add_argument("id", help="a memory id or a unique prefix of one")
+    p.add_argument("--content", help="the new statement; `-` reads it from stdin")
+    p.add_argument("--content-file", metavar="PATH", help="read the new statement from a file (UTF-8)")
+    p.add_argument("--type", choices=TYPES, help="the new type (the id keeps its old type prefix)")
+    p.add_argument("--file", metavar="PATH[#Lx-Ly]", help="re-anchor at HEAD to a file or a line range")
+    p.add_argument("--allow-secret", action="store_true",
+                   help="store it even if it looks like a credential")
+    add_format(p)
+    p.set_defaults(func=cmd_edit)
 
 
 def _forget_parser(sub: argparse._SubParsersAction) -> None:
@@ -108,10 +131,19 @@ def _link_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_link)
 
 
+
 def _import_parser(sub: argparse._SubParsersAction) -> None:
-    p = add_command(sub, "import")
-    p.add_argument("paths", nargs="+", metavar="PATH",
+    p = add_command(sub, "import", description="Import legacy .tur/memories/*.yaml record files, or "
+                    "with --from-tur the store of the Tur package, in one commit. Old ids stay usable.")
+    p.add_argument("paths", nargs="*", metavar="PATH",
                    help="legacy record files, or directories holding them")
+    p.add_argument("--from-tur", nargs="?", const="", metavar="PATH",
+                   help="import the Tur store of the project at PATH (default: this repository)")
+    p.add_argument("--home", nargs="?", const="~/.tur", metavar="DIR",
+                   help="with --from-tur: also the user-level Tur store (default DIR: ~/.tur)")
+    p.add_argument("--persona", metavar="NAME", help="with --from-tur: the persona to import "
+                   "(default: the active or only one)")
+    p.add_argument("--dry-run", action="store_true", help="print what would be imported; write nothing")
     p.add_argument("--allow-secret", action="store_true",
                    help="import records even if their content looks like a credential")
     add_format(p)
@@ -121,7 +153,7 @@ def _import_parser(sub: argparse._SubParsersAction) -> None:
 #: Each command of this module and the function adding its parser (see gitmem.cli.commands).
 PARSERS = {
     "learn": _learn_parser, "list": _list_parser, "show": _show_parser,
-    "refute": _refute_parser, "forget": _forget_parser, "doctor": _doctor_parser,
+    "refute": _refute_parser, "edit": _edit_parser, "forget": _forget_parser, "doctor": _doctor_parser,
     "confidence": _confidence_parser, "link": _link_parser, "import": _import_parser,
 }
 
@@ -202,17 +234,20 @@ def cmd_list(args: argparse.Namespace, env: Env) -> int:
     if args.format == "json":
         # full_records=True above: every row carries a full record.
         env.print(json_dump([memory_json(cast("Memory", r.memory), weight=r.weight,
-                                         status=r.status.value, reason=r.reason) for r in rows]))
+                                         status=r.status.value, reason=r.reason, local=r.local)
+                             for r in rows]))
         return 0
     tty = env.out.isatty()
-    body = [[r.memory.id, r.status.value, f"{r.weight:.2f}", f"{r.memory.confidence:.2f}",
+    body = [[r.memory.id, f"{r.status.value} ({r.local})" if r.local else r.status.value,
+             f"{r.weight:.2f}", f"{r.memory.confidence:.2f}",
              r.memory.provenance.context_ref if r.memory.provenance and
              r.memory.provenance.context_ref else "-",
              one_line(r.memory.content, escape=tty)] for r in rows]
     table(env, ["ID", "STATUS", "WEIGHT", "CONF", "ANCHOR", "CONTENT"], body)
     if not rows:
         filtered = args.type or args.status or args.file
-        env.warn("no memories" + (" match" if filtered else " yet: tur learn TEXT"))
+        hint = None if filtered else env.gm.remote_hint()
+        env.warn(hint or ("no memories" + (" match" if filtered else " yet: tur learn TEXT")))
     return 0
 
 
@@ -221,22 +256,50 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     gm = env.gm
     memory = gm.get(args.id)
     commits = gm.history(memory.id)
+    trail = gm.anchor_trail(memory.id, commits)
+    local = gm.local_reasons().get(memory.id)
     if args.format == "json":
         doc = memory_json(memory)
+        doc["local"] = local
         doc["commits"] = [{"sha": c.sha, "message": c.message, "author": c.author,
                            "time": c.time.isoformat().replace("+00:00", "Z")} for c in commits]
+        doc["anchor_trail"] = [step.to_json() for step in trail]
         env.print(json_dump(doc))
         return 0
     env.write(gm.record_text(memory.id))
     env.print()
+    writer = memory.writer
+    if writer and writer != gm.identity():
+        env.print(f"# written by {' '.join(writer.split())}, not you")
+    if local and memory.refutation is None:
+        env.print(f"# here: stale ({local}); uncommitted, not shared")
     env.print(f"# commits on refs/tur/memories that touched {memory.id}:")
     for c in commits:
-        env.print(f"{c.sha[:12]} {c.time:%Y-%m-%d %H:%M} {c.message.splitlines()[0]}")
+        env.print(f"{c.sha[:12]} {c.time:%Y-%m-%d %H:%M} {c.author}  {c.message.splitlines()[0]}")
+    if len(trail) > 1:  # the anchor travelled
+        env.print()
+        env.print("# how the anchor travelled:")
+        for step in trail:
+            env.print(f"{step.commit[:12]} {step.time:%Y-%m-%d %H:%M} {step.describe()}")
     return 0
 
 
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
-    """``tur refute``: mark refuted; prints the id."""
+    """``tur refute``: mark refuted (or ``--undo``: withdraw it); prints the id."""
+    from gitmem.errors import InvalidInput
+
+    if args.undo:
+        if args.reason is not None or args.by is not None:
+            raise InvalidInput("--undo takes no --reason or --by")
+        memory, commit = env.gm.unrefute(args.id)
+        if args.format == "json":
+            env.print(json_dump({"id": memory.id, "status": memory.status.value, "undone": True,
+                                 "commit": _sha(commit)}))
+            return 0
+        env.print(f"unrefuted {memory.id} (now {memory.status.value})")
+        return 0
+    if args.reason is None:
+        raise InvalidInput("a refutation needs a reason", 'pass --reason "why it is wrong"')
     by = args.by or env.gm.identity()
     memory, commit = env.gm.refute(args.id, args.reason, by=by, allow_secret=args.allow_secret)
     if args.format == "json":
@@ -244,6 +307,34 @@ def cmd_refute(args: argparse.Namespace, env: Env) -> int:
                              "by": by, "commit": _sha(commit)}))
         return 0
     env.print(f"refuted {memory.id}")
+    return 0
+
+
+def cmd_edit(args: argparse.Namespace, env: Env) -> int:
+    """``tur edit``: change content, type or anchor in place; prints the id."""
+    from gitmem.errors import InvalidInput
+
+    if args.content is not None and args.content_file is not None:
+        raise InvalidInput("give --content or --content-file, not both")
+    content = args.content
+    if content == "-":
+        content = env.inp.read()
+    elif args.content_file is not None:
+        from pathlib import Path
+
+        try:
+            content = Path(args.content_file).read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise InvalidInput(f"no such file: {args.content_file}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise InvalidInput(f"cannot read {args.content_file} as UTF-8 text: {exc}") from None
+    memory, commit = env.gm.edit(args.id, content=content, type=args.type, file=args.file,
+                                 allow_secret=args.allow_secret)
+    if args.format == "json":
+        env.print(json_dump({"id": memory.id, "changed": commit is not None, "status": memory.status.value,
+                             "commit": _sha(commit)}))
+        return 0
+    env.print(f"edited {memory.id}" if commit else f"{memory.id} unchanged")
     return 0
 
 
@@ -324,23 +415,113 @@ def _sha(commit: CommitInfo | None) -> str | None:
 
 
 def cmd_import(args: argparse.Namespace, env: Env) -> int:
-    """``tur import``: legacy files in one commit; failures listed on stderr."""
+    """``tur import``: legacy files or a Tur store in one commit; failures listed on stderr."""
+    from gitmem.errors import InvalidInput
+
+    if args.from_tur is None:
+        if args.home is not None or args.persona is not None:
+            raise InvalidInput("--home and --persona go with --from-tur")
+        if not args.paths:
+            raise InvalidInput("nothing to import", "give record files (PATH ...) or --from-tur")
+        return _import_files(args, env)
+    if args.paths:
+        raise InvalidInput("give record files or --from-tur PATH, not both")
+    return _import_tur(args, env)
+
+
+def _import_files(args: argparse.Namespace, env: Env) -> int:
     with env.progress("importing") as progress:
-        result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret, progress=progress)
+        result = env.gm.import_legacy(args.paths, allow_secret=args.allow_secret, dry_run=args.dry_run,
+                                      progress=progress)
     for line in result.failed:
         env.warn(f"tur: skipped {line}")
     for line in result.renamed:
         env.warn(f"tur: {line}")
+    for line in result.notes:
+        env.warn(f"tur: note: {line}")
     if args.format == "json":
         env.print(json_dump({"imported": result.imported, "unchanged": result.unchanged,
-                             "failed": result.failed, "renamed": result.renamed,
-                             "commit": _sha(result.commit)}))
+                             "failed": result.failed, "renamed": result.renamed, "notes": result.notes,
+                             "dry_run": result.dry_run, "commit": _sha(result.commit)}))
     else:
-        env.print(f"imported {len(result.imported)}, unchanged {len(result.unchanged)}, "
+        verb = "would import" if result.dry_run else "imported"
+        env.print(f"{verb} {len(result.imported)}, unchanged {len(result.unchanged)}, "
                   f"failed {len(result.failed)}")
     if result.failed and not result.imported and not result.unchanged:
         return 1
     return 0
+
+
+def _import_tur(args: argparse.Namespace, env: Env) -> int:
+    import time
+
+    started = time.monotonic()
+    result = env.gm.import_tur(args.from_tur or None, home=args.home, persona=args.persona,
+                               allow_secret=args.allow_secret, dry_run=args.dry_run)
+    seconds = time.monotonic() - started
+    if args.format == "json":
+        for line in result.failed:
+            env.warn(f"tur: not imported: {line}")
+        env.print(json_dump(_tur_json(result, seconds)))
+        done = result.imported or result.merged or result.unchanged
+        return 1 if result.failed and not done else 0
+    for line in tur_report(result):
+        env.print(line)
+    for line in result.failed:
+        env.warn(f"tur: not imported: {line}")
+    if result.dry_run:
+        env.print(f"dry run: nothing written ({seconds:.2f} s)")
+    elif result.commit is not None:
+        env.print(f"committed {result.commit.sha[:12]} in {seconds:.2f} s")
+    else:
+        env.print(f"nothing to commit: every memory is already stored ({seconds:.2f} s)")
+    done = result.imported or result.merged or result.unchanged
+    return 1 if result.failed and not done else 0
+
+
+def tur_report(result: TurImportResult) -> list[str]:
+    """The lines of ``tur import --from-tur``'s report (failures are printed apart, on stderr)."""
+    def counts(counter: Counter[str], order: tuple[str, ...] = ()) -> str:
+        keys = [k for k in order if counter[k]] + sorted(k for k in counter if k not in order)
+        return ", ".join(f"{counter[k]} {k}" for k in keys) or "none"
+
+    would = "would be " if result.dry_run else ""
+    lines = [f"Tur store: {', '.join(result.sources)}; persona {result.persona}"]
+    per_state = Counter({state: sum(c.values()) for state, c in result.states.items()})
+    lines.append(f"read {result.files} memory files: {counts(per_state, _STATES)}")
+    types = ", ".join(f"{n} {t}" + (f" (as {result.mapped_as[t]})" if result.mapped_as.get(t, t) != t else "")
+                      for t, n in sorted(result.types.items(), key=lambda kv: (-kv[1], kv[0])))
+    lines.append(f"types: {types or 'none'}")
+    for state in sorted(result.states, key=lambda s: (_STATES + (s,)).index(s)):
+        lines.append(f"  {state}: {counts(result.states[state], _BECAME)}")
+    lines.append(f"provenance: {counts(result.anchors, _ANCHORS)}")
+    lines.append(f"memories: {len(result.imported)} new, {len(result.merged)} merged into stored ones, "
+                 f"{len(result.unchanged)} unchanged, {result.folded} folded into a duplicate, "
+                 f"{len(result.failed)} not imported")
+    lines.append(f"persona: {would if result.persona_status == 'imported' else ''}{result.persona_status}")
+    lines.append(f"continuity note (the latest Tur session note): "
+                 f"{would if result.note_status == 'imported' else ''}{result.note_status}")
+    lines.extend(f"note: {line}" for line in result.notes)
+    lines.extend(f"not imported: {line}" for line in result.not_imported)
+    return lines
+
+
+def _tur_json(result: TurImportResult, seconds: float) -> dict[str, object]:
+    """``tur import --from-tur --format json``: the report's figures, by name."""
+    return {
+        "sources": result.sources, "persona": result.persona, "files": result.files,
+        "states": {state: dict(c) for state, c in result.states.items()}, "types": dict(result.types),
+        "mapped_as": result.mapped_as, "anchors": dict(result.anchors), "imported": result.imported,
+        "merged": result.merged, "unchanged": result.unchanged, "folded": result.folded,
+        "failed": result.failed, "notes": result.notes, "not_imported": result.not_imported,
+        "persona_status": result.persona_status, "note_status": result.note_status,
+        "dry_run": result.dry_run, "commit": _sha(result.commit), "seconds": round(seconds, 3),
+    }
+
+
+_STATES = ("active", "archive", "subsumed", "legacy")
+_BECAME = ("active", "stale", "superseded", "refuted", "folded", "not imported")
+_ANCHORS = ("anchored", "commit only", "commit not in this repository", "no commit")
 
 
 __all__ = ["PARSERS"]

@@ -88,6 +88,11 @@ def cmd_sync(args: argparse.Namespace, env: Env) -> int:
               f"({result.ahead} ahead, {result.behind} behind)")
     for row in result.merged:
         env.print(f"  {row.status:<17} {row.memory_id}  {row.reason}")
+    for author, ids in sorted(result.new_authors.items()):
+        shown = ", ".join(ids[:5]) + (f" and {len(ids) - 5} more" if len(ids) > 5 else "")
+        noun = "memory" if len(ids) == 1 else "memories"
+        env.print(f"  new author       {' '.join(author.split())}: {len(ids)} {noun} ({shown}); "
+                  "not trusted for Tier 1 of wake unless listed in trust.authors")
     if result.pushed and result.status != "pushed":
         env.print(f"{prefix}push to {args.remote}" + ("" if result.dry_run else " done"))
     return 0

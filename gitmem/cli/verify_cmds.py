@@ -46,7 +46,8 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
     """Print counts per status, then one line per memory worth a look (``-v``: every memory).
 
     Worth a look: for ``verify``, a memory whose status, reason or anchored lines changed,
-    or one named on the command line; for ``status``, also every memory that is not fresh.
+    one stale here because of uncommitted changes, or one named on the command line; for
+    ``status``, also every memory that is not fresh.
     With ``--exit-code``, ``status`` exits 1 when a memory is stale.
     """
     with env.progress("verifying") as progress:
@@ -60,8 +61,12 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
         return code
     counts = outcome.counts()
     env.print(", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories")
+    if not outcome.rows and not args.ids:
+        hint = env.gm.remote_hint()
+        if hint:
+            env.warn(hint)
     for row in outcome.rows:
-        if not (args.verbose or args.ids or row.status_changed
+        if not (args.verbose or args.ids or row.status_changed or row.local
                 or (not args.write and row.status.value != "fresh")):
             continue
         anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
@@ -69,6 +74,8 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
                and row.old_status is not row.status else "")
         reason = row.reason or ("confirmed" if args.confirm else
                                 "re-anchored" if row.moved else "unchanged")
+        if row.local:
+            reason = f"{reason}; uncommitted, kept in this clone only"
         env.print(f"{row.memory_id}  {was}{row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
         if row.hint and row.status.value != "fresh":
             env.print(f"    hint: {row.hint}")

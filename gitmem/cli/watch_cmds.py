@@ -22,8 +22,10 @@ def _watch_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub, "watch",
         description="Follow the working tree and HEAD; when an anchored file changes (edit, "
-        "atomic save, delete, checkout, commit) re-verify the memories anchored to it and "
-        "record status changes on refs/tur/memories. Stops cleanly on Ctrl-C or SIGTERM.",
+        "atomic save, delete, checkout, commit) re-verify the memories anchored to it. Changes "
+        "that uncommitted edits cause stay in this clone (marked `(here only)`); status changes "
+        "are recorded on refs/tur/memories only when HEAD moves, in at most one commit. Stops "
+        "cleanly on Ctrl-C or SIGTERM.",
     )
     p.add_argument("--debounce", type=_positive_int, default=200, metavar="MS",
                    help="close a batch of changes after MS milliseconds without one (default 200)")
@@ -95,8 +97,8 @@ def cmd_watch(args: argparse.Namespace, env: Env) -> int:
     if jsonl:
         env.print(json.dumps({"event": "stopped", "changes": changed, "commits": commits}))
     else:
-        env.print(f"stopped: {changed} status change{'s' * (changed != 1)} recorded in "
-                  f"{commits} commit{'s' * (commits != 1)}")
+        env.print(f"stopped: {changed} status change{'s' * (changed != 1)}, "
+                  f"{commits} commit{'s' * (commits != 1)} on refs/tur/memories")
     return 0
 
 
@@ -105,7 +107,7 @@ def _jsonl(event: WatchEvent, watcher: Watcher) -> str:
 
     ``{"event": "start", "root", "anchored_files", "polling", ...}`` first, then one
     ``{"event": "verify", "at", "trigger", "paths", "checked", "ids", "commit", "changes":
-    [{"id", "old", "new", "reason", "new_ref"}], "error", "notices"}`` per batch (``ids``
+    [{"id", "old", "new", "reason", "new_ref", "local"}], "error", "notices"}`` per batch (``ids``
     only when files or the index triggered it, else ``null``: every memory), and
     ``{"event": "stopped", "changes", "commits"}`` last.
     """
@@ -119,7 +121,7 @@ def _jsonl(event: WatchEvent, watcher: Watcher) -> str:
         ids=list(event.ids) if event.trigger in ("files", "index") else None,
         commit=event.outcome.commit.sha if event.outcome and event.outcome.commit else None,
         changes=[{"id": c.memory_id, "old": c.old.value if c.old else None, "new": c.new.value,
-                  "reason": c.reason, "new_ref": c.new_ref} for c in event.changes],
+                  "reason": c.reason, "new_ref": c.new_ref, "local": c.local} for c in event.changes],
         error=event.error, notices=list(event.notices),
     )
     return json.dumps(doc, ensure_ascii=False)
@@ -130,13 +132,15 @@ def _clock(event: WatchEvent) -> str:
 
 
 def _line(event: WatchEvent, change: StatusChange) -> str:
-    """``12:03:04 fact-8f2a1b9c fresh -> stale: line 4 modified in working tree``."""
+    """``12:03:04 fact-8f2a1b9c fresh -> stale: working tree: line 4 modified (here only)``."""
     old = change.old.value if change.old else "new"
     text = f"{_clock(event)} {change.memory_id} {old} -> {change.new.value}"
     if change.reason:
         text += f": {change.reason}"
     if change.new_ref:
         text += f" (re-anchored -> {change.new_ref})"
+    if change.local:
+        text += " (here only)"
     return text
 
 

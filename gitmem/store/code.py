@@ -9,13 +9,13 @@ tree is read through a fresh :class:`WorktreeState` snapshot per run.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import pygit2
-from pygit2.enums import DeltaStatus, DiffFind, FileStatus, SortMode
+from pygit2.enums import DeltaStatus, DiffFind, FileMode, FileStatus, SortMode
 
 from gitmem.anchors import Hunk, LinesChanged, is_binary, map_range
+from gitmem.store.fallback import GitAccess
 
 __all__ = ["CodeHistory", "Distance", "WorktreeChange", "WorktreeState"]
 
@@ -78,16 +78,17 @@ class WorktreeChange:
 class WorktreeState:
     """Snapshot of index and working-tree changes against HEAD, taken once per verify run.
 
-    In a bare repository there is nothing to compare and every path is clean.
+    In a bare repository there is nothing to compare and every path is clean. The status,
+    index and files come from :class:`~gitmem.store.fallback.GitAccess`: as git sees them
+    (skip-worktree paths are as the index has them, filtered files are compared cleaned).
     """
 
-    def __init__(self, repo: pygit2.Repository) -> None:
-        self._repo = repo
+    def __init__(self, access: GitAccess) -> None:
+        repo = access.repo
+        self._access = access
         self.bare = repo.is_bare or repo.workdir is None
         # untracked files cannot hold an anchored (committed) line, so skip scanning them
-        self._status: dict[str, int] = (
-            {} if self.bare else dict(repo.status(untracked_files="no"))
-        )
+        self._status: dict[str, int] = {} if self.bare else access.status()
         self._cache: dict[tuple[str, str | None], list[WorktreeChange]] = {}
 
     def is_dirty(self, path: str) -> bool:
@@ -118,37 +119,15 @@ class WorktreeState:
         return out
 
     def _index_data(self, path: str) -> bytes | None:
-        try:
-            entry = self._repo.index[path]
-        except KeyError:
-            return None
-        return _blob(self._repo, entry.id).data
+        blob_id = self._access.index_id(path)
+        return None if blob_id is None else self._access.blob(blob_id)
 
     def _disk_data(self, path: str) -> bytes | None:
-        full = os.path.join(self._repo.workdir, path)
-        try:
-            if os.path.islink(full):
-                return os.readlink(full).encode("utf-8", errors="surrogateescape")
-            with open(full, "rb") as handle:
-                return handle.read()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
+        return self._access.worktree_file(path)
 
 
 def _norm(data: bytes | None) -> bytes | None:
     return None if data is None else data.replace(b"\r\n", b"\n")
-
-
-def _blob(repo: pygit2.Repository, oid: str | pygit2.Oid) -> pygit2.Blob:
-    """The blob ``oid``: an id that git records as a blob (an index entry, a tree entry of type blob).
-
-    Raises:
-        TypeError: the object is not a blob (an internal error: the caller's id was not a blob's).
-    """
-    obj = repo[oid]
-    if not isinstance(obj, pygit2.Blob):
-        raise TypeError(f"object {oid} is a {obj.type_str}, not a blob")
-    return obj
 
 
 @dataclass(frozen=True)
@@ -166,12 +145,15 @@ class CodeHistory:
     SHAs in and out are full hex strings unless a method says "short".
     """
 
-    def __init__(self, repo: pygit2.Repository) -> None:
+    def __init__(self, repo: pygit2.Repository, access: GitAccess | None = None) -> None:
         self.repo = repo
+        self.access = access or GitAccess(repo)
         self._blob_ids: dict[tuple[str, str], str | None] = {}
         self._blobs: dict[str, bytes] = {}
         self._hunks: dict[tuple[str, str], list[Hunk] | None] = {}
         self._renames: dict[tuple[str, str], dict[str, str]] = {}
+        self._changed: dict[tuple[str, str], tuple[str, ...]] = {}
+        self._files: dict[str, list[tuple[str, str]]] = {}
         self._distances: dict[tuple[str, str], Distance] = {}
         self._between: dict[tuple[str, str], list[str]] = {}
         self._resolved: dict[str, str | None] = {}
@@ -298,20 +280,43 @@ class CodeHistory:
         if key in self._blob_ids:
             return self._blob_ids[key]
         try:
-            entry = self.repo[commit_sha].tree[path]
+            entry = self.access.tree_of(commit_sha)[path]
             found = str(entry.id) if entry.type_str == "blob" else None
         except (KeyError, ValueError):
             found = None
         self._blob_ids[key] = found
         return found
 
-    def blob(self, blob_id: str) -> bytes:
-        """Content of a blob by id."""
+    def blob(self, blob_id: str, keep: bool = True) -> bytes:
+        """Content of a blob by id; ``keep=False`` reads it without memoising it (a sweep)."""
         data = self._blobs.get(blob_id)
         if data is None:
-            data = _blob(self.repo, blob_id).data
-            self._blobs[blob_id] = data
+            data = self.access.blob(blob_id)
+            if keep:
+                self._blobs[blob_id] = data
         return data
+
+    def files_at(self, commit_sha: str) -> list[tuple[str, str]]:
+        """Every regular file of ``commit_sha``'s tree as ``(path, blob id)``, in tree order.
+
+        Symbolic links and submodules are left out. Memoised for one commit at a time
+        (HEAD, during a verify).
+        """
+        found = self._files.get(commit_sha)
+        if found is not None:
+            return found
+        out: list[tuple[str, str]] = []
+        stack: list[tuple[str, pygit2.Tree]] = [("", self.access.tree_of(commit_sha))]
+        while stack:
+            prefix, tree = stack.pop()
+            for entry in tree:
+                path = prefix + (entry.name or "")
+                if isinstance(entry, pygit2.Tree):
+                    stack.append((path + "/", entry))
+                elif entry.type_str == "blob" and entry.filemode != FileMode.LINK:
+                    out.append((path, str(entry.id)))
+        self._files = {commit_sha: out}
+        return out
 
     def blob_at(self, commit_sha: str, path: str) -> bytes | None:
         """Content of ``path`` at ``commit_sha``, or ``None`` if absent."""
@@ -324,7 +329,14 @@ class CodeHistory:
 
     def worktree(self) -> WorktreeState:
         """A fresh snapshot of index and working-tree changes (empty for a bare repository)."""
-        return WorktreeState(self.repo)
+        return WorktreeState(self.access)
+
+    def worktree_file(self, path: str) -> bytes | None:
+        """The working-tree file ``path`` as git would store it (through its clean filter, if any).
+
+        ``None`` when the file is absent (or the repository bare).
+        """
+        return self.access.worktree_file(path)
 
     # -- diffs ----------------------------------------------------------------
 
@@ -357,17 +369,40 @@ class CodeHistory:
         """
         key = (old_sha, new_sha)
         if key not in self._renames:
-            # What Repository.diff(tree, tree) runs, called directly (pygit2's stubs do not
-            # admit trees to Repository.diff).
-            old_tree, new_tree = self.repo[old_sha].tree, self.repo[new_sha].tree
-            diff = old_tree.diff_to_tree(new_tree, context_lines=3, interhunk_lines=0)
-            diff.find_similar(DiffFind.FIND_RENAMES)
-            self._renames[key] = {
-                delta.old_file.path: delta.new_file.path
-                for delta in diff.deltas
-                if delta.status == DeltaStatus.RENAMED
-            }
+            self._tree_changes(old_sha, new_sha)
         return self._renames[key].get(path)
+
+    def changed_paths(self, old_sha: str, new_sha: str) -> tuple[str, ...]:
+        """Paths of ``new_sha``'s tree whose content is not what it was in ``old_sha``'s, sorted.
+
+        Files added, modified, or renamed or copied there (git's similarity detection), from
+        the same memoised tree diff as :meth:`renamed_path`: where code that left a file
+        between the two commits can have gone.
+        """
+        key = (old_sha, new_sha)
+        if key not in self._changed:
+            self._tree_changes(old_sha, new_sha)
+        return self._changed[key]
+
+    def _tree_changes(self, old_sha: str, new_sha: str) -> None:
+        # What Repository.diff(tree, tree) runs, called directly (pygit2's stubs do not
+        # admit trees to Repository.diff).
+        old_tree, new_tree = self.access.tree_of(old_sha), self.access.tree_of(new_sha)
+        diff = old_tree.diff_to_tree(new_tree, context_lines=3, interhunk_lines=0)
+        # Similarity reads the contents: a partial clone fetches them in one request first.
+        self.access.ensure(str(d.new_file.id if d.status == DeltaStatus.ADDED else d.old_file.id)
+                           for d in diff.deltas
+                           if d.status in (DeltaStatus.ADDED, DeltaStatus.DELETED))
+        diff.find_similar(DiffFind.FIND_RENAMES)
+        renames: dict[str, str] = {}
+        changed: set[str] = set()
+        for delta in diff.deltas:
+            if delta.status == DeltaStatus.RENAMED:
+                renames[delta.old_file.path] = delta.new_file.path
+            if delta.status != DeltaStatus.DELETED:
+                changed.add(delta.new_file.path)
+        self._renames[(old_sha, new_sha)] = renames
+        self._changed[(old_sha, new_sha)] = tuple(sorted(changed))
 
     # -- history of one file --------------------------------------------------
 

@@ -10,10 +10,11 @@ a malformed file) raises :class:`Unsupported`, and the caller asks libgit2.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Located", "Unsupported", "locate", "read_ref"]
+__all__ = ["Located", "Unsupported", "foreign_owner", "locate", "read_ref"]
 
 _HEX = frozenset("0123456789abcdef")
 
@@ -70,6 +71,22 @@ def locate(start: Path) -> Located | None:
                 raise Unsupported("inside a .git directory")
             return _from_git_dir(candidate, None)  # a bare repository
     return None
+
+
+def foreign_owner(where: Located) -> bool:
+    """Whether another user owns the working tree or the git directory (two ``stat`` calls).
+
+    git refuses such a repository unless ``safe.directory`` lists it; the caller asks
+    libgit2, which reads that setting as git does, only when this is true.
+    """
+    uid = os.geteuid() if hasattr(os, "geteuid") else None
+    if uid is None:
+        return False
+    try:
+        owners = {(where.workdir or where.git_dir).stat().st_uid, where.git_dir.stat().st_uid}
+    except OSError:
+        return False
+    return owners != {uid}
 
 
 def _per_worktree(name: str) -> bool:

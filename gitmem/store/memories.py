@@ -37,7 +37,7 @@ from gitmem.errors import (
     RefLocked,
 )
 from gitmem.ids import shard_of
-from gitmem.store.gitdir import Located, Unsupported, locate, read_ref
+from gitmem.store.gitdir import Located, Unsupported, foreign_owner, locate, read_ref
 from gitmem.vocabulary import ID_PATTERN
 
 __all__ = [
@@ -56,6 +56,7 @@ if TYPE_CHECKING:
 
     from gitmem.cache.fileformat import Untrusted
     from gitmem.store.code import CodeHistory
+    from gitmem.store.fallback import GitAccess
 
 MEMORY_REF = "refs/tur/memories"
 FORMAT_PATH = ".gitmem"
@@ -229,8 +230,15 @@ class Store:
         self._repo = repo
         self._located = located
         self._code: CodeHistory | None = None
+        self._access: GitAccess | None = None
+        self._prefetched = False
         self._memo: _ObjectMemo | None = None
         self._notices: list[str] = []
+        self._identity: tuple[str, str] | None = None
+        self.guard: Callable[[Store, str | None], None] | None = None
+        """Called once, on the first read of the memory ref's tip, with that tip: what
+        checks that no rewrite outside gitmem lost a tip gitmem wrote (set by the facade)."""
+        self._guarded = False
 
     def _object_memo(self) -> _ObjectMemo:
         if self._memo is None:
@@ -258,18 +266,34 @@ class Store:
 
     @property
     def repo(self) -> pygit2.Repository:
-        """The libgit2 repository, opened on first use (reads of refs alone never open it)."""
+        """The libgit2 repository, opened on first use (reads of refs alone never open it).
+
+        Raises:
+            UnsafeRepository: another user owns it and ``safe.directory`` does not list it.
+        """
         if self._repo is None:
             assert self._located is not None
-            self._repo = _pg().Repository(str(self._located.git_dir))
+            from gitmem.store.fallback import open_repository
+
+            where = self._located
+            self._repo = open_repository(str(where.git_dir), where.workdir or where.git_dir)
         return self._repo
+
+    @property
+    def access(self) -> GitAccess:
+        """Objects, index and working tree through libgit2, or git where libgit2 falls short."""
+        if self._access is None:
+            from gitmem.store.fallback import GitAccess
+
+            self._access = GitAccess(self.repo)
+        return self._access
 
     def code(self) -> CodeHistory:
         """The :class:`~gitmem.store.code.CodeHistory` of this repository (one per store)."""
         if self._code is None:
             from gitmem.store.code import CodeHistory
 
-            self._code = CodeHistory(self.repo)
+            self._code = CodeHistory(self.repo, self.access)
         return self._code
 
     # -- opening ---------------------------------------------------------------------------
@@ -283,6 +307,8 @@ class Store:
 
         Raises:
             NotARepository: ``path`` is not inside a git repository.
+            UnsafeRepository: another user owns it and ``safe.directory`` does not list it.
+            UnsupportedRepository: libgit2 cannot open it (SHA-256 object ids, say).
         """
         start = Path(path).resolve()
         if not start.exists():
@@ -293,17 +319,19 @@ class Store:
             located = None
         else:
             if located is not None:
-                return cls(located=located)
+                store = cls(located=located)
+                if foreign_owner(located):
+                    _ = store.repo  # libgit2 applies safe.directory as git does
+                return store
         found = _pg().discover_repository(str(start))
         if found is None:
             raise NotARepository(
                 f"not a git repository (or any parent up to /): {start}",
                 "run tur inside a git repository, or `git init` one first",
             )
-        try:
-            return cls(_pg().Repository(found))
-        except _pg().GitError as exc:
-            raise NotARepository(f"cannot open git repository at {found}: {exc}") from exc
+        from gitmem.store.fallback import open_repository
+
+        return cls(open_repository(found))
 
     @property
     def workdir(self) -> Path | None:
@@ -372,7 +400,19 @@ class Store:
     # -- reading the memory ref ------------------------------------------------------------
 
     def tip(self, ref: str = MEMORY_REF) -> str | None:
-        """Commit SHA the ref points at, or ``None`` when the ref does not exist."""
+        """Commit SHA the ref points at, or ``None`` when the ref does not exist.
+
+        The first read of the memory ref runs :attr:`guard` (which may move the ref: it
+        then reads the ref again).
+        """
+        sha = self._read_tip(ref)
+        if ref == MEMORY_REF and not self._guarded and self.guard is not None:
+            self._guarded = True
+            self.guard(self, sha)
+            sha = self._read_tip(ref)
+        return sha
+
+    def _read_tip(self, ref: str) -> str | None:
         answered, sha = self._file_ref(ref)
         if answered:
             return sha
@@ -381,22 +421,136 @@ class Store:
         except KeyError:
             return None
 
+    # -- the last tip gitmem wrote -----------------------------------------------------------
+
+    @property
+    def last_tip_file(self) -> Path:
+        """``<git common dir>/tur/tip``: the memory ref's tip as gitmem last wrote it."""
+        return self.common_dir / "tur" / "tip"
+
+    def last_written_tip(self) -> str | None:
+        """The tip gitmem last wrote to the memory ref (from :attr:`last_tip_file`), or ``None``."""
+        try:
+            text = self.last_tip_file.read_text().strip()
+        except OSError:
+            return None
+        return text if _HEX.fullmatch(text) else None
+
+    def note_tip(self, sha: str | None) -> None:
+        """Remember ``sha`` as the memory ref's tip gitmem wrote (``None``: forget it)."""
+        path = self.last_tip_file
+        with suppress(OSError):
+            if sha is None:
+                path.unlink(missing_ok=True)
+                return
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_name(f"tip.{os.getpid()}.tmp")
+            tmp.write_text(sha + "\n")
+            os.replace(tmp, path)
+
+    def last_authors(self, tip: str, paths: set[str]) -> dict[str, str]:
+        """Who last changed each of ``paths``: the author (``Name <email>``) of the newest commit.
+
+        Commits reachable from ``tip``; merges that only carry one side's version do not count.
+
+        One ``git log --name-only`` run, stopped as soon as every path is found: what a record
+        written before gitmem stored its writer falls back to.
+        """
+        found: dict[str, str] = {}
+        if not paths:
+            return found
+        proc = subprocess.Popen(
+            ["git", "--git-dir", str(self.git_dir), "log", "--no-renames", "--format=%x00%an <%ae>",
+             "--name-only", tip, "--", "memories/"],
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+            text=True, errors="replace",
+        )
+        assert proc.stdout is not None
+        author = ""
+        try:
+            for line in proc.stdout:
+                line = line.rstrip("\n")
+                if line.startswith("\0"):
+                    author = line[1:]
+                elif line in paths and line not in found:
+                    found[line] = author
+                    if len(found) == len(paths):
+                        break
+        finally:
+            proc.kill()
+            proc.communicate()
+        return found
+
+    def known_authors(self) -> list[str]:
+        """Writers ``tur sync`` has reported as new (``<common dir>/tur/authors``, one a line)."""
+        try:
+            return [line for line in (self.common_dir / "tur" / "authors").read_text().splitlines() if line]
+        except (OSError, UnicodeDecodeError):
+            return []
+
+    def add_known_authors(self, authors: list[str]) -> None:
+        """Remember ``authors`` as seen (see :meth:`known_authors`); best effort."""
+        path = self.common_dir / "tur" / "authors"
+        with suppress(OSError):
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as handle:
+                handle.writelines(a.replace("\n", " ") + "\n" for a in authors)
+
+    def has_commit(self, sha: str) -> bool:
+        """Whether ``sha`` is a commit in the object database."""
+        try:
+            return isinstance(self.repo[sha], _pg().Commit)
+        except (KeyError, ValueError):
+            return False
+
+    def is_ancestor(self, ancestor: str, of: str) -> bool:
+        """True when ``ancestor`` is ``of`` or one of its ancestors."""
+        return ancestor == of or bool(self.repo.descendant_of(of, ancestor))
+
     def _root(self, commit_sha: str | None) -> pygit2.Tree | None:
         return None if commit_sha is None else self._commit_tree(commit_sha)
 
     def _commit_tree(self, commit_sha: str) -> pygit2.Tree:
-        commit = self.repo[commit_sha]
+        commit = self.access.get(commit_sha)
         if not isinstance(commit, _pg().Commit):
             raise FormatVersion(f"{commit_sha[:12]} on the memory ref is not a commit")
-        return commit.tree
+        return self.access.tree_of(commit)
 
     def _tree(self, tree_id: str | pygit2.Oid) -> pygit2.Tree:
         """The tree ``tree_id``: an id git records as a tree (an entry of type tree, a written tree)."""
-        return cast("pygit2.Tree", self.repo[tree_id])
+        return cast("pygit2.Tree", self.access.get(str(tree_id)))
 
     def _blob_data(self, blob_id: str) -> bytes:
-        """The content of ``blob_id``: an id git records as a blob (an entry of type blob)."""
-        return cast("pygit2.Blob", self.repo[blob_id]).data
+        """The content of ``blob_id``: an id git records as a blob (an entry of type blob).
+
+        In a partial clone, the first blob found missing brings every missing blob of the
+        memory trees with it, in one fetch.
+        """
+        return self.access.blob(blob_id, also=self._memory_blobs)
+
+    def _memory_blobs(self) -> set[str]:
+        """Ids of every blob in the trees of ``refs/tur/memories`` and its remote-tracking refs.
+
+        Only once per store: after the first miss, a further one is a single blob.
+        """
+        if self._prefetched:
+            return set()
+        self._prefetched = True
+        tips = {self.tip()} | {
+            self.tip(name) for name in self.repo.references
+            if name.startswith("refs/tur/remotes/") and name.endswith("/memories")
+        }
+        found: set[str] = set()
+        for tip in tips - {None}:
+            assert tip is not None
+            pending = [self._commit_tree(tip)]
+            while pending:
+                for entry in pending.pop():
+                    if entry.type_str == "tree":
+                        pending.append(self._tree(entry.id))
+                    elif entry.type_str == "blob":
+                        found.add(str(entry.id))
+        return found
 
     def _id_at(self, commit_sha: str | None, path: str, kind: str) -> str | None:
         """Id of the ``kind`` ("blob" or "tree") object at ``path`` in the commit's tree, or ``None``."""
@@ -433,7 +587,7 @@ class Store:
                     f"(its {FORMAT_PATH} is not a file)",
                     "check which ref you are reading",
                 )
-            text = cast("pygit2.Blob", marker).data.decode("utf-8", "replace")
+            text = self._blob_data(str(marker.id)).decode("utf-8", "replace")
             version = text.strip().removeprefix("format:").strip()
             if version != str(FORMAT_VERSION):
                 raise FormatVersion(
@@ -601,7 +755,11 @@ class Store:
             found = self._object_memo().get(key)
             if isinstance(found, str) and found.isdigit():
                 return int(found)
-        size = int(self.repo.odb.read_header(blob_id)[1])
+        try:
+            size = int(self.repo.odb.read_header(blob_id)[1])
+        except (KeyError, ValueError):
+            # Not here (a partial clone): read it as every blob is read, which fetches it.
+            size = len(self._blob_data(blob_id))
         if remember:
             self._object_memo().put(key, str(size))
         return size
@@ -612,12 +770,12 @@ class Store:
         Raises:
             KeyError: no such object.
         """
-        return bytes(self._blob_data(blob_id))
+        return self._blob_data(blob_id)
 
     def read_path(self, commit_sha: str | None, path: str) -> bytes | None:
         """Bytes of the blob at ``path`` in the commit's tree, or ``None`` when absent."""
         blob_id = self._id_at(commit_sha, path, "blob")
-        return None if blob_id is None else bytes(self._blob_data(blob_id))
+        return None if blob_id is None else self._blob_data(blob_id)
 
     def blob_id_at(self, commit_sha: str | None, path: str) -> str | None:
         """Blob id at ``path`` in the commit's tree, or ``None``."""
@@ -635,8 +793,9 @@ class Store:
         out: list[CommitInfo] = []
         for commit in self.repo.walk(tip, _pg().enums.SortMode.TOPOLOGICAL | _pg().enums.SortMode.TIME):
             if path is not None:
-                here = _blob_at(commit.tree, path)
-                before = [_blob_at(p.tree, path) for p in commit.parents] or [None]
+                tree_of = self.access.tree_of
+                here = _blob_at(tree_of(commit), path)
+                before = [_blob_at(tree_of(p), path) for p in commit.parents] or [None]
                 if all(here == b for b in before):
                     continue
             out.append(_info(commit))
@@ -648,11 +807,53 @@ class Store:
 
     def signature(self) -> pygit2.Signature:
         """The repository's git identity (user.name/user.email), or ``tur <tur@localhost>``."""
-        try:
-            sig = self.repo.default_signature
-        except (KeyError, _pg().GitError):
-            return _pg().Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
-        return _pg().Signature(sig.name, sig.email)
+        name, email = self._identity_parts()
+        return _pg().Signature(name, email)
+
+    def identity(self) -> str:
+        """``Name <email>`` of the repository's git identity: the author of gitmem's commits.
+
+        Read with ``git config`` (no libgit2), once per store; ``tur <tur@localhost>`` when
+        no identity is configured.
+        """
+        name, email = self._identity_parts()
+        return f"{name} <{email}>"
+
+    def _identity_parts(self) -> tuple[str, str]:
+        if self._identity is None:
+            # Remembered across processes while the config files are unchanged, so that a
+            # warm read starts no git process (and loads no libgit2) for it.
+            key = "identity:" + ":".join(str(_mtime_ns(p)) for p in self._config_files())
+            found_memo = self._object_memo().get(key)
+            if isinstance(found_memo, str) and "\n" in found_memo:
+                name, _, email = found_memo.partition("\n")
+                self._identity = (name, email)
+                return self._identity
+            found: dict[str, str] = {}
+            try:
+                proc = subprocess.run(
+                    ["git", "--git-dir", str(self.git_dir), "config", "--get-regexp",
+                     r"^user\.(name|email)$"],
+                    capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
+                )
+                for line in proc.stdout.splitlines():
+                    name_key, _, value = line.partition(" ")
+                    found[name_key.lower()] = value.strip()  # the last value wins, as in git
+            except OSError:  # no git executable: libgit2 reads the same configuration
+                config = self.repo.config
+                for name_key in ("user.name", "user.email"):
+                    if name_key in config:
+                        found[name_key] = str(config[name_key])
+            self._identity = (found.get("user.name") or _FALLBACK_NAME,
+                              found.get("user.email") or _FALLBACK_EMAIL)
+            self._object_memo().put(key, "\n".join(self._identity))
+        return self._identity
+
+    def _config_files(self) -> list[Path]:
+        """The git configuration files an identity can come from (repository, global, XDG)."""
+        home = Path.home()
+        return [self.common_dir / "config", self.git_dir / "config", home / ".gitconfig",
+                home / ".config" / "git" / "config"]
 
     def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | None]) -> str:
         """Write the tree of ``base_commit`` with ``changes`` applied; return the new root tree id.
@@ -728,14 +929,17 @@ class Store:
             mutation = build(tip)
             if mutation is None:
                 return None, None
-            tree = self.write_tree(tip, mutation.changes)
-            base_tree = str(self._commit_tree(tip).id) if tip else None
-            if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
-                return None, mutation
-            sig = self.signature()
-            parents = ([tip] if tip else []) + list(mutation.parents_extra)
-            new = str(self.repo.create_commit(None, sig, sig, mutation.message, tree, parents))
-            outcome = self._update_ref(ref, new, tip)
+            try:
+                tree = self.write_tree(tip, mutation.changes)
+                base_tree = str(self._commit_tree(tip).id) if tip else None
+                if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
+                    return None, mutation
+                sig = self.signature()
+                parents = ([tip] if tip else []) + list(mutation.parents_extra)
+                new = str(self.repo.create_commit(None, sig, sig, mutation.message, tree, parents))
+            except (OSError, _pg().GitError) as exc:
+                raise self._write_error(exc) from None
+            outcome = self._update_ref(ref, new, tip, mutation.message)
             if outcome == "ok":
                 return _info(cast("pygit2.Commit", self.repo[new])), mutation
             if outcome == "locked":
@@ -751,8 +955,13 @@ class Store:
             "try again",
         )
 
-    def _update_ref(self, ref: str, new: str, old: str | None) -> str:
+    def _update_ref(self, ref: str, new: str, old: str | None, message: str = "") -> str:
         """Run ``git update-ref``; return ``"ok"``, ``"locked"`` or ``"moved"``.
+
+        Every move writes a reflog entry (``--create-reflog``: also where
+        ``core.logAllRefUpdates`` is off, as in a bare repository), whose message is
+        ``tur: `` and the first line of ``message``. A move of the memory ref is remembered
+        in :attr:`last_tip_file`.
 
         While git runs, ``<common dir>/tur/locks/<new>`` records this host and git's pid,
         so that a lock git leaves behind when it is killed can be told from a live one (see
@@ -763,7 +972,8 @@ class Store:
         """
         owner = self.common_dir / "tur" / "locks" / new
         proc = subprocess.Popen(
-            ["git", "--git-dir", str(self.git_dir), "update-ref", "-m", "tur", ref, new, old or _ZERO],
+            ["git", "--git-dir", str(self.git_dir), "update-ref", "--create-reflog",
+             "-m", _reflog_message(message), ref, new, old or _ZERO],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         )
         try:
@@ -775,9 +985,18 @@ class Store:
             with suppress(OSError):
                 owner.unlink()
         if proc.returncode == 0:
+            if ref == MEMORY_REF:
+                self.note_tip(new)
             return "ok"
         if proc.returncode < 0:
             return self._killed(ref, new, -proc.returncode)
+        from gitmem.store.fallback import unsafe_error, write_error
+
+        denied = write_error(RuntimeError(err), self.common_dir)
+        if denied is not None:
+            raise denied
+        if "dubious ownership" in err:
+            raise unsafe_error(self.workdir or self.git_dir)
         if ".lock" in err and ("exists" in err or "Unable to create" in err):
             return "moved" if self._clear_stale_lock(ref) else "locked"
         if "but expected" in err or "already exists" in err or "reference already exists" in err:
@@ -787,7 +1006,9 @@ class Store:
 
     def _killed(self, ref: str, new: str, signum: int) -> str:
         """After ``git update-ref`` died of signal ``signum``: done, or its lock removed and an error."""
-        if self.tip(ref) == new:
+        if self._read_tip(ref) == new:
+            if ref == MEMORY_REF:
+                self.note_tip(new)
             return "ok"  # killed after the rename: the change is in
         lock = self.common_dir / (ref + ".lock")
         with suppress(OSError):
@@ -842,6 +1063,12 @@ class Store:
         self._notices.append(f"tur: removed the stale lock {lock} ({why})")
         return True
 
+    def _write_error(self, exc: Exception) -> Exception:
+        """``exc`` as :class:`~gitmem.errors.ReadOnlyRepository` when writing was denied, else itself."""
+        from gitmem.store.fallback import write_error
+
+        return write_error(exc, self.common_dir) or exc
+
     def _locked_error(self, ref: str) -> RefLocked:
         lock = self.common_dir / (ref + ".lock")
         when = ""
@@ -856,13 +1083,19 @@ class Store:
             f"once it is {STALE_LOCK_SECONDS:.0f} s old)",
         )
 
+    def add_notice(self, line: str) -> None:
+        """Add one line for stderr (see :meth:`take_notices`)."""
+        self._notices.append(line)
+
     def take_notices(self) -> list[str]:
         """Lines for stderr gathered since the last call (a stale lock removed), each once."""
         taken, self._notices = self._notices, []
         return taken
 
-    def update_ref(self, ref: str, new: str, old: str | None) -> bool:
+    def update_ref(self, ref: str, new: str, old: str | None, message: str = "") -> bool:
         """Compare-and-swap ``ref`` from ``old`` (``None``: must not exist) to ``new``.
+
+        ``message`` goes into the reflog entry (see :meth:`_update_ref`).
 
         Returns:
             True on success, False when the ref no longer points at ``old``.
@@ -870,10 +1103,16 @@ class Store:
         Raises:
             RefLocked: the ref's lock file is held.
         """
-        outcome = self._update_ref(ref, new, old)
+        outcome = self._update_ref(ref, new, old, message)
         if outcome == "locked":
             raise self._locked_error(ref)
         return outcome == "ok"
+
+
+def _reflog_message(message: str) -> str:
+    """``tur: <first line of message>`` (``tur`` alone for none), one line."""
+    first = message.strip().splitlines()[0].strip() if message.strip() else ""
+    return f"tur: {first}" if first else "tur"
 
 
 def _alive(pid: int) -> bool:
@@ -934,3 +1173,11 @@ def _info(commit: pygit2.Commit) -> CommitInfo:
         time=datetime.fromtimestamp(commit.commit_time, UTC),
         parents=tuple(str(p) for p in commit.parent_ids),
     )
+
+
+def _mtime_ns(path: Path) -> int:
+    """Modification time of ``path`` in nanoseconds, or 0 when it does not exist."""
+    try:
+        return path.stat().st_mtime_ns
+    except OSError:
+        return 0

@@ -159,8 +159,9 @@ class Remote:
     def fetch(self) -> str | None:
         """Fetch the remote's memory ref into ``refs/tur/remotes/<name>/memories``.
 
-        Only that ref is fetched (no tags, no branches). When the remote has no
-        memory ref, a stale tracking ref is deleted.
+        Only that ref is fetched and only the tracking ref is written (no tags, no branches,
+        no configured refspec), with a reflog entry. When the remote has no memory ref, a
+        stale tracking ref is deleted.
 
         Returns:
             The remote's commit SHA, or ``None`` when the remote has no memory ref.
@@ -170,7 +171,10 @@ class Remote:
                 message quotes git's reason. No local ref has changed.
         """
         proc = self._git(
-            self.store, "fetch", "--quiet", "--no-tags", "--no-write-fetch-head",
+            self.store, "-c", "core.logAllRefUpdates=always",
+            # --refmap= : only the refspec given here, never the configured ones, which git
+            # otherwise also applies ("+refs/tur/*:refs/tur/*" would overwrite the local ref).
+            "fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--refmap=",
             self.name, fetch_refspec(self.name),
         )
         if proc.returncode != 0:
@@ -222,7 +226,8 @@ class Remote:
                 f"cannot push {MEMORY_REF} to {self.name} ({self.url()}): {reason}",
                 "check your access to the remote; the local memory ref is unchanged",
             )
-        self._git(self.store, "update-ref", "-m", "tur sync", self.tracking_ref, sha)
+        self._git(self.store, "update-ref", "--create-reflog", "-m", "tur: sync push",
+                  self.tracking_ref, sha)
         return PushOutcome("up-to-date" if flag == "=" else "ok", sha)
 
 
@@ -278,7 +283,7 @@ class Graph:
         if commit is None:
             return {}
         out: dict[str, str] = {}
-        stack: list[tuple[str, pygit2.Tree]] = [("", self._commit(commit).tree)]
+        stack: list[tuple[str, pygit2.Tree]] = [("", self.store.access.tree_of(commit))]
         while stack:
             prefix, tree = stack.pop()
             for entry in tree:
@@ -305,9 +310,10 @@ class Graph:
         walker = repo.walk(tip, pygit2.enums.SortMode.TOPOLOGICAL | pygit2.enums.SortMode.TIME)
         if stop is not None:
             walker.hide(stop)
+        tree_of = self.store.access.tree_of
         for commit in walker:
-            here = _blob(commit.tree, path)
-            if all(_blob(p.tree, path) != here for p in commit.parents):
+            here = _blob(tree_of(commit), path)
+            if all(_blob(tree_of(p), path) != here for p in commit.parents):
                 return datetime.fromtimestamp(commit.commit_time, UTC)
         return self.commit_time(tip)
 

@@ -9,6 +9,7 @@ from rich.text import Text
 
 from gitmem.api import Gitmem
 from gitmem.errors import UnknownMemory
+from tests.conftest import commit_file
 from tui import make_app
 from tui.messages import MemoryChanged
 from tui.screens.confidence import ConfidenceScreen
@@ -209,10 +210,12 @@ def test_verify_finds_the_working_tree_edit_and_marks_it_stale(tui_repo, clock):
         await pilot.pause()
         assert app.screen.query_one(MemoryTable).get_row(ids["port"])[2].plain == "stale"
         notes = [n.message for n in app._notifications]
-        assert notes[-1] == f"{ids['port']}: stale (line 4 modified in working tree)"
+        assert notes[-1] == f"{ids['port']}: stale (working tree: line 4 modified)"
 
     run(app, scenario)
-    assert gm.get(ids["port"]).status.value == "stale"
+    # Uncommitted: stale in this clone's overlay, never on the shared record.
+    assert gm.local_reasons() == {ids["port"]: "working tree: line 4 modified"}
+    assert gm.get(ids["port"]).status.value == "fresh"
 
 
 def test_detail_pane_shows_the_anchored_diff_and_history(tui_repo, clock):
@@ -228,6 +231,26 @@ def test_detail_pane_shows_the_anchored_diff_and_history(tui_repo, clock):
         history = str(app.screen.query_one("#history").render()).splitlines()
         assert len(history) == 2
         assert history[1].endswith(f"learn {ids['port']}: The service listens on port 8080")
+
+    run(app, scenario)
+
+
+def test_detail_pane_says_how_a_moved_anchor_travelled(tui_repo, clock):
+    repo, gm, ids = tui_repo
+    # src/store.py L2-L4 go unchanged to src/wal.py: verify follows them there
+    lines = (repo / "src/store.py").read_text().splitlines(keepends=True)
+    commit_file(repo, "src/wal.py", "# write-ahead log\n" + "".join(lines[1:4]), "wal")
+    commit_file(repo, "src/store.py", "".join(lines[:1] + lines[4:]), "move wal out")
+    gm.verify()
+    app = make_app(gm, clock=clock)
+
+    async def scenario(pilot):
+        await select(pilot, ids["wal"])
+        history = str(app.screen.query_one("#history").render()).splitlines()
+        start = history.index("How the anchor travelled")
+        assert history[start + 1].endswith("learned: src/store.py#L2-L4")
+        assert " moved: src/store.py#L2-L4 -> src/wal.py#L2-L4 (moved to src/wal.py#L2-L4 in " in (
+            history[start + 2])
 
     run(app, scenario)
 
@@ -262,5 +285,20 @@ def test_an_error_from_the_store_is_notified_not_raised(tui_repo, clock):
             f"no memory with id '{ids['pref']}' — run `tur list` to see the ids"
         ]
         assert app.is_running
+
+    run(app, scenario)
+
+
+def test_search_finds_a_memory_by_the_id_it_had_before_import(tui_repo, clock, tmp_path):
+    _, gm, ids = tui_repo
+    record = tmp_path / "old.yaml"
+    record.write_text('id: "fact-0badc0de"\ntype: fact\ncontent: Sessions expire after an hour\n')
+    imported = gm.import_legacy([record]).imported[0]
+    app = make_app(gm, clock=clock)
+
+    async def scenario(pilot):
+        await pilot.press("slash", *"0badc0de")
+        await pilot.pause()
+        assert table_ids(app) == [imported]
 
     run(app, scenario)

@@ -84,10 +84,11 @@ class BrowseScreen(Screen[None]):
         """Re-read every memory (statuses and weights) and redraw the table and the detail."""
         try:
             view = self.gm.status_view(now=self._now(), full_records=False)
+            legacy = self.gm.legacy_ids()
         except GitmemError as exc:
             self.notify(str(exc), title="load", severity="error", markup=False)
             return
-        self.rows = to_rows(view.rows)
+        self.rows = to_rows(view.rows, legacy)
         self.skipped = len(view.skipped)
         self._redraw()
 

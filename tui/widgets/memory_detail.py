@@ -1,4 +1,4 @@
-"""The detail pane: the memory, why it has its status, its provenance, history, diff and record."""
+"""The detail pane: the memory, its status and provenance, history and anchor trail, diff, record."""
 
 from __future__ import annotations
 
@@ -58,6 +58,11 @@ def _history(d: Detail) -> Text:
                                    literal(subject, keep_newlines=False)))
     if not d.history:
         lines.append(Text("(none)", style="dim"))
+    if len(d.trail) > 1:  # the anchor travelled
+        lines += [Text(""), Text("How the anchor travelled", style="bold underline")]
+        for step in d.trail:
+            lines.append(Text.assemble((step.commit[:10], "yellow"), f" {step.time:%Y-%m-%d %H:%M} ",
+                                       literal(step.describe(), keep_newlines=False)))
     return Text("\n").join(lines)
 
 

@@ -1,0 +1,156 @@
+"""MCP benchmark: ``wake`` and ``recall`` calls on a running ``tur mcp`` server.
+
+Starts ``tur mcp`` on the repository of ``bench_scale.py`` (10,000 synthetic memories by
+default; built once and kept, like that benchmark's) and talks to it with the ``mcp`` SDK's
+own stdio client, as a harness would. Each figure is the median wall time of one call as the
+client sees it (request written, result parsed), over ``--runs`` calls, and beside it the
+median CPU time the server process spent on the call (Linux: its CPU clock; less disturbed
+than wall time by other work on a busy machine):
+
+- ``wake`` and ``recall`` on a server that has already answered once (the steady state);
+- ``wake`` and ``recall`` each right after a ``learn`` through MCP (the write moves the memory
+  ref; the server warms the new tip before it answers the learn);
+- ``learn`` through MCP (one commit, then the warm-up of the new tip);
+- ``recall`` right after a ``tur learn`` by another process (the CLI), which the server only
+  sees on its next call and so pays for there.
+
+Run from the repository root::
+
+    python bench/bench_mcp.py                     # 10,000 memories, 15 runs
+    python bench/bench_mcp.py --sizes 1000,10000 --runs 25
+
+The first two kinds of row have a target of 50 ms at 10,000 memories (GitHub issue 14).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import bench_scale  # noqa: E402  (the repository builder, beside this file)
+
+QUERY = bench_scale.QUERY
+TARGET_S = 0.050
+TARGET_ROWS = {"wake", "recall", "wake after learn", "recall after learn"}
+TARGET_SIZE = 10_000
+
+
+def _server_clock() -> int | None:
+    """The CPU clock of the ``tur mcp`` child process (Linux), or ``None``."""
+    for children in Path("/proc/self/task").glob("*/children"):
+        for pid in children.read_text().split():
+            try:
+                if b"mcp" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                    return ((~int(pid)) << 3) | 2  # CPUCLOCK_SCHED of the whole process
+            except OSError:
+                continue
+    return None
+
+
+async def _timed(call: Callable[[], Awaitable[Any]], clock: int | None) -> tuple[float, float | None]:
+    """Wall seconds of one call as the client sees it, and the server's CPU seconds in it."""
+    cpu = time.clock_gettime(clock) if clock is not None else None
+    started = time.perf_counter()
+    result = await call()
+    elapsed = time.perf_counter() - started
+    if getattr(result, "is_error", False):
+        sys.exit(f"bench: the server answered with an error: {result.content[0].text}")
+    return elapsed, (time.clock_gettime(clock) - cpu if clock is not None and cpu is not None else None)
+
+
+async def bench_server(repo: Path, runs: int) -> dict[str, list[tuple[float, float | None]]]:
+    """Start ``tur mcp`` on ``repo``; (wall, server CPU) seconds of each kind of call."""
+    from mcp import ClientSession, StdioServerParameters, stdio_client
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "gitmem", "mcp", "--repo", str(repo)], env=env)
+    times: dict[str, list[tuple[float, float | None]]] = {name: [] for name in (
+        "wake", "recall", "learn", "wake after learn", "recall after learn",
+        "recall after a CLI learn")}
+    counter = iter(range(10**9))
+
+    def learn_args() -> dict[str, Any]:
+        return {"content": f"Bench note {time.time_ns()} about the queue retry policy {next(counter)}",
+                "source_agent": "bench"}
+
+    with tempfile.TemporaryFile("w+") as errlog:
+        async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as s:
+            await s.initialize()
+            clock = _server_clock()
+
+            async def timed(name: str, tool: str, args: dict[str, Any] | None = None) -> None:
+                times[name].append(await _timed(lambda: s.call_tool(tool, args or {}), clock))
+
+            await _timed(lambda: s.call_tool("wake", {}), clock)  # primes, as any first call
+            await _timed(lambda: s.call_tool("recall", {"query": QUERY}), clock)
+            for _ in range(runs):
+                await timed("wake", "wake")
+                await timed("recall", "recall", {"query": QUERY})
+            for _ in range(runs):
+                await timed("learn", "learn", learn_args())
+                await timed("wake after learn", "wake")
+                await timed("learn", "learn", learn_args())
+                await timed("recall after learn", "recall", {"query": QUERY})
+            for i in range(min(runs, 3)):  # each costs a cold build: a few are enough
+                subprocess.run([sys.executable, "-m", "gitmem", "-C", str(repo), "learn",
+                                f"Bench CLI note {time.time_ns()} {i}"], env=env, check=True,
+                               capture_output=True)
+                await timed("recall after a CLI learn", "recall", {"query": QUERY})
+    return times
+
+
+def table(rows: list[tuple[int, str, list[tuple[float, float | None]]]]) -> str:
+    """The figures as a Markdown table (milliseconds)."""
+    lines = ["| memories | call | wall median | wall min | wall max | server CPU median | calls | target |",
+             "|---:|---|---:|---:|---:|---:|---:|---|"]
+    for size, name, samples in rows:
+        walls = [wall for wall, _ in samples]
+        cpus = [cpu for _, cpu in samples if cpu is not None]
+        median = statistics.median(walls)
+        cpu = f"{statistics.median(cpus) * 1000:.1f}" if cpus else "-"
+        verdict = ""
+        if size == TARGET_SIZE and name in TARGET_ROWS:
+            verdict = f"{'ok' if median <= TARGET_S else 'MISSED'} (<= {TARGET_S * 1000:.0f} ms)"
+        lines.append(f"| {size:,} | `{name}` | {median * 1000:.1f} | {min(walls) * 1000:.1f} | "
+                     f"{max(walls) * 1000:.1f} | {cpu} | {len(samples)} | {verdict} |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    import anyio
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="10000",
+                        help="comma-separated numbers of memories (default 10000)")
+    parser.add_argument("--runs", type=int, default=15, help="calls per row (default 15)")
+    parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "tur-bench",
+                        help="where the repositories are built and kept (shared with bench_scale.py)")
+    parser.add_argument("--rebuild", action="store_true", help="rebuild the repositories")
+    args = parser.parse_args(argv)
+    rows: list[tuple[int, str, list[tuple[float, float | None]]]] = []
+    for size in [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]:
+        repo = bench_scale.repository(args.work, size, args.rebuild)
+        print(f"{size:,} memories: tur mcp on {repo}", file=sys.stderr, flush=True)
+        times = anyio.run(bench_server, repo, args.runs)
+        rows += [(size, name, samples) for name, samples in times.items()]
+    print(f"\ngitmem MCP benchmark, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
+          f"load average {os.getloadavg()[0]:.2f}\n")
+    print(table(rows))
+    print(f"\nrerun: python bench/bench_mcp.py --sizes {args.sizes} --runs {args.runs}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,313 @@
+"""The user's ``git`` executable, for what libgit2 cannot do; :mod:`gitmem.store.fallback` decides when.
+
+Each function here is one git command whose output is parsed into plain data
+(strings, bytes, sets); nothing here imports pygit2. Commands that only read run with
+``--no-optional-locks``, so that a read never rewrites the index (``git status`` would
+refresh it otherwise) and works in a repository the user cannot write.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+import weakref
+import zlib
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.errors import GitmemError
+
+__all__ = ["CatFile", "Git", "PathStatus", "first_line"]
+
+#: Seconds a read-only git command may take before gitmem gives up on it.
+TIMEOUT_S = 60.0
+#: Seconds a fetch of missing objects from a promisor remote may take.
+FETCH_TIMEOUT_S = 300.0
+#: Pathspecs passed to one ``git ls-files`` (the rest go in further calls).
+_PATHS_PER_CALL = 500
+
+
+def first_line(stderr: bytes | str) -> str:
+    """The most telling line of git's stderr: the first ``fatal:``/``error:`` line, else the last."""
+    text = stderr.decode("utf-8", "replace") if isinstance(stderr, bytes) else stderr
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("hint:")]
+    for line in lines:
+        if line.startswith(("fatal:", "error:")):
+            return line
+    return lines[-1] if lines else "git gave no reason"
+
+
+def _no_git(exc: OSError) -> GitmemError:
+    return GitmemError(
+        f"this repository needs the git executable, which could not be run: {exc}",
+        "install git, or put it on PATH",
+    )
+
+
+@dataclass(frozen=True)
+class PathStatus:
+    """One tracked path as ``git status --porcelain=v2`` reports it.
+
+    Attributes:
+        staged: the ``X`` letter (index against HEAD): ``.`` unchanged, ``M``, ``T``, ``A``, ``D``.
+        unstaged: the ``Y`` letter (working tree against the index), same letters.
+        conflicted: an unmerged path.
+        index_id: the blob id the index holds for the path (``None``: none, or unmerged).
+    """
+
+    staged: str
+    unstaged: str
+    conflicted: bool = False
+    index_id: str | None = None
+
+
+class CatFile:
+    """A persistent ``git cat-file --batch`` process, started on the first read.
+
+    git reads what libgit2 cannot: in a partial clone it fetches a missing object from
+    the promisor remote itself. One process serves every read of the repository; it
+    ends with this object (or at interpreter exit).
+    """
+
+    def __init__(self, git: Git) -> None:
+        self._git = git
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lock = threading.Lock()
+
+    def _start(self) -> subprocess.Popen[bytes]:
+        if self._proc is None or self._proc.poll() is not None:
+            try:
+                self._proc = subprocess.Popen(
+                    [*self._git.base, "cat-file", "--batch"], cwd=self._git.cwd,
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                )
+            except OSError as exc:
+                raise _no_git(exc) from exc
+            weakref.finalize(self, _end, self._proc)
+        return self._proc
+
+    def read(self, oid: str) -> tuple[str, bytes] | None:
+        """``(type, content)`` of the object ``oid`` (40 hex digits), or ``None`` when git has none."""
+        with self._lock:
+            proc = self._start()
+            assert proc.stdin is not None and proc.stdout is not None
+            try:
+                proc.stdin.write(oid.encode() + b"\n")
+                proc.stdin.flush()
+                header = proc.stdout.readline().split()
+            except OSError:
+                header = []
+            if len(header) != 3:  # "<oid> missing", or git went away
+                return None
+            size = int(header[2])
+            data = proc.stdout.read(size + 1)[:size]
+            return header[1].decode(), data
+
+    def close(self) -> None:
+        """End the process (it is started again by the next read)."""
+        if self._proc is not None:
+            _end(self._proc)
+            self._proc = None
+
+
+def _end(proc: subprocess.Popen[bytes]) -> None:
+    if proc.poll() is None:
+        try:
+            if proc.stdin is not None:
+                proc.stdin.close()
+            proc.wait(timeout=5)
+        except (OSError, subprocess.TimeoutExpired):
+            proc.kill()
+    for stream in (proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()
+
+
+class Git:
+    """The ``git`` executable pointed at one repository (``--git-dir`` and, if any, ``--work-tree``)."""
+
+    def __init__(self, git_dir: Path, workdir: Path | None) -> None:
+        self.git_dir = git_dir
+        self.workdir = workdir
+        self.base = ["git", "--no-optional-locks", "--git-dir", str(git_dir)]
+        if workdir is not None:
+            self.base += ["--work-tree", str(workdir)]
+        self.cwd = workdir or git_dir
+        self.cat = CatFile(self)
+
+    def run(self, *args: str, data: bytes | None = None, env: dict[str, str] | None = None,
+            timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[bytes]:
+        """Run ``git <args>`` and return the finished process (stdout and stderr as bytes).
+
+        Raises:
+            GitmemError: git cannot be run at all, or took more than ``timeout`` seconds.
+        """
+        try:
+            return subprocess.run(
+                [*self.base, *args], cwd=self.cwd, input=data, capture_output=True, check=False,
+                env=env, timeout=timeout,
+                # stdin from /dev/null: a credential prompt must not wait for input that never comes.
+                stdin=subprocess.DEVNULL if data is None else None,
+            )
+        except subprocess.TimeoutExpired as exc:
+            raise GitmemError(f"git {args[0]} took more than {timeout:.0f} s",
+                              f"run `git {args[0]}` yourself to see why") from exc
+        except OSError as exc:
+            raise _no_git(exc) from exc
+
+    def output(self, *args: str) -> bytes:
+        """Stdout of ``git <args>``.
+
+        Raises:
+            GitmemError: git failed; the message quotes git's reason.
+        """
+        proc = self.run(*args)
+        if proc.returncode != 0:
+            raise GitmemError(f"git {args[0]} failed: {first_line(proc.stderr)}")
+        return proc.stdout
+
+    # -- the index and the working tree -------------------------------------------------------
+
+    def status(self) -> dict[str, PathStatus]:
+        """Tracked paths whose index or working tree differs from HEAD (``git status``).
+
+        git applies everything the index records (split index, sparse index, skip-worktree
+        bits, untracked cache) and compares file contents through their clean filters.
+        """
+        out = self.output("status", "--porcelain=v2", "-z", "--untracked-files=no", "--no-renames",
+                          "--ignore-submodules=dirty")
+        found: dict[str, PathStatus] = {}
+        for record in out.split(b"\0"):
+            kind = record[:2]
+            if kind == b"1 ":
+                # 1 XY sub mH mI mW hH hI path
+                parts = record.split(b" ", 8)
+                xy, index_id, path = parts[1].decode(), parts[7].decode(), parts[8]
+                found[_path(path)] = PathStatus(xy[0], xy[1], False,
+                                                None if set(index_id) == {"0"} else index_id)
+            elif kind == b"u ":
+                # u XY sub m1 m2 m3 mW h1 h2 h3 path
+                parts = record.split(b" ", 10)
+                xy = parts[1].decode()
+                found[_path(parts[10])] = PathStatus(xy[0], xy[1], True, None)
+        return found
+
+    def index_id(self, path: str) -> str | None:
+        """The blob id the index holds (stage 0) for ``path``, or ``None``."""
+        out = self.output("ls-files", "-s", "-z", "--", _literal(path))
+        for record in out.split(b"\0"):
+            meta, _, name = record.partition(b"\t")
+            fields = meta.split()
+            if len(fields) == 3 and fields[2] == b"0" and _path(name) == path:
+                return fields[1].decode()
+        return None
+
+    def skip_worktree(self, paths: list[str]) -> set[str]:
+        """Which of ``paths`` have the skip-worktree bit (outside a sparse checkout's cone)."""
+        found: set[str] = set()
+        for start in range(0, len(paths), _PATHS_PER_CALL):
+            chunk = [_literal(p) for p in paths[start : start + _PATHS_PER_CALL]]
+            out = self.output("ls-files", "-t", "-z", "--", *chunk)
+            for record in out.split(b"\0"):
+                if record[:2] == b"S ":
+                    found.add(_path(record[2:]))
+        return found
+
+    def attributes(self, paths: list[str], names: tuple[str, ...]) -> dict[str, dict[str, str]]:
+        """The values of the attributes ``names`` of each of ``paths`` (one ``git check-attr``).
+
+        Returns:
+            ``{path: {name: value}}`` for the attributes that are set: a driver's name,
+            ``"set"`` or ``"unset"``; unspecified ones are left out.
+        """
+        data = b"".join(p.encode("utf-8", "surrogateescape") + b"\0" for p in paths)
+        proc = self.run("check-attr", "-z", "--stdin", *names, data=data)
+        if proc.returncode != 0:
+            raise GitmemError(f"git check-attr failed: {first_line(proc.stderr)}")
+        fields = proc.stdout.split(b"\0")
+        found: dict[str, dict[str, str]] = {path: {} for path in paths}
+        for i in range(0, len(fields) - 2, 3):
+            value = fields[i + 2].decode("utf-8", "replace")
+            if value != "unspecified":
+                found.setdefault(_path(fields[i]), {})[fields[i + 1].decode()] = value
+        return found
+
+    def clean(self, paths: list[str]) -> dict[str, bytes]:
+        """The working-tree files ``paths`` as git would store them: through their clean filters.
+
+        ``git hash-object -w --stdin-paths`` runs each file through its filter (a driver of
+        ``.gitattributes``, Git LFS, ``ident``, end-of-line conversion) and writes the blobs
+        into a temporary object directory, so that nothing in the repository is written;
+        they are read back from there. One git process for all of ``paths``.
+
+        Raises:
+            GitmemError: a filter failed.
+        """
+        if any("\n" in p for p in paths):  # one path a line: such names go one at a time
+            out: dict[str, bytes] = {}
+            for path in paths:
+                out.update(self._clean_one(path) if "\n" in path else self.clean([path]))
+            return out
+        with tempfile.TemporaryDirectory(prefix="tur-clean-") as tmp:
+            env = dict(os.environ, GIT_OBJECT_DIRECTORY=tmp)
+            data = "".join(f"{p}\n" for p in paths).encode("utf-8", "surrogateescape")
+            proc = self.run("hash-object", "-w", "--stdin-paths", data=data, env=env)
+            if proc.returncode != 0:
+                raise self._clean_failed(paths, proc.stderr)
+            oids = proc.stdout.decode().split()
+            return {path: _loose_blob(Path(tmp), oid) for path, oid in zip(paths, oids, strict=True)}
+
+    def _clean_one(self, path: str) -> dict[str, bytes]:
+        assert self.workdir is not None
+        data = (self.workdir / path).read_bytes()
+        with tempfile.TemporaryDirectory(prefix="tur-clean-") as tmp:
+            env = dict(os.environ, GIT_OBJECT_DIRECTORY=tmp)
+            proc = self.run("hash-object", "-w", "--stdin", f"--path={path}", data=data, env=env)
+            if proc.returncode != 0:
+                raise self._clean_failed([path], proc.stderr)
+            return {path: _loose_blob(Path(tmp), proc.stdout.decode().strip())}
+
+    @staticmethod
+    def _clean_failed(paths: list[str], stderr: bytes) -> GitmemError:
+        return GitmemError(
+            f"git could not run {paths[0]}" + (f" (or {len(paths) - 1} more)" if len(paths) > 1 else "")
+            + f" through its clean filter: {first_line(stderr)}",
+            f"check the filter driver named in .gitattributes (`git check-attr filter -- {paths[0]}`)",
+        )
+
+    # -- objects ------------------------------------------------------------------------------
+
+    def fetch_missing(self, remote: str, oids: list[str]) -> str | None:
+        """Fetch ``oids`` from the promisor ``remote`` in one request, as git's lazy fetch does.
+
+        The command is the one git runs when it finds an object missing in a partial clone
+        (``promisor-remote.c``): no negotiation, no refs or tags updated, the objects named
+        on stdin.
+
+        Returns:
+            ``None`` on success, else git's reason.
+        """
+        proc = self.run(
+            "-c", "fetch.negotiationAlgorithm=noop", "fetch", remote, "--no-tags",
+            "--no-write-fetch-head", "--recurse-submodules=no", "--filter=blob:none", "--stdin",
+            data="".join(f"{oid}\n" for oid in oids).encode(), timeout=FETCH_TIMEOUT_S,
+            env=dict(os.environ, GIT_TERMINAL_PROMPT="0"),
+        )
+        return None if proc.returncode == 0 else first_line(proc.stderr)
+
+
+def _loose_blob(objects: Path, oid: str) -> bytes:
+    """The content of the loose blob ``oid`` in the object directory ``objects``."""
+    raw = zlib.decompress((objects / oid[:2] / oid[2:]).read_bytes())
+    return raw[raw.index(b"\0") + 1 :]
+
+
+def _literal(path: str) -> str:
+    """A pathspec matching exactly ``path`` from the top of the working tree."""
+    return f":(top,literal){path}"
+
+
+def _path(raw: bytes) -> str:
+    return raw.decode("utf-8", "surrogateescape")
