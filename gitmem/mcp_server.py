@@ -272,7 +272,9 @@ def _warnings(skipped: Sequence[Any]) -> list[str]:
 
 def _repo_path(file: str) -> str:
     """``file`` as the anchor path it names: repository-relative POSIX, without a line range."""
-    path = file.split("#", 1)[0].strip().replace("\\", "/")
+    from gitmem.api import split_anchor_ref
+
+    path = split_anchor_ref(file.strip())[0].replace("\\", "/")
     while path.startswith("./"):
         path = path[2:]
     return path
@@ -406,8 +408,8 @@ class GitmemTools:
 
         if top_k is not None and top_k < 1:
             raise InvalidInput(f"top_k must be >= 1, got {top_k}")
-        if not query.strip():
-            raise InvalidInput("recall needs a query", "pass what you are about to do")
+        if not query.strip() and not file:
+            raise InvalidInput("recall needs a query or a file", "pass what you are about to do")
         result, skipped = self.gm.recall(query, top_k=top_k, include_stale=include_stale,
                                          full_records=False,
                                          file=self._absolute(file) if file else None)
@@ -586,12 +588,13 @@ def build_server(gm: Gitmem) -> MCPServer:
 
     @server.tool(name="recall", annotations=read_only)
     def recall(
-        query: Annotated[str, Field(description="what you are about to do, in free text")],
+        query: Annotated[str, Field(description="what you are about to do, in free text; may be "
+                                                "empty with `file`")] = "",
         top_k: Annotated[int | None, Field(description="most hits (default from config, 5)",
                                            json_schema_extra={"minimum": 1})] = None,
         include_stale: Annotated[bool, Field(description="also stale and superseded memories")] = False,
-        file: Annotated[str | None, Field(description="only memories anchored to this file, "
-                                                      "relative to the repository root")] = None,
+        file: Annotated[str | None, Field(description="memories anchored to this file first "
+                                                      "(relative to the repository root)")] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         """Memories relevant to a query, best first.
 
