@@ -281,7 +281,7 @@ def _repo_path(file: str) -> str:
 
 
 def _learn_notes(result: Any, asked_type: str | None) -> list[str]:
-    """What ``tur learn`` says on stderr about a memory that was already known."""
+    """What ``tur learn`` says on stderr: a memory already known, a longer id, similar memories."""
     m = result.memory
     notes = []
     if not result.created and asked_type and asked_type != m.type.value:
@@ -296,6 +296,12 @@ def _learn_notes(result: Any, asked_type: str | None) -> list[str]:
         notes.append(f"{m.id} was already known; re-verified it")
     if m.status is Status.UNANCHORED and m.decay and m.decay.reason:
         notes.append(f"{m.id} is unanchored: {m.decay.reason}")
+    if getattr(result, "collided_with", None):
+        notes.append(f"{result.collided_with} is a different statement with the same 8 hex digits; "
+                     f"this one is stored as {m.id}")
+    for other in getattr(result, "similar", ()):
+        notes.append(f"{m.id} may say the same as {other}; if it replaces it: "
+                     f"tur link {m.id} {other} --type supersedes")
     return notes
 
 

@@ -904,11 +904,12 @@ def _is_shard(name: str) -> bool:
 
 
 def _overlap(a: Anchor, b: Anchor) -> bool:
-    """True when two anchors name the same file and their line ranges (or whole files) meet."""
+    """True when two anchors name the same file and their line ranges meet (a whole file: both whole)."""
     if a.path != b.path:
         return False
     if a.start is None or a.end is None or b.start is None or b.end is None:
-        return True
+        # A whole file is the same anchor only as the same whole file.
+        return (a.start is None or a.end is None) and (b.start is None or b.end is None)
     return a.start <= b.end and b.start <= a.end
 
 
