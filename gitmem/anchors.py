@@ -106,6 +106,19 @@ def _parse_range(text: str, ref: str) -> tuple[int, int]:
     return start, end
 
 
+def split_ref(ref: str) -> tuple[str, str]:
+    """``(path, range)`` of an anchor text: split at the last ``#`` when a range follows it.
+
+    What follows counts as a range (well formed or not, so that a typo is reported as one)
+    when it starts with ``L`` or a digit; any other ``#`` belongs to the file name
+    (``docs/c#sharp.md``). ``range`` is ``""`` when there is none.
+    """
+    path, sep, rng = ref.rpartition("#")
+    if sep and rng[:1] in ("L", *"0123456789"):
+        return path, rng
+    return ref, ""
+
+
 def parse_anchor(ref: str) -> Anchor:
     """Parse a stored ``context_ref`` (``path``, ``path#L5``, ``path#L5-L9``, ``path#L5-9``).
 
@@ -115,9 +128,9 @@ def parse_anchor(ref: str) -> Anchor:
         InvalidAnchor: empty or absolute path, ``..`` components, a path into ``.git``,
             a malformed range (``#Lx``, ``#L9-L3``, ``#L0``).
     """
-    path, sep, rng = ref.partition("#")
+    path, rng = split_ref(ref)
     path = _check_path(path, ref)
-    if not sep:
+    if not rng:
         return Anchor(path)
     start, end = _parse_range(rng, ref)
     return Anchor(path, start, end)
@@ -256,11 +269,11 @@ def resolve_anchor(
             elsewhere, symlink leaving it), missing file or a directory, binary file with a
             line range, range past the end of the file.
     """
-    path_part, sep, rng = spec.partition("#")
+    path_part, rng = split_ref(spec)
     if not path_part:
         raise InvalidAnchor(f"anchor {spec!r} has no path")
     rel = _relative_to_root(repo_root, cwd, path_part, spec)
-    anchor = parse_anchor(rel + (sep + rng if sep else ""))
+    anchor = parse_anchor(rel + ("#" + rng if rng else ""))
     if text is None:
         target = Path(repo_root) / anchor.path
         if not target.is_file():

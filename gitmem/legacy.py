@@ -40,7 +40,8 @@ def expand_paths(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         elif path.is_file():
             files.append(path)
         else:
-            raise InvalidInput(f"no such file or directory: {path}")
+            raise InvalidInput(f"no such file or directory: {path}",
+                               "pass record files (.yaml) or directories that hold them")
     return files
 
 

@@ -272,14 +272,16 @@ def _warnings(skipped: Sequence[Any]) -> list[str]:
 
 def _repo_path(file: str) -> str:
     """``file`` as the anchor path it names: repository-relative POSIX, without a line range."""
-    path = file.split("#", 1)[0].strip().replace("\\", "/")
+    from gitmem.api import split_anchor_ref
+
+    path = split_anchor_ref(file.strip())[0].replace("\\", "/")
     while path.startswith("./"):
         path = path[2:]
     return path
 
 
 def _learn_notes(result: Any, asked_type: str | None) -> list[str]:
-    """What ``tur learn`` says on stderr about a memory that was already known."""
+    """What ``tur learn`` says on stderr: a memory already known, a longer id, similar memories."""
     m = result.memory
     notes = []
     if not result.created and asked_type and asked_type != m.type.value:
@@ -294,6 +296,12 @@ def _learn_notes(result: Any, asked_type: str | None) -> list[str]:
         notes.append(f"{m.id} was already known; re-verified it")
     if m.status is Status.UNANCHORED and m.decay and m.decay.reason:
         notes.append(f"{m.id} is unanchored: {m.decay.reason}")
+    if getattr(result, "collided_with", None):
+        notes.append(f"{result.collided_with} is a different statement with the same 8 hex digits; "
+                     f"this one is stored as {m.id}")
+    for other in getattr(result, "similar", ()):
+        notes.append(f"{m.id} may say the same as {other}; if it replaces it: "
+                     f"tur link {m.id} {other} --type supersedes")
     return notes
 
 
@@ -406,8 +414,8 @@ class GitmemTools:
 
         if top_k is not None and top_k < 1:
             raise InvalidInput(f"top_k must be >= 1, got {top_k}")
-        if not query.strip():
-            raise InvalidInput("recall needs a query", "pass what you are about to do")
+        if not query.strip() and not file:
+            raise InvalidInput("recall needs a query or a file", "pass what you are about to do")
         result, skipped = self.gm.recall(query, top_k=top_k, include_stale=include_stale,
                                          full_records=False,
                                          file=self._absolute(file) if file else None)
@@ -586,12 +594,13 @@ def build_server(gm: Gitmem) -> MCPServer:
 
     @server.tool(name="recall", annotations=read_only)
     def recall(
-        query: Annotated[str, Field(description="what you are about to do, in free text")],
+        query: Annotated[str, Field(description="what you are about to do, in free text; may be "
+                                                "empty with `file`")] = "",
         top_k: Annotated[int | None, Field(description="most hits (default from config, 5)",
                                            json_schema_extra={"minimum": 1})] = None,
         include_stale: Annotated[bool, Field(description="also stale and superseded memories")] = False,
-        file: Annotated[str | None, Field(description="only memories anchored to this file, "
-                                                      "relative to the repository root")] = None,
+        file: Annotated[str | None, Field(description="memories anchored to this file first "
+                                                      "(relative to the repository root)")] = None,
     ) -> Annotated[CallToolResult, RecallResult]:
         """Memories relevant to a query, best first.
 

@@ -331,7 +331,9 @@ class Memory(_Part):
     def anchor_path(self) -> str | None:
         """Anchored file path (without the line range), or ``None``."""
         ref = self.provenance.context_ref if self.provenance else None
-        return ref.split("#", 1)[0] if ref else None
+        from gitmem.anchors import split_ref
+
+        return split_ref(ref)[0] if ref else None
 
     @property
     def last_verified_at(self) -> datetime | None:

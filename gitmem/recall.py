@@ -172,8 +172,7 @@ def bm25_scores(query: str, documents: Sequence[str],
     terms = [t for t in tokenize(query) if t in vocabulary]
     if not terms:
         return [0.0] * len(documents)
-    import bm25s  # lazy: it pulls in numpy and costs ~0.2 s to import
-
+    bm25s = _bm25s()
     retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
     retriever.index(corpus, show_progress=False)
     return [float(s) for s in retriever.get_scores(terms)]
@@ -238,8 +237,7 @@ class RecallIndex:
         vocab: dict[str, int] = {}
         indptr, indices, data = array("q", [0]), array("i"), array("f")
         if any(corpus):
-            import bm25s  # lazy: it pulls in numpy
-
+            bm25s = _bm25s()
             retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
             retriever.index(corpus, show_progress=False)
             scores = retriever.scores
@@ -521,6 +519,20 @@ def _newer_first_among_near_ties(order: list[int], memories: Sequence[Memory],
             if moved:
                 break
     return head + order[window:]
+
+
+def _bm25s() -> Any:
+    """The bm25s module, imported on first use (it pulls in numpy, about 0.2 s).
+
+    bm25s sets its own logger to DEBUG when imported, which would print every index build
+    on stderr (a harness's log for ``tur mcp``); it is put back to WARNING.
+    """
+    import logging
+
+    import bm25s
+
+    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    return bm25s
 
 
 def observed_times(memories: Sequence[Memory]) -> list[datetime | None]:

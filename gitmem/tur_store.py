@@ -33,7 +33,7 @@ from datetime import UTC, date, datetime
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from gitmem.anchors import anchor_fingerprint, parse_anchor, split_lines
+from gitmem.anchors import anchor_fingerprint, parse_anchor, split_lines, split_ref
 from gitmem.errors import InvalidAnchor, InvalidInput
 from gitmem.ids import memory_id, normalise_content
 from gitmem.models import Decay, Memory, Provenance, Refutation, Relation
@@ -717,7 +717,8 @@ def _epoch() -> datetime:
 
 def _anchor(raw: str, commit: str | None, repo: RepoView) -> tuple[str | None, str | None, str]:
     """(context_ref, fingerprint, why not) for a Tur ``context_ref`` (``path[#Lx[-Ly]]``)."""
-    path, sep, rng = raw.partition("#")
+    path, rng = split_ref(raw)
+    sep = "#" if rng else ""
     pure = PurePosixPath(path)
     if "://" in raw:
         return None, None, "a URI, not a file of the repository"

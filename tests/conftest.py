@@ -127,3 +127,32 @@ def add_filler_memories(repo: Path, count: int, files: int = 40) -> list[str]:
             f"  staleness_status: fresh\n").encode()
     Store.discover(repo).transact(lambda tip: Mutation(changes, f"add {count} memories"))
     return sorted(Path(p).stem for p in changes)
+
+
+@pytest.fixture
+def origin(tmp_path) -> Path:
+    """A bare remote whose main branch holds one commit (``src/app.py``, 20 numbered lines)."""
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    git(seed, "init", "-q", "-b", "main")
+    commit_file(seed, "src/app.py", "".join(f"line {i}\n" for i in range(1, 21)), "initial")
+    git(seed, "push", "-q", str(remote), "main")
+    return remote
+
+
+def clone(origin: Path, name: str, who: str | None = None) -> Path:
+    """A clone of ``origin``; ``who`` sets its own git identity (``Name``, email name@example.com)."""
+    dest = origin.parent / name
+    git(origin.parent, "clone", "-q", str(origin), str(dest))
+    if who is not None:
+        git(dest, "config", "user.name", who)
+        git(dest, "config", "user.email", f"{who.lower()}@example.com")
+    return dest
+
+
+def remote_tip(origin: Path) -> str | None:
+    """The memory ref's commit on ``origin``, or ``None`` when it has none."""
+    out = git(origin, "rev-parse", "--verify", "--quiet", "refs/tur/memories", check=False).strip()
+    return out or None

@@ -295,3 +295,26 @@ def test_same_modulo_whitespace_needs_the_same_relative_indentation_where_it_mat
 )
 def test_map_window_covers_what_became_of_the_range(hunks, window):
     assert map_window(hunks, 10, 15) == window
+
+
+def test_a_hash_in_a_file_name_belongs_to_the_path(repo):
+    from gitmem.anchors import parse_anchor, split_ref
+    from tests.conftest import commit_file
+    from tests.test_cli import tur
+
+    assert split_ref("docs/c#sharp.md") == ("docs/c#sharp.md", "")
+    assert split_ref("docs/c#sharp.md#L1-L2") == ("docs/c#sharp.md", "L1-L2")
+    assert parse_anchor("docs/c#sharp.md#L2").path == "docs/c#sharp.md"
+    commit_file(repo, "docs/c#sharp.md", "a\nb\n", "a file with a hash")
+    whole = tur(repo, "learn", "csharp doc", "--file", "docs/c#sharp.md")
+    ranged = tur(repo, "learn", "csharp second line", "--file", "docs/c#sharp.md#L2")
+    assert whole.code == 0 and ranged.code == 0, whole.err + ranged.err
+    listed = tur(repo, "list", "--file", "docs/c#sharp.md").out
+    assert "docs/c#sharp.md#L2" in listed and "csharp doc" in listed
+
+
+def test_a_negative_zero_confidence_is_stored_as_zero(repo):
+    from tests.test_cli import tur
+
+    mid = tur(repo, "learn", "zero confidence", "--confidence", "-0").out.strip()
+    assert "confidence: 0.0" in tur(repo, "show", mid).out

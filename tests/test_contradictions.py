@@ -167,3 +167,11 @@ def test_a_superseded_pair_is_settled_and_not_marked(repo):
     gm.learn("API moved to port 9090", now=T0 + timedelta(days=1), supersedes=old)
     result, _ = gm.recall("API port", include_stale=True)
     assert len(result.hits) == 2 and all(h.may_contradict == () for h in result.hits)
+
+
+def test_a_whole_file_anchor_is_not_similar_to_every_range_in_that_file(repo):
+    gm = Gitmem.open(repo)
+    gm.learn("Lines 2 to 6 parse the header", file="src/app.py#L2-L6")
+    whole = gm.learn("The app module is small", file="src/app.py").memory.id
+    gm.status_view()
+    assert gm.learn("The app module prints lines", file="src/app.py").similar == (whole,)

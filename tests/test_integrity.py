@@ -29,7 +29,7 @@ from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
 from gitmem.reader import record_path
 from gitmem.store import MEMORY_REF, Mutation
 from gitmem.vocabulary import ID_PATTERN
-from tests.conftest import commit_file, git
+from tests.conftest import clone, git, remote_tip
 
 # Two different statements whose 8 hex digits are the same: found once, offline, by
 # fixtures/find_collision.py (a birthday search); never searched for here.
@@ -104,29 +104,6 @@ def blob(repo: Path, path: str) -> bytes:
 
 def tree_paths(repo: Path) -> set[str]:
     return set(git(repo, "ls-tree", "-r", "--name-only", MEMORY_REF).split())
-
-
-@pytest.fixture
-def origin(tmp_path) -> Path:
-    """A bare remote whose main branch holds one commit."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "seed"
-    seed.mkdir()
-    git(seed, "init", "-q", "-b", "main")
-    commit_file(seed, "src/app.py", "".join(f"line {i}\n" for i in range(1, 21)), "initial")
-    git(seed, "push", "-q", str(remote), "main")
-    return remote
-
-
-def clone(origin: Path, name: str) -> Path:
-    dest = origin.parent / name
-    git(origin.parent, "clone", "-q", str(origin), str(dest))
-    return dest
-
-
-def remote_tip(origin: Path) -> str | None:
-    return git(origin, "rev-parse", "--verify", "--quiet", MEMORY_REF, check=False).strip() or None
 
 
 def write_raw(gm: Gitmem, path: str, data: bytes | None) -> None:

@@ -9,6 +9,7 @@ they were (and deleting the files and directories it created).
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -257,3 +258,14 @@ def test_setup_never_installs_git_hooks(repo, home):
     after = sorted(p.name for p in hooks.iterdir()) if hooks.exists() else []
     assert after == before
     assert "core.hookspath" not in (repo / ".git" / "config").read_text().lower()
+
+
+def test_setup_says_when_tur_is_not_on_path(repo, tmp_path, monkeypatch):
+    from gitmem.setup import run
+
+    monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
+    report = run("claude", "project", "setup", repo, tmp_path / "home")
+    assert any("`tur` is not on PATH" in note for note in report.notes)
+    monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
+    again = run("claude", "project", "check", repo, tmp_path / "home")
+    assert not any("not on PATH" in note for note in again.notes)

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import commit_file, git
+from conftest import clone, commit_file, git, remote_tip
 
 from gitmem import codec
 from gitmem.api import Gitmem
@@ -22,30 +22,6 @@ from gitmem.sync import merge_plan
 T1 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 T2 = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
 T3 = datetime(2026, 2, 3, 9, 0, tzinfo=UTC)
-
-
-@pytest.fixture
-def origin(tmp_path) -> Path:
-    """A bare remote whose main branch holds one commit (src/app.py)."""
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "seed"
-    seed.mkdir()
-    git(seed, "init", "-q", "-b", "main")
-    commit_file(seed, "src/app.py", "".join(f"line {i}\n" for i in range(1, 21)), "initial")
-    git(seed, "push", "-q", str(remote), "main")
-    return remote
-
-
-def clone(origin: Path, name: str) -> Path:
-    dest = origin.parent / name
-    git(origin.parent, "clone", "-q", str(origin), str(dest))
-    return dest
-
-
-def remote_tip(origin: Path) -> str | None:
-    out = git(origin, "rev-parse", "--verify", "--quiet", MEMORY_REF, check=False).strip()
-    return out or None
 
 
 def ids(gm: Gitmem) -> set[str]:

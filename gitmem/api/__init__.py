@@ -107,6 +107,7 @@ _LAZY = {
     "render_wake": ("gitmem.render", "render_wake"),
     "render_explain": ("gitmem.render", "render_explain"),
     "render_recall": ("gitmem.render", "render_recall"),
+    "split_anchor_ref": ("gitmem.anchors", "split_ref"),
     "render_hook": ("gitmem.render", "render_hook"),
     "HOOK_FORMATS": ("gitmem.render", "HOOK_FORMATS"),
     "HookOutput": ("gitmem.api.results", "HookOutput"),

@@ -7,6 +7,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.anchors import split_ref
 from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
 from gitmem.reader import Skipped
@@ -379,7 +380,7 @@ class ContextBuilder:
         wanted = set(paths)
         c = table.columns
         rows = [r for r, prov in enumerate(c["prov"])
-                if prov is not None and prov[2] and prov[2].split("#", 1)[0] in wanted]
+                if prov is not None and prov[2] and split_ref(prov[2])[0] in wanted]
         conf, verified = c["conf"], c["verified"]
         return sorted(rows, key=lambda r: (-conf[r], -(verified[r] or 0), table.ids[r]))
 

@@ -94,9 +94,12 @@ class Curator:
             raise InvalidInput("memory content is empty", "pass the statement to remember")
         for name, text in (("content", content), ("--agent", agent), ("--harness", harness)):
             if text is not None and not _is_utf8(text):
-                raise InvalidInput(f"{name} is not valid UTF-8 text")
+                raise InvalidInput(f"{name} is not valid UTF-8 text",
+                                   "pass text (lone surrogates cannot be stored)")
         if confidence is not None and not 0.0 <= confidence <= 1.0:
             raise InvalidInput(f"confidence must be between 0 and 1, got {confidence}")
+        if confidence is not None:
+            confidence += 0.0  # -0.0 is stored and shown as 0.0
         # Before anything is built: the stored record is at least as large as its content.
         check_size(content.encode("utf-8"), MAX_RECORD_BYTES, "the memory's content")
         secret_scan.check_content(content, allow=allow_secret)
@@ -394,7 +397,8 @@ class Curator:
             if not content.strip():
                 raise InvalidInput("memory content is empty", "pass the new statement")
             if not _is_utf8(content):
-                raise InvalidInput("content is not valid UTF-8 text")
+                raise InvalidInput("content is not valid UTF-8 text",
+                                   "pass text (lone surrogates cannot be stored)")
             check_size(content.encode("utf-8"), MAX_RECORD_BYTES, "the memory's content")
             secret_scan.check_content(content, allow=allow_secret)
         if file is not None:
@@ -434,6 +438,7 @@ class Curator:
         """
         if not 0.0 <= confidence <= 1.0:
             raise InvalidInput(f"confidence must be between 0 and 1, got {confidence}")
+        confidence += 0.0  # -0.0 is stored and shown as 0.0
 
         def edit(m: Memory) -> Memory:
             m.confidence = confidence
@@ -454,7 +459,7 @@ class Curator:
         target_id = self.ws.records.get(target).id
         source_id = self.ws.records.get(source).id
         if source_id == target_id:
-            raise InvalidInput("a memory cannot be linked to itself")
+            raise InvalidInput("a memory cannot be linked to itself", "name two different memories")
         if kind_ is RelationType.SUPERSEDES:
             self._refuse_supersedes_cycle(source_id, target_id)
         from gitmem.models import Relation
@@ -917,11 +922,12 @@ def _is_shard(name: str) -> bool:
 
 
 def _overlap(a: Anchor, b: Anchor) -> bool:
-    """True when two anchors name the same file and their line ranges (or whole files) meet."""
+    """True when two anchors name the same file and their line ranges meet (a whole file: both whole)."""
     if a.path != b.path:
         return False
     if a.start is None or a.end is None or b.start is None or b.end is None:
-        return True
+        # A whole file is the same anchor only as the same whole file.
+        return (a.start is None or a.end is None) and (b.start is None or b.end is None)
     return a.start <= b.end and b.start <= a.end
 
 

@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING
 
+from gitmem.anchors import split_ref
 from gitmem.api.results import AnchorStep, StatusRow, StatusView, VerifyOutcome
 from gitmem.decay import weight
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
@@ -199,7 +200,7 @@ class Verifier:
             wt = verdict.worktree if memory.refutation is None else None
             if wt is not None:
                 ref = verdict.new_context_ref or (memory.provenance.context_ref if memory.provenance else "")
-                local[memory.id] = LocalEntry(wt, (ref or "").split("#", 1)[0])
+                local[memory.id] = LocalEntry(wt, split_ref(ref or "")[0])
             rows.append(StatusRow(
                 memory=new.with_local(wt), status=Status.STALE if wt else verdict.status,
                 reason=wt or verdict.reason,
@@ -342,5 +343,5 @@ def _how(reason: str | None, before: str | None, after: str | None, message: str
         return found
     if message.startswith(("learn ", "reverify ")):
         return ("re-learned",)
-    same_file = (before or "").split("#", 1)[0] == (after or "").split("#", 1)[0]
+    same_file = split_ref(before or "")[0] == split_ref(after or "")[0]
     return ("shifted",) if same_file else ("re-anchored",)

@@ -7,6 +7,7 @@ must not pay for it.
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.cli.commands import add_command
@@ -39,6 +40,10 @@ def cmd_mcp(args: argparse.Namespace, env: Env) -> int:
     """Serve until the client closes stdin."""
     from gitmem.api import Gitmem
 
+    if args.repo is not None and not Path(args.repo).is_dir():
+        from gitmem.errors import InvalidInput
+
+        raise InvalidInput(f"no such directory: {args.repo}", "pass an existing directory to --repo")
     gm = Gitmem.open(args.repo or env.path)  # a bad path fails here, as one line
     try:
         # Lazy: the SDK (starlette, pydantic settings, …) costs ~0.8 s to import.

@@ -11,6 +11,7 @@ repository's working tree (``--scope project``) or the user's home (``--scope us
 from __future__ import annotations
 
 import importlib
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,7 +98,13 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupR
             items += target.check()
     if action == "remove":
         _prune_dirs([t.path for t in plan.files], stop={root, home})
-    return SetupReport(harness, scope, action, tuple(items), tuple(plan.notes))
+    notes = list(plan.notes)
+    if action != "remove" and shutil.which("tur") is None:
+        # The wiring runs `tur` by name: without it on PATH every hook and server fails.
+        notes.append("`tur` is not on PATH, and the harness runs it by name: install gitmem so "
+                     "that `tur` is on PATH (e.g. pip install into the environment the harness "
+                     "starts from), or put this checkout's .venv/bin on PATH")
+    return SetupReport(harness, scope, action, tuple(items), tuple(notes))
 
 
 def _prune_dirs(paths: list[Path], stop: set[Path]) -> None:
