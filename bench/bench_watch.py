@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+from fixtures.repos.filler import filler_records
 from gitmem.api import Gitmem, Status
-from gitmem.ids import memory_id, shard_of
 from gitmem.store import Mutation, Store
 from gitmem.watch import Watcher
 
@@ -59,16 +59,7 @@ def build(root: Path, count: int, files: int = 40) -> tuple[Path, str]:
     git(repo, "add", ".")
     git(repo, "commit", "-q", "-m", "code")
     head = git(repo, "rev-parse", "HEAD").strip()
-    changes: dict[str, bytes | None] = {}
-    for number in range(count):
-        content = f"module {number % files} keeps invariant number {number}"
-        mid = memory_id("fact", content)
-        changes[f"memories/{shard_of(mid)}/{mid}.yaml"] = (
-            f"id: {mid}\ntype: fact\nscope: universal\ncontent: {content}\nconfidence: 1.0\n"
-            f'provenance:\n  observed_at: "2026-01-05T10:00:00Z"\n  git_sha: "{head}"\n'
-            f"  context_ref: lib/m{number % files:02d}.py\n"
-            f'decay:\n  half_life_days: 14.0\n  last_verified_at: "2026-01-05T10:00:00Z"\n'
-            f"  staleness_status: fresh\n").encode()
+    changes: dict[str, bytes | None] = dict(filler_records(count, files, head))
     Store.discover(repo).transact(lambda tip: Mutation(changes, f"add {count} memories"))
     gm = Gitmem.open(repo)
     mid = gm.learn("lines four to six matter", file="src/app.py#L4-L6").memory.id

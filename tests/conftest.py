@@ -105,7 +105,7 @@ def add_filler_memories(repo: Path, count: int, files: int = 40) -> list[str]:
     would take minutes): a store of thousands of memories, each anchored to a whole file at
     HEAD, as many ``tur learn --file`` calls would leave it. Returns the ids.
     """
-    from gitmem.ids import memory_id, shard_of
+    from fixtures.repos.filler import filler_records
     from gitmem.store import Mutation, Store
 
     for number in range(files):
@@ -115,16 +115,7 @@ def add_filler_memories(repo: Path, count: int, files: int = 40) -> list[str]:
     git(repo, "add", "lib")
     git(repo, "commit", "-q", "-m", "lib")
     head = git(repo, "rev-parse", "HEAD").strip()
-    changes: dict[str, bytes] = {}
-    for number in range(count):
-        content = f"module {number % files} keeps invariant number {number}"
-        mid = memory_id("fact", content)
-        changes[f"memories/{shard_of(mid)}/{mid}.yaml"] = (
-            f"id: {mid}\ntype: fact\nscope: universal\ncontent: {content}\nconfidence: 1.0\n"
-            f'provenance:\n  observed_at: "2026-01-05T10:00:00Z"\n  git_sha: "{head}"\n'
-            f"  context_ref: lib/m{number % files:02d}.py\n"
-            f'decay:\n  half_life_days: 14.0\n  last_verified_at: "2026-01-05T10:00:00Z"\n'
-            f"  staleness_status: fresh\n").encode()
+    changes: dict[str, bytes | None] = dict(filler_records(count, files, head))
     Store.discover(repo).transact(lambda tip: Mutation(changes, f"add {count} memories"))
     return sorted(Path(p).stem for p in changes)
 
