@@ -39,7 +39,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from gitmem.api import Gitmem, StatusRow
 from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
-from gitmem.errors import GitmemError, InvalidInput, UnknownMemory
+from gitmem.errors import GitmemError, InvalidInput, SecretRefused, UnknownMemory
 from gitmem.version import __version__
 from gitmem.vocabulary import MemoryType, Status
 
@@ -64,6 +64,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("gitmem.mcp")
+
+_SECRET_HINT = ("leave the credential out of the content; a person who knows it is not a real "
+                "credential can store it with `tur learn --allow-secret`")
 
 TYPES = [t.value for t in MemoryType]
 STATUSES = [s.value for s in Status]
@@ -340,6 +343,10 @@ class GitmemTools:
             with self._lock:
                 model, text = body()
                 self._settle()
+        except SecretRefused as exc:
+            # The CLI's hint names --allow-secret, which no tool here takes on purpose: an agent
+            # must not be able to override the scan, only a person at the command line.
+            return _error_result(str(SecretRefused(exc.message, _SECRET_HINT)))
         except GitmemError as exc:
             return _error_result(str(exc))
         except Exception as exc:  # a gitmem bug: report it, keep serving

@@ -274,8 +274,8 @@ def compile_wake(
     opens them. Memories are packed greedily by rank (one that does not fit is skipped and a
     smaller one may follow); persona and continuity lines are taken as a prefix. The advisory
     is then appended and the final string counted with ``counter``; while it exceeds the
-    budget the lowest-ranked included entry is dropped (becoming ``over_budget``) and the
-    advisory recounted, falling back to a short advisory and then to an empty text. So
+    budget the short advisory is tried, then the lowest-ranked included entry is dropped
+    (becoming ``over_budget``) and the advisory recounted, ending at an empty text. So
     ``counter(text) <= budget`` holds exactly, even where the count of a concatenation is not
     the sum of its parts. ``max_chars`` is a second budget, in characters, packed and held the
     same way (tier *i* may spend its share of both); both hold.
@@ -626,20 +626,19 @@ def _fit(
 ) -> tuple[str, int]:
     memory_sections = [s for s in sections if not s.prefix_only]
     all_memories = sum(len(s.items) for s in memory_sections)
-    short = False
     while True:
         included = sum(len(s.chosen) for s in memory_sections)
-        text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
-        tokens = counter(text)
-        if limits.holds(text, tokens):
-            return text, tokens
+        # A memory is worth more than the advisory's wording: the short advisory is tried
+        # before the lowest-ranked entry is dropped, so a small budget still shows memories.
+        for short in (False, True):
+            text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
+            tokens = counter(text)
+            if limits.holds(text, tokens):
+                return text, tokens
         last = next((s for s in reversed(sections) if s.chosen), None)
-        if last is not None:
-            last.compressed.discard(last.chosen.pop())
-        elif not short:
-            short = True
-        else:
+        if last is None:
             return "", 0
+        last.compressed.discard(last.chosen.pop())
 
 
 def _block_entry(section: _Section) -> AssemblyEntry:

@@ -137,3 +137,23 @@ def test_importing_the_same_file_twice_changes_nothing(imported, tmp_path):
     r = tur(repo, "import", str(tmp_path / "legacy"))
     assert r.code == 0 and "imported 0, unchanged 2" in r.out
     assert memory_ref(repo) == before
+
+
+def test_an_abbreviated_observed_commit_is_stored_in_full_when_it_resolves(repo, tmp_path):
+    head = Gitmem.open(repo).head()
+    assert head is not None
+    folder = tmp_path / "short"
+    folder.mkdir()
+    (folder / "a.yaml").write_text(
+        f"id: fact-0000aaaa\ntype: fact\ncontent: seen at a short sha\n"
+        f"provenance:\n  git_sha: {head[:7]}   # abbreviated by hand\n")
+    (folder / "b.yaml").write_text(
+        "id: fact-0000bbbb\ntype: fact\ncontent: seen at a commit of another repository\n"
+        "provenance:\n  git_sha: abc1234\n")
+    assert tur(repo, "import", str(folder)).code == 0
+    gm = Gitmem.open(repo)
+    short = gm.get(memory_id("fact", "seen at a short sha"))
+    foreign = gm.get(memory_id("fact", "seen at a commit of another repository"))
+    assert short.provenance is not None and short.provenance.git_sha == head
+    assert "# abbreviated by hand" in tur(repo, "show", str(short.id)).out
+    assert foreign.provenance is not None and foreign.provenance.git_sha == "abc1234"

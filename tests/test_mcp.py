@@ -264,8 +264,12 @@ def test_errors_are_tool_errors_with_the_cli_message_and_the_server_keeps_servin
     assert texts[4] == cli_error(repo, "learn", "x", "--confidence", "2")
     assert texts[5] == cli_error(repo, "learn", "   ")
     assert texts[6] == cli_error(repo, "learn", "anchored", "--file", "no/such/file.py")
-    assert texts[7] == cli_error(repo, "learn", "aws key AKIAIOSFODNN7EXAMPLE and secret "
-                                 "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    refused = cli_error(repo, "learn", "aws key AKIAIOSFODNN7EXAMPLE and secret "
+                        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
+    # Same message; the hint points the agent away from an option no tool takes.
+    assert texts[7].split(" — ")[0] == refused.split(" — ")[0]
+    assert "--allow-secret" in refused and "leave the credential out" in texts[7]
+    assert "pass --allow-secret" not in texts[7]
     assert texts[8] == cli_error(repo, "refute", "fact-zzzz0000", "--reason", "wrong")
     assert "top_k must be >= 1" in texts[9]
     assert "token budget must be >= 0" in texts[10]

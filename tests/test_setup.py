@@ -269,3 +269,23 @@ def test_setup_says_when_tur_is_not_on_path(repo, tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
     again = run("claude", "project", "check", repo, tmp_path / "home")
     assert not any("not on PATH" in note for note in again.notes)
+
+
+def test_the_users_own_layout_survives_setup_and_remove_byte_for_byte(repo, home):
+    settings = repo / ".claude/settings.json"
+    settings.parent.mkdir()
+    own = ('{\n  "permissions": {"allow": ["Bash(ls)", "Read"], "deny": []},\n'
+           '  "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", '
+           '"command": "./guard.sh"}]}]},\n  "env": { "A" : "1" }\n}\n')
+    settings.write_text(own)
+    assert tur(repo, "setup", "claude").code == 0
+    wired = settings.read_text()
+    assert '  "permissions": {"allow": ["Bash(ls)", "Read"], "deny": []},\n' in wired
+    assert '  "env": { "A" : "1" }\n' in wired
+    assert '{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}' in wired
+    assert tur(repo, "setup", "claude", "--remove").code == 0
+    # Only the hooks object (which held ours) is written anew; every other value keeps its text.
+    assert settings.read_text() == own.replace(
+        '{"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}]}',
+        '{\n    "PreToolUse": [\n      {"matcher": "Bash", "hooks": [{"type": "command", '
+        '"command": "./guard.sh"}]}\n    ]\n  }')

@@ -224,6 +224,18 @@ def test_short_advisory_is_used_when_the_full_one_cannot_fit():
     assert result.text == "[Tur Context Manager]: 3 memories omitted.\n"
 
 
+def test_a_small_budget_keeps_a_memory_with_the_short_advisory_rather_than_the_long_one():
+    memories = facts(3)
+    full = advisory_line(2, 0)
+    one = compile_wake(memories[:1], weights={}, budget=None, counter=COUNT)
+    budget = one.tokens + COUNT("[Tur Context Manager]: 2 memories omitted.") + 2
+    assert budget < one.tokens + COUNT(full)  # the long wording and the memory do not both fit
+    result = compile_wake(memories, weights={}, budget=budget, counter=COUNT)
+    assert result.tokens == COUNT(result.text) <= budget
+    assert sum(e.included for e in result.assembly) == 1
+    assert result.text.endswith("[Tur Context Manager]: 2 memories omitted.\n")
+
+
 def test_precomputed_entry_tokens_replace_counting():
     memories = facts(2)
     cache = {memories[0].id: 10_000}  # pretend the first entry is huge

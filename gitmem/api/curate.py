@@ -594,13 +594,14 @@ class Curator:
 
     # -- import ----------------------------------------------------------------------------
 
-    @staticmethod
-    def _read_legacy(files: list[Path], allow_secret: bool, result: ImportResult,
+    def _read_legacy(self, files: list[Path], allow_secret: bool, result: ImportResult,
                      progress: Callable[[int, int], None] | None) -> list[tuple[str, Memory, bytes]]:
         """Read and check legacy record files: ``(path, memory, original bytes)`` for each good one.
 
         A file refused (a credential, an anchor leaving the repository, too large, unreadable)
         gets its line in ``result.failed``. ``progress(files_read, files)`` follows the reading.
+        An abbreviated ``provenance.git_sha`` naming a commit of this repository is stored
+        in full, as ``learn`` stores it: a short SHA can become ambiguous as history grows.
         """
         from gitmem import codec, legacy, secret_scan
         from gitmem.anchors import parse_anchor
@@ -620,6 +621,7 @@ class Curator:
                 secret_scan.check_fields(fields, allow=allow_secret)
                 if memory.provenance is not None and memory.provenance.context_ref:
                     parse_anchor(memory.provenance.context_ref)
+                memory = self._full_sha(memory)
             except GitmemError as exc:
                 result.failed.append(f"{path}: {exc}")
                 continue
@@ -701,6 +703,17 @@ class Curator:
         else:
             result.commit, _ = self.ws.store.transact(build)
         return result
+
+    def _full_sha(self, memory: Memory) -> Memory:
+        """``memory`` with its abbreviated observed commit written in full, when it resolves here."""
+        prov = memory.provenance
+        sha = prov.git_sha if prov is not None else None
+        if prov is None or not sha or len(sha) == 40:
+            return memory
+        full = self.ws.store.code().resolve_commit(sha)
+        if full is None:  # not a commit of this repository: kept, and reported when verified
+            return memory
+        return memory.model_copy(update={"provenance": prov.model_copy(update={"git_sha": full})})
 
     def _import_id(self, memory: Memory, blobs: dict[str, str], stored: dict[str, str | None],
                    assigned: dict[str, str]) -> str:

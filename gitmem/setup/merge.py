@@ -216,7 +216,7 @@ class JsonFile:
                                      "fix the file, then run tur setup again")
         return data, text, _indent_of(text)
 
-    def _save(self, data: dict[str, Any], indent: int | str) -> None:
+    def _save(self, data: dict[str, Any], original: str | None, indent: int | str) -> None:
         if not data:
             try:
                 self.path.unlink()
@@ -226,7 +226,7 @@ class JsonFile:
                 raise HarnessConfigError(f"cannot delete {self.path}: {exc.strerror or exc}",
                                          "check the file's permissions") from None
             return
-        _write_atomic(self.path, json.dumps(data, indent=indent, ensure_ascii=False) + "\n")
+        _write_atomic(self.path, _render(data, original, indent) + "\n")
 
     def check(self) -> list[Outcome]:
         """Each entry as ``wired``, ``missing`` or ``differs``."""
@@ -235,7 +235,7 @@ class JsonFile:
 
     def apply(self) -> list[Outcome]:
         """Add what is missing, set what differs; write only when something changed."""
-        data, _, indent = self._load()
+        data, text, indent = self._load()
         outcomes = []
         for entry in self.entries:
             state = _state(entry, data)
@@ -252,7 +252,7 @@ class JsonFile:
             outcomes.append(Outcome(self.path, entry.describe(),
                                     "updated" if state == "differs" else "added"))
         if any(o.state != "unchanged" for o in outcomes):
-            self._save(data, indent)
+            self._save(data, text, indent)
         return outcomes
 
     def remove(self) -> list[Outcome]:
@@ -273,7 +273,7 @@ class JsonFile:
                     state = "absent"
             outcomes.append(Outcome(self.path, entry.describe(), state))
         if text is not None and any(o.state == "removed" for o in outcomes):
-            self._save(data, indent)
+            self._save(data, text, indent)
         return outcomes
 
 
@@ -309,6 +309,103 @@ def _unset(data: Any, keys: Sequence[str]) -> None:
             del chain[depth - 1][keys[depth - 1]]
         else:
             break
+
+
+_Path = tuple[str | int, ...]
+
+
+def _spans(text: str) -> dict[_Path, tuple[int, int]]:
+    """Where each value of a JSON text is: ``path -> (start, end)`` offsets into ``text``.
+
+    A path is the keys and list indexes from the top (``()`` is the whole document). The
+    text must already have parsed with :func:`json.loads`.
+    """
+    decoder = json.JSONDecoder()
+    spans: dict[_Path, tuple[int, int]] = {}
+
+    def skip(i: int) -> int:
+        while i < len(text) and text[i] in " \t\r\n":
+            i += 1
+        return i
+
+    def value(i: int, path: _Path) -> int:
+        i = skip(i)
+        start = i
+        if text[i] == "{":
+            i = skip(i + 1)
+            while text[i] != "}":
+                key, i = decoder.raw_decode(text, i)
+                i = skip(skip(i) + 1)  # past the colon
+                i = skip(value(i, (*path, key)))
+                if text[i] == ",":
+                    i = skip(i + 1)
+            end = i + 1
+        elif text[i] == "[":
+            i = skip(i + 1)
+            index = 0
+            while text[i] != "]":
+                i = skip(value(i, (*path, index)))
+                index += 1
+                if text[i] == ",":
+                    i = skip(i + 1)
+            end = i + 1
+        else:
+            _, end = decoder.raw_decode(text, i)
+        spans[path] = (start, end)
+        return end
+
+    value(0, ())
+    return spans
+
+
+def _render(data: dict[str, Any], original: str | None, indent: int | str) -> str:
+    """``data`` as JSON text that keeps ``original``'s own text for every value left as it was.
+
+    What changed is written with ``indent`` (the file's own); a value that did not change is
+    copied from ``original`` as it stood, so a compact ``[1, 2]`` or an object kept on one line
+    is not reflowed. Nesting never changes (entries are added or taken out in place), so the
+    copied text keeps the right indentation.
+    """
+    if not original:
+        return json.dumps(data, indent=indent, ensure_ascii=False)
+    before = json.loads(original)
+    spans = _spans(original)
+    unit = indent if isinstance(indent, str) else " " * indent
+
+    def old_at(path: _Path) -> Any:
+        node = before
+        for step in path:
+            node = node[step]
+        return node
+
+    def emit(node: Any, path: _Path | None, depth: int) -> str:
+        """``node`` at ``depth``; ``path`` is where it stood in ``original`` (``None``: new)."""
+        old = old_at(path) if path is not None else None
+        if path is not None and old == node:
+            start, end = spans[path]
+            return original[start:end]
+        inner = unit * (depth + 1)
+        if isinstance(node, dict) and node:
+            members = []
+            for key, child in node.items():
+                was = (*path, key) if path is not None and isinstance(old, dict) and key in old else None
+                members.append(f"{inner}{json.dumps(key, ensure_ascii=False)}: {emit(child, was, depth + 1)}")
+            return "{\n" + ",\n".join(members) + "\n" + unit * depth + "}"
+        if isinstance(node, list) and node:
+            # A list entry is matched to an equal one of the original list, wherever it stood:
+            # taking an entry out shifts the ones after it.
+            unused = list(range(len(old))) if path is not None and isinstance(old, list) else []
+            items = []
+            for child in node:
+                match = next((i for i in unused if old[i] == child), None)  # type: ignore[index]
+                if match is not None:
+                    unused.remove(match)
+                was_at = None if match is None or path is None else (*path, match)
+                items.append(inner + emit(child, was_at, depth + 1))
+            return "[\n" + ",\n".join(items) + "\n" + unit * depth + "]"
+        return json.dumps(node, ensure_ascii=False)
+
+    return emit(data, (), 0)
 
 
 def _indent_of(text: str) -> int | str:
