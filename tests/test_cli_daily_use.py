@@ -135,6 +135,19 @@ def test_completion_answers_commands_options_and_choices(tmp_path):
     assert {"bash", "fish", "zsh"} <= {c.strip() for c in _complete("tur completion ", "bash", tmp_path)}
 
 
+def test_a_memory_id_completes_from_the_store_with_its_content_as_description(repo, tmp_path):
+    first = tur(repo, "learn", "the build runs make test\nsecond line").out.strip()
+    second = tur(repo, "learn", "deploys go through the staging cluster", "--type", "preference").out.strip()
+    typed = first[: len("fact-") + 1]
+    assert [c.strip() for c in _complete(f"tur show {typed}", "bash", repo)] == [first]
+    fish = [c for c in _complete("tur link ", "fish", repo) if not c.startswith("--")]
+    assert sorted(fish) == sorted([f"{first}\tthe build runs make test",
+                                   f"{second}\tdeploys go through the staging cluster"])
+    assert [c.strip() for c in _complete(f"tur verify {first} pre", "bash", repo)] == [second]
+    # Outside a repository nothing is offered, and no error lands in the command line.
+    assert _complete("tur show fact-", "bash", tmp_path) == [""]
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
 def test_bash_completes_tur_with_the_generated_script(tmp_path):
     tur_bin = tmp_path / "bin" / "tur"

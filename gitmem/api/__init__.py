@@ -251,6 +251,14 @@ class Gitmem:
         """
         return self.records.resolve(token)
 
+    def id_choices(self, prefix: str = "", limit: int = 200) -> dict[str, str]:
+        """Ids starting with ``prefix`` -> the first line of each one's content (at most 60 characters).
+
+        What shell completion offers (``tur show fact-<TAB>``): read from the read cache's
+        table, no record parsed; at most ``limit`` ids, in id order.
+        """
+        return self.records.id_choices(prefix, limit)
+
     def legacy_ids(self) -> dict[str, tuple[str, ...]]:
         """Each imported memory's id -> the ids it had before ``tur import`` (``legacy_id``).
 

@@ -7,6 +7,7 @@ whole ref.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -180,6 +181,24 @@ class Records:
                 raise missing from None
             return legacy, table.blobs[row]
         return found, entries[found]
+
+    def id_choices(self, prefix: str = "", limit: int = 200) -> dict[str, str]:
+        """Ids at the current tip starting with ``prefix``, each with the first line of its content.
+
+        For shell completion: read from the read cache's table (warm: one file), no record
+        parsed; at most ``limit`` ids, in id order. Legacy ids are not offered.
+        """
+        table = self.cache.table(self.store.tip())
+        start = bisect_left(table.ids, prefix)
+        contents = table.columns["content"]
+        found: dict[str, str] = {}
+        for row in range(start, len(table.ids)):
+            memory_id = table.ids[row]
+            if not memory_id.startswith(prefix) or len(found) >= limit:
+                break
+            first = str(contents[row]).strip().splitlines()[0] if str(contents[row]).strip() else ""
+            found[memory_id] = first[:60]
+        return found
 
     def legacy_index(self, tip: str | None) -> dict[str, list[str]]:
         """Each legacy id at ``tip`` -> the ids of the memories that carry it (from the read cache)."""

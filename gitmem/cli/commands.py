@@ -2,7 +2,8 @@
 
 A static table, so that ``tur --help``, shell completion of command names and "did you
 mean" know every command without importing a command module, and running one command
-imports and builds only that command's parser. A leaf: the standard library only.
+imports and builds only that command's parser. A leaf: the standard library only (the id
+completer imports the facade when a shell asks).
 
 A new command: add a row to :data:`COMMANDS` and, in its module, a builder in that module's
 ``PARSERS`` (``name -> function(parser)``); :func:`add_command` gives it its help from here.
@@ -11,9 +12,10 @@ A new command: add a row to :data:`COMMANDS` and, in its module, a builder in th
 from __future__ import annotations
 
 import argparse
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
-__all__ = ["COMMANDS", "EXAMPLES", "Command", "add_command", "add_format"]
+__all__ = ["COMMANDS", "EXAMPLES", "Command", "add_command", "add_format", "add_id_argument",
+           "complete_memory_ids"]
 
 
 class Command(NamedTuple):
@@ -93,3 +95,26 @@ def add_format(parser: argparse.ArgumentParser, choices: tuple[str, ...] = ("pla
     rest = ", ".join(choices[1:])
     parser.add_argument("--format", default=choices[0], choices=choices,
                         help=f"output: {choices[0]} (default) or {rest}, for scripts")
+
+
+def complete_memory_ids(prefix: str, parsed_args: argparse.Namespace, **_: object) -> dict[str, str]:
+    """Argcomplete completer: the memory ids starting with ``prefix``, each described by its content.
+
+    Reads the repository named by ``-C`` (default: the current directory); outside a
+    repository, or on any gitmem error, nothing is offered rather than an error printed
+    into the user's command line.
+    """
+    from gitmem.api import Gitmem
+    from gitmem.errors import GitmemError
+
+    try:
+        return Gitmem.open(getattr(parsed_args, "path", ".") or ".").id_choices(prefix)
+    except GitmemError:
+        return {}
+
+
+def add_id_argument(parser: argparse.ArgumentParser, name: str, **kwargs: Any) -> argparse.Action:
+    """``parser.add_argument(name, **kwargs)`` for a memory id, which the shell completes from the store."""
+    action = parser.add_argument(name, **kwargs)
+    action.completer = complete_memory_ids  # type: ignore[attr-defined]  # argcomplete reads it
+    return action

@@ -2,7 +2,8 @@
 
 The script asks ``tur`` itself for completions (``_ARGCOMPLETE`` set, see
 :func:`gitmem.cli.main`), so it completes every command, sub-command, option and choice
-of the parser as it is, with nothing hand-written to keep in step.
+of the parser as it is, with nothing hand-written to keep in step; a memory id argument
+completes from the store (:func:`gitmem.cli.commands.complete_memory_ids`).
 """
 
 from __future__ import annotations
@@ -46,3 +47,4 @@ def cmd_completion(args: argparse.Namespace, env: Env) -> int:
 
     env.write(argcomplete.shellcode(["tur"], shell=args.shell))
     return 0
+

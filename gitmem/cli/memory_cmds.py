@@ -9,7 +9,7 @@ import argparse
 from collections import Counter
 from typing import TYPE_CHECKING, cast
 
-from gitmem.cli.commands import add_command, add_format
+from gitmem.cli.commands import add_command, add_format, add_id_argument
 from gitmem.cli.output import json_dump, memory_json, one_line, table
 from gitmem.errors import GitmemError
 from gitmem.text import first_words
@@ -59,7 +59,7 @@ def _list_parser(sub: argparse._SubParsersAction) -> None:
 
 def _show_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "show")
-    p.add_argument("id", help="a memory id or a unique prefix of one")
+    add_id_argument(p, "id", help="a memory id or a unique prefix of one")
     add_format(p)
     p.set_defaults(func=cmd_show)
 
@@ -67,7 +67,7 @@ def _show_parser(sub: argparse._SubParsersAction) -> None:
 
 def _refute_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "refute")
-    p.add_argument("id", help="a memory id or a unique prefix of one")
+    add_id_argument(p, "id", help="a memory id or a unique prefix of one")
     p.add_argument("--reason", help="why it is wrong, stored with the record (required unless --undo)")
     p.add_argument("--by", help="who refutes it (default: your git identity)")
     p.add_argument("--undo", action="store_true",
@@ -83,7 +83,7 @@ def _edit_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "edit", description="Change a memory's content, type or anchor in one commit. "
                     "The id stays; `tur show ID` lists the commits, and the old text stays in the "
                     "ref's history. You become the memory's author.")
-    p.add_argument("id", help="a memory id or a unique prefix of one")
+    add_id_argument(p, "id", help="a memory id or a unique prefix of one")
     p.add_argument("--content", help="the new statement; `-` reads it from stdin")
     p.add_argument("--content-file", metavar="PATH", help="read the new statement from a file (UTF-8)")
     p.add_argument("--type", choices=TYPES, help="the new type (the id keeps its old type prefix)")
@@ -96,7 +96,7 @@ def _edit_parser(sub: argparse._SubParsersAction) -> None:
 
 def _forget_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "forget")
-    p.add_argument("id", nargs="?", help="a memory id or a unique prefix of one")
+    add_id_argument(p, "id", nargs="?", help="a memory id or a unique prefix of one")
     p.add_argument("--path", dest="tree_path", metavar="TREE_PATH",
                    help="remove this entry of the memory tree instead (what `tur doctor` names)")
     add_format(p)
@@ -115,7 +115,7 @@ def _doctor_parser(sub: argparse._SubParsersAction) -> None:
 
 def _confidence_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "confidence")
-    p.add_argument("id", help="a memory id or a unique prefix of one")
+    add_id_argument(p, "id", help="a memory id or a unique prefix of one")
     p.add_argument("value", type=float, help="the new confidence, in [0, 1]")
     add_format(p)
     p.set_defaults(func=cmd_confidence)
@@ -124,8 +124,8 @@ def _confidence_parser(sub: argparse._SubParsersAction) -> None:
 def _link_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "link", description="Relate two memories: SOURCE --type--> TARGET "
                     f"({', '.join(RELATIONS)}).")
-    p.add_argument("source", help="the memory the relation starts from (id or prefix)")
-    p.add_argument("target", help="the memory it points to (id or prefix)")
+    add_id_argument(p, "source", help="the memory the relation starts from (id or prefix)")
+    add_id_argument(p, "target", help="the memory it points to (id or prefix)")
     p.add_argument("--type", required=True, choices=RELATIONS, help="the kind of relation")
     add_format(p)
     p.set_defaults(func=cmd_link)

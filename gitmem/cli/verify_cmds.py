@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
-from gitmem.cli.commands import add_command, add_format
+from gitmem.cli.commands import add_command, add_format, add_id_argument
 from gitmem.cli.output import json_dump
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ def _verify_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "verify", description="Check every memory (or the given ids) against HEAD "
                     "and the working tree; re-anchor moved lines; record new statuses in one commit. "
                     "Prints the memories whose status, reason or anchored lines changed.")
-    p.add_argument("ids", nargs="*", metavar="ID", help="only these memories (ids or unique prefixes)")
+    add_id_argument(p, "ids", nargs="*", metavar="ID", help="only these memories (ids or unique prefixes)")
     p.add_argument("--confirm", action="store_true",
                    help="vouch for the named memories: set fresh and re-anchor them at HEAD")
     p.add_argument("-v", "--verbose", action="store_true",
@@ -29,7 +29,7 @@ def _status_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "status", description="Check every memory (or the given ids) against HEAD "
                     "and the working tree without writing anything; print the counts and the "
                     "memories that are not fresh or whose verdict differs from the stored one.")
-    p.add_argument("ids", nargs="*", metavar="ID", help="only these memories (ids or unique prefixes)")
+    add_id_argument(p, "ids", nargs="*", metavar="ID", help="only these memories (ids or unique prefixes)")
     p.add_argument("-v", "--verbose", action="store_true",
                    help="print every memory checked, fresh ones too")
     p.add_argument("--exit-code", action="store_true",
