@@ -274,8 +274,9 @@ def compile_wake(
     opens them. Memories are packed greedily by rank (one that does not fit is skipped and a
     smaller one may follow); persona and continuity lines are taken as a prefix. The advisory
     is then appended and the final string counted with ``counter``; while it exceeds the
-    budget the short advisory is tried, then the lowest-ranked included entry is dropped
-    (becoming ``over_budget``) and the advisory recounted, ending at an empty text. So
+    budget the lowest-ranked included entry is dropped (becoming ``over_budget``) and the
+    advisory recounted; when that leaves no memory, the packing is taken again with the short
+    advisory (a memory is worth more than the long wording), and then an empty text. So
     ``counter(text) <= budget`` holds exactly, even where the count of a concatenation is not
     the sum of its parts. ``max_chars`` is a second budget, in characters, packed and held the
     same way (tier *i* may spend its share of both); both hold.
@@ -626,19 +627,28 @@ def _fit(
 ) -> tuple[str, int]:
     memory_sections = [s for s in sections if not s.prefix_only]
     all_memories = sum(len(s.items) for s in memory_sections)
-    while True:
-        included = sum(len(s.chosen) for s in memory_sections)
-        # A memory is worth more than the advisory's wording: the short advisory is tried
-        # before the lowest-ranked entry is dropped, so a small budget still shows memories.
-        for short in (False, True):
+    packed = [(list(s.chosen), set(s.compressed)) for s in sections]
+    advisory_only: tuple[str, int] | None = None
+    for short in (False, True):
+        if short:  # the full advisory left no memory: a memory is worth more than its wording
+            for section, (chosen, compressed) in zip(sections, packed, strict=True):
+                section.chosen[:], section.compressed = list(chosen), set(compressed)
+        while True:
+            included = sum(len(s.chosen) for s in memory_sections)
             text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
             tokens = counter(text)
             if limits.holds(text, tokens):
-                return text, tokens
-        last = next((s for s in reversed(sections) if s.chosen), None)
-        if last is None:
-            return "", 0
-        last.compressed.discard(last.chosen.pop())
+                if included or not all_memories:
+                    return text, tokens
+                if short:  # no memory fits either way: the full wording says more
+                    return advisory_only or (text, tokens)
+                advisory_only = text, tokens
+                break  # fits, but only as the advisory: try the short wording with memories
+            last = next((s for s in reversed(sections) if s.chosen), None)
+            if last is None:
+                break
+            last.compressed.discard(last.chosen.pop())
+    return "", 0
 
 
 def _block_entry(section: _Section) -> AssemblyEntry:
