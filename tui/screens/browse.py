@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import datetime
 
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
@@ -26,7 +27,10 @@ from tui.widgets.filter_bar import FilterBar
 from tui.widgets.memory_detail import MemoryDetail
 from tui.widgets.memory_table import MemoryTable
 
-__all__ = ["BrowseScreen"]
+__all__ = ["NARROW_WIDTH", "BrowseScreen"]
+
+NARROW_WIDTH = 120
+"""Below this many columns the detail pane goes under the table instead of beside it."""
 
 
 class BrowseScreen(Screen[None]):
@@ -69,6 +73,10 @@ class BrowseScreen(Screen[None]):
         """Load the memories and focus the table."""
         self.reload()
         self.table.focus()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Stack the detail under the table on a narrow terminal, beside it on a wide one."""
+        self.set_class(event.size.width < NARROW_WIDTH, "narrow")
 
     @property
     def table(self) -> MemoryTable:
