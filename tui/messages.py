@@ -20,7 +20,7 @@ class RefMoved(Message):
 
 @dataclass
 class MemoryChanged(Message):
-    """The TUI changed a memory: ``action`` is verify | refute | forget | confidence."""
+    """The TUI changed a memory: ``action`` names it (verify, refute, learn, edit, link ...)."""
 
     memory_id: str
     action: str

@@ -2,54 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from rich.text import Text
 
 from gitmem.api import Gitmem
 from gitmem.errors import UnknownMemory
 from tests.conftest import commit_file
+from tests.tui.pilot import cell, error_notes, run, select, table_ids
 from tui import make_app
 from tui.messages import MemoryChanged
 from tui.screens.confidence import ConfidenceScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.refute import RefuteScreen
 from tui.widgets.memory_table import MemoryTable
-
-SIZE = (140, 40)
-
-
-def run(app, scenario, message_hook=None, size=SIZE):
-    """Run ``scenario(pilot)`` inside ``app.run_test`` (no async test plugin needed)."""
-
-    async def main():
-        async with app.run_test(size=size, message_hook=message_hook) as pilot:
-            await pilot.pause()
-            await scenario(pilot)
-
-    asyncio.run(main())
-
-
-def table_ids(app) -> list[str]:
-    return [key.value for key in app.screen.query_one(MemoryTable).rows]
-
-
-async def select(pilot, memory_id):
-    """Move the table cursor onto ``memory_id``."""
-    table = pilot.app.screen.query_one(MemoryTable)
-    table.move_cursor(row=table.get_row_index(memory_id))
-    await pilot.pause()
-    assert table.selected_id == memory_id
-
-
-def cell(app, memory_id: str, column: str) -> Text:
-    """The table's cell of ``memory_id`` in ``column`` (by name: the shown columns vary)."""
-    return app.screen.query_one(MemoryTable).get_cell(memory_id, column)
-
-
-def error_notes(app) -> list[str]:
-    return [n.message for n in app._notifications if n.severity == "error"]
 
 
 def test_the_table_lists_every_memory_with_status_weight_and_anchor(tui_repo, clock):

@@ -1,0 +1,48 @@
+"""Helpers shared by the Pilot tests: run a scenario, move the cursor, read the table and notes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from rich.text import Text
+
+from tui.widgets.memory_table import MemoryTable
+
+SIZE = (140, 40)
+
+
+def run(app, scenario, message_hook=None, size=SIZE):
+    """Run ``scenario(pilot)`` inside ``app.run_test`` (no async test plugin needed)."""
+
+    async def main():
+        async with app.run_test(size=size, message_hook=message_hook) as pilot:
+            await pilot.pause()
+            await scenario(pilot)
+
+    asyncio.run(main())
+
+
+def table_ids(app) -> list[str]:
+    return [key.value for key in app.screen.query_one(MemoryTable).rows]
+
+
+async def select(pilot, memory_id):
+    """Move the table cursor onto ``memory_id``."""
+    table = pilot.app.screen.query_one(MemoryTable)
+    table.move_cursor(row=table.get_row_index(memory_id))
+    await pilot.pause()
+    assert table.selected_id == memory_id
+
+
+def cell(app, memory_id: str, column: str) -> Text:
+    """The table's cell of ``memory_id`` in ``column`` (by name: the shown columns vary)."""
+    return app.screen.query_one(MemoryTable).get_cell(memory_id, column)
+
+
+def notes(app, severity: str | None = None) -> list[str]:
+    """The notifications shown so far (of one ``severity`` when given)."""
+    return [n.message for n in app._notifications if severity is None or n.severity == severity]
+
+
+def error_notes(app) -> list[str]:
+    return notes(app, "error")
