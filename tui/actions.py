@@ -58,5 +58,5 @@ GLOBAL_KEYS: tuple[tuple[str, str, str], ...] = (
 
 def browse_bindings() -> list[Binding]:
     """The browse screen's bindings, from :data:`BROWSE_ACTIONS`."""
-    return [Binding(a.key, a.action, a.title, show=a.footer,
+    return [Binding(a.key, a.action, a.title[:1].upper() + a.title[1:], show=a.footer,
                     key_display=a.display) for a in BROWSE_ACTIONS]

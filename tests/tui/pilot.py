@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import time
 
 from rich.text import Text
 
@@ -46,3 +47,13 @@ def notes(app, severity: str | None = None) -> list[str]:
 
 def error_notes(app) -> list[str]:
     return notes(app, "error")
+
+
+async def compiled(pilot, screen, budget, timeout=30.0):
+    """Wait until the preview shows the wake compiled at ``budget`` (it compiles in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        await pilot.pause(0.05)
+        if screen.shown_budget == budget:
+            return screen.result
+    raise AssertionError(f"no wake compiled at {budget}: field {screen.query_one('#budget').value!r}")

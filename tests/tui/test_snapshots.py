@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tui.pilot import compiled
 from tui import make_app
 from tui.widgets.memory_table import MemoryTable
 
@@ -57,5 +58,34 @@ def test_refute_modal(tui_repo, clock, snap_compare, size):
 def test_wake_preview_at_120_tokens(tui_repo, clock, snap_compare):
     _, gm, ids = tui_repo
     app = make_app(gm, clock=clock, poll_interval=3600)
-    assert snap_compare(app, terminal_size=SIZE, run_before=prepare(ids["port"]),
-                        press=["w", "ctrl+a", "ctrl+k", *"120", "_"])
+
+    async def run_before(pilot):
+        await prepare(ids["port"])(pilot)
+        await pilot.press("w")
+        await compiled(pilot, pilot.app.screen, 4096)
+        await pilot.press("ctrl+a", "ctrl+k", *"120")
+        await compiled(pilot, pilot.app.screen, 120)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+@BOTH
+def test_help_screen(tui_repo, clock, snap_compare, size):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=size, run_before=prepare(ids["port"]), press=["question_mark"])
+
+
+@BOTH
+def test_learn_modal(tui_repo, clock, snap_compare, size):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=size, run_before=prepare(ids["port"]),
+                        press=["n", *"Retries back off exponentially", "tab", "tab", *"src/app.py:6-8"])
+
+
+@BOTH
+def test_edit_modal(tui_repo, clock, snap_compare, size):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=size, run_before=prepare(ids["port"]), press=["e"])

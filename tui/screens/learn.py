@@ -95,7 +95,7 @@ class LearnScreen(ModalScreen[Draft | None]):
                     yield Select([(t.value, t.value) for t in MemoryType], value=self.initial.type,
                                  allow_blank=False, id="type")
                 with Vertical(classes="field anchor"):
-                    yield Label("anchor (optional): path or path:start-end")
+                    yield Label("anchor (optional): path:start-end")
                     yield Input(self.anchor_field, placeholder="src/app.py:3-5", id="anchor")
             yield Label("", id="error", classes="error")
             with Horizontal(classes="buttons"):
