@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import subprocess
+import threading
 from collections.abc import Callable
 from datetime import datetime
 
@@ -14,13 +17,14 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from gitmem.api import Gitmem
+from gitmem.api import Gitmem, VerifyOutcome, split_anchor_ref
 from gitmem.errors import GitmemError
 from tui.actions import browse_bindings
 from tui.commands import GitmemCommands
 from tui.detail import load_detail
 from tui.editor import anchor_location, editor_command, user_editor
-from tui.messages import FilterChanged, MemoryChanged, RefMoved
+from tui.follow import Check, WorktreeFollow
+from tui.messages import FilterChanged, MemoryChanged, RefMoved, WorktreeChecked
 from tui.rows import Filter, Row, apply_filter, to_rows
 from tui.screens.confidence import ConfidenceScreen
 from tui.screens.confirm import ConfirmScreen
@@ -49,6 +53,7 @@ class BrowseScreen(Screen[None]):
         clock: returns "now" for weights and writes; ``None`` = the real clock.
         on_write: called right after this screen wrote to the memory ref.
         editor: the editor command line for ``o``; ``None`` = ``$VISUAL`` / ``$EDITOR``.
+        follow: follow working-tree edits (a watchfiles worker, :mod:`tui.follow`).
     """
 
     CSS_PATH = "browse.tcss"
@@ -56,13 +61,16 @@ class BrowseScreen(Screen[None]):
     COMMANDS = {GitmemCommands}
 
     def __init__(self, gm: Gitmem, clock: Callable[[], datetime] | None = None,
-                 on_write: Callable[[], None] | None = None, editor: str | None = None) -> None:
+                 on_write: Callable[[], None] | None = None, editor: str | None = None,
+                 follow: bool = True) -> None:
         super().__init__()
         self.gm = gm
         self.clock = clock
         self.on_write = on_write
         """Called right after this screen wrote to the memory ref (the app takes the new tip as seen)."""
         self.editor = editor
+        self.follow = follow
+        self._follow_stop = threading.Event()
         self.rows: list[Row] = []
         self.filter = Filter()
         self.skipped = 0
@@ -79,9 +87,14 @@ class BrowseScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Load the memories and focus the table."""
+        """Load the memories, focus the table and start following the working tree."""
         self.reload()
         self.table.focus()
+        self._restart_follow()
+
+    def on_unmount(self) -> None:
+        """Stop the working-tree follower (its watch thread ends within a step, 200 ms)."""
+        self._follow_stop.set()
 
     def on_resize(self, event: events.Resize) -> None:
         """Stack the detail under the table on a narrow terminal, beside it on a wide one."""
@@ -150,8 +163,64 @@ class BrowseScreen(Screen[None]):
         self._redraw()
 
     def on_ref_moved(self, message: RefMoved) -> None:
-        """Another write (ours or another process's): reload."""
+        """Another write (ours or another process's): reload, and watch the anchors as they are now."""
         self.reload()
+        self._restart_follow()
+
+    # -- following the working tree ----------------------------------------------------------
+
+    def _restart_follow(self) -> None:
+        if not self.follow:
+            return
+        self._follow_stop.set()  # ends the running watch (if any) within a step
+        self._follow_stop = threading.Event()
+        self._follow_worktree(self._follow_stop)
+
+    @work(exclusive=True, group="follow", exit_on_error=False)
+    async def _follow_worktree(self, stop: threading.Event) -> None:
+        """Watch the anchored files and the git state; re-check what a batch of changes touches."""
+        from watchfiles import awatch  # lazy: only the running app pays for it
+
+        follow = await asyncio.to_thread(WorktreeFollow, self.gm.reopen())
+        dirs = follow.watch_dirs()
+        if not dirs:
+            return
+        async for batch in awatch(*dirs, watch_filter=follow.keep, stop_event=stop, recursive=False,
+                                  debounce=1600, step=200):
+            changed = {path for _change, path in batch}
+            try:
+                check, outcome = await asyncio.to_thread(self._check, follow, changed)
+            except GitmemError as exc:
+                self.post_message(WorktreeChecked("error", (), (), str(exc)))
+                continue
+            if check is not None and outcome is not None:
+                self._apply(check, outcome)
+
+    def _check(self, follow: WorktreeFollow, changed: set[str]) -> tuple[Check | None, VerifyOutcome | None]:
+        gm = self.gm.reopen()  # a handle per batch, as the watcher takes: nothing cached survives
+        check = follow.check(gm, changed)
+        return (check, follow.run(gm, check)) if check is not None else (None, None)
+
+    def _apply(self, check: Check, outcome: VerifyOutcome) -> None:
+        """Show the re-check: the rows whose status or reason moved, and the detail if concerned."""
+        by_id = {r.memory_id: r for r in outcome.rows}
+        changed = []
+        for index, row in enumerate(self.rows):
+            new = by_id.get(row.id)
+            if new is None or (new.status.value, new.reason) == (row.status, row.reason):
+                continue
+            self.rows[index] = updated = dataclasses.replace(row, status=new.status.value, reason=new.reason)
+            self.table.update_row(updated)
+            changed.append(row.id)
+        selected = self._selected_row()
+        concerned = selected is not None and (
+            selected.id in by_id or split_anchor_ref(selected.anchor)[0] in check.paths)
+        if concerned:
+            self._shown = None  # the diff follows the file even when the status stays
+            self._show_detail()
+        if self.filter.status is not None and changed:
+            self._redraw()
+        self.post_message(WorktreeChecked(check.trigger, check.paths, tuple(changed)))
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -172,6 +241,7 @@ class BrowseScreen(Screen[None]):
         if self.on_write is not None:
             self.on_write()
         self.reload()
+        self._restart_follow()  # the anchored files may have changed
         return True
 
     def action_verify(self) -> None:
@@ -380,6 +450,7 @@ class BrowseScreen(Screen[None]):
         if self.on_write is not None:
             self.on_write()
         self.reload()
+        self._restart_follow()
 
     def _select(self, memory_id: str) -> None:
         """Put the cursor on ``memory_id`` when the table lists it."""
