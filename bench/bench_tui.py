@@ -2,10 +2,13 @@
 
 Builds (in a temporary directory) a repository with 40 code files under ``lib/`` and
 ``--memories`` memories anchored to them (the records ``fixtures/repos/filler.py`` makes,
-as ``tests/conftest.py``'s ``add_filler_memories`` does), warms the read cache once as any
-earlier ``tur`` command would, then times, with Textual's Pilot in a headless terminal of
-160 x 50, from ``make_app`` to the first moment the browse table holds a row under the
-cursor and the detail pane shows it. Each run opens a new :class:`gitmem.api.Gitmem`.
+as ``tests/conftest.py``'s ``add_filler_memories`` does), then times, with Textual's Pilot in
+a headless terminal of 160 x 50, from ``make_app`` to the first moment the browse table
+shows rows, one under the cursor, and the detail pane shows it (usable: the table adds the
+remaining rows in chunks after that), and to the moment it holds every row. Each run opens a new
+:class:`gitmem.api.Gitmem`. The first run finds the read cache cold (just after the records
+were written, as after a big ``tur import``); the others find it warm (as after any ``tur``
+command).
 
 Run: ``python bench/bench_tui.py [--memories 3000] [--runs 3]``. Target (issue 18):
 <= 1.5 s at 3,000 memories.
@@ -57,10 +60,11 @@ def build(root: Path, count: int, files: int = 40) -> Path:
     return repo
 
 
-async def time_start(repo: Path, expected: int) -> float:
-    """Seconds from ``make_app`` to a table with ``expected`` rows and the detail of the first."""
+async def time_start(repo: Path, expected: int) -> tuple[float, float]:
+    """Seconds from ``make_app`` to a usable table (rows, cursor, detail), and to all ``expected`` rows."""
     started = time.perf_counter()
     app = make_app(Gitmem.open(repo), poll_interval=3600)
+    usable: float | None = None
     async with app.run_test(size=(160, 50)) as pilot:
         deadline = started + DEADLINE_S
         while time.perf_counter() < deadline:
@@ -68,9 +72,11 @@ async def time_start(repo: Path, expected: int) -> float:
             tables = screen.query(MemoryTable)
             if tables:
                 table = tables.first()
-                if table.row_count >= expected and table.selected_id is not None and \
+                if usable is None and table.selected_id is not None and \
                         str(screen.query_one("#summary").render()).startswith(table.selected_id):
-                    return time.perf_counter() - started
+                    usable = time.perf_counter() - started
+                if usable is not None and table.row_count >= expected:
+                    return usable, time.perf_counter() - started
             await pilot.pause(0.005)
     raise SystemExit(f"the table did not fill within {DEADLINE_S:.0f} s")
 
@@ -83,12 +89,16 @@ def main() -> None:
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         repo = build(Path(tmp), args.memories)
-        Gitmem.open(repo).status_view(full_records=False)  # the read cache, as after any tur command
-        times = [asyncio.run(time_start(repo, args.memories)) for _ in range(args.runs)]
-    best, worst = min(times), max(times)
-    print(f"tur tui start-up with {args.memories} memories, to a usable table: "
-          f"best {best:.2f} s, worst {worst:.2f} s over {args.runs} runs "
-          f"(target <= {TARGET_S} s: {'met' if best <= TARGET_S else 'NOT met'})")
+        cold, cold_all = asyncio.run(time_start(repo, args.memories))
+        runs = [asyncio.run(time_start(repo, args.memories)) for _ in range(args.runs)]
+    usable = [u for u, _ in runs]
+    full = [f for _, f in runs]
+    verdict = "met" if max(cold, *usable) <= TARGET_S else "NOT met"
+    print(f"tur tui start-up with {args.memories} memories, to a usable table: cold read cache "
+          f"{cold:.2f} s; warm: best {min(usable):.2f} s, worst {max(usable):.2f} s over "
+          f"{args.runs} runs (target <= {TARGET_S} s: {verdict})")
+    print(f"  every row in the table: cold {cold_all:.2f} s; warm best {min(full):.2f} s, "
+          f"worst {max(full):.2f} s")
     print(f"rerun: python bench/bench_tui.py --memories {args.memories} --runs {args.runs}")
 
 

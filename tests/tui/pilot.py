@@ -57,3 +57,13 @@ async def compiled(pilot, screen, budget, timeout=30.0):
         if screen.shown_budget == budget:
             return screen.result
     raise AssertionError(f"no wake compiled at {budget}: field {screen.query_one('#budget').value!r}")
+
+
+async def until(pilot, predicate, timeout=20.0, what="condition"):
+    """Pause until ``predicate()`` holds (the follower works in the background)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"timed out waiting for {what}")

@@ -6,20 +6,10 @@ import threading
 import time
 
 from tests.conftest import git
-from tests.tui.pilot import cell, run, select
+from tests.tui.pilot import cell, run, select, until
 from tui import make_app
 from tui.follow import WorktreeFollow
 from tui.messages import WorktreeChecked
-
-
-async def until(pilot, predicate, timeout=20.0, what="condition"):
-    """Pause until ``predicate()`` holds (the follower works in the background)."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def edit_line(repo, path, old, new):

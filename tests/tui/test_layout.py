@@ -62,3 +62,25 @@ def test_at_160_columns_the_content_takes_most_of_the_table_and_follows_a_resize
             assert table.row_count == 4
 
     asyncio.run(main())
+
+
+def test_thousands_of_memories_show_a_first_screen_then_every_row(repo, clock):
+    from gitmem.api import Gitmem
+    from tests.conftest import add_filler_memories
+    from tests.tui.pilot import until
+
+    ids = add_filler_memories(repo, 1200)
+    app = make_app(Gitmem.open(repo), clock=clock, poll_interval=3600, follow=False)
+
+    async def main():
+        async with app.run_test(size=(160, 40)) as pilot:
+            table = app.screen.query_one(MemoryTable)
+            await until(pilot, lambda: table.row_count > 0, what="a first screen")
+            await until(pilot, lambda: table.complete, what="every row")
+            assert [key.value for key in table.rows] == ids
+            app.screen.query_one("#search").value = ids[-1]  # the last row is found too
+            await pilot.pause()
+            assert [key.value for key in table.rows] == [ids[-1]]
+            assert table.selected_id == ids[-1]
+
+    asyncio.run(main())

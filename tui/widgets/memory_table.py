@@ -30,6 +30,11 @@ MAX_ID = 27
 _SCROLLBAR = 2
 #: Longest content line handed to the table (it cuts what does not fit).
 _CONTENT_CHARS = 400
+#: Rows added at once by :meth:`MemoryTable.show` (a few screens); the rest follow in
+#: chunks of :data:`CHUNK_ROWS` between refreshes, so that thousands of memories never
+#: hold the first screen back (Textual measures every cell of every row it adds).
+FIRST_ROWS = 200
+CHUNK_ROWS = 500
 
 
 def plan_columns(width: int, id_width: int, anchor_width: int,
@@ -70,7 +75,8 @@ class MemoryTable(DataTable):
     """A row-cursor table keyed by memory id; every cell is literal text (no markup).
 
     The columns follow the table's width (:func:`plan_columns`), re-planned on every resize;
-    until the table has a width, :meth:`show` only keeps the rows.
+    until the table has a width, :meth:`show` only keeps the rows. The first
+    :data:`FIRST_ROWS` rows show at once, the rest are added after the screen is drawn.
     """
 
     DEFAULT_CSS = """
@@ -82,6 +88,7 @@ class MemoryTable(DataTable):
         self._rows: list[Row] = []
         self._plan: tuple[tuple[str, int], ...] = ()
         self._keep: str | None = None
+        self._generation = 0  # bumped by every show(): a fill of older rows stops
 
     @property
     def column_names(self) -> tuple[str, ...]:
@@ -112,12 +119,29 @@ class MemoryTable(DataTable):
                 self.add_column(name, key=name, width=width)
         else:
             self.clear()
-        self.add_rows_keyed(rows)
+        self._generation += 1
         if not rows:
             return
         ids = [r.id for r in rows]
         index = ids.index(keep) if keep in ids else min(old_index, len(rows) - 1)
+        loaded = max(FIRST_ROWS, index + 1)
+        self.add_rows_keyed(rows[:loaded])
         self.move_cursor(row=index)
+        if loaded < len(rows):
+            self.call_after_refresh(self._fill, self._generation, loaded)
+
+    @property
+    def complete(self) -> bool:
+        """True when every row given to :meth:`show` is in the table."""
+        return self.row_count == len(self._rows)
+
+    def _fill(self, generation: int, start: int) -> None:
+        if generation != self._generation:
+            return  # show() was called again meanwhile
+        end = start + CHUNK_ROWS
+        self.add_rows_keyed(self._rows[start:end])
+        if end < len(self._rows):
+            self.call_after_refresh(self._fill, generation, end)
 
     def add_rows_keyed(self, rows: Iterable[Row]) -> None:
         """Append ``rows`` (cells for the shown columns), each keyed by its memory id."""
