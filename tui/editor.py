@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import subprocess  # the user's editor only, never git (tests/test_architecture.py allows this module)
 from pathlib import Path
 
-__all__ = ["anchor_location", "editor_command", "user_editor"]
+__all__ = ["anchor_location", "editor_command", "run_editor", "user_editor"]
 
 #: Editors that take ``+LINE FILE`` (vi, emacs and nano families and their kin).
 PLUS_LINE = frozenset({
@@ -58,3 +59,17 @@ def editor_command(editor: str, path: Path, line: int | None) -> list[str]:
     if name in GOTO_LINE:
         return [*argv, "--goto", f"{path}:{line}"]
     return [*argv, str(path)]
+
+
+def run_editor(argv: list[str], interactive: bool = True) -> int:
+    """Run the editor and wait for it; return its exit status.
+
+    Args:
+        argv: from :func:`editor_command`.
+        interactive: the editor gets the terminal's input; ``False`` gives it none
+            (a headless run, as in the tests).
+
+    Raises:
+        OSError: the editor cannot be started (not found, not executable).
+    """
+    return subprocess.call(argv, stdin=None if interactive else subprocess.DEVNULL)

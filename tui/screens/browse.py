@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import subprocess
 import threading
 from collections.abc import Callable
 from datetime import datetime
@@ -22,7 +21,7 @@ from gitmem.errors import GitmemError
 from tui.actions import browse_bindings
 from tui.commands import GitmemCommands
 from tui.detail import load_detail
-from tui.editor import anchor_location, editor_command, user_editor
+from tui.editor import anchor_location, editor_command, run_editor, user_editor
 from tui.follow import Check, WorktreeFollow
 from tui.messages import FilterChanged, MemoryChanged, RefMoved, WorktreeChecked
 from tui.rows import Filter, Row, apply_filter, to_rows
@@ -411,14 +410,14 @@ class BrowseScreen(Screen[None]):
         try:
             try:
                 with self.app.suspend():
-                    code = subprocess.call(argv)
+                    code = run_editor(argv)
             except SuspendNotSupported:
                 if not self.app.is_headless:
                     self.notify("this terminal cannot hand over to an editor", title="open",
                                 severity="warning")
                     return
                 # headless (the tests): no terminal to hand over, the editor runs as it is
-                code = subprocess.call(argv, stdin=subprocess.DEVNULL)
+                code = run_editor(argv, interactive=False)
         except OSError as exc:
             self.notify(f"cannot run {argv[0]}: {exc}", title="open", severity="error", markup=False)
             return
