@@ -50,6 +50,11 @@ def test_learn_stores_the_memory_with_type_and_anchor_and_selects_it(tui_repo, c
         assert memory.content == "Retries back off exponentially"
         assert memory.provenance.context_ref == "src/app.py#L6-L8"
         assert error_notes(app) == []
+        assert f"learned {new}" in notes(app)
+        await pilot.press("n", *"Retries back off exponentially", "enter")  # the same statement
+        await pilot.pause()
+        assert f"already known as {new}: re-verified" in notes(app)
+        assert len(table_ids(app)) == 5
 
     run(app, scenario)
 

@@ -34,7 +34,7 @@ def test_an_edit_of_anchored_lines_turns_the_row_stale_and_a_revert_fresh_again(
 
     async def scenario(pilot):
         await select(pilot, ids["port"])
-        await until(pilot, lambda: app.screen.workers, what="the follower")
+        await until(pilot, lambda: app.screen.watching, what="the follower")
         await pilot.pause(0.5)  # the watch is in place
         edit_line(repo, "src/app.py", "line 4\n", "line four\n")
         await until(pilot, lambda: status() == "stale", what="stale")
@@ -57,7 +57,7 @@ def test_a_commit_that_changes_the_anchored_lines_is_a_head_move(tui_repo, clock
     checks: list[WorktreeChecked] = []
 
     async def scenario(pilot):
-        await until(pilot, lambda: app.screen.workers, what="the follower")
+        await until(pilot, lambda: app.screen.watching, what="the follower")
         await pilot.pause(0.5)
         edit_line(repo, "src/store.py", "store 3\n", "store three\n")
         git(repo, "commit", "-q", "-am", "store three")
@@ -73,7 +73,7 @@ def test_the_follower_stops_with_the_app(tui_repo, clock):
     app = make_app(gm, clock=clock, poll_interval=3600)
 
     async def scenario(pilot):
-        await until(pilot, lambda: app.screen.workers, what="the follower")
+        await until(pilot, lambda: app.screen.watching, what="the follower")
         await pilot.pause(0.5)
         assert threading.active_count() > before
 

@@ -16,7 +16,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from gitmem.api import Gitmem, VerifyOutcome, split_anchor_ref
+from gitmem.api import Gitmem, LearnResult, VerifyOutcome, split_anchor_ref
 from gitmem.errors import GitmemError
 from tui.actions import browse_bindings
 from tui.commands import GitmemCommands
@@ -69,6 +69,8 @@ class BrowseScreen(Screen[None]):
         """Called right after this screen wrote to the memory ref (the app takes the new tip as seen)."""
         self.editor = editor
         self.follow = follow
+        self.watching: tuple[str, ...] = ()
+        """The directories the working-tree follower watches (empty until its watch starts)."""
         self._follow_stop = threading.Event()
         self.rows: list[Row] = []
         self.filter = Filter()
@@ -173,19 +175,35 @@ class BrowseScreen(Screen[None]):
             return
         self._follow_stop.set()  # ends the running watch (if any) within a step
         self._follow_stop = threading.Event()
+        self.watching = ()
         self._follow_worktree(self._follow_stop)
 
     @work(exclusive=True, group="follow", exit_on_error=False)
     async def _follow_worktree(self, stop: threading.Event) -> None:
-        """Watch the anchored files and the git state; re-check what a batch of changes touches."""
-        from watchfiles import awatch  # lazy: only the running app pays for it
+        """Watch the anchored files and the git state; re-check what a batch of changes touches.
 
+        When the operating system refuses the watch (the inotify limit), it polls instead and
+        says so once, as ``tur watch`` does.
+        """
         follow = await asyncio.to_thread(WorktreeFollow, self.gm.reopen())
         dirs = follow.watch_dirs()
         if not dirs:
             return
-        async for batch in awatch(*dirs, watch_filter=follow.keep, stop_event=stop, recursive=False,
-                                  debounce=1600, step=200):
+        try:
+            await self._watch(follow, dirs, stop, polling=False)
+        except (OSError, RuntimeError) as exc:  # watchfiles' internal error is a RuntimeError
+            self.notify(f"following the working tree by polling: the watch was refused ({exc})",
+                        title="watch", severity="warning", markup=False)
+            await self._watch(follow, dirs, stop, polling=True)
+
+    async def _watch(self, follow: WorktreeFollow, dirs: list[str], stop: threading.Event,
+                     polling: bool) -> None:
+        from watchfiles import awatch  # lazy: only the running app pays for it
+
+        changes = awatch(*dirs, watch_filter=follow.keep, stop_event=stop, recursive=False,
+                         debounce=1600, step=200, force_polling=polling)
+        self.watching = tuple(dirs)  # the watch is set up on the first step of the loop below
+        async for batch in changes:
             changed = {path for _change, path in batch}
             try:
                 check, outcome = await asyncio.to_thread(self._check, follow, changed)
@@ -339,15 +357,20 @@ class BrowseScreen(Screen[None]):
         def done(draft: Draft | None) -> None:
             if draft is None:
                 return
-            learned: list[str] = []
+            learned: list[LearnResult] = []
 
             def call() -> None:
-                result = self.gm.learn(draft.content, type=draft.type, file=draft.file, now=self._now())
-                learned.append(result.memory.id)
+                learned.append(self.gm.learn(draft.content, type=draft.type, file=draft.file,
+                                             now=self._now()))
 
             if self._run("learn", "", call) and learned:
-                self._select(learned[0])
-                self.notify(f"learned {learned[0]}", title="learn", markup=False)
+                result = learned[0]
+                self._select(result.memory.id)
+                line = (f"learned {result.memory.id}" if result.created
+                        else f"already known as {result.memory.id}: re-verified")
+                if result.similar:
+                    line += f"; may say the same as {', '.join(result.similar)} (l links them)"
+                self.notify(line, title="learn", markup=False)
 
         self.app.push_screen(LearnScreen(), done)
 
