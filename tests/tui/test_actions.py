@@ -7,7 +7,7 @@ import stat
 
 from rich.console import Console
 
-from tests.tui.pilot import error_notes, notes, run, select, table_ids
+from tests.tui.pilot import error_notes, notes, run, select, table_ids, until
 from tui import make_app
 from tui.screens.edit import EditScreen
 from tui.screens.help import HelpScreen
@@ -251,3 +251,33 @@ def test_the_palette_provider_offers_every_action_the_issue_names(tui_repo, cloc
             assert any(text.startswith(f"{name} (") for text in found), name
 
     run(app, scenario)
+
+
+def test_sync_pushes_to_origin_in_the_background_and_a_missing_remote_is_a_notification(
+        origin, clock, tui_repo):
+    from gitmem.api import Gitmem
+    from tests.conftest import clone, remote_tip
+
+    here = clone(origin, "here", who="Ada")
+    gm = Gitmem.open(here)
+    mid = gm.learn("Deploys go through the queue", file="src/app.py#L2-L3").memory.id
+    app = make_app(gm, clock=clock, poll_interval=3600, follow=False)
+
+    async def scenario(pilot):
+        await pilot.press("s")
+        await until(pilot, lambda: any(n.startswith("pushed") for n in notes(app)), what="the sync")
+        assert mid in table_ids(app)
+
+    run(app, scenario)
+    assert remote_tip(origin) == gm.tip()
+
+    _, lonely, _ = tui_repo  # no remote at all
+    app = make_app(lonely, clock=clock, poll_interval=3600, follow=False)
+
+    async def no_remote(pilot):
+        await pilot.press("s")
+        await until(pilot, lambda: error_notes(app), what="the error")
+        assert "origin" in error_notes(app)[0]
+
+    run(app, no_remote)
+
