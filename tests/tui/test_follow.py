@@ -96,3 +96,18 @@ def test_the_follower_watches_only_anchored_directories_and_the_git_state(tui_re
     assert follow.keep(None, f"{follow.git_dir}/index")
     assert not follow.keep(None, f"{follow.git_dir}/objects/ab/cdef")
     assert follow.check(gm, {f"{root}/docs/readme.md"}) is None  # nothing anchored there
+
+
+def test_a_repository_without_commits_or_memories_opens_and_follows_quietly(empty_repo, clock):
+    from gitmem.api import Gitmem
+
+    app = make_app(Gitmem.open(empty_repo), clock=clock, poll_interval=3600)
+
+    async def scenario(pilot):
+        await pilot.pause(0.5)
+        assert "no memories yet" in str(app.screen.query_one("#summary").render())
+        (empty_repo / "notes.txt").write_text("hello\n")
+        await pilot.pause(0.5)
+        assert app.screen.query_one("#summary-line").render() is not None
+
+    run(app, scenario)
