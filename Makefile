@@ -29,6 +29,7 @@ lint: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python bench/bench_scale.py
 	$(BIN)/python bench/bench_mcp.py
+	$(BIN)/python bench/bench_tui.py
 
 bench-verify: $(STAMP)
 	$(BIN)/python bench/bench_verify.py

@@ -27,6 +27,8 @@ class GitmemApp(App[None]):
         clock: returns "now" (aware UTC) for weights and wake; ``None`` = the real clock.
             Tests pass a fixed one so that weights do not move.
         poll_interval: seconds between tip checks; the table reloads when the tip changes.
+        editor: the editor command line the ``o`` key runs; ``None`` = ``$VISUAL`` or ``$EDITOR``.
+        follow: follow working-tree edits as ``tur watch`` does (statuses and the detail pane).
     """
 
     CSS_PATH = "app.tcss"
@@ -34,18 +36,22 @@ class GitmemApp(App[None]):
     BINDINGS = [Binding("q", "quit", "Quit")]
 
     def __init__(self, gm: Gitmem, clock: Callable[[], datetime] | None = None,
-                 poll_interval: float = DEFAULT_POLL_S) -> None:
+                 poll_interval: float = DEFAULT_POLL_S, editor: str | None = None,
+                 follow: bool = True) -> None:
         super().__init__()
+        self.follow = follow
         self.gm = gm
         self.clock = clock
         self.poll_interval = poll_interval
+        self.editor = editor
         self.tip: str | None = None
 
     def on_mount(self) -> None:
         """Show the browse screen and start watching the ref."""
         self.sub_title = self.gm.cwd.name
         self.tip = self._read_tip()
-        self.push_screen(BrowseScreen(self.gm, self.clock, on_write=self.refresh_tip))
+        self.push_screen(BrowseScreen(self.gm, self.clock, on_write=self.refresh_tip, editor=self.editor,
+                                      follow=self.follow))
         self.set_interval(self.poll_interval, self.check_ref, name="ref-watch")
 
     def _read_tip(self) -> str | None:
@@ -74,6 +80,7 @@ class GitmemApp(App[None]):
 
 
 def make_app(gm: Gitmem, *, clock: Callable[[], datetime] | None = None,
-             poll_interval: float = DEFAULT_POLL_S) -> GitmemApp:
-    """Build the app for ``gm`` (the CLI and the tests both start here)."""
-    return GitmemApp(gm, clock=clock, poll_interval=poll_interval)
+             poll_interval: float = DEFAULT_POLL_S, editor: str | None = None,
+             follow: bool = True) -> GitmemApp:
+    """Build the app for ``gm`` (the CLI and the tests both start here); see :class:`GitmemApp`."""
+    return GitmemApp(gm, clock=clock, poll_interval=poll_interval, editor=editor, follow=follow)

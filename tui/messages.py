@@ -8,7 +8,7 @@ from textual.message import Message
 
 from tui.rows import Filter
 
-__all__ = ["FilterChanged", "MemoryChanged", "RefMoved"]
+__all__ = ["FilterChanged", "MemoryChanged", "RefMoved", "WorktreeChecked"]
 
 
 @dataclass
@@ -20,7 +20,7 @@ class RefMoved(Message):
 
 @dataclass
 class MemoryChanged(Message):
-    """The TUI changed a memory: ``action`` is verify | refute | forget | confidence."""
+    """The TUI changed a memory: ``action`` names it (verify, refute, learn, edit, link ...)."""
 
     memory_id: str
     action: str
@@ -31,3 +31,17 @@ class FilterChanged(Message):
     """The filter bar's state changed."""
 
     filter: Filter
+
+
+@dataclass
+class WorktreeChecked(Message):
+    """The working-tree follower re-checked memories after edits, an index change or a HEAD move.
+
+    ``trigger`` is files | index | head; ``paths`` the anchored files concerned; ``changed``
+    the ids whose status or reason the check changed; ``error`` one line when it failed.
+    """
+
+    trigger: str
+    paths: tuple[str, ...]
+    changed: tuple[str, ...]
+    error: str | None = None

@@ -15,8 +15,10 @@ def _tui_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(
         sub, "tui",
         description="Open the terminal UI: a table of memories with a detail pane "
-        "(provenance, history, anchored diff), actions v verify, r refute, d forget, "
-        "c confidence, w wake preview, / search, q quit. Example: tur tui",
+        "(provenance, history, anchored diff) that follows working-tree edits; keys v verify, "
+        "r refute, u undo refutation, d forget, c confidence, n learn, e edit, l link, "
+        "o open in $EDITOR, s sync, w wake preview, / search, ? every key, ctrl+p actions, "
+        "q quit. Example: tur tui",
     )
     p.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
                    help="how often to check whether another process wrote (default 1)")

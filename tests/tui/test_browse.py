@@ -2,49 +2,19 @@
 
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 from rich.text import Text
 
 from gitmem.api import Gitmem
 from gitmem.errors import UnknownMemory
 from tests.conftest import commit_file
+from tests.tui.pilot import cell, error_notes, run, select, table_ids
 from tui import make_app
 from tui.messages import MemoryChanged
 from tui.screens.confidence import ConfidenceScreen
 from tui.screens.confirm import ConfirmScreen
 from tui.screens.refute import RefuteScreen
 from tui.widgets.memory_table import MemoryTable
-
-SIZE = (140, 40)
-
-
-def run(app, scenario, message_hook=None):
-    """Run ``scenario(pilot)`` inside ``app.run_test`` (no async test plugin needed)."""
-
-    async def main():
-        async with app.run_test(size=SIZE, message_hook=message_hook) as pilot:
-            await pilot.pause()
-            await scenario(pilot)
-
-    asyncio.run(main())
-
-
-def table_ids(app) -> list[str]:
-    return [key.value for key in app.screen.query_one(MemoryTable).rows]
-
-
-async def select(pilot, memory_id):
-    """Move the table cursor onto ``memory_id``."""
-    table = pilot.app.screen.query_one(MemoryTable)
-    table.move_cursor(row=table.get_row_index(memory_id))
-    await pilot.pause()
-    assert table.selected_id == memory_id
-
-
-def error_notes(app) -> list[str]:
-    return [n.message for n in app._notifications if n.severity == "error"]
 
 
 def test_the_table_lists_every_memory_with_status_weight_and_anchor(tui_repo, clock):
@@ -54,11 +24,12 @@ def test_the_table_lists_every_memory_with_status_weight_and_anchor(tui_repo, cl
     async def scenario(pilot):
         assert table_ids(app) == sorted(ids.values())
         table = app.screen.query_one(MemoryTable)
+        assert table.column_names == ("id", "status", "content", "weight", "type", "anchor")
         port = [c.plain for c in table.get_row(ids["port"])]
-        assert port == [ids["port"], "fact", "fresh", "0.80", "src/app.py#L3-L5",
-                        "The service listens on port 8080"]
+        assert port == [ids["port"], "fresh", "The service listens on port 8080", "0.80", "fact",
+                        "src/app.py#L3-L5"]
 
-    run(app, scenario)
+    run(app, scenario, size=(220, 40))
 
 
 def test_content_is_shown_literally_never_as_markup(tui_repo, clock):
@@ -66,10 +37,10 @@ def test_content_is_shown_literally_never_as_markup(tui_repo, clock):
     app = make_app(gm, clock=clock)
 
     async def scenario(pilot):
-        cell = app.screen.query_one(MemoryTable).get_row(ids["wal"])[5]
-        assert isinstance(cell, Text)
-        assert cell.plain == "Queue uses [bold]WAL[/bold] mode"
-        assert cell.spans == []
+        content = cell(app, ids["wal"], "content")
+        assert isinstance(content, Text)
+        assert content.plain == "Queue uses [bold]WAL[/bold] mode"
+        assert content.spans == []
         await select(pilot, ids["wal"])
         summary = app.screen.query_one("#summary").render()
         assert "Queue uses [bold]WAL[/bold] mode" in str(summary)
@@ -131,7 +102,7 @@ def test_refute_through_the_modal_records_the_reason(tui_repo, clock):
         stored = gm.get(ids["port"])
         assert stored.refutation.reason == "moved to 9090"
         assert stored.refutation.by == "Test User <test@example.com>"
-        assert app.screen.query_one(MemoryTable).get_row(ids["port"])[2].plain == "refuted"
+        assert cell(app, ids["port"], "status").plain == "refuted"
 
     run(app, scenario, hook)
     assert set(changes) == {(ids["port"], "refute")}  # seen by the screen, then the app
@@ -192,7 +163,7 @@ def test_confidence_edit_rejects_out_of_range_and_stores_a_valid_value(tui_repo,
         await pilot.press("backspace", "backspace", "backspace", *"0.25", "enter")
         await pilot.pause()
         assert not isinstance(app.screen, ConfidenceScreen)
-        assert app.screen.query_one(MemoryTable).get_row(ids["port"])[3].plain == "0.25"
+        assert cell(app, ids["port"], "weight").plain == "0.25"
 
     run(app, scenario)
     assert gm.get(ids["port"]).confidence == 0.25
@@ -208,7 +179,7 @@ def test_verify_finds_the_working_tree_edit_and_marks_it_stale(tui_repo, clock):
         await select(pilot, ids["port"])
         await pilot.press("v")
         await pilot.pause()
-        assert app.screen.query_one(MemoryTable).get_row(ids["port"])[2].plain == "stale"
+        assert cell(app, ids["port"], "status").plain == "stale"
         notes = [n.message for n in app._notifications]
         assert notes[-1] == f"{ids['port']}: stale (working tree: line 4 modified)"
 

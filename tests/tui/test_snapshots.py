@@ -1,4 +1,6 @@
-"""SVG snapshots (pytest-textual-snapshot) of the browse screen, the refute modal and the wake preview.
+"""SVG snapshots (pytest-textual-snapshot) of the browse screen, its modals, help and the wake preview.
+
+Each screen is shot at 80 and 160 columns (the browse table lays out differently on each).
 
 Determinism (see ``conftest.py``): memories learned at ``LEARNED`` and shown with a clock
 fixed there, code commits with fixed dates, a fixed terminal size; the detail pane's
@@ -9,10 +11,16 @@ report (``snapshot_report.html``).
 
 from __future__ import annotations
 
+import pytest
+
+from tests.tui.pilot import compiled
 from tui import make_app
 from tui.widgets.memory_table import MemoryTable
 
 SIZE = (140, 40)
+NARROW = (80, 30)
+WIDE = (160, 40)
+BOTH = pytest.mark.parametrize("size", [NARROW, WIDE], ids=["80", "160"])
 
 
 def prepare(memory_id):
@@ -31,22 +39,53 @@ def modified(repo):
     path.write_text(path.read_text().replace("line 4\n", "line four\n"))
 
 
-def test_browse_screen_with_the_detail_of_a_changed_anchor(tui_repo, clock, snap_compare):
+@BOTH
+def test_browse_screen_with_the_detail_of_a_changed_anchor(tui_repo, clock, snap_compare, size):
     repo, gm, ids = tui_repo
     modified(repo)
     app = make_app(gm, clock=clock, poll_interval=3600)
-    assert snap_compare(app, terminal_size=SIZE, run_before=prepare(ids["port"]))
+    assert snap_compare(app, terminal_size=size, run_before=prepare(ids["port"]))
 
 
-def test_refute_modal(tui_repo, clock, snap_compare):
+@BOTH
+def test_refute_modal(tui_repo, clock, snap_compare, size):
     _, gm, ids = tui_repo
     app = make_app(gm, clock=clock, poll_interval=3600)
-    assert snap_compare(app, terminal_size=SIZE, run_before=prepare(ids["wal"]),
+    assert snap_compare(app, terminal_size=size, run_before=prepare(ids["wal"]),
                         press=["r", *"checked: it is DELETE mode"])
 
 
 def test_wake_preview_at_120_tokens(tui_repo, clock, snap_compare):
     _, gm, ids = tui_repo
     app = make_app(gm, clock=clock, poll_interval=3600)
-    assert snap_compare(app, terminal_size=SIZE, run_before=prepare(ids["port"]),
-                        press=["w", "ctrl+a", "ctrl+k", *"120", "_"])
+
+    async def run_before(pilot):
+        await prepare(ids["port"])(pilot)
+        await pilot.press("w")
+        await compiled(pilot, pilot.app.screen, 4096)
+        await pilot.press("ctrl+a", "ctrl+k", *"120")
+        await compiled(pilot, pilot.app.screen, 120)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+@BOTH
+def test_help_screen(tui_repo, clock, snap_compare, size):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=size, run_before=prepare(ids["port"]), press=["question_mark"])
+
+
+@BOTH
+def test_learn_modal(tui_repo, clock, snap_compare, size):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=size, run_before=prepare(ids["port"]),
+                        press=["n", *"Retries back off exponentially", "tab", "tab", *"src/app.py:6-8"])
+
+
+@BOTH
+def test_edit_modal(tui_repo, clock, snap_compare, size):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+    assert snap_compare(app, terminal_size=size, run_before=prepare(ids["port"]), press=["e"])

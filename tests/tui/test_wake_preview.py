@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import asyncio
 
+from textual import events
+
+from tests.conftest import add_filler_memories
+from tests.tui.pilot import compiled
 from tui import make_app
 from tui.screens.wake_preview import WakePreviewScreen
 
@@ -32,13 +36,13 @@ def test_wake_preview_fits_the_budget_and_recompiles_when_it_changes(tui_repo, c
         await pilot.pause()
         screen = app.screen
         assert isinstance(screen, WakePreviewScreen)
+        await compiled(pilot, screen, 4096)
         assert screen.result.budget == 4096
         full = screen.result
         assert full.tokens <= 4096
         assert [outcome for _, outcome in assembly(screen)] == ["included"] * 4
         await pilot.press("ctrl+a", "ctrl+k", *"120")
-        await pilot.pause()
-        small = screen.result
+        small = await compiled(pilot, screen, 120)
         assert small.budget == 120
         assert small.tokens <= 120
         assert small.text != full.text
@@ -61,11 +65,45 @@ def test_wake_preview_ignores_a_budget_that_is_not_a_number(tui_repo, clock):
         await pilot.press("w")
         await pilot.pause()
         screen = app.screen
+        await compiled(pilot, screen, 4096)
         await pilot.press("ctrl+a", "ctrl+k", "-", "x")
-        await pilot.pause()
+        await pilot.pause(0.5)
         assert screen.result.budget == 4096  # unchanged; no crash
-        await pilot.press("0")
-        await pilot.pause()
+        await pilot.press("0")  # "-0": not digits only, still ignored
+        await pilot.pause(0.5)
+        assert screen.result.budget == 4096
+        await pilot.press("ctrl+a", "ctrl+k", "0")
+        await compiled(pilot, screen, 0)
         assert screen.result.budget is None  # 0 is unbounded
+
+    run(app, scenario)
+
+
+def test_typing_a_budget_fast_keeps_every_digit_and_compiles_once(repo, clock):
+    """Keys arrive faster than a wake of 3,000 memories compiles: the field is never rewritten."""
+    from gitmem.api import Gitmem
+
+    add_filler_memories(repo, 3000)
+    gm = Gitmem.open(repo)
+    app = make_app(gm, clock=clock, poll_interval=3600)
+
+    async def scenario(pilot):
+        await pilot.press("w")
+        screen = app.screen
+        await compiled(pilot, screen, 4096)
+        field = screen.query_one("#budget")
+        await pilot.press("ctrl+a", "ctrl+k")
+        before = screen.compiles
+        for key in "20481024":  # no pause between keys
+            field.post_message(events.Key(key, key))
+        result = await compiled(pilot, screen, 20481024)
+        assert field.value == "20481024"
+        assert result.budget == 20481024
+        assert screen.compiles - before == 1  # one compile for the burst, for the final number
+        await pilot.press("ctrl+a", "ctrl+k", *"512")
+        result = await compiled(pilot, screen, 512)
+        assert field.value == "512"
+        assert result.budget == 512 and result.tokens <= 512
+        assert str(screen.query_one("#usage").render()).startswith(f"wake: {result.tokens}/512 tokens")
 
     run(app, scenario)

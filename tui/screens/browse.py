@@ -2,23 +2,35 @@
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
+import threading
 from collections.abc import Callable
 from datetime import datetime
 
 from rich.text import Text
-from textual.app import ComposeResult
+from textual import events, work
+from textual.app import ComposeResult, SuspendNotSupported
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Input, Static
+from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from gitmem.api import Gitmem
+from gitmem.api import Gitmem, LearnResult, VerifyOutcome, split_anchor_ref
 from gitmem.errors import GitmemError
+from tui.actions import browse_bindings
+from tui.commands import GitmemCommands
 from tui.detail import load_detail
-from tui.messages import FilterChanged, MemoryChanged, RefMoved
+from tui.editor import anchor_location, editor_command, run_editor, user_editor
+from tui.follow import Check, WorktreeFollow
+from tui.messages import FilterChanged, MemoryChanged, RefMoved, WorktreeChecked
 from tui.rows import Filter, Row, apply_filter, to_rows
 from tui.screens.confidence import ConfidenceScreen
 from tui.screens.confirm import ConfirmScreen
+from tui.screens.edit import EditScreen, changes
+from tui.screens.help import HelpScreen
+from tui.screens.learn import Draft, LearnScreen
+from tui.screens.link import LinkRequest, LinkScreen
 from tui.screens.refute import RefuteScreen
 from tui.screens.wake_preview import WakePreviewScreen
 from tui.text import first_line
@@ -26,30 +38,40 @@ from tui.widgets.filter_bar import FilterBar
 from tui.widgets.memory_detail import MemoryDetail
 from tui.widgets.memory_table import MemoryTable
 
-__all__ = ["BrowseScreen"]
+__all__ = ["NARROW_WIDTH", "BrowseScreen"]
+
+NARROW_WIDTH = 120
+"""Below this many columns the detail pane goes under the table instead of beside it."""
 
 
 class BrowseScreen(Screen[None]):
-    """Every memory in a filterable table with a detail pane; ``v r d c w /`` act on the selection."""
+    """Every memory in a filterable table with a detail pane; the keys of :mod:`tui.actions` act on it.
+
+    Args:
+        gm: the opened facade.
+        clock: returns "now" for weights and writes; ``None`` = the real clock.
+        on_write: called right after this screen wrote to the memory ref.
+        editor: the editor command line for ``o``; ``None`` = ``$VISUAL`` / ``$EDITOR``.
+        follow: follow working-tree edits (a watchfiles worker, :mod:`tui.follow`).
+    """
 
     CSS_PATH = "browse.tcss"
-    BINDINGS = [
-        Binding("v", "verify", "Verify"),
-        Binding("r", "refute", "Refute"),
-        Binding("d", "forget", "Forget"),
-        Binding("c", "confidence", "Confidence"),
-        Binding("w", "wake", "Wake preview"),
-        Binding("slash", "search", "Search"),
-        Binding("escape", "focus_table", "Table", show=False),
-    ]
+    BINDINGS = [*browse_bindings(), Binding("escape", "focus_table", "Table", show=False)]
+    COMMANDS = {GitmemCommands}
 
     def __init__(self, gm: Gitmem, clock: Callable[[], datetime] | None = None,
-                 on_write: Callable[[], None] | None = None) -> None:
+                 on_write: Callable[[], None] | None = None, editor: str | None = None,
+                 follow: bool = True) -> None:
         super().__init__()
         self.gm = gm
         self.clock = clock
         self.on_write = on_write
         """Called right after this screen wrote to the memory ref (the app takes the new tip as seen)."""
+        self.editor = editor
+        self.follow = follow
+        self.watching: tuple[str, ...] = ()
+        """The directories the working-tree follower watches (empty until its watch starts)."""
+        self._follow_stop = threading.Event()
         self.rows: list[Row] = []
         self.filter = Filter()
         self.skipped = 0
@@ -66,9 +88,18 @@ class BrowseScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        """Load the memories and focus the table."""
+        """Load the memories, focus the table and start following the working tree."""
         self.reload()
         self.table.focus()
+        self._restart_follow()
+
+    def on_unmount(self) -> None:
+        """Stop the working-tree follower (its watch thread ends within a step, 200 ms)."""
+        self._follow_stop.set()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Stack the detail under the table on a narrow terminal, beside it on a wide one."""
+        self.set_class(event.size.width < NARROW_WIDTH, "narrow")
 
     @property
     def table(self) -> MemoryTable:
@@ -133,8 +164,80 @@ class BrowseScreen(Screen[None]):
         self._redraw()
 
     def on_ref_moved(self, message: RefMoved) -> None:
-        """Another write (ours or another process's): reload."""
+        """Another write (ours or another process's): reload, and watch the anchors as they are now."""
         self.reload()
+        self._restart_follow()
+
+    # -- following the working tree ----------------------------------------------------------
+
+    def _restart_follow(self) -> None:
+        if not self.follow:
+            return
+        self._follow_stop.set()  # ends the running watch (if any) within a step
+        self._follow_stop = threading.Event()
+        self.watching = ()
+        self._follow_worktree(self._follow_stop)
+
+    @work(exclusive=True, group="follow", exit_on_error=False)
+    async def _follow_worktree(self, stop: threading.Event) -> None:
+        """Watch the anchored files and the git state; re-check what a batch of changes touches.
+
+        When the operating system refuses the watch (the inotify limit), it polls instead and
+        says so once, as ``tur watch`` does.
+        """
+        follow = await asyncio.to_thread(WorktreeFollow, self.gm.reopen())
+        dirs = follow.watch_dirs()
+        if not dirs:
+            return
+        try:
+            await self._watch(follow, dirs, stop, polling=False)
+        except (OSError, RuntimeError) as exc:  # watchfiles' internal error is a RuntimeError
+            self.notify(f"following the working tree by polling: the watch was refused ({exc})",
+                        title="watch", severity="warning", markup=False)
+            await self._watch(follow, dirs, stop, polling=True)
+
+    async def _watch(self, follow: WorktreeFollow, dirs: list[str], stop: threading.Event,
+                     polling: bool) -> None:
+        from watchfiles import awatch  # lazy: only the running app pays for it
+
+        changes = awatch(*dirs, watch_filter=follow.keep, stop_event=stop, recursive=False,
+                         debounce=1600, step=200, force_polling=polling)
+        self.watching = tuple(dirs)  # the watch is set up on the first step of the loop below
+        async for batch in changes:
+            changed = {path for _change, path in batch}
+            try:
+                check, outcome = await asyncio.to_thread(self._check, follow, changed)
+            except GitmemError as exc:
+                self.post_message(WorktreeChecked("error", (), (), str(exc)))
+                continue
+            if check is not None and outcome is not None:
+                self._apply(check, outcome)
+
+    def _check(self, follow: WorktreeFollow, changed: set[str]) -> tuple[Check | None, VerifyOutcome | None]:
+        gm = self.gm.reopen()  # a handle per batch, as the watcher takes: nothing cached survives
+        check = follow.check(gm, changed)
+        return (check, follow.run(gm, check)) if check is not None else (None, None)
+
+    def _apply(self, check: Check, outcome: VerifyOutcome) -> None:
+        """Show the re-check: the rows whose status or reason moved, and the detail if concerned."""
+        by_id = {r.memory_id: r for r in outcome.rows}
+        changed = []
+        for index, row in enumerate(self.rows):
+            new = by_id.get(row.id)
+            if new is None or (new.status.value, new.reason) == (row.status, row.reason):
+                continue
+            self.rows[index] = updated = dataclasses.replace(row, status=new.status.value, reason=new.reason)
+            self.table.update_row(updated)
+            changed.append(row.id)
+        selected = self._selected_row()
+        concerned = selected is not None and (
+            selected.id in by_id or split_anchor_ref(selected.anchor)[0] in check.paths)
+        if concerned:
+            self._shown = None  # the diff follows the file even when the status stays
+            self._show_detail()
+        if self.filter.status is not None and changed:
+            self._redraw()
+        self.post_message(WorktreeChecked(check.trigger, check.paths, tuple(changed)))
 
     # -- actions -----------------------------------------------------------------------------
 
@@ -149,12 +252,13 @@ class BrowseScreen(Screen[None]):
         try:
             call()
         except GitmemError as exc:
-            self.notify(str(exc), title=f"{what} {memory_id}", severity="error", markup=False)
+            self.notify(str(exc), title=f"{what} {memory_id}".strip(), severity="error", markup=False)
             return False
         self.post_message(MemoryChanged(memory_id, what))
         if self.on_write is not None:
             self.on_write()
         self.reload()
+        self._restart_follow()  # the anchored files may have changed
         return True
 
     def action_verify(self) -> None:
@@ -232,3 +336,146 @@ class BrowseScreen(Screen[None]):
     def action_focus_table(self) -> None:
         """Back from the filter bar to the table."""
         self.table.focus()
+
+    def action_filter(self) -> None:
+        """Focus the filter bar (the type select; Tab goes on to the status and the search)."""
+        self.query_one("#type-filter", Select).focus()
+
+    def action_help(self) -> None:
+        """Show every key (the help screen)."""
+        self.app.push_screen(HelpScreen())
+
+    def action_unrefute(self) -> None:
+        """Withdraw the selected memory's refutation (the facade refuses a memory that is not refuted)."""
+        row = self._target()
+        if row is not None:
+            self._run("undo refutation", row.id, lambda: self.gm.unrefute(row.id))
+
+    def action_learn(self) -> None:
+        """Ask for a new memory (text, type, optional anchor), then learn it and select it."""
+
+        def done(draft: Draft | None) -> None:
+            if draft is None:
+                return
+            learned: list[LearnResult] = []
+
+            def call() -> None:
+                learned.append(self.gm.learn(draft.content, type=draft.type, file=draft.file,
+                                             now=self._now()))
+
+            if self._run("learn", "", call) and learned:
+                result = learned[0]
+                self._select(result.memory.id)
+                line = (f"learned {result.memory.id}" if result.created
+                        else f"already known as {result.memory.id}: re-verified")
+                if result.similar:
+                    line += f"; may say the same as {', '.join(result.similar)} (l links them)"
+                self.notify(line, title="learn", markup=False)
+
+        self.app.push_screen(LearnScreen(), done)
+
+    def action_edit(self) -> None:
+        """Edit the selected memory's content, type or anchor (the id stays)."""
+        row = self._target()
+        if row is None:
+            return
+        screen = EditScreen(row.id, row.content, row.type, row.anchor or None)
+
+        def done(draft: Draft | None) -> None:
+            if draft is None:
+                return
+            edits = changes(screen.initial, draft)
+            if not edits:
+                self.notify("nothing changed", title=f"edit {row.id}", markup=False)
+                return
+            self._run("edit", row.id, lambda: self.gm.edit(
+                row.id, content=edits.get("content"), type=edits.get("type"), file=edits.get("file")))
+
+        self.app.push_screen(screen, done)
+
+    def action_link(self) -> None:
+        """Relate the selected memory to another (supports, contradicts, refines, supersedes)."""
+        row = self._target()
+        if row is None:
+            return
+
+        def done(req: LinkRequest | None) -> None:
+            if req is not None:
+                self._run("link", req.source, lambda: self.gm.link(req.source, req.target, req.kind))
+
+        self.app.push_screen(LinkScreen(row.id, first_line(row.content, 200)), done)
+
+    def action_open_editor(self) -> None:
+        """Open the selected memory's anchored lines in the editor, the app suspended meanwhile."""
+        row = self._target()
+        if row is None:
+            return
+        if not row.anchor:
+            self.notify(f"{row.id} has no anchor to open", severity="warning", markup=False)
+            return
+        editor = self.editor or user_editor()
+        workdir = self.gm.paths.workdir
+        if not editor or workdir is None:
+            self.notify("set $EDITOR (for example `export EDITOR=vim`) and start tur tui again"
+                        if workdir else "a bare repository has no files to open",
+                        title="open", severity="warning", markup=False)
+            return
+        path, line = anchor_location(workdir, row.anchor)
+        if not path.is_file():
+            self.notify(f"{row.anchor} is not in the working tree", title="open", severity="warning",
+                        markup=False)
+            return
+        self._edit_file(editor_command(editor, path, line))
+        self._shown = None  # the file may have changed: redraw the diff
+        self._show_detail()
+
+    def _edit_file(self, argv: list[str]) -> None:
+        try:
+            try:
+                with self.app.suspend():
+                    code = run_editor(argv)
+            except SuspendNotSupported:
+                if not self.app.is_headless:
+                    self.notify("this terminal cannot hand over to an editor", title="open",
+                                severity="warning")
+                    return
+                # headless (the tests): no terminal to hand over, the editor runs as it is
+                code = run_editor(argv, interactive=False)
+        except OSError as exc:
+            self.notify(f"cannot run {argv[0]}: {exc}", title="open", severity="error", markup=False)
+            return
+        if code:
+            self.notify(f"{argv[0]} exited with status {code}", title="open", severity="warning",
+                        markup=False)
+
+    def action_sync(self) -> None:
+        """Fetch, merge and push the memories with ``origin``, in the background."""
+        self.notify("syncing with origin…", title="sync")
+        self._sync()
+
+    @work(thread=True, exclusive=True, group="sync")
+    def _sync(self) -> None:
+        # a handle of its own: the table keeps reading through self.gm meanwhile
+        try:
+            result = self.gm.reopen().sync()
+        except GitmemError as exc:
+            self.app.call_from_thread(self.notify, str(exc), title="sync", severity="error",
+                                      markup=False)
+            return
+        line = f"{result.status}: {result.ahead} ahead, {result.behind} behind"
+        if result.warnings:
+            line += f" · {len(result.warnings)} warning(s): {result.warnings[0]}"
+        self.app.call_from_thread(self._synced, line)
+
+    def _synced(self, line: str) -> None:
+        self.notify(line, title="sync", markup=False)
+        if self.on_write is not None:
+            self.on_write()
+        self.reload()
+        self._restart_follow()
+
+    def _select(self, memory_id: str) -> None:
+        """Put the cursor on ``memory_id`` when the table lists it."""
+        table = self.table
+        if memory_id in table.rows:
+            table.move_cursor(row=table.get_row_index(memory_id))

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from rich.text import Text
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
+from textual.timer import Timer
 from textual.validation import Integer
 from textual.widgets import DataTable, Footer, Header, Input, Label, Static
 
@@ -20,7 +22,10 @@ from gitmem.errors import GitmemError
 from tui.messages import RefMoved
 from tui.text import literal
 
-__all__ = ["TierUse", "WakePreviewScreen", "tier_use", "usage_line"]
+__all__ = ["DEBOUNCE_S", "TierUse", "WakePreviewScreen", "tier_use", "usage_line"]
+
+DEBOUNCE_S = 0.3
+"""A budget typed is compiled once no key came for this long (seconds)."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +66,10 @@ def usage_line(result: WakeResult) -> str:
 class WakePreviewScreen(Screen[None]):
     """Budget input, tokens used / budget, per-tier use, the wake text and the assembly table.
 
-    Every valid change of the budget recompiles; so does a move of the memory ref.
+    A budget typed is compiled :data:`DEBOUNCE_S` after the last key, in a thread (a wake
+    over thousands of memories takes a while): the field stays the user's alone, nothing
+    ever writes to it, and a result for a budget that is no longer the field's is dropped.
+    A move of the memory ref recompiles too.
     """
 
     CSS_PATH = "wake_preview.tcss"
@@ -71,8 +79,16 @@ class WakePreviewScreen(Screen[None]):
         super().__init__()
         self.gm = gm
         self.budget = budget
+        """The budget in the field (tokens; 0 = unbounded): what the preview must end up showing."""
         self.clock = clock
         self.result: WakeResult | None = None
+        self.shown_budget: int | None = None
+        """The budget :attr:`result` was compiled at (``None`` before the first)."""
+        self.compiles = 0
+        """Wakes compiled so far (a burst of keys is one)."""
+        self._timer: Timer | None = None
+        self._lock = threading.Lock()  # one compile at a time on the worker's handle
+        self._worker_gm: Gitmem | None = None
 
     def compose(self) -> ComposeResult:
         """Budget row, usage, tiers, then the text and the assembly side by side."""
@@ -98,14 +114,32 @@ class WakePreviewScreen(Screen[None]):
         self.compile()
 
     def compile(self) -> None:
-        """Compile the wake at :attr:`budget` and render it; a GitmemError is notified."""
-        try:
-            now = self.clock() if self.clock else None
-            self.result, _ = self.gm.wake(token_budget=self.budget, now=now)
-        except GitmemError as exc:
-            self.notify(str(exc), title="wake", severity="error", markup=False)
+        """Compile the wake at :attr:`budget` in the background; a GitmemError is notified."""
+        self._compile(self.budget)
+
+    @work(thread=True, group="wake", exclusive=True)
+    def _compile(self, budget: int) -> None:
+        with self._lock:
+            if budget != self.budget:
+                return  # typed on meanwhile: the newer budget has its own compile coming
+            # a handle of its own: the browse screen and the ref poll read self.gm meanwhile
+            gm = self._worker_gm = self._worker_gm or self.gm.reopen()
+            try:
+                now = self.clock() if self.clock else None
+                result, _ = gm.wake(token_budget=budget, now=now)
+            except GitmemError as exc:
+                self.app.call_from_thread(self.notify, str(exc), title="wake", severity="error",
+                                          markup=False)
+                return
+        self.app.call_from_thread(self._compiled, budget, result)
+
+    def _compiled(self, budget: int, result: WakeResult) -> None:
+        if budget != self.budget:
             return
-        self._show(self.result)
+        self.compiles += 1
+        self.result = result
+        self.shown_budget = budget
+        self._show(result)
 
     def _show(self, result: WakeResult) -> None:
         self.query_one("#usage", Static).update(Text(usage_line(result)))
@@ -130,16 +164,19 @@ class WakePreviewScreen(Screen[None]):
     def _budget_changed(self, event: Input.Changed) -> None:
         if event.validation_result is not None and not event.validation_result.is_valid:
             return
-        try:
-            budget = int(event.value)
-        except ValueError:
+        if not event.value.isascii() or not event.value.isdigit():
+            return  # int() would read "1_0" or "+5"; the field's digits are the budget
+        budget = int(event.value)
+        if budget == self.budget:
             return
-        if budget != self.budget:
-            self.budget = budget
-            self.compile()
+        self.budget = budget
+        if self._timer is not None:
+            self._timer.stop()
+        self._timer = self.set_timer(DEBOUNCE_S, self.compile, name="wake-budget")
 
     def on_ref_moved(self, message: RefMoved) -> None:
-        """Another write: recompile."""
+        """Another write: recompile (on a new handle, so that it reads the new tip)."""
+        self._worker_gm = None
         self.compile()
 
     def action_close(self) -> None:

@@ -1,0 +1,62 @@
+"""The browse screen's actions in one table, read by its key bindings, the help screen and the palette."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from textual.binding import Binding
+
+__all__ = ["BROWSE_ACTIONS", "GLOBAL_KEYS", "Action", "browse_bindings"]
+
+
+@dataclass(frozen=True)
+class Action:
+    """One thing the user can do on the browse screen.
+
+    Attributes:
+        key: the Textual key name (``question_mark``); ``display`` is how it is shown.
+        display: the key as the help screen and the footer show it (``?``).
+        action: the screen's action name (``action_<name>``).
+        title: the command palette's title (``verify``).
+        help: one line: what it does.
+        footer: shown in the footer (the rest are in the help screen and the palette).
+    """
+
+    key: str
+    display: str
+    action: str
+    title: str
+    help: str
+    footer: bool = False
+
+
+BROWSE_ACTIONS: tuple[Action, ...] = (
+    Action("v", "v", "verify", "verify", "check the selected memory against the code", True),
+    Action("r", "r", "refute", "refute", "mark it wrong, with a reason", True),
+    Action("u", "u", "unrefute", "undo refutation", "withdraw its refutation"),
+    Action("d", "d", "forget", "forget", "remove it (the ref's history keeps it)", True),
+    Action("c", "c", "confidence", "confidence", "set its confidence, 0 to 1"),
+    Action("w", "w", "wake", "wake preview", "what an agent reads at start, under a budget", True),
+    Action("n", "n", "learn", "learn", "a new memory: text, type, optional anchor", True),
+    Action("e", "e", "edit", "edit", "change its content, type or anchor", True),
+    Action("l", "l", "link", "link", "relate it to another memory"),
+    Action("o", "o", "open_editor", "open in $EDITOR", "its anchored lines, in $EDITOR"),
+    Action("s", "s", "sync", "sync", "fetch, merge and push memories with origin"),
+    Action("f", "f", "filter", "filter", "filter by type and status"),
+    Action("slash", "/", "search", "search", "search content, id and anchor"),
+    Action("question_mark", "?", "help", "help", "this list of keys", True),
+)
+"""Every browse-screen action, in the order the help screen lists them."""
+
+GLOBAL_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("ctrl+p", "command palette", "every action above, by name"),
+    ("esc", "back", "to the table, or out of a dialog"),
+    ("q", "quit", "leave tur tui"),
+)
+"""Keys that work everywhere: key, name, what it does (the help screen lists them last)."""
+
+
+def browse_bindings() -> list[Binding]:
+    """The browse screen's bindings, from :data:`BROWSE_ACTIONS`."""
+    return [Binding(a.key, a.action, a.title[:1].upper() + a.title[1:], show=a.footer,
+                    key_display=a.display) for a in BROWSE_ACTIONS]
