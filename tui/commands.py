@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 
-from textual.command import DiscoveryHit, Hit, Hits, Provider
+from textual.command import Hit, Hits, Provider
 
 from tui.actions import BROWSE_ACTIONS, Action
 
@@ -19,9 +19,15 @@ class GitmemCommands(Provider):
     """
 
     async def discover(self) -> Hits:
-        """Every action, in the help screen's order (shown before anything is typed)."""
-        for action in BROWSE_ACTIONS:
-            yield DiscoveryHit(self._title(action), partial(self._run, action), help=action.help)
+        """Every action, in the help screen's order (shown before anything is typed).
+
+        Scored hits rather than :class:`~textual.command.DiscoveryHit`: those all score 0 and
+        list in the order providers answer, which put Textual's own commands (theme, quit,
+        screenshot) ahead of gitmem's. Descending scores keep the help screen's order.
+        """
+        for rank, action in enumerate(BROWSE_ACTIONS):
+            title = self._title(action)
+            yield Hit(1.0 - rank / 1000, title, partial(self._run, action), text=title, help=action.help)
 
     async def search(self, query: str) -> Hits:
         """The actions whose title fuzzily matches ``query``, best first."""

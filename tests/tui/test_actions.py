@@ -238,6 +238,27 @@ def test_the_command_palette_lists_gitmem_actions_and_runs_the_chosen_one(tui_re
     run(app, scenario)
 
 
+def test_the_palette_opens_with_gitmem_actions_first_in_the_help_screens_order(tui_repo, clock):
+    from textual.command import CommandList
+
+    from tui.actions import BROWSE_ACTIONS
+
+    _, gm, _ = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+
+    async def scenario(pilot):
+        await pilot.press("ctrl+p")
+        await pilot.pause(0.5)
+        listed = app.screen.query_one(CommandList)
+        shown = [str(listed.get_option_at_index(i).prompt) for i in range(listed.option_count)]
+        first = shown[: len(BROWSE_ACTIONS)]
+        assert [line.split("\n")[0] for line in first] == [
+            f"{a.title} ({a.display})" for a in BROWSE_ACTIONS]
+        assert len(shown) > len(BROWSE_ACTIONS)  # Textual's own commands follow
+
+    run(app, scenario)
+
+
 def test_the_palette_provider_offers_every_action_the_issue_names(tui_repo, clock):
     from tui.commands import GitmemCommands
 
