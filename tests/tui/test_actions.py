@@ -6,6 +6,7 @@ import io
 import stat
 
 from rich.console import Console
+from textual.widgets import Input
 
 from tests.tui.pilot import error_notes, notes, run, select, table_ids, until
 from tui import make_app
@@ -127,6 +128,29 @@ def test_link_relates_the_selected_memory_and_an_unknown_target_is_a_notificatio
     run(app, scenario)
     relations = [(r.type.value, r.target) for r in gm.get(ids["wal"]).relations]
     assert relations == [("refines", ids["axiom"])]
+
+
+def test_a_marked_memory_is_the_target_the_next_link_offers(tui_repo, clock):
+    _, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600)
+
+    async def scenario(pilot):
+        await select(pilot, ids["axiom"])
+        await pilot.press("m")
+        await select(pilot, ids["wal"])
+        await pilot.press("l")
+        assert isinstance(app.screen, LinkScreen)
+        assert app.screen.query_one("#target", Input).value == ids["axiom"]
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not isinstance(app.screen, LinkScreen)
+        await pilot.press("l")  # the link cleared the mark
+        assert app.screen.query_one("#target", Input).value == ""
+        await pilot.press("escape")
+
+    run(app, scenario)
+    relations = [(r.type.value, r.target) for r in gm.get(ids["wal"]).relations]
+    assert relations == [("supports", ids["axiom"])]
 
 
 def test_undo_refutation_brings_the_status_back_and_refuses_a_memory_not_refuted(tui_repo, clock):

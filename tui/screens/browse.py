@@ -73,6 +73,8 @@ class BrowseScreen(Screen[None]):
         """The directories the working-tree follower watches (empty until its watch starts)."""
         self._follow_stop = threading.Event()
         self.rows: list[Row] = []
+        self.marked: str | None = None
+        """The memory marked with ``m``: the target the next link offers."""
         self.filter = Filter()
         self.skipped = 0
         self._shown: tuple | None = None  # (row, any rows, tip) the detail pane shows
@@ -393,17 +395,32 @@ class BrowseScreen(Screen[None]):
 
         self.app.push_screen(screen, done)
 
-    def action_link(self) -> None:
-        """Relate the selected memory to another (supports, contradicts, refines, supersedes)."""
+    def action_mark(self) -> None:
+        """Mark the selected memory as the other end of the next link (``m`` again unmarks it)."""
         row = self._target()
         if row is None:
             return
+        self.marked = None if self.marked == row.id else row.id
+        self.notify(f"marked {row.id}: select another memory and press l to link them"
+                    if self.marked else f"unmarked {row.id}", title="link", markup=False)
+
+    def action_link(self) -> None:
+        """Relate the selected memory to another (supports, contradicts, refines, supersedes).
+
+        The memory marked with ``m`` fills the target; the link clears the mark.
+        """
+        row = self._target()
+        if row is None:
+            return
+        marked = self.marked if self.marked != row.id else None
 
         def done(req: LinkRequest | None) -> None:
             if req is not None:
+                self.marked = None
                 self._run("link", req.source, lambda: self.gm.link(req.source, req.target, req.kind))
 
-        self.app.push_screen(LinkScreen(row.id, first_line(row.content, 200)), done)
+        self.app.push_screen(LinkScreen(row.id, first_line(row.content, 200), marked or "",
+                                        [r.id for r in self.rows]), done)
 
     def action_open_editor(self) -> None:
         """Open the selected memory's anchored lines in the editor, the app suspended meanwhile."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from textual import on
@@ -9,6 +10,7 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
+from textual.suggester import SuggestFromList
 from textual.widgets import Button, Input, Label, Select
 
 from gitmem.vocabulary import RelationType
@@ -29,16 +31,20 @@ class LinkRequest:
 class LinkScreen(ModalScreen[LinkRequest | None]):
     """Ask for the other memory (id or unique prefix) and the relation; Escape cancels.
 
-    The ids are checked by the facade (``Gitmem.link``), not here.
+    ``target`` fills the field (the memory marked with ``m``); ``ids`` are suggested as the
+    user types (right arrow accepts). The ids are checked by the facade (``Gitmem.link``).
     """
 
     CSS_PATH = ["modal.tcss", "link.tcss"]
     BINDINGS = [Binding("escape", "cancel", "Cancel")]
 
-    def __init__(self, source: str, content: str) -> None:
+    def __init__(self, source: str, content: str, target: str = "",
+                 ids: Sequence[str] = ()) -> None:
         super().__init__()
         self.source = source
         self.content = content
+        self.target = target
+        self.ids = [i for i in ids if i != source]
 
     def compose(self) -> ComposeResult:
         """Title, the source's content, relation and target fields, an error line, buttons."""
@@ -52,7 +58,8 @@ class LinkScreen(ModalScreen[LinkRequest | None]):
                                  value=RelationType.SUPPORTS.value, allow_blank=False, id="kind")
                 with Vertical(classes="field target"):
                     yield Label("to memory (id or unique prefix)")
-                    yield Input(placeholder="fact-1a2b", id="target")
+                    yield Input(self.target, placeholder="fact-1a2b", id="target",
+                                suggester=SuggestFromList(self.ids) if self.ids else None)
             yield Label("", id="error", classes="error")
             with Horizontal(classes="buttons"):
                 yield Button("Cancel", id="cancel")
