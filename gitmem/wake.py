@@ -13,6 +13,7 @@ blank line)::
 from __future__ import annotations
 
 import math
+from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -272,11 +273,14 @@ def compile_wake(
     Budget: tier *i* may spend ``floor(budget × (share_0 + … + share_i))`` minus what the
     tiers above spent, so a tier's unused share flows down. Headers are paid by the tier that
     opens them. Memories are packed greedily by rank (one that does not fit is skipped and a
-    smaller one may follow); persona and continuity lines are taken as a prefix. The advisory
-    is then appended and the final string counted with ``counter``; while it exceeds the
-    budget the lowest-ranked included entry is dropped (becoming ``over_budget``) and the
-    advisory recounted; when that leaves no memory, the packing is taken again with the short
-    advisory (a memory is worth more than the long wording), and then an empty text. So
+    smaller one may follow); persona and continuity lines are taken as a prefix. Unless every
+    memory fits, the advisory's room is kept free while packing (it caps the total, not the
+    tiers' shares). The advisory is then appended and the final string counted with
+    ``counter``; while it exceeds the budget the lowest-ranked included entry is dropped
+    (becoming ``over_budget``) and the advisory recounted; memories that fit the room still
+    unused are then added (a few tries, on the whole text). When the full advisory leaves no
+    memory, the packing is done again around the short advisory (a memory is worth more than
+    the long wording); with no memory either way, the full advisory alone is the wake. So
     ``counter(text) <= budget`` holds exactly, even where the count of a concatenation is not
     the sum of its parts. ``max_chars`` is a second budget, in characters, packed and held the
     same way (tier *i* may spend its share of both); both hold.
@@ -531,6 +535,7 @@ class _Limits:
             self.chars is None or len(text) <= self.chars)
 
 
+
 _MIN_ENTRY_CHARS = 32
 """No entry is shorter (``- [fact-xxxxxxxx] x (Conf: 1.0)`` and a newline): with less room left,
 a character-capped packing stops looking."""
@@ -561,14 +566,60 @@ def _pack(
     stale: int,
     counter: Callable[[str], int],
 ) -> tuple[str, int]:
+    """Pack the sections and lay the wake out within ``limits``: ``(text, tokens)``.
+
+    The advisory's room is kept free while packing, so that the greedy pass may take a
+    smaller memory that fits beside it (dropping entries after packing would leave that
+    room unused). Tried in order, the first that includes a memory wins:
+
+    1. no room kept, when every memory could fit (then no advisory is needed for budget);
+    2. room for the full advisory (EP-0132 wording);
+    3. room for the short one: a small budget shows a memory rather than the long wording.
+
+    When none includes a memory, the full advisory alone, else the short one, else ``""``.
+    """
+    memory_sections = [s for s in sections if not s.prefix_only]
+    all_memories = sum(len(s.items) for s in memory_sections)
+    if limits.tokens is None or sum(sum(s.tokens) for s in sections) <= limits.tokens:
+        _greedy(sections, limits, shares, counter)
+        if all(len(s.chosen) == len(s.items) for s in memory_sections):
+            found = _fit(sections, limits, stale, counter, short=False)
+            if found is not None:
+                return found
+    fallback: tuple[str, int] | None = None
+    for short in (False, True):
+        advisory = "\n" + advisory_line(all_memories, stale, short=short) + "\n"
+        _greedy(sections, limits, shares, counter, keep=(counter(advisory), len(advisory)))
+        found = _fit(sections, limits, stale, counter, short=short)
+        if found is None:
+            continue
+        if any(s.chosen for s in memory_sections) or not all_memories:
+            return found
+        fallback = fallback or found
+    return fallback or ("", 0)
+
+
+def _greedy(
+    sections: list[_Section], limits: _Limits, shares: Sequence[float], counter: Callable[[str], int],
+    keep: tuple[int, int] = (0, 0),
+) -> None:
+    """Choose each section's items within ``limits``, tier by tier (see :func:`compile_wake`).
+
+    ``keep`` (tokens, characters) stays free for the advisory: it caps the total, not the
+    tiers' shares, which stay shares of the whole budget.
+    """
+    for section in sections:
+        section.chosen, section.compressed = [], set()
     used_tokens = used_chars = 0
     opened = False
     cumulative = 0.0
     for tier in range(3):
         cumulative += shares[tier]
         room = _Room(
-            None if limits.tokens is None else math.floor(limits.tokens * cumulative) - used_tokens,
-            None if limits.chars is None else math.floor(limits.chars * cumulative) - used_chars,
+            None if limits.tokens is None else
+            min(math.floor(limits.tokens * cumulative), limits.tokens - keep[0]) - used_tokens,
+            None if limits.chars is None else
+            min(math.floor(limits.chars * cumulative), limits.chars - keep[1]) - used_chars,
         )
         share = _Room(room.tokens, room.chars)  # a memory longer than this is shown compressed
         for section in (s for s in sections if s.tier == tier):
@@ -594,7 +645,6 @@ def _pack(
                     opened = True
                 elif section.prefix_only:
                     break
-    return _fit(sections, limits, stale, counter)
 
 
 def _cost(section: _Section, pos: int, tokens: int, room: _Room, share: _Room,
@@ -623,32 +673,63 @@ def _cost(section: _Section, pos: int, tokens: int, room: _Room, share: _Room,
 
 
 def _fit(
-    sections: list[_Section], limits: _Limits, stale: int, counter: Callable[[str], int]
-) -> tuple[str, int]:
+    sections: list[_Section], limits: _Limits, stale: int, counter: Callable[[str], int], *,
+    short: bool,
+) -> tuple[str, int] | None:
+    """Lay the chosen items out with the advisory; drop the lowest-ranked until it holds.
+
+    The count of a concatenation is not always the sum of its parts, hence the loop on the
+    whole text. ``None`` when not even the advisory alone holds.
+    """
     memory_sections = [s for s in sections if not s.prefix_only]
     all_memories = sum(len(s.items) for s in memory_sections)
-    packed = [(list(s.chosen), set(s.compressed)) for s in sections]
-    advisory_only: tuple[str, int] | None = None
-    for short in (False, True):
-        if short:  # the full advisory left no memory: a memory is worth more than its wording
-            for section, (chosen, compressed) in zip(sections, packed, strict=True):
-                section.chosen[:], section.compressed = list(chosen), set(compressed)
-        while True:
+    while True:
+        included = sum(len(s.chosen) for s in memory_sections)
+        text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
+        tokens = counter(text)
+        if limits.holds(text, tokens):
+            return _top_up(sections, limits, stale, counter, short, text, tokens)
+        last = next((s for s in reversed(sections) if s.chosen), None)
+        if last is None:
+            return None
+        last.compressed.discard(last.chosen.pop())
+
+
+_TOP_UP_TRIES = 8
+"""At most this many left-out memories are tried in the room a packed wake leaves unused."""
+
+
+def _top_up(sections: list[_Section], limits: _Limits, stale: int, counter: Callable[[str], int],
+            short: bool, text: str, tokens: int) -> tuple[str, int]:
+    """Add left-out memories, in tier and rank order, that fit in the room still unused.
+
+    The room kept for the advisory is an estimate (a token count of a concatenation is not
+    the sum of its parts), and dropping an entry to fit may leave room a smaller one could
+    use: each memory whose entry alone fits what is left is tried on the whole text.
+    """
+    memory_sections = [s for s in sections if not s.prefix_only]
+    all_memories = sum(len(s.items) for s in memory_sections)
+    tries = 0
+    for section in memory_sections:
+        taken = set(section.chosen)
+        for pos, cost in enumerate(section.tokens):
+            if pos in taken or (limits.tokens is not None and cost > limits.tokens - tokens):
+                continue
+            if limits.chars is not None and len(section.text(pos)) > limits.chars - len(text):
+                continue
+            if tries == _TOP_UP_TRIES:
+                return text, tokens
+            tries += 1
+            insort(section.chosen, pos)
             included = sum(len(s.chosen) for s in memory_sections)
-            text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
-            tokens = counter(text)
-            if limits.holds(text, tokens):
-                if included or not all_memories:
-                    return text, tokens
-                if short:  # no memory fits either way: the full wording says more
-                    return advisory_only or (text, tokens)
-                advisory_only = text, tokens
-                break  # fits, but only as the advisory: try the short wording with memories
-            last = next((s for s in reversed(sections) if s.chosen), None)
-            if last is None:
-                break
-            last.compressed.discard(last.chosen.pop())
-    return "", 0
+            trial = _layout(sections, advisory_line(all_memories - included, stale, short=short))
+            counted = counter(trial)
+            if limits.holds(trial, counted):
+                text, tokens = trial, counted
+                taken.add(pos)
+            else:
+                section.chosen.remove(pos)
+    return text, tokens
 
 
 def _block_entry(section: _Section) -> AssemblyEntry:

@@ -236,6 +236,46 @@ def test_a_small_budget_keeps_a_memory_with_the_short_advisory_rather_than_the_l
     assert result.text.endswith("[Tur Context Manager]: 2 memories omitted.\n")
 
 
+def _mixed_store() -> list[Memory]:
+    """One axiom and tier-2 memories of very different lengths (the newcomer's store)."""
+    words = "the billing module rounds invoice totals half up before tax is applied".split()
+    return [mem(1, "Never write to the ledger table outside a transaction; rollbacks rely on it",
+                type_="axiom", confidence=1.0, anchored=False),
+            *[mem(10 + i, " ".join(words[: 3 + 4 * i]) + f" (note {i})") for i in range(4)]]
+
+
+def test_a_small_budget_shows_a_memory_whenever_one_fits_beside_the_short_advisory():
+    memories = _mixed_store()
+    smallest = min(compile_wake([m], weights={}, budget=None, counter=COUNT).tokens for m in memories)
+    short = COUNT("\n[Tur Context Manager]: 4 memories omitted.\n")
+    for budget in range(smallest + short, 200):
+        result = compile_wake(memories, weights={}, budget=budget, counter=COUNT)
+        assert result.tokens == COUNT(result.text) <= budget
+        assert any(e.included for e in result.assembly), budget
+
+
+def test_the_advisory_room_is_kept_while_packing_so_a_smaller_memory_takes_the_rest():
+    memories = _mixed_store()
+    everything = compile_wake(memories, weights={}, budget=None, counter=COUNT).tokens
+    for budget in range(60, everything):
+        result = compile_wake(memories, weights={}, budget=budget, counter=COUNT)
+        left = [e for e in result.assembly if e.reason == "over_budget"]
+        opened = "## Salient memories" in result.text
+        header = 0 if opened else COUNT("\n## Salient memories\n")
+        # Nothing left out would still have fitted in the room the wake left unused.
+        assert all(e.tokens + header > budget - result.tokens for e in left), (budget, result.text)
+
+
+def test_the_axiom_tier_is_kept_before_a_salient_memory_at_a_small_budget():
+    memories = _mixed_store()
+    axiom = compile_wake(memories[:1], weights={}, budget=None, counter=COUNT).tokens
+    budget = axiom + COUNT("\n[Tur Context Manager]: 4 lower-salience memories omitted to preserve "
+                           "token budget. Use `tur recall --query ...` for on-demand retrieval.\n")
+    for b in (budget, budget + 10):
+        result = compile_wake(memories, weights={}, budget=b, counter=COUNT)
+        assert "[axiom-00000001]" in result.text, b
+
+
 def test_precomputed_entry_tokens_replace_counting():
     memories = facts(2)
     cache = {memories[0].id: 10_000}  # pretend the first entry is huge
