@@ -142,7 +142,19 @@ def test_empty_repository_learns_an_unanchored_memory(empty_repo):
     assert r.code == 0, r.err
     listed = json.loads(tur(empty_repo, "list", "--format", "json").out)
     assert listed[0]["status"] == "unanchored"
-    assert "no commits" in listed[0]["decay"]["reason"]
+    assert listed[0]["decay"]["reason"] == "HEAD had no commit when learned"
+    assert_one_line_error(tur(empty_repo, "verify"), "the repository has no commits yet",
+                          "commit something first")
+
+
+def test_a_bare_repository_whose_head_names_a_missing_branch_says_which_branches_exist(repo, tmp_path):
+    bare = tmp_path / "shared.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "master", str(bare))
+    git(repo, "push", "-q", str(bare), "HEAD:refs/heads/main")
+    r = tur(bare, "verify")
+    assert r.code == 1
+    assert_one_line_error(r, "HEAD names branch 'master', which has no commits (branches: main)",
+                          "git symbolic-ref HEAD refs/heads/main")
 
 
 def test_refute_and_forget_keep_history(repo):

@@ -114,7 +114,7 @@ class Curator:
             anchor, fingerprint = self._anchor(file, head)
         status, reason = Status.FRESH, None
         if head is None:
-            status, reason = Status.UNANCHORED, "repository had no commits when learned"
+            status, reason = Status.UNANCHORED, "HEAD had no commit when learned"
         provenance = Provenance(
             observed_at=now,
             git_sha=head,

@@ -169,10 +169,8 @@ class Verifier:
             memories = [snap.records[k] for k in sorted(snap.records)]
             skipped, judged = snap.skipped, snap.blobs
         if store.head_sha() is None:
-            raise EmptyRepository(
-                "the repository has no commits yet: nothing to verify memories against",
-                "commit something first",
-            )
+            unborn = store.unborn_head()
+            raise EmptyRepository(f"{unborn.message}: nothing to verify memories against", unborn.hint)
         policy, options = self.ws.settings.decay, self.ws.settings.verify
         verify_cache = self._load_verify_cache(options.tag())
         report = check(memories, store.code(), policy, cache=verify_cache, options=options,

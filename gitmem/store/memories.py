@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.errors import (
+    EmptyRepository,
     FormatVersion,
     GitmemError,
     NotARepository,
@@ -387,6 +388,28 @@ class Store:
 
         workdir = self.workdir
         return {} if workdir is None else index_entries(workdir, paths)
+
+    def unborn_head(self) -> EmptyRepository:
+        """The error for an unborn HEAD: no commit at all, or HEAD naming a branch that has none.
+
+        A bare repository whose HEAD still says ``master`` while ``main`` was pushed is the
+        usual case of the second: the message names the branches that do exist.
+        """
+        from gitmem.store.gitcli import Git
+
+        try:  # git itself: this is only reached on an error path, and reads any repository
+            git = Git(self.git_dir, self.workdir)
+            head = git.run("symbolic-ref", "-q", "HEAD").stdout.decode("utf-8", "replace").strip()
+            listed = git.run("for-each-ref", "--format=%(refname:short)", "refs/heads/").stdout
+            branches = sorted(listed.decode("utf-8", "replace").split())
+        except GitmemError:
+            head, branches = "", []
+        if not branches or not head:
+            return EmptyRepository("the repository has no commits yet", "commit something first")
+        name = head.removeprefix("refs/heads/")
+        shown = ", ".join(branches[:5]) + (f" and {len(branches) - 5} more" if len(branches) > 5 else "")
+        return EmptyRepository(f"HEAD names branch '{name}', which has no commits (branches: {shown})",
+                               f"point HEAD at one: git symbolic-ref HEAD refs/heads/{branches[0]}")
 
     def head_sha(self) -> str | None:
         """Full SHA of HEAD's commit, or ``None`` when HEAD is unborn (no commits yet)."""
