@@ -95,9 +95,15 @@ def test_edit_changes_only_what_was_changed_and_keeps_the_id(tui_repo, clock):
         await pilot.press("enter")
         await pilot.pause()
         assert not isinstance(app.screen, EditScreen)
+        assert f"edited {ids['port']}" in notes(app)
         await pilot.press("e", "enter")  # nothing changed: nothing written
         await pilot.pause()
         assert "nothing changed" in notes(app)
+        await pilot.press("e")
+        app.screen.query_one("#anchor").value = ""  # edit cannot remove an anchor: it says so
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any(n.startswith("the anchor stays src/app.py#L3-L5") for n in notes(app)), notes(app)
 
     tip_before = gm.tip()
     run(app, scenario)

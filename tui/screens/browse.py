@@ -40,6 +40,10 @@ from tui.widgets.memory_table import MemoryTable
 
 __all__ = ["NARROW_WIDTH", "BrowseScreen"]
 
+#: What a write's notification says when it succeeds (verify and learn say more themselves).
+_DONE = {"refute": "refuted", "forget": "forgot", "confidence": "confidence set for",
+         "undo refutation": "refutation withdrawn from", "edit": "edited", "link": "linked"}
+
 NARROW_WIDTH = 120
 """Below this many columns the detail pane goes under the table instead of beside it."""
 
@@ -257,6 +261,8 @@ class BrowseScreen(Screen[None]):
             self.notify(str(exc), title=f"{what} {memory_id}".strip(), severity="error", markup=False)
             return False
         self.post_message(MemoryChanged(memory_id, what))
+        if what in _DONE:
+            self.notify(f"{_DONE[what]} {memory_id}", title=what, markup=False)
         if self.on_write is not None:
             self.on_write()
         self.reload()
@@ -387,6 +393,11 @@ class BrowseScreen(Screen[None]):
             if draft is None:
                 return
             edits = changes(screen.initial, draft)
+            if draft.file is None and screen.initial.file is not None:
+                # tur edit re-anchors, it never removes an anchor: say so rather than ignore it.
+                self.notify(f"the anchor stays {screen.initial.file}: edit moves an anchor, it "
+                            "cannot remove one", title=f"edit {row.id}", severity="warning",
+                            markup=False)
             if not edits:
                 self.notify("nothing changed", title=f"edit {row.id}", markup=False)
                 return
