@@ -238,7 +238,8 @@ def test_a_small_budget_keeps_a_memory_with_the_short_advisory_rather_than_the_l
 
 def _mixed_store() -> list[Memory]:
     """One axiom and tier-2 memories of very different lengths (the newcomer's store)."""
-    words = "the billing module rounds invoice totals half up before tax is applied".split()
+    words = ["the", "billing", "module", "rounds", "invoice", "totals", "half", "up", "before", "tax",
+             "is", "applied"]
     return [mem(1, "Never write to the ledger table outside a transaction; rollbacks rely on it",
                 type_="axiom", confidence=1.0, anchored=False),
             *[mem(10 + i, " ".join(words[: 3 + 4 * i]) + f" (note {i})") for i in range(4)]]
