@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -314,14 +315,17 @@ def _unset(data: Any, keys: Sequence[str]) -> None:
 _Path = tuple[str | int, ...]
 
 
-def _spans(text: str) -> dict[_Path, tuple[int, int]]:
-    """Where each value of a JSON text is: ``path -> (start, end)`` offsets into ``text``.
+def _spans(text: str) -> tuple[dict[_Path, tuple[int, int]], dict[_Path, int]]:
+    """Where each value of a JSON text is, and where each object member's key starts.
 
-    A path is the keys and list indexes from the top (``()`` is the whole document). The
-    text must already have parsed with :func:`json.loads`.
+    Returns ``(values, keys)``: ``values[path] = (start, end)`` offsets of the value at
+    ``path`` (the keys and list indexes from the top; ``()`` is the whole document), and
+    ``keys[path]`` the offset of the key of an object member. The text must already have
+    parsed with :func:`json.loads`.
     """
     decoder = json.JSONDecoder()
     spans: dict[_Path, tuple[int, int]] = {}
+    keys: dict[_Path, int] = {}
 
     def skip(i: int) -> int:
         while i < len(text) and text[i] in " \t\r\n":
@@ -334,7 +338,9 @@ def _spans(text: str) -> dict[_Path, tuple[int, int]]:
         if text[i] == "{":
             i = skip(i + 1)
             while text[i] != "}":
+                at = i
                 key, i = decoder.raw_decode(text, i)
+                keys[(*path, key)] = at
                 i = skip(skip(i) + 1)  # past the colon
                 i = skip(value(i, (*path, key)))
                 if text[i] == ",":
@@ -355,57 +361,108 @@ def _spans(text: str) -> dict[_Path, tuple[int, int]]:
         return end
 
     value(0, ())
-    return spans
+    return spans, keys
 
 
 def _render(data: dict[str, Any], original: str | None, indent: int | str) -> str:
-    """``data`` as JSON text that keeps ``original``'s own text for every value left as it was.
+    """``data`` as JSON text that keeps ``original``'s own text for everything left as it was.
 
-    What changed is written with ``indent`` (the file's own); a value that did not change is
-    copied from ``original`` as it stood, so a compact ``[1, 2]`` or an object kept on one line
-    is not reflowed. Nesting never changes (entries are added or taken out in place), so the
-    copied text keeps the right indentation.
+    - A value that did not change is copied as it stood, and so is its member's key and
+      colon (``"permissions" : {...}``), so a compact ``[1, 2]`` is not reflowed.
+    - An object or list that gained or lost an entry is written anew: on one line when it
+      was on one line (with its own separators), else one entry a line at ``indent`` (the
+      file's own). New values follow their container's style.
+
+    Nesting never changes (entries are added or taken out in place), so copied text keeps
+    the right indentation.
     """
     if not original:
         return json.dumps(data, indent=indent, ensure_ascii=False)
-    before = json.loads(original)
-    spans = _spans(original)
-    unit = indent if isinstance(indent, str) else " " * indent
+    return _Rewriter(original, indent).emit(data, (), 0, _Style(False, ", ", ": "))
 
-    def old_at(path: _Path) -> Any:
-        node = before
+
+@dataclass(frozen=True)
+class _Style:
+    """How a container is written: on one line or not, and its separators."""
+
+    one_line: bool
+    items: str
+    keys: str
+
+    @classmethod
+    def of(cls, text: str) -> _Style:
+        """The style of a container's original text."""
+        one_line = "\n" not in text
+        tight_items = one_line and "," in text and re.search(r",\s", text) is None
+        tight_keys = one_line and ":" in text and re.search(r":\s", text) is None
+        return cls(one_line, "," if tight_items else ", ", ":" if tight_keys else ": ")
+
+
+class _Rewriter:
+    """Writes a changed JSON document, copying what did not change from its original text."""
+
+    def __init__(self, original: str, indent: int | str) -> None:
+        self.original = original
+        self.before = json.loads(original)
+        self.spans, self.keys = _spans(original)
+        self.unit = indent if isinstance(indent, str) else " " * indent
+
+    def old_at(self, path: _Path) -> Any:
+        node = self.before
         for step in path:
             node = node[step]
         return node
 
-    def emit(node: Any, path: _Path | None, depth: int) -> str:
-        """``node`` at ``depth``; ``path`` is where it stood in ``original`` (``None``: new)."""
-        old = old_at(path) if path is not None else None
-        if path is not None and old == node:
-            start, end = spans[path]
-            return original[start:end]
-        inner = unit * (depth + 1)
-        if isinstance(node, dict) and node:
-            members = []
-            for key, child in node.items():
-                was = (*path, key) if path is not None and isinstance(old, dict) and key in old else None
-                members.append(f"{inner}{json.dumps(key, ensure_ascii=False)}: {emit(child, was, depth + 1)}")
-            return "{\n" + ",\n".join(members) + "\n" + unit * depth + "}"
-        if isinstance(node, list) and node:
-            # A list entry is matched to an equal one of the original list, wherever it stood:
-            # taking an entry out shifts the ones after it.
-            unused = list(range(len(old))) if path is not None and isinstance(old, list) else []
-            items = []
-            for child in node:
-                match = next((i for i in unused if old[i] == child), None)  # type: ignore[index]
-                if match is not None:
-                    unused.remove(match)
-                was_at = None if match is None or path is None else (*path, match)
-                items.append(inner + emit(child, was_at, depth + 1))
-            return "[\n" + ",\n".join(items) + "\n" + unit * depth + "]"
-        return json.dumps(node, ensure_ascii=False)
+    def text_at(self, path: _Path) -> str:
+        start, end = self.spans[path]
+        return self.original[start:end]
 
-    return emit(data, (), 0)
+    def emit(self, node: Any, path: _Path | None, depth: int, style: _Style) -> str:
+        """``node`` at ``depth``; ``path`` is where it stood in the original (``None``: new)."""
+        old = self.old_at(path) if path is not None else None
+        if path is not None and old == node:
+            return self.text_at(path)
+        if not (isinstance(node, dict | list) and node):
+            return json.dumps(node, ensure_ascii=False)
+        if path is None:
+            if style.one_line:
+                return json.dumps(node, ensure_ascii=False, separators=(style.items, style.keys))
+        else:
+            style = _Style.of(self.text_at(path))
+        inner = "" if style.one_line else self.unit * (depth + 1)
+        if isinstance(node, dict):
+            parts = [inner + self.member(key, child, path, old, depth, style) for key, child in node.items()]
+            opening, closing = "{", "}"
+        else:
+            parts = [inner + text for text in self.entries(node, path, old, depth, style)]
+            opening, closing = "[", "]"
+        if style.one_line:
+            return opening + style.items.join(parts) + closing
+        return opening + "\n" + ",\n".join(parts) + "\n" + self.unit * depth + closing
+
+    def member(self, key: str, child: Any, path: _Path | None, old: Any, depth: int,
+               style: _Style) -> str:
+        """One ``"key": value`` of an object: as typed when its value did not change."""
+        at = (*path, key) if path is not None and isinstance(old, dict) and key in old else None
+        if at is not None and self.old_at(at) == child:
+            return self.original[self.keys[at]:self.spans[at][1]]
+        return json.dumps(key, ensure_ascii=False) + style.keys + self.emit(child, at, depth + 1, style)
+
+    def entries(self, node: list[Any], path: _Path | None, old: Any, depth: int,
+                style: _Style) -> list[str]:
+        """A list's entries, each matched to an equal entry of the original list, wherever it stood.
+
+        Taking an entry out shifts the ones after it, so positions do not match.
+        """
+        unused = list(range(len(old))) if path is not None and isinstance(old, list) else []
+        out = []
+        for child in node:
+            match = next((i for i in unused if old[i] == child), None)
+            if match is not None:
+                unused.remove(match)
+            at = None if match is None or path is None else (*path, match)
+            out.append(self.emit(child, at, depth + 1, style))
+        return out
 
 
 def _indent_of(text: str) -> int | str:
