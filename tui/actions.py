@@ -34,7 +34,7 @@ BROWSE_ACTIONS: tuple[Action, ...] = (
     Action("v", "v", "verify", "verify", "check the selected memory against the code", True),
     Action("r", "r", "refute", "refute", "mark it wrong, with a reason", True),
     Action("u", "u", "unrefute", "undo refutation", "withdraw its refutation"),
-    Action("d", "d", "forget", "forget", "remove it (the ref's history keeps it)", True),
+    Action("d", "d", "forget", "forget", "remove it (the ref's history keeps it)"),
     Action("c", "c", "confidence", "confidence", "set its confidence, 0 to 1"),
     Action("w", "w", "wake", "wake preview", "what an agent reads at start, under a budget", True),
     Action("n", "n", "learn", "learn", "a new memory: text, type, optional anchor", True),

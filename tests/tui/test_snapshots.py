@@ -17,7 +17,6 @@ from tests.tui.pilot import compiled
 from tui import make_app
 from tui.widgets.memory_table import MemoryTable
 
-SIZE = (140, 40)
 NARROW = (80, 30)
 WIDE = (160, 40)
 BOTH = pytest.mark.parametrize("size", [NARROW, WIDE], ids=["80", "160"])
@@ -55,7 +54,8 @@ def test_refute_modal(tui_repo, clock, snap_compare, size):
                         press=["r", *"checked: it is DELETE mode"])
 
 
-def test_wake_preview_at_120_tokens(tui_repo, clock, snap_compare):
+@BOTH
+def test_wake_preview_at_120_tokens(tui_repo, clock, snap_compare, size):
     _, gm, ids = tui_repo
     app = make_app(gm, clock=clock, poll_interval=3600)
 
@@ -66,7 +66,7 @@ def test_wake_preview_at_120_tokens(tui_repo, clock, snap_compare):
         await pilot.press("ctrl+a", "ctrl+k", *"120")
         await compiled(pilot, pilot.app.screen, 120)
 
-    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+    assert snap_compare(app, terminal_size=size, run_before=run_before)
 
 
 @BOTH

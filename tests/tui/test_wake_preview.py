@@ -66,12 +66,17 @@ def test_wake_preview_ignores_a_budget_that_is_not_a_number(tui_repo, clock):
         await pilot.pause()
         screen = app.screen
         await compiled(pilot, screen, 4096)
-        await pilot.press("ctrl+a", "ctrl+k", "-", "x")
+        field = screen.query_one("#budget")
+        await pilot.press("ctrl+a", "ctrl+k")
+        await pilot.pause()
+        assert str(screen.query_one("#usage").render()) == "type a token budget (0 = unbounded)"
+        await pilot.press("-", "x", "+", "_", "\u0663")  # the field takes none of them
         await pilot.pause(0.5)
+        assert field.value == ""
         assert screen.result.budget == 4096  # unchanged; no crash
-        await pilot.press("0")  # "-0": not digits only, still ignored
-        await pilot.pause(0.5)
-        assert screen.result.budget == 4096
+        await pilot.press("6", "\u0663", "0")  # an Arabic-Indic three is not a digit here
+        await compiled(pilot, screen, 60)
+        assert field.value == "60"
         await pilot.press("ctrl+a", "ctrl+k", "0")
         await compiled(pilot, screen, 0)
         assert screen.result.budget is None  # 0 is unbounded

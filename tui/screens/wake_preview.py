@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
@@ -23,6 +23,9 @@ from tui.messages import RefMoved
 from tui.text import literal
 
 __all__ = ["DEBOUNCE_S", "TierUse", "WakePreviewScreen", "tier_use", "usage_line"]
+
+STACKED_BELOW = 120
+"""Columns under which the prompt and the assembly table stack instead of sitting side by side."""
 
 DEBOUNCE_S = 0.3
 """A budget typed is compiled once no key came for this long (seconds)."""
@@ -95,8 +98,10 @@ class WakePreviewScreen(Screen[None]):
         yield Header()
         with Horizontal(id="budget-row"):
             yield Label("token budget (0 = unbounded)")
-            yield Input(str(self.budget), id="budget", type="integer",
-                        validators=[Integer(minimum=0)])
+            # ASCII digits only: type="integer" alone lets other scripts' digits in, which the
+            # field would then show while the preview kept the last number it could read.
+            yield Input(str(self.budget), id="budget", type="integer", restrict=r"[0-9]*",
+                        max_length=9, validators=[Integer(minimum=0)])
         yield Static("", id="usage", markup=False)
         yield Static("", id="tiers", markup=False)
         with Horizontal(id="panes"):
@@ -104,6 +109,10 @@ class WakePreviewScreen(Screen[None]):
                 yield Static("", id="wake-text", markup=False)
             yield DataTable(id="assembly", cursor_type="row", zebra_stripes=True)
         yield Footer()
+
+    def on_resize(self, event: events.Resize) -> None:
+        """Below 120 columns the prompt and the assembly table stack, each as wide as the screen."""
+        self.set_class(event.size.width < STACKED_BELOW, "narrow")
 
     def on_mount(self) -> None:
         """Set up the assembly columns and compile once."""
@@ -162,6 +171,9 @@ class WakePreviewScreen(Screen[None]):
 
     @on(Input.Changed, "#budget")
     def _budget_changed(self, event: Input.Changed) -> None:
+        if not event.value:
+            self.query_one("#usage", Static).update(Text("type a token budget (0 = unbounded)"))
+            return
         if event.validation_result is not None and not event.validation_result.is_valid:
             return
         if not event.value.isascii() or not event.value.isdigit():
