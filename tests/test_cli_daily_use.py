@@ -144,6 +144,10 @@ def test_a_memory_id_completes_from_the_store_with_its_content_as_description(re
     assert sorted(fish) == sorted([f"{first}\tthe build runs make test",
                                    f"{second}\tdeploys go through the staging cluster"])
     assert [c.strip() for c in _complete(f"tur verify {first} pre", "bash", repo)] == [second]
+    hex_part = first.split("-")[1][:4]  # what `tur show 12cc` resolves, completes too
+    assert [c.strip() for c in _complete(f"tur show {hex_part}", "bash", repo)] == [first]
+    assert _complete("tur hook p", "bash", repo) != [""]  # other words still match by prefix
+    assert all(c.strip().startswith("p") for c in _complete("tur hook p", "bash", repo))
     # Outside a repository nothing is offered, and no error lands in the command line.
     assert _complete("tur show fact-", "bash", tmp_path) == [""]
 

@@ -157,3 +157,12 @@ def test_an_abbreviated_observed_commit_is_stored_in_full_when_it_resolves(repo,
     assert short.provenance is not None and short.provenance.git_sha == head
     assert "# abbreviated by hand" in tur(repo, "show", str(short.id)).out
     assert foreign.provenance is not None and foreign.provenance.git_sha == "abc1234"
+
+
+def test_an_old_id_completes_to_the_memory_it_names_now(imported):
+    from tests.test_cli_daily_use import _complete
+
+    repo, _ = imported
+    new_id = memory_id("fact", "Auth uses JWT")
+    assert [c.strip() for c in _complete("tur show 0badc0", "bash", repo)] == [new_id]
+    assert Gitmem.open(repo).id_choices("fact-0bad") == {new_id: "Auth uses JWT"}

@@ -252,10 +252,12 @@ class Gitmem:
         return self.records.resolve(token)
 
     def id_choices(self, prefix: str = "", limit: int = 200) -> dict[str, str]:
-        """Ids starting with ``prefix`` -> the first line of each one's content (at most 60 characters).
+        """Ids that ``prefix`` may name -> the first line of each one's content (at most 60 characters).
 
-        What shell completion offers (``tur show fact-<TAB>``): read from the read cache's
-        table, no record parsed; at most ``limit`` ids, in id order.
+        What shell completion offers (``tur show fact-<TAB>``, ``tur show 12cc<TAB>``): ids
+        whose id or hex part starts with ``prefix``, else the current ids of memories whose
+        old id (``legacy_id``) does. Read from the read cache's table, no record parsed; at
+        most ``limit`` ids, in id order.
         """
         return self.records.id_choices(prefix, limit)
 

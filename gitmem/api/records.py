@@ -7,7 +7,6 @@ whole ref.
 
 from __future__ import annotations
 
-from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from functools import cached_property
 from pathlib import Path
@@ -183,21 +182,26 @@ class Records:
         return found, entries[found]
 
     def id_choices(self, prefix: str = "", limit: int = 200) -> dict[str, str]:
-        """Ids at the current tip starting with ``prefix``, each with the first line of its content.
+        """Ids that ``prefix`` may name, each with the first line of its content.
 
-        For shell completion: read from the read cache's table (warm: one file), no record
-        parsed; at most ``limit`` ids, in id order. Legacy ids are not offered.
+        For shell completion, matching what :meth:`resolve` accepts: a prefix of the id, of
+        its hex part (``12cc``), or of an old id kept by ``tur import`` (the memory's current
+        id is offered). Read from the read cache's table (warm: one file), no record parsed;
+        at most ``limit`` ids, in id order.
         """
         table = self.cache.table(self.store.tip())
-        start = bisect_left(table.ids, prefix)
         contents = table.columns["content"]
+        rows = [row for row, memory_id in enumerate(table.ids)
+                if memory_id.startswith(prefix) or memory_id.rsplit("-", 1)[-1].startswith(prefix)]
+        if prefix and not rows:
+            wanted = {memory_id for old, ids in table.legacy_index().items()
+                      if old.startswith(prefix) or old.rsplit("-", 1)[-1].startswith(prefix)
+                      for memory_id in ids}
+            rows = [row for row, memory_id in enumerate(table.ids) if memory_id in wanted]
         found: dict[str, str] = {}
-        for row in range(start, len(table.ids)):
-            memory_id = table.ids[row]
-            if not memory_id.startswith(prefix) or len(found) >= limit:
-                break
-            first = str(contents[row]).strip().splitlines()[0] if str(contents[row]).strip() else ""
-            found[memory_id] = first[:60]
+        for row in rows[:limit]:
+            text = str(contents[row]).strip()
+            found[table.ids[row]] = text.splitlines()[0][:60] if text else ""
         return found
 
     def legacy_index(self, tip: str | None) -> dict[str, list[str]]:

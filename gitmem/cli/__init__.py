@@ -128,7 +128,14 @@ def _complete() -> None:
     """Answer a shell's completion request (``_ARGCOMPLETE`` set by the script) and exit."""
     import argcomplete
 
-    argcomplete.autocomplete(build_parser(), always_complete_options="long")
+    from gitmem.vocabulary import ID_PATTERN
+
+    def valid(completion: str, prefix: str) -> bool:
+        # A memory id is offered for what `tur show` resolves, not only for its own prefix
+        # (`12cc` names fact-12cc...): the id completer has already matched it.
+        return completion.startswith(prefix) or ID_PATTERN.match(completion) is not None
+
+    argcomplete.autocomplete(build_parser(), always_complete_options="long", validator=valid)
 
 
 def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
