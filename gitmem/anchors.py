@@ -110,11 +110,12 @@ def split_ref(ref: str) -> tuple[str, str]:
     """``(path, range)`` of an anchor text: split at the last ``#`` when a range follows it.
 
     What follows counts as a range (well formed or not, so that a typo is reported as one)
-    when it starts with ``L`` or a digit; any other ``#`` belongs to the file name
-    (``docs/c#sharp.md``). ``range`` is ``""`` when there is none.
+    when it starts with ``L`` or a digit and holds no ``.`` or ``/``, which no range has;
+    any other ``#`` belongs to the file name (``docs/c#sharp.md``, ``notes/v#1.2.md``).
+    ``range`` is ``""`` when there is none.
     """
     path, sep, rng = ref.rpartition("#")
-    if sep and rng[:1] in ("L", *"0123456789"):
+    if sep and rng[:1] in ("L", *"0123456789") and "." not in rng and "/" not in rng:
         return path, rng
     return ref, ""
 

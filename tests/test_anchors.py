@@ -311,6 +311,15 @@ def test_a_hash_in_a_file_name_belongs_to_the_path(repo):
     assert whole.code == 0 and ranged.code == 0, whole.err + ranged.err
     listed = tur(repo, "list", "--file", "docs/c#sharp.md").out
     assert "docs/c#sharp.md#L2" in listed and "csharp doc" in listed
+    # After a '#', what looks like a line number but holds a '.' or '/' is the file's name.
+    assert split_ref("app/odd#L1.py") == ("app/odd#L1.py", "")
+    assert split_ref("app/odd#L1.py#L2") == ("app/odd#L1.py", "L2")
+    assert split_ref("app/x.py#L1-Lx") == ("app/x.py", "L1-Lx")  # a typo is still a range
+    commit_file(repo, "app/odd#L1.py", "x = 1\n", "a file named like a range")
+    odd = tur(repo, "learn", "odd file name", "--file", "app/odd#L1.py")
+    assert odd.code == 0, odd.err
+    assert tur(repo, "status", odd.out.strip(), "--format", "json").code == 0
+    assert "app/odd#L1.py" in tur(repo, "show", odd.out.strip()).out
 
 
 def test_a_negative_zero_confidence_is_stored_as_zero(repo):
