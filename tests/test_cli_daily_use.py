@@ -230,6 +230,13 @@ def test_json_from_refute_confidence_link_and_forget(two):
     refuted = _json(tur(repo, "refute", first[:9], "--reason", "it is three", "--format", "json"))
     assert (refuted["id"], refuted["status"], refuted["reason"]) == (first, "refuted", "it is three")
     assert refuted["by"] == "Test User <test@example.com>" and len(refuted["commit"]) == 40
+    assert refuted["replaced"] is None
+    again = tur(repo, "refute", first, "--reason", "it is four")
+    assert again.code == 0 and again.out.strip() == f"refuted {first}"
+    assert again.err.strip() == (f"replaced the earlier refutation of {first} by "
+                                 "Test User <test@example.com>: it is three")
+    fifth = _json(tur(repo, "refute", first, "--reason", "five", "--format", "json"))
+    assert fifth["replaced"] == "it is four"
     conf = _json(tur(repo, "confidence", second, "0.5", "--format", "json"))
     assert (conf["id"], conf["confidence"]) == (second, 0.5)
     link = _json(tur(repo, "link", second, first[:9], "--type", "supersedes", "--format", "json"))

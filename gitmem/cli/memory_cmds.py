@@ -301,10 +301,16 @@ def cmd_refute(args: argparse.Namespace, env: Env) -> int:
     if args.reason is None:
         raise InvalidInput("a refutation needs a reason", 'pass --reason "why it is wrong"')
     by = args.by or env.gm.identity()
+    earlier = env.gm.get(args.id).refutation
     memory, commit = env.gm.refute(args.id, args.reason, by=by, allow_secret=args.allow_secret)
+    if earlier is not None and commit is not None:
+        # The ref's history keeps it, but a silent replacement reads as a first refutation.
+        env.warn(f"replaced the earlier refutation of {memory.id}"
+                 f"{f' by {earlier.by}' if earlier.by else ''}: {one_line(earlier.reason)}")
     if args.format == "json":
         env.print(json_dump({"id": memory.id, "status": memory.status.value, "reason": args.reason,
-                             "by": by, "commit": _sha(commit)}))
+                             "by": by, "commit": _sha(commit),
+                             "replaced": None if earlier is None else earlier.reason}))
         return 0
     env.print(f"refuted {memory.id}")
     return 0
