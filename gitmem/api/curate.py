@@ -162,6 +162,7 @@ class Curator:
         commit, mutation = self.ws.store.transact(build)
         memory, created, collision = mutation.result  # type: ignore[union-attr, misc]
         similar = self._similar(memory, before, skip={target} if target else set())
+        self.ws.records.after_commit(commit, {memory.id: memory}, mutation)
         return LearnResult(memory=memory, created=created, commit=commit, similar=similar,
                            collided_with=collision)
 
@@ -293,7 +294,9 @@ class Curator:
             return Mutation({record_path(target): data}, f"{verb} {target}", result=memory)
 
         commit, mutation = self.ws.store.transact(build)
-        return mutation.result, commit  # type: ignore[union-attr, return-value]
+        memory: Memory = mutation.result  # type: ignore[union-attr, assignment]
+        self.ws.records.after_commit(commit, {target: memory}, mutation)
+        return memory, commit
 
     def refute(self, token: str, reason: str, by: str | None = None,
                allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
@@ -394,7 +397,8 @@ class Curator:
                 raise UnknownMemory(target)
             return Mutation({record_path(target): None}, f"forget {target}")
 
-        commit, _ = self.ws.store.transact(build)
+        commit, mutation = self.ws.store.transact(build)
+        self.ws.records.after_commit(commit, {}, mutation)
         return commit
 
     def forget_path(self, path: str) -> CommitInfo | None:
@@ -524,10 +528,13 @@ class Curator:
                 continue
             prepared.append((str(path), memory, data))
 
+        written: dict[str, Memory] = {}
+
         def build(tip: str | None) -> Mutation | None:
             result.imported.clear()
             result.unchanged.clear()
             result.renamed.clear()
+            written.clear()
             blobs = self.ws.store.entries(tip)
             stored: dict[str, str | None] = {}
             assigned: dict[str, str] = {}  # id -> normalised content, given in this import
@@ -538,20 +545,23 @@ class Curator:
                     result.unchanged.append(found)  # the same statement twice in this import
                     continue
                 if found != memory.id:
-                    data = codec.dump_new(memory.model_copy(update={"id": found}))
                     result.renamed.append(f"{path}: {memory.id} names a different memory; "
                                           f"imported as {found}")
+                    memory = memory.model_copy(update={"id": found})
+                    data = codec.dump_new(memory)
                 assigned[found] = normalise_content(memory.content)
                 if found in blobs and self.ws.store.read_blob(blobs[found]) == data:
                     result.unchanged.append(found)
                     continue
                 changes[record_path(found)] = data
+                written[found] = memory
                 result.imported.append(found)
             if not changes:
                 return None
             return Mutation(changes, f"import {len(changes)} memories")
 
-        result.commit, _ = self.ws.store.transact(build)
+        result.commit, mutation = self.ws.store.transact(build)
+        self.ws.records.after_commit(result.commit, written, mutation)
         return result
 
     def _import_id(self, memory: Memory, blobs: dict[str, str], stored: dict[str, str | None],

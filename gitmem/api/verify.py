@@ -226,12 +226,14 @@ class Verifier:
             return Mutation(changes, message) if changes else None
 
         commit, mutation = self.ws.store.transact(build)
-        # Worth it after a bulk verify only, which has read every record already: after
-        # `verify ID` the next reader parses the few changed blobs itself, while building
-        # the table here would read every record. Only what this commit wrote: a record a
-        # concurrent edit won keeps that edit's blob, not our content.
-        if commit is not None and bulk:
-            written = mutation.changes if mutation is not None else {}
-            self.ws.records.after_commit(
-                commit.sha, {i: m for i, m in updated.items() if record_path(i) in written})
+        if commit is None or mutation is None:
+            return commit
+        # Only what this commit wrote: a record a concurrent edit won keeps that edit's blob,
+        # not our content. A few records become the delta of the new tree (nothing is read);
+        # a bulk verify that rewrote many, having read every record, builds the whole table.
+        written = {i: m for i, m in updated.items() if record_path(i) in mutation.changes}
+        from gitmem.cache.records import COMPACT_ROWS
+
+        self.ws.records.after_commit(commit, written,
+                                     None if bulk and len(written) > COMPACT_ROWS else mutation)
         return commit

@@ -31,9 +31,11 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read_file", "stamp", "write_file"]
 
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 """Version of the file layouts; part of every header. 3: the provenance column holds the
-source agent too, and every payload records the exact key it was built for."""
+source agent too, and every payload records the exact key it was built for. 4: the
+provenance column holds the fingerprint too (verify judges rows), writes save deltas, and
+recall indexes hold raw postings."""
 
 _MAGIC = b"TURCACHE"
 

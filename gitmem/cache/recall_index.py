@@ -11,6 +11,8 @@ from gitmem.cache.table import RowViews
 
 __all__ = ["RecallIndexes"]
 
+_BASES_TRIED = 2
+
 
 class RecallIndexes:
     """:class:`gitmem.recall.RecallIndex` objects saved per candidate list.
@@ -19,7 +21,9 @@ class RecallIndexes:
     fix every document's text, and of :attr:`RecallIndex.VERSION`, which fixes the analysis.
     The payload is ``{"key": (tree, digest, version), "index": RecallIndex.to_payload()}``;
     an index whose key is not the one asked for (a file copied from another tree) is deleted
-    and reported, never used.
+    and reported, never used. A missing index is derived from the most recently saved one
+    (:meth:`gitmem.recall.RecallIndex.derive`: after a write, only the memories it changed
+    are indexed), or built.
 
     Args:
         files: the cache directory.
@@ -29,7 +33,7 @@ class RecallIndexes:
         self.files = files
 
     def provider(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
-        """A function ``candidates -> RecallIndex``, loading or building (and saving) the index.
+        """A function ``candidates -> RecallIndex``, loading, deriving or building (and saving) the index.
 
         ``candidates`` is a :class:`RowViews` or a sequence of records (anything with ``id``
         and ``content``). With ``tree`` ``None`` (no records) nothing is saved. A saved index
@@ -49,15 +53,33 @@ class RecallIndexes:
                     try:
                         if not isinstance(payload, dict) or payload.get("key") != key:
                             raise ValueError("built for another tree or candidate list")
-                        return RecallIndex.from_payload(payload["index"], len(candidates))
+                        return RecallIndex.from_payload(payload["index"], len(candidates)).bind(listed)
                     except (KeyError, TypeError, ValueError) as exc:
                         self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
+            observed: Sequence[Any]
             if isinstance(candidates, RowViews):
-                index = RecallIndex.build(candidates.contents, candidates.observed)
+                texts, observed = candidates.contents, candidates.observed
             else:
-                index = RecallIndex.build([m.content for m in candidates], observed_times(candidates))
+                texts, observed = [m.content for m in candidates], observed_times(candidates)
+            base = self._latest(name) if name is not None else None
+            index = (base.derive(listed, texts, observed) if base is not None
+                     else RecallIndex.build(texts, observed, ids=listed))
             if name is not None:
                 self.files.write_payload(name, "recall", {"key": key, "index": index.to_payload()})
-            return index
+            return index.bind(listed)
 
         return provide
+
+    def _latest(self, exclude: str) -> Any:
+        """The most recently saved index but ``exclude``, to derive a new one from; or ``None``."""
+        from gitmem.recall import RecallIndex
+
+        for path in self.files.newest_first("recall-*.bin")[:_BASES_TRIED]:
+            if path.name == exclude:
+                continue
+            payload = self.files.read_payload(path.name, "recall")
+            try:
+                return RecallIndex.from_payload(payload["index"])
+            except (KeyError, TypeError, ValueError):
+                continue  # another version, or damaged: not a base (its own reader rebuilds it)
+        return None

@@ -83,8 +83,11 @@ class RecordTable:
     every entry (readable or not) in the tree's own order, as
     :meth:`gitmem.store.Store.entries` lists them. ``path`` is the records file (``None``:
     not written), whose records section starts at byte ``records_at``; row *i*'s mapping is
-    bytes ``offsets[i]:offsets[i + 1]`` of it, with CRC-32 ``crcs[i]``. ``parsed`` holds the
-    full records already built, by row.
+    bytes ``offsets[s]:offsets[s + 1]`` of it, where ``s`` is ``origin[i]`` (``i`` when
+    ``origin`` is ``None``), with CRC-32 ``crcs[i]``. A table derived from another by a
+    write (:mod:`gitmem.cache.records`) reads the rows it shares with that table from that
+    table's file and holds the mappings of the rows the write changed in ``overlay``.
+    ``parsed`` holds the full records already built, by row.
     """
 
     tree: str | None
@@ -101,6 +104,12 @@ class RecordTable:
     offsets: array = field(default_factory=lambda: array("q"))
     crcs: array = field(default_factory=lambda: array("I"))
     parsed: dict[int, Memory] = field(default_factory=dict)
+    origin: array | None = None
+    """Row of the records section each row's mapping is in (``-1``: in ``overlay``)."""
+    overlay: dict[int, bytes] = field(default_factory=dict)
+    """Mappings (marshalled) of rows not in the records section, by row."""
+    base: str | None = None
+    """The tree whose records file this table's rows are read from, when it is derived."""
     _views: list[MemoryView] | None = None
     _rows: dict[str, int] | None = None
 
@@ -184,25 +193,54 @@ class RecordTable:
         found = self.parsed.get(row)
         if found is not None:
             return found
-        if self.path is None:
-            raise Untrusted("no records section")
-        start, end = self.offsets[row], self.offsets[row + 1]
-        memory = self._from_chunk(row, self.read_section(start, end - start))
+        chunk = self.overlay.get(row)
+        if chunk is None:
+            if self.path is None:
+                raise Untrusted("no records section")
+            s = row if self.origin is None else self.origin[row]
+            chunk = self.read_section(self.offsets[s], self.offsets[s + 1] - self.offsets[s])
+        memory = self._from_chunk(row, chunk)
         self.parsed[row] = memory
         return memory
+
+    def chunks(self) -> list[bytes] | None:
+        """The marshalled mapping of every row, in row order (one read of the section).
+
+        ``None`` when a row's mapping is nowhere (no records file, or it is gone).
+        """
+        if not self.ids:
+            return []
+        section = b""
+        if len(self.overlay) < len(self.ids):
+            if self.path is None:
+                return None
+            try:
+                section = self.read_section(0, -1)
+            except Untrusted:
+                return None
+        offsets, origin, overlay = self.offsets, self.origin, self.overlay
+        out = []
+        for row in range(len(self.ids)):
+            chunk = overlay.get(row)
+            if chunk is None:
+                s = row if origin is None else origin[row]
+                chunk = section[offsets[s]:offsets[s + 1]]
+            out.append(chunk)
+        return out
 
     def memories(self) -> list[Memory]:
         """Every readable record as a full model, sorted by id.
 
         Raises:
-            Untrusted: a stored mapping is damaged.
+            Untrusted: a stored mapping is damaged or gone.
         """
-        if len(self.parsed) < len(self.ids) and self.path is not None:
-            section = self.read_section(0, -1)
+        if len(self.parsed) < len(self.ids):
+            chunks = self.chunks()
+            if chunks is None:
+                raise Untrusted("records file unreadable")
             for row in range(len(self.ids)):
                 if row not in self.parsed:
-                    chunk = section[self.offsets[row]:self.offsets[row + 1]]
-                    self.parsed[row] = self._from_chunk(row, chunk)
+                    self.parsed[row] = self._from_chunk(row, chunks[row])
         return [self.parsed[row] for row in range(len(self.ids))]
 
     def read_section(self, start: int, length: int) -> bytes:

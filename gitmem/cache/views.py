@@ -141,6 +141,11 @@ class MemoryView:
         return self._prov[3]  # type: ignore[index]
 
     @property
+    def fingerprint(self) -> str | None:
+        """``provenance.fingerprint``."""
+        return self._prov[4]  # type: ignore[index]
+
+    @property
     def staleness_status(self) -> Status:
         """``decay.staleness_status``."""
         return STATUSES[self._decay[2]]  # type: ignore[index]

@@ -89,6 +89,8 @@ class Mutation:
     parents_extra: tuple[str, ...] = ()
     allow_empty: bool = False
     result: object = field(default=None)
+    written: dict[str, str] = field(default_factory=dict)
+    """Set by :meth:`Store.transact`: the blob id of each path it wrote (the read cache's key)."""
 
 
 STALE_LOCK_SECONDS = 5.0
@@ -204,9 +206,16 @@ class _ObjectMemo:
     def get(self, key: str) -> Any:
         return self._load().get(key, _MISS)
 
+    def snapshot(self) -> dict[str, Any]:
+        """A copy of every remembered lookup."""
+        return dict(self._load())
+
     def put(self, key: str, value: Any) -> None:
+        self.put_many({key: value})
+
+    def put_many(self, items: dict[str, Any]) -> None:
         data = self._load()
-        data[key] = value
+        data.update(items)
         while len(data) > self.LIMIT:
             del data[next(iter(data))]
         from gitmem.cache.fileformat import write_file
@@ -644,25 +653,28 @@ class Store:
             return _pg().Signature(_FALLBACK_NAME, _FALLBACK_EMAIL)
         return _pg().Signature(sig.name, sig.email)
 
-    def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | None]) -> str:
+    def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | None],
+                   written: dict[str, str] | None = None) -> str:
         """Write the tree of ``base_commit`` with ``changes`` applied; return the new root tree id.
 
-        Only trees on the changed paths are rewritten. Empty directories are pruned.
+        Only trees on the changed paths are rewritten. Empty directories are pruned. The
+        blob id of each path written is put in ``written``, when given.
         """
         root = self._root(base_commit)
         all_changes = dict(changes)
         if root is None or FORMAT_PATH not in _names(root):
             all_changes.setdefault(FORMAT_PATH, _FORMAT_BLOB)
-        return str(self._apply(root, _nest(all_changes)))
+        return str(self._apply(root, _nest(all_changes), written, ""))
 
-    def _apply(self, tree: pygit2.Tree | None, nested: dict) -> pygit2.Oid:
+    def _apply(self, tree: pygit2.Tree | None, nested: dict, written: dict[str, str] | None = None,
+               prefix: str = "") -> pygit2.Oid:
         builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
         for name, change in nested.items():
             if isinstance(change, dict):
                 sub = None
                 if tree is not None and name in tree and tree[name].type_str == "tree":
                     sub = self._tree(tree[name].id)
-                oid = self._apply(sub, change)
+                oid = self._apply(sub, change, written, f"{prefix}{name}/")
                 if len(self._tree(oid)) == 0:
                     if builder.get(name) is not None:
                         builder.remove(name)
@@ -674,6 +686,8 @@ class Store:
             else:
                 blob = self.repo.create_blob(change)
                 builder.insert(name, blob, _pg().enums.FileMode.BLOB)
+                if written is not None:
+                    written[prefix + name] = str(blob)
         return builder.write()
 
     def commit_on(self, base: str, changes: Mapping[str, bytes | None], message: str) -> str:
@@ -718,7 +732,8 @@ class Store:
             mutation = build(tip)
             if mutation is None:
                 return None, None
-            tree = self.write_tree(tip, mutation.changes)
+            mutation.written = {}
+            tree = self.write_tree(tip, mutation.changes, mutation.written)
             base_tree = str(self._commit_tree(tip).id) if tip else None
             if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
                 return None, mutation
@@ -727,6 +742,8 @@ class Store:
             new = str(self.repo.create_commit(None, sig, sig, mutation.message, tree, parents))
             outcome = self._update_ref(ref, new, tip)
             if outcome == "ok":
+                if tip is not None and not mutation.parents_extra:
+                    self._carry_lookups(tip, new, mutation.changes)
                 return _info(cast("pygit2.Commit", self.repo[new])), mutation
             if outcome == "locked":
                 locked_since = locked_since or time.monotonic()
@@ -740,6 +757,33 @@ class Store:
             f"{ref} kept moving during {attempts} attempts; nothing was committed",
             "try again",
         )
+
+    def _carry_lookups(self, parent: str, new: str, changes: Mapping[str, bytes | None]) -> None:
+        """Remember for ``new`` the lookups known for ``parent`` at paths its changes did not touch.
+
+        ``new`` is ``parent``'s tree with ``changes``: what is at any other path (the persona,
+        the notes directory, the root's problems when only ``memories/`` changed) is the
+        same object, so the first read of ``new`` (a wake after a learn) needs no libgit2.
+        """
+        memo = self._object_memo()
+        data = memo.snapshot()
+        changed = [path.strip("/") for path in changes]
+
+        def untouched(path: str) -> bool:
+            return not any(c == path or c.startswith(path + "/") or path.startswith(c + "/")
+                           for c in changed)
+
+        carried = {}
+        for key, value in data.items():
+            kind, _, rest = key.partition(":")
+            if kind in ("blob", "tree") and rest.startswith(parent + ":"):
+                path = rest[len(parent) + 1:]
+                if path and untouched(path):
+                    carried[f"{kind}:{new}:{path}"] = value
+        if f"root:{parent}" in data and all(c.startswith("memories/") for c in changed):
+            carried[f"root:{new}"] = data[f"root:{parent}"]
+        if carried:
+            memo.put_many(carried)
 
     def _update_ref(self, ref: str, new: str, old: str | None) -> str:
         """Run ``git update-ref``; return ``"ok"``, ``"locked"`` or ``"moved"``.
