@@ -435,6 +435,7 @@ class Gitmem:
         confirm: bool = False,
         now: datetime | None = None,
         explicit: bool = True,
+        full_records: bool = True,
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
@@ -454,12 +455,18 @@ class Gitmem:
         path (no ``ids``) would judge it, and its time decay is not restarted.
         ``confirm`` is always explicit.
 
+        With ``full_records=False`` the rows of memories whose record the check leaves as
+        it is carry read-only :class:`gitmem.cache.MemoryView` stand-ins (what a caller
+        that shows ids, statuses, weights and anchors wants): a verify with nothing to change
+        then builds no record model. Named ``ids`` always give full records.
+
         Raises:
             EmptyRepository: HEAD is unborn.
             InvalidInput: ``confirm`` without ``ids``.
             UnknownMemory, AmbiguousId: a bad id in ``ids``.
         """
-        return self._verifier.verify(ids, write=write, confirm=confirm, now=now, explicit=explicit)
+        return self._verifier.verify(ids, write=write, confirm=confirm, now=now, explicit=explicit,
+                                     full_records=full_records)
 
     # -- what an agent reads -----------------------------------------------------------------
 

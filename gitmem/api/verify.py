@@ -6,7 +6,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.api.results import StatusRow, StatusView, VerifyOutcome
 from gitmem.decay import weight
@@ -27,6 +27,10 @@ __all__ = ["Verifier"]
 
 #: The read cache's file for anchor-check outcomes (see :class:`gitmem.staleness.VerifyCache`).
 VERIFY_CACHE = ("verify.bin", "verify")
+
+
+def _itself(memory: Memory) -> Memory:
+    return memory
 
 
 class Verifier:
@@ -84,10 +88,13 @@ class Verifier:
         confirm: bool = False,
         now: datetime | None = None,
         explicit: bool = True,
+        full_records: bool = True,
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
-        See :meth:`gitmem.api.Gitmem.verify` for the contract.
+        See :meth:`gitmem.api.Gitmem.verify` for the contract. With ``full_records=False``
+        the rows of memories the check leaves unchanged carry read-only
+        :class:`gitmem.cache.MemoryView` stand-ins (``ids`` given: always full records).
 
         Raises:
             EmptyRepository: HEAD is unborn.
@@ -100,12 +107,20 @@ class Verifier:
 
         now = now or utc_now()
         store, records = self.ws.store, self.ws.records
+        full: Callable[[Any], Memory]
+        subjects: list[Any]  # records, or the cache's rows standing in for them
         if ids:
-            memories, skipped, judged = records.read_ids(ids)
+            subjects, skipped, judged = records.read_ids(ids)
+            full = _itself
         else:
-            snap = records.snapshot()
-            memories = [snap.records[k] for k in sorted(snap.records)]
-            skipped, judged = snap.skipped, snap.blobs
+            # The table's rows are judged (a row reads as its record does, for every field
+            # the check reads); a full record is built only for a verdict that changes it.
+            table, skipped = records.table(records.tip())
+            subjects, judged = list(table.views()), dict(zip(table.ids, table.blobs, strict=True))
+            cache = records.cache
+
+            def full(view: Any) -> Memory:
+                return cache.memory(table, view.row)
         if store.head_sha() is None:
             raise EmptyRepository(
                 "the repository has no commits yet: nothing to verify memories against",
@@ -113,14 +128,18 @@ class Verifier:
             )
         policy = self.ws.settings.decay
         verify_cache = self._load_verify_cache()
-        report = check(memories, store.code(), policy, cache=verify_cache)
-        self._save_verify_cache(verify_cache, report.head_sha)
+        known = len(verify_cache)
+        report = check(cast("list[Memory]", subjects), store.code(), policy, cache=verify_cache)
+        self._save_verify_cache(verify_cache, report.head_sha, known)
         updated: dict[str, Memory] = {}
         rows = []
-        for memory, verdict in zip(memories, report.verdicts, strict=True):
+        for subject, verdict in zip(subjects, report.verdicts, strict=True):
+            memory: Memory = subject
             if (ids and (explicit or confirm) and memory.refutation is None
                     and (confirm or verdict.status is Status.FRESH)):
                 verdict = self._explicit(memory, verdict, report.head_sha, confirm)
+            if verdict.changed or full_records:
+                memory = full(subject)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
             if verdict.changed:
                 updated[memory.id] = new
@@ -145,9 +164,12 @@ class Verifier:
         plain = self.ws.records.cache.read_payload(*VERIFY_CACHE)
         return VerifyCache.from_plain(plain) if plain is not None else VerifyCache()
 
-    def _save_verify_cache(self, verify_cache: VerifyCache, head: str) -> None:
+    def _save_verify_cache(self, verify_cache: VerifyCache, head: str, known: int) -> None:
         # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
-        self.ws.records.cache.write_payload(*VERIFY_CACHE, verify_cache.to_plain(head))
+        plain = verify_cache.to_plain(head)
+        if len(plain["entries"]) == known == len(verify_cache):
+            return  # nothing learned, nothing dropped: the file holds this already
+        self.ws.records.cache.write_payload(*VERIFY_CACHE, plain)
 
     def _explicit(self, memory: Memory, verdict: Verdict, head: str, confirm: bool) -> Verdict:
         """Turn a verdict on a named memory into a corroboration at HEAD (see :meth:`verify`)."""
