@@ -260,15 +260,10 @@ def apply_delta(base: RecordTable, tree: str, changes: Mapping[str, tuple | None
     # Rows the base could not read, unless the write replaced or removed them.
     bad = [s for s in base.bad if s.memory_id not in changes]
     order = [i for i in base.order if i not in changes or changes[i] is not None]
-    listed = set(order)
-    added = sorted((i for i, c in changes.items() if c is not None and i not in listed), key=_order_key)
-    if added:
-        keys = [_order_key(i) for i in order]
-        for memory_id in added:
-            key = _order_key(memory_id)
-            at = bisect_left(keys, key)
-            keys.insert(at, key)
-            order.insert(at, memory_id)
+    listed = set(order) if any(c is not None for c in changes.values()) else set()
+    for memory_id in sorted((i for i, c in changes.items() if c is not None and i not in listed),
+                            key=_order_key):
+        order.insert(bisect_left(order, _order_key(memory_id), key=_order_key), memory_id)
     return RecordTable(tree, ids, blobs, columns, bad, order, list(base.layout), path=base.path,
                        records_at=base.records_at, offsets=base.offsets, crcs=crcs,
                        origin=origin, overlay=overlay, base=base.tree)
