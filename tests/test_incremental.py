@@ -201,3 +201,10 @@ def test_a_derived_recall_index_scores_as_one_built_at_once_and_as_bm25s():
             == bm25_scores(query, new_texts, new_observed), query
         assert derived.trigram_scores(query) == built.trigram_scores(query) \
             == trigram_scores(query, new_texts), query
+
+
+def test_trigram_norms_added_by_numpy_equal_the_loop():
+    texts = [f"retry {w} queue job {i % 13} backs off after {i % 7} timeouts"
+             for i, w in enumerate(["worker", "billing", "cache", "session"] * 40)]
+    index = RecallIndex.build(texts, ids=[f"fact-{i:08x}" for i in range(len(texts))])
+    assert index._norms(vectorised=True) == index._norms(vectorised=False) == index.norms
