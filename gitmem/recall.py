@@ -124,6 +124,19 @@ def date_words(observed: datetime | str | None) -> str:
     return f"{_MONTHS[month - 1]} {year}"
 
 
+def _date_column(observed: Sequence[datetime | str | None]) -> list[str]:
+    """:func:`date_words` of each time; one string per month (they repeat: smaller files)."""
+    words: dict[Any, str] = {}
+    out = []
+    for at in observed:
+        key = at[:7] if isinstance(at, str) else at
+        found = words.get(key)
+        if found is None:
+            found = words[key] = date_words(at)
+        out.append(found)
+    return out
+
+
 def _bm25_document(content: str, observed: datetime | str | None) -> list[str]:
     """BM25 terms of one memory: its content's, then its observation month and year."""
     terms = tokenize(content)
@@ -256,7 +269,7 @@ class RecallIndex:
                 match); default their positions.
         """
         n = len(documents)
-        dates = [date_words(at) for at in observed] if observed is not None else [""] * n
+        dates = _date_column(observed) if observed is not None else [""] * n
         index = cls([], [], [], array("i"), {}, {}, array("d"))
         index._add(list(ids) if ids is not None else [str(i) for i in range(n)], list(documents),
                    dates, bm25)
@@ -282,7 +295,8 @@ class RecallIndex:
         self.texts.extend(documents)
         self.dates.extend(dates)
         for own, added in ((self.terms, terms), (self.grams, grams)):
-            for key, (numbers, counts) in added.items():
+            while added:  # popped as they are copied, so that each posting is held once
+                key, (numbers, counts) = added.popitem()
                 old = own.get(key)
                 own[key] = ((old[0] + numbers.tobytes(), old[1] + counts.tobytes()) if old
                             else (numbers.tobytes(), counts.tobytes()))
@@ -344,15 +358,15 @@ class RecallIndex:
         import numpy as np  # lazy: ~0.1 s to import, paid only where it saves more (see _norms)
 
         size, grams = self.size, self.grams
-        order = sorted(grams)
-        numbers = np.frombuffer(b"".join(grams[g][0] for g in order), dtype=np.int32)
-        counts = np.frombuffer(b"".join(grams[g][1] for g in order), dtype=np.int32)
-        # math.log per trigram, as the loop computes it (numpy's log may round differently).
-        idfs = np.array([_idf(size, len(grams[g][0]) // 4) for g in order], dtype=np.float64)
-        lengths = np.array([len(grams[g][0]) // 4 for g in order], dtype=np.int64)
-        w = counts * np.repeat(idfs, lengths)
-        # bincount adds in input order, starting from 0.0: the loop's sums exactly.
-        squares = np.bincount(numbers, weights=w * w, minlength=len(self.ids))
+        squares = np.zeros(len(self.ids), dtype=np.float64)
+        for gram in sorted(grams):
+            numbers = np.frombuffer(grams[gram][0], dtype=np.int32)
+            counts = np.frombuffer(grams[gram][1], dtype=np.int32)
+            # math.log, as the loop computes it (numpy's log may round differently); one
+            # trigram at a time, so that no array of every posting is ever held.
+            w = counts * _idf(size, len(numbers))
+            # add.at adds in index order, unbuffered: the loop's sums exactly.
+            np.add.at(squares, numbers, w * w)
         return array("d", np.sqrt(squares).tobytes())
 
     def derive(self, ids: Sequence[str], documents: Sequence[str],
@@ -362,11 +376,18 @@ class RecallIndex:
         Scores equal those of :meth:`build` of the same documents (bound to the same
         order). When most documents differ, or too many holes would be left, it is built.
         """
-        dates = [date_words(at) for at in observed]
-        wanted = {i: (text, when) for i, text, when in zip(ids, documents, dates, strict=True)}
-        kept = {i: d for d, i in enumerate(self.ids) if i and wanted.get(i) == (self.texts[d], self.dates[d])}
-        removed = [d for d, i in enumerate(self.ids) if i and i not in kept]
-        added = [k for k, i in enumerate(ids) if i not in kept]
+        dates = _date_column(observed)
+        at = {i: d for d, i in enumerate(self.ids) if i}
+        texts, own_dates = self.texts, self.dates
+        kept: set[int] = set()
+        added = []
+        for k, (memory_id, text, when) in enumerate(zip(ids, documents, dates, strict=True)):
+            d = at.get(memory_id)
+            if d is not None and texts[d] == text and own_dates[d] == when:
+                kept.add(d)
+            else:
+                added.append(k)
+        removed = [d for d in at.values() if d not in kept]
         holes = len(self.ids) - self.size + len(removed)
         if len(removed) + len(added) > max(64, len(ids) // 4) or holes > max(64, len(ids) // 4):
             return RecallIndex.build(documents, observed, ids=ids)

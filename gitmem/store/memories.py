@@ -16,11 +16,7 @@ record, whatever the number of records).
 from __future__ import annotations
 
 import os
-import random
 import re
-import signal
-import socket
-import subprocess
 import time
 from collections.abc import Callable, Mapping
 from contextlib import suppress
@@ -752,6 +748,8 @@ class Store:
             else:
                 locked_since = None
             # Jittered back-off so that writers racing for the ref spread out.
+            import random
+
             time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 8))
         raise RefConflict(
             f"{ref} kept moving during {attempts} attempts; nothing was committed",
@@ -795,6 +793,10 @@ class Store:
         Raises:
             GitmemError: git failed otherwise, or was killed (then its lock is removed).
         """
+        # Imported here: reads never move a ref, and these cost a warm read ~20 ms to import.
+        import socket
+        import subprocess
+
         owner = self.common_dir / "tur" / "locks" / new
         proc = subprocess.Popen(
             ["git", "--git-dir", str(self.git_dir), "update-ref", "-m", "tur", ref, new, old or _ZERO],
@@ -828,6 +830,8 @@ class Store:
             if lock.read_text().strip() == new:  # the lock our git wrote: nobody else writes this commit
                 lock.unlink()
         try:
+            import signal
+
             name = signal.Signals(signum).name
         except ValueError:
             name = str(signum)
@@ -856,6 +860,8 @@ class Store:
             host, pid = owner.read_text().split() if owner is not None else ("", "")
         except (OSError, ValueError):
             host, pid = "", ""
+        import socket
+
         if host == socket.gethostname() and pid.isdigit() and not _alive(int(pid)):
             why = f"its git process {pid} is no longer running"
         age = time.time() - before.st_mtime
