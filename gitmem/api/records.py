@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gitmem.errors import MalformedRecord, UnknownMemory
 from gitmem.ids import resolve_id, resolve_legacy_id
 from gitmem.reader import Skipped, Snapshot, read_record, record_path
-from gitmem.store import CommitInfo, Store
+from gitmem.store import CommitInfo, Mutation, Store
 
 if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
@@ -255,12 +255,58 @@ class Records:
         """
         return self.cache.latest_table()
 
-    def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
+    def after_commit(self, tip: str | CommitInfo | None, updated: Mapping[str, Memory],
+                     mutation: Mutation | None = None) -> None:
         """Hand records this process just wrote at ``tip`` to the cache.
 
         The next reader of ``tip`` (the next verify, wake, recall) then parses none of them.
+
+        With ``mutation`` (what :meth:`gitmem.store.Store.transact` committed as ``tip``, a
+        :class:`~gitmem.store.CommitInfo`), the cache derives ``tip``'s table from its
+        parent's by the records the mutation changed, reading nothing: ``updated`` must then
+        hold the record as written for every record path the mutation wrote (or nothing is
+        handed over; the next reader reads the new blobs itself). Without it, the table of
+        ``tip`` is built now from the tree (a bulk write that has read every record).
         """
-        self.cache.after_commit(tip, updated)
+        if tip is None:
+            return
+        if mutation is None:
+            self.cache.after_commit(tip if isinstance(tip, str) else tip.sha, updated)
+            return
+        if isinstance(tip, str):
+            raise TypeError("after_commit with a mutation needs the CommitInfo of the commit")
+        changes = self.changes_of(mutation, updated)
+        if changes is not None:
+            self.cache.after_write(tip.parents[0] if tip.parents else None, tip.sha, changes)
+
+    @staticmethod
+    def changes_of(mutation: Mutation,
+                   updated: Mapping[str, Memory]) -> dict[str, tuple[str, Memory] | None] | None:
+        """Map each record ``mutation`` wrote to (blob id, record), or ``None`` when removed.
+
+        ``None`` when a record it wrote is not in ``updated``, or it changed something under
+        ``memories/`` that is not a record where its id says (a layout repair).
+        """
+        from gitmem.ids import shard_of
+        from gitmem.vocabulary import ID_PATTERN
+
+        changes: dict[str, tuple[str, Memory] | None] = {}
+        for path, data in mutation.changes.items():
+            parts = path.split("/")
+            if parts[0] != "memories":
+                continue
+            memory_id = parts[-1].removesuffix(".yaml") if len(parts) == 3 else ""
+            if not (ID_PATTERN.match(memory_id) and parts[1] == shard_of(memory_id)
+                    and parts[2] == f"{memory_id}.yaml"):
+                return None
+            if data is None:
+                changes[memory_id] = None
+                continue
+            memory, blob = updated.get(memory_id), mutation.written.get(path)
+            if memory is None or blob is None:
+                return None
+            changes[memory_id] = (blob, memory)
+        return changes
 
 
 class Workspace:

@@ -223,10 +223,35 @@ class RecordCache:
                     self._tables.remember(blob, memory)
             self._tables.table(tip, layout)
 
+    def after_write(self, parent: str | None, tip: str,
+                    changes: Mapping[str, tuple[str, Memory] | None]) -> bool:
+        """Take every record a write changed, and save them as the delta of ``tip``'s tree.
+
+        The next reader of ``tip`` (in any process) applies the delta to the cached table
+        of ``parent``'s tree instead of reading the tree (see :mod:`gitmem.cache.records`).
+        No record and no records file is read here. Each record is bound to its new blob id.
+
+        Args:
+            parent: the commit the write was built on (its tip before the write).
+            tip: the commit just written.
+            changes: id -> (new blob id, the record as written), ``None`` for a removed
+                record: every record the commit changed, and nothing else.
+
+        Returns:
+            Whether a delta was saved (``False``: the parent's table is not cached).
+        """
+        tree = self.store.subtree_id(tip, "memories")
+        base = self.store.subtree_id(parent, "memories") if parent is not None else None
+        with self._lock:
+            for change in changes.values():
+                if change is not None:
+                    change[1].bind_blob(change[0])
+            return self._tables.derive(base, tree, changes)
+
     # -- token counts -------------------------------------------------------------------------------
 
     def token_column(self, table: RecordTable, encoding: str) -> array:
-        """Tokens of ``format_entry`` of every row of ``table``, counting only rows not cached.
+        """Tokens of ``format_entry`` of every row of ``table`` as committed, counting only rows not cached.
 
         Returns:
             One count per row (``array("i")``), in row order.
