@@ -248,3 +248,47 @@ def test_verify_with_an_uncommitted_change_then_reads_equal_a_cold_read(warm):
     assert any(row.local for row in outcome.rows)
     assert reads(warm) == cold_reads(warm)
     assert any(r.local for r in Gitmem.open(warm).status_view(NOW, full_records=False).rows)
+
+
+def _writers(repo: Path) -> tuple[list, object]:
+    gm = Gitmem.open(repo)
+    table, _ = gm.records.table(gm.store.tip())
+    return gm.records.writers(table), table.since
+
+
+def test_writers_of_records_stored_without_one_carry_over_a_write_as_a_cold_read_finds_them(repo):
+    from gitmem.reader import record_path
+    from gitmem.store import Mutation
+
+    gm = Gitmem.open(repo)
+    old = [gm.learn(f"Old note {i} about the queue").memory.id for i in range(3)]
+    git(repo, "config", "user.name", "Old Writer")
+    gm = Gitmem.open(repo)
+    for memory_id in old:  # as an older gitmem wrote them: the commit says who
+        path = record_path(memory_id)
+        data = gm.store.read_path(gm.store.tip(), path).decode()
+        stripped = "".join(x for x in data.splitlines(keepends=True)
+                           if not x.startswith(("author:", "updated_at:", "updated_by:")))
+        gm.store.transact(lambda tip, p=path, d=stripped: Mutation({p: d.encode()}, "old gitmem"))
+    git(repo, "config", "user.name", "Test User")
+    before, _ = _writers(repo)  # one git log, kept for this tip
+    assert before.count("Old Writer <test@example.com>") == 3
+    gm = Gitmem.open(repo)
+    gm.learn("A new note about the queue")
+    gm.refute(old[0], "no longer true")  # now stated by this identity
+    after, since = _writers(repo)
+    assert since is not None  # read through the writes' delta: carried, no git log
+    payload = gm.records.cache.read_payload("writers.bin", "writers")
+    assert payload["tip"] == gm.store.tip()
+    shutil.rmtree(cache_dir(Store.discover(repo)))
+    assert after == _writers(repo)[0]
+    assert after.count("Old Writer <test@example.com>") == 2
+    gm = Gitmem.open(repo)
+    gm.learn("A third note about the queue")
+    _writers(repo)  # a reader between the writes: the next carries from this tip
+    gm.refute(old[1], "no longer true either")
+    gm.learn("A fourth note about the queue")
+    again, since = _writers(repo)
+    assert since is not None and len(since[0]) == 4  # three writes on the records file's tree
+    shutil.rmtree(cache_dir(Store.discover(repo)))
+    assert again == _writers(repo)[0] and again.count("Old Writer <test@example.com>") == 1

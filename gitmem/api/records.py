@@ -74,7 +74,9 @@ class Records:
 
         The record's ``author`` (else ``updated_by``); for a record written before gitmem
         stored either, the author of the last commit that changed it (one ``git log`` per
-        tree, then kept in the read cache).
+        tree, then kept in the read cache). After gitmem's own writes (a table derived from
+        a delta that names the commits), the last commit that changed a record no write
+        touched is the same: those carry over, and no ``git log`` runs.
         """
         column = table.columns["author"]
         missing = [r for r, who in enumerate(column) if who is None]
@@ -82,16 +84,26 @@ class Records:
             return column
         payload = self.cache.read_payload("writers.bin", "writers")
         known: dict[str, str] = {}
-        if isinstance(payload, dict) and payload.get("tree") == table.tree and isinstance(
-                payload.get("known"), dict):
-            known = payload["known"]
-        if any(table.ids[r] not in known for r in missing):
-            tip = self.store.tip()
-            if tip is not None:
-                paths = {record_path(table.ids[r]): table.ids[r] for r in missing}
-                found = self.store.last_authors(tip, set(paths))
-                known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
-                self.cache.write_payload("writers.bin", "writers", {"tree": table.tree, "known": known})
+        tip = self.store.tip()
+        if isinstance(payload, dict) and isinstance(payload.get("known"), dict):
+            since = table.since
+            if payload.get("tree") == table.tree:
+                known = payload["known"]
+            elif since is not None and since[0][-1] == tip and payload.get("tip") in since[0]:
+                # Every commit from the payload's tip to this one is a write of gitmem that
+                # changed only the records it names.
+                after = since[0].index(payload["tip"])
+                written = {i for ids in since[1][after:] for i in ids}
+                known = {i: w for i, w in payload["known"].items() if i not in written}
+                if all(table.ids[r] in known for r in missing):
+                    self.cache.write_payload("writers.bin", "writers",
+                                             {"tree": table.tree, "tip": tip, "known": known})
+        if any(table.ids[r] not in known for r in missing) and tip is not None:
+            paths = {record_path(table.ids[r]): table.ids[r] for r in missing}
+            found = self.store.last_authors(tip, set(paths))
+            known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
+            self.cache.write_payload("writers.bin", "writers",
+                                     {"tree": table.tree, "tip": tip, "known": known})
         return [who if who is not None else (known.get(table.ids[r]) or None) for r, who in enumerate(column)]
 
     def local_reasons(self) -> dict[str, str]:

@@ -246,7 +246,8 @@ class RecordCache:
             for change in changes.values():
                 if change is not None:
                     change[1].bind_blob(change[0])
-            return self._tables.derive(base, tree, changes)
+            return self._tables.derive(base, tree, changes,
+                                       (parent, tip) if parent is not None else None)
 
     # -- token counts -------------------------------------------------------------------------------
 

@@ -216,7 +216,9 @@ def _delta_of(payload: Any, tree: str, base: str, tail: bytes) -> dict[str, tupl
     return out
 
 
-def apply_delta(base: RecordTable, tree: str, changes: Mapping[str, tuple | None]) -> RecordTable:
+def apply_delta(base: RecordTable, tree: str, changes: Mapping[str, tuple | None],
+                since: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None,
+                ) -> RecordTable:
     """The table of ``tree``: the rows of ``base`` with ``changes`` (see :func:`_delta_of`).
 
     Unchanged rows keep reading their mappings from ``base``'s file; changed ones are held
@@ -271,7 +273,8 @@ def apply_delta(base: RecordTable, tree: str, changes: Mapping[str, tuple | None
         order.insert(bisect_left(order, _order_key(memory_id), key=_order_key), memory_id)
     return RecordTable(tree, ids, blobs, columns, bad, order, list(base.layout), path=base.path,
                        records_at=base.records_at, offsets=base.offsets, crcs=crcs,
-                       origin=origin, overlay=overlay, base=base.tree)
+                       origin=origin, overlay=overlay, base=base.tree,
+                       since=since)
 
 
 class Tables:
@@ -368,13 +371,13 @@ class Tables:
             return table
         for path in self.files.newest_first(f"delta-{tree}-*.bin"):
             base = path.stem[len(f"delta-{tree}-"):]
-            changes = self._read_delta(tree, base)
+            changes, since = self._read_delta(tree, base)
             table = self.load_records(base) if changes is not None else None
             # A write can change what a layout problem is (a planted second record becomes
             # the only one): with any, the tree is read.
             if table is None or changes is None or table.layout:
                 continue
-            table = apply_delta(table, tree, changes)
+            table = apply_delta(table, tree, changes, since)
             for row in table.overlay:  # records this process wrote: no parse
                 known = self._known.get(table.blobs[row])
                 if known is not None and known.id == table.ids[row]:
@@ -399,27 +402,41 @@ class Tables:
             self.files.reject(self.files.path(name), Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
 
-    def _read_delta(self, tree: str, base: str) -> dict[str, tuple | None] | None:
-        """The rows of ``delta-<tree>-<base>.bin``; ``None`` when absent or untrusted (deleted)."""
+    def _read_delta(self, tree: str, base: str) -> tuple[dict[str, tuple | None] | None, Any]:
+        """The rows of ``delta-<tree>-<base>.bin``, and its commits and the ids each wrote.
+
+        Rows ``None``: absent or untrusted (deleted). Commits (see :attr:`RecordTable.since`)
+        ``None``: not recorded.
+        """
         name = delta_name(tree, base)
         path = self.files.path(name)
         got = self.files.read(name, "delta")
         if got is None:
-            return None
+            return None, None
         payload, end = got
         try:
             with open(path, "rb") as handle:
                 handle.seek(end)
                 tail = handle.read()
-            return _delta_of(payload, tree, base, tail)
+            changes = _delta_of(payload, tree, base, tail)
         except OSError:
-            return None
+            return None, None
         except (KeyError, TypeError, ValueError, IndexError) as exc:
             self.files.reject(path, Untrusted(f"bad structure: {type(exc).__name__}"))
-            return None
+            return None, None
+        since = payload.get("since")
+        if not (isinstance(since, tuple) and len(since) == 2
+                and isinstance(since[0], tuple) and isinstance(since[1], tuple)
+                and len(since[0]) == len(since[1]) + 1
+                and all(isinstance(c, str) for c in since[0])
+                and all(isinstance(ids, tuple) and all(isinstance(i, str) for i in ids)
+                        for ids in since[1])):
+            since = None
+        return changes, since
 
     def derive(self, parent: str | None, tree: str | None,
-               changes: Mapping[str, tuple[str, Memory] | None]) -> bool:
+               changes: Mapping[str, tuple[str, Memory] | None],
+               commits: tuple[str, str] | None = None) -> bool:
         """Save the rows a write changed as the delta of ``tree`` (see the module docstring).
 
         Reads no record and no records file: only the parent's delta, when the parent's
@@ -430,6 +447,9 @@ class Tables:
             tree: the ``memories`` tree it wrote.
             changes: id -> (new blob id, the record as written), or ``None`` when removed;
                 every record the write changed, and nothing else.
+            commits: the commit the write was built on and the one it wrote, when known
+                (kept in the delta, from the first commit whose tree is its base: what
+                :meth:`gitmem.api.records.Records.writers` carries over by).
 
         Returns:
             Whether a delta was written (``False``: the parent's table is not cached, has
@@ -441,15 +461,23 @@ class Tables:
                 self.files.newest_first(f"delta-{tree}-*.bin"):
             return False
         rows: dict[str, tuple | None] = {}
+        before = None
         if self.files.path(records_name(parent)).exists():
             base = parent
         else:
             found = self.files.newest_first(f"delta-{parent}-*.bin")
             base = found[0].stem[len(f"delta-{parent}-"):] if found else ""
-            earlier = self._read_delta(parent, base) if base else None
+            earlier, before = self._read_delta(parent, base) if base else (None, None)
             if earlier is None:
                 return False
             rows.update(earlier)
+        since = None
+        if commits is not None:
+            if base == parent:
+                since = ((commits[0], commits[1]), (tuple(sorted(changes)),))
+            elif before is not None and before[0][-1] == commits[0]:
+                # One chain of commits from the base's: else the delta names none.
+                since = ((*before[0], commits[1]), (*before[1], tuple(sorted(changes))))
         for memory_id, change in changes.items():
             if change is None:
                 rows[memory_id] = None
@@ -470,6 +498,8 @@ class Tables:
             "crcs": array("I", [r[2] if r is not None else 0 for r in kept]).tobytes(),
             "lengths": array("q", map(len, chunks)).tobytes(),
         }
+        if since is not None:
+            payload["since"] = since
         if not self.files.write(delta_name(tree, base), "delta", payload, chunks):
             return False
         self.files.prune(tree)

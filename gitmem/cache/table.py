@@ -114,6 +114,10 @@ class RecordTable:
     """Mappings (marshalled) of rows not in the records section, by row."""
     base: str | None = None
     """The tree whose records file this table's rows are read from, when it is derived."""
+    since: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None
+    """For a derived table, when its delta says: the commits from the one whose tree is
+    :attr:`base` to this table's (each the parent of the next), and the ids of the records
+    each of the later ones wrote; else ``None``."""
     _views: list[MemoryView] | None = None
     _rows: dict[str, int] | None = None
     _legacy: dict[str, list[str]] | None = None
