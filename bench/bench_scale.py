@@ -439,6 +439,8 @@ def specs_for(code: Code, size: int, runs: int, cold_runs: int) -> list[Spec]:
     def to_base(_: int = 0) -> None:
         clear()
         _git(repo, "update-ref", "refs/tur/memories", "refs/tur/memories-bench-base")
+        # As if gitmem had written the base: else the lost-tip guard merges the tip back in.
+        (repo / ".git" / "tur" / "tip").unlink(missing_ok=True)
 
     def note(i: int) -> str:
         return f"Bench note {time.time_ns()} about the queue retry policy {i}"

@@ -182,7 +182,13 @@ class Verifier:
             cache = records.cache
 
             def full(view: Any) -> Memory:
-                return cache.memory(table, view.row)
+                if view.row in table.parsed:
+                    return cache.memory(table, view.row)
+                memory = cache.memory(table, view.row)
+                # Not kept in the table: a bulk verify that changes most records would
+                # otherwise hold each old record next to its new one (twice the memory).
+                table.parsed.pop(view.row, None)
+                return memory
         if store.head_sha() is None:
             raise EmptyRepository(
                 "the repository has no commits yet: nothing to verify memories against",
