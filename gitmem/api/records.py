@@ -79,8 +79,7 @@ class Records:
         touched is the same: those carry over, and no ``git log`` runs.
         """
         column = table.columns["author"]
-        missing = [r for r, who in enumerate(column) if who is None]
-        if not missing or table.tree is None:
+        if None not in column or table.tree is None:
             return column
         payload = self.cache.read_payload("writers.bin", "writers")
         known: dict[str, str] = {}
@@ -89,16 +88,22 @@ class Records:
             since = table.since
             if payload.get("tree") == table.tree:
                 known = payload["known"]
+                out = _writers_from(column, table.ids, known)
+                if out is not None:
+                    return out  # warm: one pass over the rows
             elif since is not None and since[0][-1] == tip and payload.get("tip") in since[0]:
                 # Every commit from the payload's tip to this one is a write of gitmem that
                 # changed only the records it names.
                 after = since[0].index(payload["tip"])
                 written = {i for ids in since[1][after:] for i in ids}
                 known = {i: w for i, w in payload["known"].items() if i not in written}
-                if all(table.ids[r] in known for r in missing):
+                out = _writers_from(column, table.ids, known)
+                if out is not None:
                     self.cache.write_payload("writers.bin", "writers",
                                              {"tree": table.tree, "tip": tip, "known": known})
-        if any(table.ids[r] not in known for r in missing) and tip is not None:
+                    return out
+        missing = [r for r, who in enumerate(column) if who is None]
+        if tip is not None:
             paths = {record_path(table.ids[r]): table.ids[r] for r in missing}
             found = self.store.last_authors(tip, set(paths))
             known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
@@ -351,3 +356,21 @@ class Workspace:
 
             self._settings = load_settings(self.store.workdir, self.records.cache)
         return self._settings
+
+
+def _writers_from(column: list[str | None], ids: list[str], known: dict[str, str]) -> list[str | None] | None:
+    """Each row's stored writer, else its ``known`` one (``""``: none found, read as ``None``).
+
+    ``None`` when a row has neither (``known`` is of another set of records).
+    """
+    absent = object()
+    get = known.get
+    out: list[str | None] = []
+    for who, memory_id in zip(column, ids, strict=True):
+        if who is None:
+            found = get(memory_id, absent)
+            if found is absent:
+                return None
+            who = found or None  # type: ignore[assignment]
+        out.append(who)
+    return out
