@@ -292,3 +292,29 @@ def test_writers_of_records_stored_without_one_carry_over_a_write_as_a_cold_read
     assert since is not None and len(since[0]) == 4  # three writes on the records file's tree
     shutil.rmtree(cache_dir(Store.discover(repo)))
     assert again == _writers(repo)[0] and again.count("Old Writer <test@example.com>") == 1
+
+
+def _distances(repo: Path) -> dict:
+    gm = Gitmem.open(repo)
+    return {r.memory.id: r.commit_distance for r in gm.status_view(NOW, full_records=False).rows}
+
+
+def test_a_new_code_commit_then_reads_equal_a_cold_read_with_distances_carried_from_its_parent(repo):
+    gm = Gitmem.open(repo)
+    old = gm.learn("Observed at the first commit", file="src/app.py").memory.id
+    x1 = commit_file(repo, "src/other.py", "a = 1\n", "x1")
+    at_x1 = Gitmem.open(repo).learn("Observed at x1").memory.id
+    commit_file(repo, "src/other.py", "a = 2\n", "x2")
+    ahead = Gitmem.open(repo).learn("Observed at x2, ahead of the checkout").memory.id
+    git(repo, "checkout", "-q", x1)  # HEAD behind a memory's commit
+    before = reads(repo)  # warm, with the distances to x1 saved
+    assert _distances(repo)[ahead] == 1 and _distances(repo)[old] == 1
+    cache = cache_dir(Store.discover(repo))
+    y = commit_file(repo, "src/third.py", "b = 1\n", "y")  # a new commit on x1
+    carried = reads(repo)
+    assert carried == cold_reads(repo) and carried != before
+    assert _distances(repo) == {old: 2, at_x1: 1, ahead: 1}
+    git(repo, "merge", "-q", "--no-edit", "-m", "merge", git(repo, "rev-parse", "HEAD@{2}").strip())
+    assert Store.discover(repo).head_sha() != y  # a merge: its parents are not one
+    assert reads(repo) == cold_reads(repo)
+    assert cache.exists()

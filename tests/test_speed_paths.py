@@ -235,3 +235,14 @@ def test_warm_hooks_load_no_heavy_library(learned):
         assert warm["code"] == 0 and warm["err"] == "", warm
         assert warm["out"], hook  # it did its work
         assert warm["heavy"] == [], (hook, warm["heavy"])
+
+
+def test_the_first_wake_after_a_code_commit_loads_no_history(learned):
+    from tests.conftest import commit_file
+
+    warm = run_tur("-C", str(learned), "wake")
+    commit_file(learned, "src/other.py", "x = 1\n", "a new code commit")
+    after = run_tur("-C", str(learned), "wake")
+    # distances to the new HEAD come from those to its parent, read from its loose commit
+    assert after["code"] == 0 and after["heavy"] == []
+    assert after["out"] == warm["out"] and "never push to main" in after["out"]

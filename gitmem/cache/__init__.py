@@ -287,6 +287,20 @@ class RecordCache:
         """Note that the dict from :meth:`distances` gained entries (saved by :meth:`flush`)."""
         self._distances.mark()
 
+    def previous_distances(self) -> tuple[str, dict[str, int], set[str]] | None:
+        """The distances saved for another HEAD than the last :meth:`distances` asked for.
+
+        (that HEAD, observed SHA -> commits, the SHAs whose distance counts commits HEAD
+        is behind them); ``None`` when there are none.
+        """
+        with self._lock:
+            return self._distances.previous()
+
+    def note_behind(self, sha: str) -> None:
+        """Note that the distance of ``sha`` to the HEAD of :meth:`distances` is a behind one."""
+        with self._lock:
+            self._distances.note_behind(sha)
+
     def persona(self, blob_id: str) -> dict | None:
         """The cached parsed persona of ``blob_id``, or ``None``."""
         return self._persona.get(blob_id)

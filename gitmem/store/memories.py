@@ -393,6 +393,41 @@ class Store:
         workdir = self.workdir
         return {} if workdir is None else index_entries(workdir, paths)
 
+    def loose_commit_parents(self, sha: str) -> list[str] | None:
+        """The parents of commit ``sha`` read from its loose object, without libgit2.
+
+        What a commit just made by ``git commit`` is stored as. ``None`` when the object is
+        not loose here, is not a commit, or the history may be rewritten for readers
+        (a shallow clone, grafts, replace refs, another object directory).
+        """
+        import zlib
+
+        common = self.common_dir
+        if (os.environ.get("GIT_OBJECT_DIRECTORY") or (common / "shallow").exists()
+                or (common / "info" / "grafts").exists() or (common / "refs" / "replace").exists()
+                or not _HEX.fullmatch(sha)):
+            return None
+        try:
+            packed = (common / "packed-refs").read_bytes()
+        except OSError:
+            packed = b""
+        if b" refs/replace/" in packed:
+            return None
+        try:
+            data = zlib.decompress((common / "objects" / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            return None
+        header, _, body = data.partition(b"\0")
+        if not header.startswith(b"commit "):
+            return None
+        parents = []
+        for line in body.split(b"\n"):
+            if line.startswith(b"parent "):
+                parents.append(line[7:].decode("ascii", "replace"))
+            elif not line.startswith(b"tree "):
+                break
+        return parents
+
     def head_sha(self) -> str | None:
         """Full SHA of HEAD's commit, or ``None`` when HEAD is unborn (no commits yet)."""
         answered, sha = self._file_ref("HEAD")
