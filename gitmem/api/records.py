@@ -96,7 +96,9 @@ class Records:
                 # changed only the records it names.
                 after = since[0].index(payload["tip"])
                 written = {i for ids in since[1][after:] for i in ids}
-                known = {i: w for i, w in payload["known"].items() if i not in written}
+                known = payload["known"]  # this process's own copy: emptied of what was written
+                for memory_id in written:
+                    known.pop(memory_id, None)
                 out = _writers_from(column, table.ids, known)
                 if out is not None:
                     self.cache.write_payload("writers.bin", "writers",
