@@ -398,12 +398,12 @@ class Store:
 
         What a commit just made by ``git commit`` is stored as. ``None`` when the object is
         not loose here, is not a commit, or the history may be rewritten for readers
-        (a shallow clone, grafts, replace refs, another object directory).
+        (a shallow clone, grafts, replace refs).
         """
         import zlib
 
         common = self.common_dir
-        if (os.environ.get("GIT_OBJECT_DIRECTORY") or (common / "shallow").exists()
+        if ((common / "shallow").exists()
                 or (common / "info" / "grafts").exists() or (common / "refs" / "replace").exists()
                 or not _HEX.fullmatch(sha)):
             return None
