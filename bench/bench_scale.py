@@ -6,19 +6,29 @@ several times and prints the median wall time, the median CPU time (user + syste
 busy machine disturbs less) and the peak resident memory of the slowest-memory run.
 
 Rows: ``python -c pass``, ``import gitmem`` and ``import gitmem.api`` (the interpreter, the
-package, and the facade every repository command loads: pydantic models and pygit2; what
-every command pays before it reads anything), ``tur --help``, ``learn`` (one more memory;
-``learn --allow-secret`` beside it, to show what the credential scan costs), ``refute`` and
-``verify ID`` (one-record writes),
-``wake`` and ``recall`` cold (cache deleted before every run) and warm (cache kept),
-``list``, and the harness hooks warm: ``hook pre-turn`` (a prompt on stdin) and ``hook
-pre-tool`` (a Claude Code Read of an anchored file), each run with a new ``session_id`` so that
-nothing is left out as already sent.
+package, and the facade every repository command loads), ``import secret scanner`` (what the
+first credential scan of a process loads), ``tur --help``; ``wake``, ``recall``, ``status``
+and ``verify`` cold (cache deleted before every run; ``verify cold`` also on the memory ref
+as built, so that it rewrites many records) and warm (cache kept, ``verify unchanged``: a
+verify with nothing to record); ``list``; the writes ``learn`` (one more memory; ``learn
+--allow-secret`` beside it, to show what the credential scan costs), ``refute``, ``verify ID``
+and ``import`` (ten legacy records); the first read after a write or a commit: ``recall after
+learn`` and ``wake after learn`` (a ``learn``, untimed, before each run) and ``wake after
+commit`` (an empty code commit, untimed, before each run); and the harness hooks warm:
+``hook pre-turn`` (a prompt on stdin) and ``hook pre-tool`` (a Claude Code Read of an
+anchored file), each run with a new ``session_id`` so that nothing is left out as already
+sent.
+
+With ``--before DIR`` (a checkout of the code to compare with, e.g. ``git worktree add
+/tmp/before <commit>``) every row is measured for that code and for this one in the same
+run, alternately, each on its own copy of the repository, and the table gives both.
 
 Run from the repository root::
 
     python bench/bench_scale.py                      # 1,000, 3,000, 10,000 and 100,000 memories
     python bench/bench_scale.py --sizes 1000,10000   # faster
+    python bench/bench_scale.py --sizes 10000 --only "recall after learn,wake after learn"
+    python bench/bench_scale.py --sizes 10000,100000 --before /tmp/before
     python bench/bench_scale.py --runs 7 --cold-runs 3 --work /tmp/tur-bench
 
 Records are written by a template that reproduces ``gitmem.codec.dump_new`` byte for byte
@@ -40,23 +50,38 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-TARGETS = {  # (size, row) -> seconds or MB, from GitHub issue 5
-    (10_000, "wake warm"): 0.3,
+TARGETS = {  # (size, row) -> seconds, wall median; GitHub issues 5, 14 and 16
     (10_000, "recall warm"): 0.3,
-    (10_000, "learn"): 0.2,
     (10_000, "tur --help"): 0.15,
-    (3_000, "hook pre-turn warm"): 0.15,  # GitHub issue 14
+    (3_000, "hook pre-turn warm"): 0.15,
     (3_000, "hook pre-tool warm"): 0.15,
     (10_000, "wake cold"): 5.0,
-    (100_000, "wake warm"): 1.5,
     (100_000, "recall warm"): 1.5,
+    (10_000, "recall after learn"): 0.3,
+    (100_000, "recall after learn"): 1.5,
+    (10_000, "wake after learn"): 0.3,
+    (100_000, "wake after learn"): 1.0,
+    (10_000, "wake after commit"): 0.3,
+    (10_000, "status"): 0.5,
+    (100_000, "status"): 3.0,
+    (10_000, "verify unchanged"): 0.5,
+    (100_000, "verify unchanged"): 3.0,
+    (10_000, "wake warm"): 0.10,
+    (100_000, "wake warm"): 0.4,
+    (10_000, "learn"): 0.25,
+    (100_000, "learn"): 0.3,
 }
-PEAK_TARGET_MB = {100_000: 600}
+PEAK_TARGET_MB = {  # (size, row) -> MB, highest peak RSS; every 100,000 row at most 600
+    (100_000, "status"): 300,
+    (100_000, "verify unchanged"): 300,
+}
+PEAK_ALL_MB = {100_000: 600}
 QUERY = "how does the queue retry failed jobs after a timeout"
 SEED = 5
 
@@ -241,8 +266,13 @@ def build_repository(path: Path, size: int) -> list[_Record]:
     return records
 
 
-def repository(work: Path, size: int, rebuild: bool) -> Path:
-    """The repository of ``size`` memories under ``work``, built on first use."""
+def repository(work: Path, size: int, rebuild: bool, copy: str = "") -> Path:
+    """The repository of ``size`` memories under ``work``, built on first use.
+
+    ``copy`` names a second copy of it (``repo-<size>-<copy>``), for other code measured in
+    the same run: the same objects and refs, its own read cache. Both are reset to the state
+    they were built in (memory ref and ``main``), and their caches deleted.
+    """
     path = work / f"repo-{size}"
     marker = path / ".bench-size"
     if rebuild or not marker.exists() or marker.read_text().split()[0] != str(size):
@@ -251,10 +281,24 @@ def repository(work: Path, size: int, rebuild: bool) -> Path:
         # In a child process, so that this one stays small (see run_once).
         subprocess.run([sys.executable, __file__, "--build-into", str(path), str(size)],
                        check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+        _git(path, "update-ref", "refs/tur/memories-bench-base", "refs/tur/memories")
+        _git(path, "update-ref", "refs/bench-main-base", "refs/heads/main")
         print(f"  built in {time.perf_counter() - started:.1f} s", file=sys.stderr, flush=True)
-    else:  # undo what earlier benchmark runs wrote (learned and refuted records)
-        _git(path, "update-ref", "refs/tur/memories", "refs/tur/memories-bench-base")
-    _git(path, "update-ref", "refs/tur/memories-bench-base", "refs/tur/memories")
+    if copy:
+        source, path = path, work / f"repo-{size}-{copy}"
+        if rebuild or not (path / ".bench-size").exists() \
+                or (path / ".bench-size").read_text() != marker.read_text():
+            shutil.rmtree(path, ignore_errors=True)
+            shutil.copytree(source, path, symlinks=True,  # not the read cache, .git/tur
+                            ignore=lambda d, names: ["tur"] if Path(d).name == ".git" else [])
+    # Undo what earlier benchmark runs wrote (learned and refuted records, empty commits).
+    for ref, base in (("refs/tur/memories", "refs/tur/memories-bench-base"),
+                      ("refs/heads/main", "refs/bench-main-base")):
+        if _git(path, "for-each-ref", "--format=%(refname)", base).strip():
+            _git(path, "update-ref", ref, base)
+        else:
+            _git(path, "update-ref", base, ref)
+    shutil.rmtree(path / ".git" / "tur", ignore_errors=True)
     return path
 
 
@@ -269,17 +313,20 @@ class Sample:
     peak_mb: float
 
 
-def run_once(argv: list[str], stdin: Path | None = None) -> Sample:
+def run_once(argv: list[str], stdin: Path | None = None, root: Path = ROOT) -> Sample:
     """Run one process to completion; measure it with ``os.wait4`` (its own rusage only).
 
-    ``posix_spawn`` rather than fork, and the harness keeps no large data: Linux carries a
-    process's peak RSS across ``exec``, so a child's peak is at least its parent's at spawn
-    time (about 20 MB here, the floor of the small rows).
+    ``root`` is the checkout whose ``gitmem`` runs (on ``PYTHONPATH``). ``posix_spawn``
+    rather than fork, and the harness keeps no large data: Linux carries a process's peak
+    RSS across ``exec``, so a child's peak is at least its parent's at spawn time (about
+    20 MB here, the floor of the small rows).
 
     Raises:
         SystemExit: the command failed.
     """
-    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONDONTWRITEBYTECODE="1")  # see compile_sources
+    # PYTHONSAFEPATH: `python -m` would put the current directory (a checkout) first on sys.path.
+    env = dict(os.environ, PYTHONPATH=str(root), PYTHONSAFEPATH="1",
+               PYTHONDONTWRITEBYTECODE="1")  # see compile_sources
     with tempfile.TemporaryFile() as err:
         actions = [(os.POSIX_SPAWN_OPEN, 0, str(stdin or os.devnull), os.O_RDONLY, 0),
                    (os.POSIX_SPAWN_OPEN, 1, os.devnull, os.O_WRONLY, 0),
@@ -298,7 +345,7 @@ def run_once(argv: list[str], stdin: Path | None = None) -> Sample:
 
 @dataclass
 class Row:
-    """Medians of one command at one size."""
+    """Medians of one command at one size, for this code (and for ``--before``'s, if given)."""
 
     name: str
     size: int
@@ -306,30 +353,76 @@ class Row:
     cpu: float
     peak_mb: float
     runs: int
+    before: Row | None = None
 
 
-def measure(name: str, size: int, runs: int, make_argv, before=None, stdin=None) -> Row:
-    """Run ``make_argv(i)`` ``runs`` times (``before(i)`` first, untimed); medians and max peak.
+@dataclass
+class Spec:
+    """One row: the command of run ``i``, and what to do untimed before it (or once, first)."""
 
-    ``stdin(i)``, when given, is the file run ``i`` reads on its standard input.
-    """
-    samples = []
-    for i in range(runs):
-        if before is not None:
-            before(i)
-        samples.append(run_once(make_argv(i), stdin(i) if stdin is not None else None))
-    row = Row(name, size, statistics.median(s.wall for s in samples),
-              statistics.median(s.cpu for s in samples), max(s.peak_mb for s in samples), runs)
-    print(f"  {name:<22} {row.wall:7.3f} s  cpu {row.cpu:7.3f} s  {row.peak_mb:6.0f} MB",
-          file=sys.stderr, flush=True)
+    name: str
+    runs: int
+    argv: Callable[[int], list[str]]
+    before: Callable[[int], None] | None = None
+    stdin: Callable[[int], Path] | None = None
+    prime: Callable[[], None] | None = None
+
+
+@dataclass
+class Code:
+    """One checkout measured, on its own copy of the repository."""
+
+    label: str
+    root: Path
+    repo: Path
+
+    @property
+    def tur(self) -> list[str]:
+        return [sys.executable, "-m", "gitmem", "-C", str(self.repo)]
+
+    def run(self, argv: list[str], stdin: Path | None = None) -> Sample:
+        return run_once(argv, stdin, self.root)
+
+
+def measure(size: int, specs: dict[str, list[Spec]], codes: list[Code]) -> Row:
+    """Run every code's spec alternately (``before`` untimed first); medians and max peak."""
+    first = specs[codes[0].label][0]
+    samples: dict[str, list[Sample]] = {code.label: [] for code in codes}
+    for code in codes:
+        spec = specs[code.label][0]
+        if spec.prime is not None:
+            spec.prime()
+    for i in range(first.runs):
+        for code in codes:
+            spec = specs[code.label][0]
+            if spec.before is not None:
+                spec.before(i)
+            samples[code.label].append(code.run(spec.argv(i), spec.stdin(i) if spec.stdin else None))
+    rows = {label: Row(first.name, size, statistics.median(s.wall for s in got),
+                       statistics.median(s.cpu for s in got), max(s.peak_mb for s in got), first.runs)
+            for label, got in samples.items()}
+    row = rows[codes[-1].label]
+    if len(codes) > 1:
+        row.before = rows[codes[0].label]
+    shown = "".join(f"  {label}: {r.wall:7.3f} s  cpu {r.cpu:7.3f} s  {r.peak_mb:6.0f} MB"
+                    for label, r in rows.items())
+    print(f"  {first.name:<22}{shown}", file=sys.stderr, flush=True)
     return row
 
 
-def bench_size(size: int, work: Path, runs: int, cold_runs: int, rebuild: bool) -> list[Row]:
-    """Every row of the table for one repository size."""
-    repo = repository(work, size, rebuild)
-    py = sys.executable
-    tur = [py, "-m", "gitmem", "-C", str(repo)]
+def legacy_files(directory: Path, i: int, count: int = 10) -> None:
+    """``count`` legacy records, new ones for every ``i`` (so that each import writes them)."""
+    shutil.rmtree(directory, ignore_errors=True)
+    directory.mkdir(parents=True)
+    for k in range(count):
+        (directory / f"legacy-{k}.yaml").write_text(
+            f'id: "concept-{k}"\ntype: preference\n'
+            f"content: Bench legacy preference {k} of import {i} {time.time_ns()}\n")
+
+
+def specs_for(code: Code, size: int, runs: int, cold_runs: int) -> list[Spec]:
+    """Every row of the table for one checkout, in the order they run (later rows use earlier state)."""
+    repo, tur, py = code.repo, code.tur, sys.executable
     cache_dir = repo / ".git" / "tur" / "cache"
     # Victims for refute / verify ID from a few shards only: listing every id would grow this
     # process, and a child's peak RSS includes its parent's (see run_once).
@@ -338,39 +431,70 @@ def bench_size(size: int, work: Path, runs: int, cold_runs: int, rebuild: bool) 
         listing = _git(repo, "ls-tree", "--name-only", f"refs/tur/memories:memories/{shard}")
         ids += sorted(Path(line).stem for line in listing.split())
     victims = random.Random(size).sample(ids, 2 * runs)
+    legacy = repo / ".git" / "bench-legacy"
 
-    def clear(_: int) -> None:
+    def clear(_: int = 0) -> None:
         shutil.rmtree(cache_dir, ignore_errors=True)
+
+    def to_base(_: int = 0) -> None:
+        clear()
+        _git(repo, "update-ref", "refs/tur/memories", "refs/tur/memories-bench-base")
+        # As if gitmem had written the base: else the lost-tip guard merges the tip back in.
+        (repo / ".git" / "tur" / "tip").unlink(missing_ok=True)
 
     def note(i: int) -> str:
         return f"Bench note {time.time_ns()} about the queue retry policy {i}"
 
-    print(f"{size:,} memories", file=sys.stderr, flush=True)
-    rows = [
-        measure("python -c pass", size, runs, lambda i: [py, "-c", "pass"]),
-        measure("import gitmem", size, runs, lambda i: [py, "-c", "import gitmem"]),
-        measure("import gitmem.api", size, runs, lambda i: [py, "-c", "import gitmem.api"]),
-        measure("tur --help", size, runs, lambda i: [*tur, "--help"]),
-        measure("learn", size, runs, lambda i: [*tur, "learn", note(i)]),
-        measure("learn --allow-secret", size, runs,
-                lambda i: [*tur, "learn", "--allow-secret", note(i)]),
-        measure("refute", size, runs, lambda i: [*tur, "refute", victims[i], "--reason", "bench"]),
-        measure("verify ID", size, runs, lambda i: [*tur, "verify", victims[runs + i]]),
-        measure("wake cold", size, cold_runs, lambda i: [*tur, "wake"], before=clear),
+    def learn(i: int) -> None:
+        code.run([*tur, "learn", f"Learned before a read: {note(i)}"])
+
+    def commit(i: int) -> None:
+        _git(repo, "-c", "user.name=Bench", "-c", "user.email=bench@example.com",
+             "commit", "-q", "--allow-empty", "-m", f"bench commit {time.time_ns()} {i}")
+
+    def prime(*commands: list[str]) -> Callable[[], None]:
+        def run() -> None:
+            for command in commands:
+                code.run(command)
+        return run
+
+    return [
+        Spec("python -c pass", runs, lambda i: [py, "-c", "pass"]),
+        Spec("import gitmem", runs, lambda i: [py, "-c", "import gitmem"]),
+        Spec("import gitmem.api", runs, lambda i: [py, "-c", "import gitmem.api"]),
+        Spec("import secret scanner", runs, lambda i: [
+            py, "-c", "from gitmem import secret_scan; secret_scan.find_secrets('x = 1')"]),
+        Spec("tur --help", runs, lambda i: [*tur, "--help"]),
+        Spec("wake cold", cold_runs, lambda i: [*tur, "wake"], before=clear),
+        Spec("wake warm", runs, lambda i: [*tur, "wake"], prime=prime([*tur, "wake"])),
+        Spec("recall cold", cold_runs, lambda i: [*tur, "recall", QUERY], before=clear),
+        Spec("recall warm", runs, lambda i: [*tur, "recall", QUERY],
+             prime=prime([*tur, "wake"], [*tur, "recall", QUERY])),
+        Spec("list", runs, lambda i: [*tur, "list"], prime=prime([*tur, "list"])),
+        # A write compares the new memory with the latest cached table: keep one cached.
+        Spec("learn", runs, lambda i: [*tur, "learn", note(i)], prime=prime([*tur, "wake"])),
+        Spec("learn --allow-secret", runs, lambda i: [*tur, "learn", "--allow-secret", note(i)]),
+        Spec("refute", runs, lambda i: [*tur, "refute", victims[i], "--reason", "bench"]),
+        Spec("verify ID", runs, lambda i: [*tur, "verify", victims[runs + i]]),
+        Spec("import", runs, lambda i: [*tur, "import", str(legacy)],
+             before=lambda i: legacy_files(legacy, i)),
+        Spec("recall after learn", runs, lambda i: [*tur, "recall", QUERY], before=learn,
+             prime=prime([*tur, "wake"], [*tur, "recall", QUERY])),
+        Spec("wake after learn", runs, lambda i: [*tur, "wake"], before=learn,
+             prime=prime([*tur, "wake"])),
+        Spec("wake after commit", runs, lambda i: [*tur, "wake"], before=commit,
+             prime=prime([*tur, "wake"])),
+        Spec("status", runs, lambda i: [*tur, "status"], prime=prime([*tur, "verify"])),
+        Spec("verify unchanged", runs, lambda i: [*tur, "verify"], prime=prime([*tur, "verify"])),
+        Spec("status cold", cold_runs, lambda i: [*tur, "status"], before=clear),
+        Spec("verify cold", cold_runs, lambda i: [*tur, "verify"], before=to_base),
+        *hook_specs(code, runs),
     ]
-    run_once([*tur, "wake"])  # prime the cache
-    rows.append(measure("wake warm", size, runs, lambda i: [*tur, "wake"]))
-    rows.append(measure("recall cold", size, cold_runs, lambda i: [*tur, "recall", QUERY],
-                        before=clear))
-    run_once([*tur, "recall", QUERY])
-    rows.append(measure("recall warm", size, runs, lambda i: [*tur, "recall", QUERY]))
-    rows.append(measure("list", size, runs, lambda i: [*tur, "list"]))
-    rows += bench_hooks(repo, size, runs, tur)
-    return rows
 
 
-def bench_hooks(repo: Path, size: int, runs: int, tur: list[str]) -> list[Row]:
+def hook_specs(code: Code, runs: int) -> list[Spec]:
     """``tur hook pre-turn`` and ``pre-tool``, warm, whole process, a new session each run."""
+    repo, tur = code.repo, code.tur
     payloads = repo / ".git" / "bench-payloads"
     payloads.mkdir(exist_ok=True)
 
@@ -385,14 +509,31 @@ def bench_hooks(repo: Path, size: int, runs: int, tur: list[str]) -> list[Row]:
         path.write_text(json.dumps(body))
         return path
 
-    run_once([*tur, "hook", "pre-turn"], payload("turn", -1))  # prime the cache and the counts
-    run_once([*tur, "hook", "pre-tool"], payload("tool", -1))
+    def prime() -> None:  # prime the cache and the counts
+        code.run([*tur, "hook", "pre-turn"], payload("turn", -1))
+        code.run([*tur, "hook", "pre-tool"], payload("tool", -1))
+
     return [
-        measure("hook pre-turn warm", size, runs, lambda i: [*tur, "hook", "pre-turn"],
-                stdin=lambda i: payload("turn", i)),
-        measure("hook pre-tool warm", size, runs, lambda i: [*tur, "hook", "pre-tool"],
-                stdin=lambda i: payload("tool", i)),
+        Spec("hook pre-turn warm", runs, lambda i: [*tur, "hook", "pre-turn"],
+             stdin=lambda i: payload("turn", i), prime=prime),
+        Spec("hook pre-tool warm", runs, lambda i: [*tur, "hook", "pre-tool"],
+             stdin=lambda i: payload("tool", i)),
     ]
+
+
+def bench_size(size: int, work: Path, runs: int, cold_runs: int, rebuild: bool,
+               before: Path | None = None, only: set[str] | None = None) -> list[Row]:
+    """Every row of the table for one repository size (``only``: just these rows)."""
+    codes = [Code("after", ROOT, repository(work, size, rebuild))]
+    if before is not None:
+        codes.insert(0, Code("before", before, repository(work, size, rebuild, copy="before")))
+    print(f"{size:,} memories", file=sys.stderr, flush=True)
+    specs = {code.label: specs_for(code, size, runs, cold_runs) for code in codes}
+    rows = []
+    for k, spec in enumerate(specs[codes[-1].label]):
+        if only is None or spec.name in only:
+            rows.append(measure(size, {label: [got[k]] for label, got in specs.items()}, codes))
+    return rows
 
 
 def _verdict(row: Row) -> str:
@@ -400,24 +541,39 @@ def _verdict(row: Row) -> str:
     marks = []
     if target is not None:
         marks.append(f"{'ok' if row.wall <= target else 'MISSED'} (<= {target:g} s)")
-    peak = PEAK_TARGET_MB.get(row.size)
-    if peak is not None and row.peak_mb > peak:
-        marks.append(f"peak MISSED (<= {peak} MB)")
+    peak = PEAK_TARGET_MB.get((row.size, row.name), PEAK_ALL_MB.get(row.size))
+    if peak is not None and (row.peak_mb > peak or (row.size, row.name) in PEAK_TARGET_MB):
+        marks.append(f"peak {'ok' if row.peak_mb <= peak else 'MISSED'} (<= {peak} MB)")
     return ", ".join(marks)
 
 
+def rerun(row: Row) -> str:
+    """The command that measures ``row`` alone."""
+    return f'python bench/bench_scale.py --sizes {row.size} --only "{row.name}"'
+
+
 def table(rows: list[Row]) -> str:
-    """The result as a Markdown table: one line per (command, size)."""
-    lines = ["| memories | command | wall median (s) | CPU median (s) | peak RSS (MB) | runs | target |",
-             "|---:|---|---:|---:|---:|---:|---|"]
+    """The result as a Markdown table: one line per (command, size), with the command to rerun it."""
+    if any(row.before is not None for row in rows):
+        lines = ["| memories | command | wall before (s) | wall after (s) | CPU before (s) | "
+                 "CPU after (s) | peak before (MB) | peak after (MB) | runs | target (after) | rerun |",
+                 "|---:|---|---:|---:|---:|---:|---:|---:|---:|---|---|"]
+        for row in rows:
+            b = row.before or row
+            lines.append(f"| {row.size:,} | `{row.name}` | {b.wall:.3f} | {row.wall:.3f} | "
+                         f"{b.cpu:.3f} | {row.cpu:.3f} | {b.peak_mb:.0f} | {row.peak_mb:.0f} | "
+                         f"{row.runs} | {_verdict(row)} | `{rerun(row)} --before DIR` |")
+        return "\n".join(lines)
+    lines = ["| memories | command | wall median (s) | CPU median (s) | peak RSS (MB) | runs | target "
+             "| rerun |", "|---:|---|---:|---:|---:|---:|---|---|"]
     for row in rows:
         lines.append(f"| {row.size:,} | `{row.name}` | {row.wall:.3f} | {row.cpu:.3f} | "
-                     f"{row.peak_mb:.0f} | {row.runs} | {_verdict(row)} |")
+                     f"{row.peak_mb:.0f} | {row.runs} | {_verdict(row)} | `{rerun(row)}` |")
     return "\n".join(lines)
 
 
-def compile_sources() -> None:
-    """Byte-compile gitmem and tui once, as ``pip install`` does for an installed package.
+def compile_sources(root: Path) -> None:
+    """Byte-compile gitmem and tui of ``root`` once, as ``pip install`` does for an installed package.
 
     The children run with PYTHONDONTWRITEBYTECODE=1 so that no run writes bytecode the
     next one profits from; without this step every run would compile ~30 modules
@@ -426,7 +582,7 @@ def compile_sources() -> None:
     import compileall
 
     for package in ("gitmem", "tui"):
-        compileall.compile_dir(ROOT / package, quiet=1)
+        compileall.compile_dir(root / package, quiet=1)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -439,6 +595,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "tur-bench",
                         help="where the repositories are built and kept between runs")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the repositories")
+    parser.add_argument("--before", type=Path, metavar="DIR",
+                        help="a checkout of the code to compare with, measured in the same run")
+    parser.add_argument("--only", metavar="ROWS",
+                        help="comma-separated row names to measure (default: every row)")
     parser.add_argument("--build-into", nargs=2, metavar=("PATH", "SIZE"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     sys.path.insert(0, str(ROOT))
@@ -446,10 +606,14 @@ def main(argv: list[str] | None = None) -> int:
         build_repository(Path(args.build_into[0]), int(args.build_into[1]))
         return 0
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
-    compile_sources()
+    compile_sources(ROOT)
+    if args.before is not None:
+        compile_sources(args.before.resolve())
+    only = {name.strip() for name in args.only.split(",")} if args.only else None
     rows: list[Row] = []
     for size in sizes:
-        rows += bench_size(size, args.work, args.runs, args.cold_runs, args.rebuild)
+        rows += bench_size(size, args.work, args.runs, args.cold_runs, args.rebuild,
+                           args.before.resolve() if args.before else None, only)
     print(f"\ngitmem scale benchmark, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
           f"load average {os.getloadavg()[0]:.2f}\n")
     print(table(rows))

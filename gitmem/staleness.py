@@ -35,7 +35,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitmem.anchors import (
     Anchor,
@@ -52,7 +52,6 @@ from gitmem.anchors import (
 )
 from gitmem.decay import DecayPolicy, half_life_for
 from gitmem.errors import EmptyRepository, InvalidAnchor
-from gitmem.models import Decay, Memory, Status
 from gitmem.relocate import (
     Match,
     Texts,
@@ -65,6 +64,11 @@ from gitmem.relocate import (
 )
 from gitmem.settings import VerifySettings
 from gitmem.store.code import CodeHistory, Distance, WorktreeState
+from gitmem.vocabulary import Status
+
+if TYPE_CHECKING:
+    # Only apply_verdict builds a model: checking cache rows (status, verify) loads no pydantic.
+    from gitmem.models import Memory
 
 __all__ = ["StalenessReport", "Verdict", "VerifyCache", "apply_verdict", "check"]
 
@@ -788,6 +792,8 @@ def apply_verdict(
         return memory
     if not verdict.changed and not verdict.corroborated:
         return memory
+    from gitmem.models import Decay
+
     out = memory.model_copy(deep=True)
     if out.decay is None:
         if out.provenance is None:

@@ -84,7 +84,8 @@ def test_a_warm_wake_reads_no_yaml_and_loads_no_bpe_tables(learned):
 
 def test_a_warm_recall_reads_no_yaml_and_builds_no_index(learned):
     cold = run_tur("-C", str(learned), "recall", "retry queue jobs")
-    assert cold["code"] == 0 and "bm25s" in top_level(cold["heavy"])
+    # The index is built without bm25s or numpy (it scores as bm25s would, see tests/test_cache.py).
+    assert cold["code"] == 0 and not {"bm25s", "numpy"} & top_level(cold["heavy"])
     warm = run_tur("-C", str(learned), "recall", "retry queue jobs")
     assert warm["heavy"] == []
     assert warm["out"] == cold["out"] and "exponential backoff" in warm["out"]
@@ -123,11 +124,27 @@ def test_a_validated_config_file_is_not_validated_again_until_it_changes(learned
 def test_one_new_memory_costs_one_parse_not_a_cold_read(learned):
     run_tur("-C", str(learned), "wake")
     Gitmem.open(learned).learn("A fourth memory about the retry policy")
+    store = Gitmem.open(learned).store
+    for delta in (store.common_dir / "tur" / "cache").glob("delta-*.bin"):
+        delta.unlink()  # as if another tool had written it: the new blob must be read
     after = run_tur("-C", str(learned), "wake")
     assert "A fourth memory" in after["out"]
     # The one new blob is parsed (codec) and counted (tiktoken); nothing else is rebuilt.
     assert {"gitmem.codec", "tiktoken", "yaml"} <= top_level(after["heavy"])
     assert "ruamel" not in top_level(after["heavy"])
+
+
+def test_a_wake_or_recall_after_a_learn_reads_nothing_the_learn_wrote(learned):
+    run_tur("-C", str(learned), "wake")
+    run_tur("-C", str(learned), "recall", "retry queue jobs")
+    # Words and numbers the cache has counted before: no BPE table to load either.
+    learn = run_tur("-C", str(learned), "learn", "The queue retries failed jobs with backoff 2047")
+    assert learn["code"] == 0
+    after = run_tur("-C", str(learned), "wake")
+    assert "jobs with backoff 2047" in after["out"]
+    assert after["heavy"] == []  # the learn handed its record over: no YAML, no model, no libgit2
+    recalled = run_tur("-C", str(learned), "recall", "backoff 2047")
+    assert "jobs with backoff 2047" in recalled["out"] and recalled["heavy"] == []
 
 
 # -- writes read and rewrite one shard ----------------------------------------------------------
@@ -218,3 +235,14 @@ def test_warm_hooks_load_no_heavy_library(learned):
         assert warm["code"] == 0 and warm["err"] == "", warm
         assert warm["out"], hook  # it did its work
         assert warm["heavy"] == [], (hook, warm["heavy"])
+
+
+def test_the_first_wake_after_a_code_commit_loads_no_history(learned):
+    from tests.conftest import commit_file
+
+    warm = run_tur("-C", str(learned), "wake")
+    commit_file(learned, "src/other.py", "x = 1\n", "a new code commit")
+    after = run_tur("-C", str(learned), "wake")
+    # distances to the new HEAD come from those to its parent, read from its loose commit
+    assert after["code"] == 0 and after["heavy"] == []
+    assert after["out"] == warm["out"] and "never push to main" in after["out"]

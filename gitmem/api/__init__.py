@@ -583,6 +583,7 @@ class Gitmem:
         now: datetime | None = None,
         explicit: bool = True,
         progress: Callable[[int, int], None] | None = None,
+        full_records: bool = True,
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
@@ -614,13 +615,18 @@ class Gitmem:
         row carries the stored status and reason it was judged against (``old_status``,
         ``old_reason``); ``row.status_changed`` says whether it is news.
 
+        With ``full_records=False`` the rows of memories whose record the check leaves as
+        it is carry read-only :class:`gitmem.cache.MemoryView` stand-ins (what a caller
+        that shows ids, statuses, weights and anchors wants): a verify with nothing to change
+        then builds no record model. Named ``ids`` always give full records.
+
         Raises:
             EmptyRepository: HEAD is unborn.
             InvalidInput: ``confirm`` without ``ids``.
             UnknownMemory, AmbiguousId: a bad id in ``ids``.
         """
         return self._verifier.verify(ids, write=write, confirm=confirm, now=now, explicit=explicit,
-                                     progress=progress)
+                                     progress=progress, full_records=full_records)
 
     # -- what an agent reads -----------------------------------------------------------------
 

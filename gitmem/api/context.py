@@ -208,6 +208,11 @@ class ContextBuilder:
         if any(shown):
             # The cached counts are of entries without an author: count those rows afresh.
             tokens = [-1 if shown[r] is not None else n for r, n in enumerate(column)]
+        if table.local:
+            # ... and of entries as committed: a row stale here shows its local reason.
+            tokens = list(tokens)
+            for r in table.local:
+                tokens[r] = -1
         tier1 = {"axiom", "core"}
         types = c["type"]
 

@@ -174,6 +174,7 @@ class Curator:
         commit, mutation = self.ws.store.transact(build)
         memory, created, collision = mutation.result  # type: ignore[union-attr, misc]
         similar = self._similar(memory, before, skip={target} if target else set())
+        self.ws.records.after_commit(commit, {memory.id: memory}, mutation)
         return LearnResult(memory=memory, created=created, commit=commit, similar=similar,
                            collided_with=collision)
 
@@ -311,7 +312,9 @@ class Curator:
             return Mutation({record_path(target): data}, f"{verb} {target}", result=memory)
 
         commit, mutation = self.ws.store.transact(build)
-        return mutation.result, commit  # type: ignore[union-attr, return-value]
+        memory: Memory = mutation.result  # type: ignore[union-attr, assignment]
+        self.ws.records.after_commit(commit, {target: memory}, mutation)
+        return memory, commit
 
     def refute(self, token: str, reason: str, by: str | None = None,
                allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
@@ -503,7 +506,8 @@ class Curator:
                 raise UnknownMemory(target)
             return Mutation({record_path(target): None}, f"forget {target}")
 
-        commit, _ = self.ws.store.transact(build)
+        commit, mutation = self.ws.store.transact(build)
+        self.ws.records.after_commit(commit, {}, mutation)
         return commit
 
     def forget_path(self, path: str) -> CommitInfo | None:
@@ -655,11 +659,14 @@ class Curator:
         parsed = self._read_legacy(legacy.expand_paths(paths), allow_secret, result, progress)
         refused = len(result.failed)
 
+        written: dict[str, Memory] = {}
+
         def build(tip: str | None) -> Mutation | None:
             result.imported.clear()
             result.unchanged.clear()
             result.renamed.clear()
             del result.failed[refused:]
+            written.clear()
             blobs = self.ws.store.entries(tip)
             stored: dict[str, str | None] = {}
             assigned: dict[str, str] = {}  # id -> normalised content, given in this import
@@ -693,6 +700,7 @@ class Curator:
                     result.unchanged.append(memory.id)
                     continue
                 changes[record_path(memory.id)] = data
+                written[memory.id] = memory
                 result.imported.append(memory.id)
             if not changes:
                 return None
@@ -701,7 +709,8 @@ class Curator:
         if dry_run:
             build(self.ws.store.tip())
         else:
-            result.commit, _ = self.ws.store.transact(build)
+            result.commit, mutation = self.ws.store.transact(build)
+            self.ws.records.after_commit(result.commit, written, mutation)
         return result
 
     def _full_sha(self, memory: Memory) -> Memory:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gitmem.errors import MalformedRecord, UnknownMemory
 from gitmem.ids import resolve_id, resolve_legacy_id
 from gitmem.reader import Skipped, Snapshot, read_record, record_path
-from gitmem.store import CommitInfo, Store
+from gitmem.store import CommitInfo, Mutation, Store
 
 if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
@@ -74,24 +74,43 @@ class Records:
 
         The record's ``author`` (else ``updated_by``); for a record written before gitmem
         stored either, the author of the last commit that changed it (one ``git log`` per
-        tree, then kept in the read cache).
+        tree, then kept in the read cache). After gitmem's own writes (a table derived from
+        a delta that names the commits), the last commit that changed a record no write
+        touched is the same: those carry over, and no ``git log`` runs.
         """
         column = table.columns["author"]
-        missing = [r for r, who in enumerate(column) if who is None]
-        if not missing or table.tree is None:
+        if None not in column or table.tree is None:
             return column
         payload = self.cache.read_payload("writers.bin", "writers")
         known: dict[str, str] = {}
-        if isinstance(payload, dict) and payload.get("tree") == table.tree and isinstance(
-                payload.get("known"), dict):
-            known = payload["known"]
-        if any(table.ids[r] not in known for r in missing):
-            tip = self.store.tip()
-            if tip is not None:
-                paths = {record_path(table.ids[r]): table.ids[r] for r in missing}
-                found = self.store.last_authors(tip, set(paths))
-                known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
-                self.cache.write_payload("writers.bin", "writers", {"tree": table.tree, "known": known})
+        tip = self.store.tip()
+        if isinstance(payload, dict) and isinstance(payload.get("known"), dict):
+            since = table.since
+            if payload.get("tree") == table.tree:
+                known = payload["known"]
+                out = _writers_from(column, table.ids, known)
+                if out is not None:
+                    return out  # warm: one pass over the rows
+            elif since is not None and since[0][-1] == tip and payload.get("tip") in since[0]:
+                # Every commit from the payload's tip to this one is a write of gitmem that
+                # changed only the records it names.
+                after = since[0].index(payload["tip"])
+                written = {i for ids in since[1][after:] for i in ids}
+                known = payload["known"]  # this process's own copy: emptied of what was written
+                for memory_id in written:
+                    known.pop(memory_id, None)
+                out = _writers_from(column, table.ids, known)
+                if out is not None:
+                    self.cache.write_payload("writers.bin", "writers",
+                                             {"tree": table.tree, "tip": tip, "known": known})
+                    return out
+        missing = [r for r, who in enumerate(column) if who is None]
+        if tip is not None:
+            paths = {record_path(table.ids[r]): table.ids[r] for r in missing}
+            found = self.store.last_authors(tip, set(paths))
+            known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
+            self.cache.write_payload("writers.bin", "writers",
+                                     {"tree": table.tree, "tip": tip, "known": known})
         return [who if who is not None else (known.get(table.ids[r]) or None) for r, who in enumerate(column)]
 
     def local_reasons(self) -> dict[str, str]:
@@ -278,12 +297,58 @@ class Records:
         """
         return self.cache.latest_table()
 
-    def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
+    def after_commit(self, tip: str | CommitInfo | None, updated: Mapping[str, Memory],
+                     mutation: Mutation | None = None) -> None:
         """Hand records this process just wrote at ``tip`` to the cache.
 
         The next reader of ``tip`` (the next verify, wake, recall) then parses none of them.
+
+        With ``mutation`` (what :meth:`gitmem.store.Store.transact` committed as ``tip``, a
+        :class:`~gitmem.store.CommitInfo`), the cache derives ``tip``'s table from its
+        parent's by the records the mutation changed, reading nothing: ``updated`` must then
+        hold the record as written for every record path the mutation wrote (or nothing is
+        handed over; the next reader reads the new blobs itself). Without it, the table of
+        ``tip`` is built now from the tree (a bulk write that has read every record).
         """
-        self.cache.after_commit(tip, updated)
+        if tip is None:
+            return
+        if mutation is None:
+            self.cache.after_commit(tip if isinstance(tip, str) else tip.sha, updated)
+            return
+        if isinstance(tip, str):
+            raise TypeError("after_commit with a mutation needs the CommitInfo of the commit")
+        changes = self.changes_of(mutation, updated)
+        if changes is not None:
+            self.cache.after_write(tip.parents[0] if tip.parents else None, tip.sha, changes)
+
+    @staticmethod
+    def changes_of(mutation: Mutation,
+                   updated: Mapping[str, Memory]) -> dict[str, tuple[str, Memory] | None] | None:
+        """Map each record ``mutation`` wrote to (blob id, record), or ``None`` when removed.
+
+        ``None`` when a record it wrote is not in ``updated``, or it changed something under
+        ``memories/`` that is not a record where its id says (a layout repair).
+        """
+        from gitmem.ids import shard_of
+        from gitmem.vocabulary import ID_PATTERN
+
+        changes: dict[str, tuple[str, Memory] | None] = {}
+        for path, data in mutation.changes.items():
+            parts = path.split("/")
+            if parts[0] != "memories":
+                continue
+            memory_id = parts[-1].removesuffix(".yaml") if len(parts) == 3 else ""
+            if not (ID_PATTERN.match(memory_id) and parts[1] == shard_of(memory_id)
+                    and parts[2] == f"{memory_id}.yaml"):
+                return None
+            if data is None:
+                changes[memory_id] = None
+                continue
+            memory, blob = updated.get(memory_id), mutation.written.get(path)
+            if memory is None or blob is None:
+                return None
+            changes[memory_id] = (blob, memory)
+        return changes
 
 
 class Workspace:
@@ -316,3 +381,21 @@ class Workspace:
 
             self._settings = load_settings(self.store.workdir, self.records.cache)
         return self._settings
+
+
+def _writers_from(column: list[str | None], ids: list[str], known: dict[str, str]) -> list[str | None] | None:
+    """Each row's stored writer, else its ``known`` one (``""``: none found, read as ``None``).
+
+    ``None`` when a row has neither (``known`` is of another set of records).
+    """
+    absent = object()
+    get = known.get
+    out: list[str | None] = []
+    for who, memory_id in zip(column, ids, strict=True):
+        if who is None:
+            found = get(memory_id, absent)
+            if found is absent:
+                return None
+            who = found or None  # type: ignore[assignment]
+        out.append(who)
+    return out

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.anchors import split_ref
 from gitmem.api.results import AnchorStep, StatusRow, StatusView, VerifyOutcome
@@ -50,6 +50,10 @@ _CODE_SHA = re.compile(r"\bin ([0-9a-f]{7,40})\b")
 
 #: Words of a verify reason -> how the anchor travelled.
 _TRAVELS = (("renamed from", "renamed"), ("moved to", "moved"), ("reformatted", "reformatted"))
+
+
+def _itself(memory: Any) -> Memory:
+    return cast("Memory", memory)
 
 
 class Verifier:
@@ -143,13 +147,16 @@ class Verifier:
         now: datetime | None = None,
         explicit: bool = True,
         progress: Callable[[int, int], None] | None = None,
+        full_records: bool = True,
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
         See :meth:`gitmem.api.Gitmem.verify` for the contract. What uncommitted changes do
         goes to this clone's overlay (:mod:`gitmem.overlay`), written on every run; only the
         committed verdicts are recorded on the ref. A background check (``explicit=False``)
-        records only memories whose status or reason changed.
+        records only memories whose status or reason changed. With ``full_records=False``
+        the rows of memories the check leaves unchanged carry read-only
+        :class:`gitmem.cache.MemoryView` stand-ins (``ids`` given: always full records).
 
         Raises:
             EmptyRepository: HEAD is unborn.
@@ -162,26 +169,42 @@ class Verifier:
 
         now = now or utc_now()
         store, records = self.ws.store, self.ws.records
+        full: Callable[[Any], Memory]
+        subjects: list[Any]  # records, or the cache's rows standing in for them
         if ids:
-            memories, skipped, judged = records.read_ids(ids)
+            subjects, skipped, judged = records.read_ids(ids)
+            full = _itself
         else:
-            snap = records.snapshot()
-            memories = [snap.records[k] for k in sorted(snap.records)]
-            skipped, judged = snap.skipped, snap.blobs
+            # The table's rows are judged (a row reads as its record does, for every field
+            # the check reads); a full record is built only for a verdict that changes it.
+            table, skipped = records.table(records.tip())
+            subjects, judged = table.committed_views(), dict(zip(table.ids, table.blobs, strict=True))
+            cache = records.cache
+
+            def full(view: Any) -> Memory:
+                if view.row in table.parsed:
+                    return cache.memory(table, view.row)
+                memory = cache.memory(table, view.row)
+                # Not kept in the table: a bulk verify that changes most records would
+                # otherwise hold each old record next to its new one (twice the memory).
+                table.parsed.pop(view.row, None)
+                return memory
         if store.head_sha() is None:
             unborn = store.unborn_head()
             raise EmptyRepository(f"{unborn.message}: nothing to verify memories against", unborn.hint)
         policy, options = self.ws.settings.decay, self.ws.settings.verify
         verify_cache = self._load_verify_cache(options.tag())
-        report = check(memories, store.code(), policy, cache=verify_cache, options=options,
-                       progress=progress)
-        self._save_verify_cache(verify_cache, report.head_sha)
+        known = len(verify_cache)
+        report = check(cast("list[Memory]", subjects), store.code(), policy, cache=verify_cache,
+                       options=options, progress=progress)
+        self._save_verify_cache(verify_cache, report.head_sha, known)
         from gitmem.overlay import LocalEntry, save
 
         updated: dict[str, Memory] = {}
         local: dict[str, LocalEntry] = {}
         rows = []
-        for memory, verdict in zip(memories, report.verdicts, strict=True):
+        for subject, verdict in zip(subjects, report.verdicts, strict=True):
+            memory: Memory = cast("Memory", subject)
             if (ids and (explicit or confirm) and memory.refutation is None
                     and (confirm or verdict.status is Status.FRESH)):
                 verdict = self._explicit(memory, verdict, report.head_sha, confirm)
@@ -189,6 +212,8 @@ class Verifier:
                     and not _status_changed(memory, verdict)):
                 # A background check only re-anchored the memory: not worth a commit.
                 verdict = replace(verdict, changed=False, corroborated=False)
+            if verdict.changed or full_records:
+                memory = full(subject)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
             if confirm and ids and memory.refutation is None:
                 new = new.model_copy(update={"author": store.identity()})
@@ -209,7 +234,7 @@ class Verifier:
                 new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
                 old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
             ))
-        save(store.git_dir, store.workdir, report.head_sha, (m.id for m in memories), local)
+        save(store.git_dir, store.workdir, report.head_sha, (m.id for m in subjects), local)
         # e.g. a damaged verify.bin, found after the records were read
         outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped], head=report.head_sha)
         if write and updated:
@@ -226,9 +251,12 @@ class Verifier:
         plain = self.ws.records.cache.read_payload(*VERIFY_CACHE)
         return VerifyCache.from_plain(plain, tag) if plain is not None else VerifyCache(tag)
 
-    def _save_verify_cache(self, verify_cache: VerifyCache, head: str) -> None:
+    def _save_verify_cache(self, verify_cache: VerifyCache, head: str, known: int) -> None:
         # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
-        self.ws.records.cache.write_payload(*VERIFY_CACHE, verify_cache.to_plain(head))
+        plain = verify_cache.to_plain(head)
+        if len(plain["entries"]) == known == len(verify_cache):
+            return  # nothing learned, nothing dropped: the file holds this already
+        self.ws.records.cache.write_payload(*VERIFY_CACHE, plain)
 
     def _explicit(self, memory: Memory, verdict: Verdict, head: str, confirm: bool) -> Verdict:
         """Turn a verdict on a named memory into a corroboration at HEAD (see :meth:`verify`)."""
@@ -308,14 +336,16 @@ class Verifier:
             return Mutation(changes, message) if changes else None
 
         commit, mutation = self.ws.store.transact(build)
-        # Worth it after a bulk verify only, which has read every record already: after
-        # `verify ID` the next reader parses the few changed blobs itself, while building
-        # the table here would read every record. Only what this commit wrote: a record a
-        # concurrent edit won keeps that edit's blob, not our content.
-        if commit is not None and bulk:
-            written = mutation.changes if mutation is not None else {}
-            self.ws.records.after_commit(
-                commit.sha, {i: m for i, m in updated.items() if record_path(i) in written})
+        if commit is None or mutation is None:
+            return commit
+        # Only what this commit wrote: a record a concurrent edit won keeps that edit's blob,
+        # not our content. A few records become the delta of the new tree (nothing is read);
+        # a bulk verify that rewrote many, having read every record, builds the whole table.
+        written = {i: m for i, m in updated.items() if record_path(i) in mutation.changes}
+        from gitmem.cache.records import COMPACT_ROWS
+
+        self.ws.records.after_commit(commit, written,
+                                     None if bulk and len(written) > COMPACT_ROWS else mutation)
         return commit
 
 

@@ -34,18 +34,56 @@ class Weights:
             return [None] * len(shas)
         cache = self.ws.records.cache
         known: dict[str, int] = cache.distances(head)
+        wanted = {s for s in shas if s is not None and s not in known}
+        if wanted:
+            self._carry_distances(head, known, wanted)
         per_sha: dict[str | None, int | None] = {None: None}
         per_sha.update(known)
         history = None
         for sha in sorted({s for s in shas if s is not None and s not in per_sha}):
+            if sha == head:  # anchored at HEAD: no history to load
+                per_sha[sha] = known[sha] = 0
+                cache.mark_distances()
+                continue
             history = history or self.ws.store.code()
             full = history.resolve_commit(sha)
-            distance = history.commit_distance(full, head).commits if full else None
+            found = history.commit_distance(full, head) if full else None
+            distance = found.commits if found is not None else None
             per_sha[sha] = distance
-            if full == sha and distance is not None:
-                known[sha] = distance
+            if full == sha and found is not None:
+                known[sha] = found.commits
+                if not found.ahead and found.behind:
+                    cache.note_behind(sha)
                 cache.mark_distances()
         return [per_sha[sha] for sha in shas]
+
+    def _carry_distances(self, head: str, known: dict[str, int], wanted: set[str]) -> None:
+        """Distances to ``head`` from those to its parent, when ``head`` is a new commit on it.
+
+        With one parent P, the commits reachable from ``head`` are P's and ``head`` itself,
+        and ``head`` is in no observed commit's history unless that commit descends from P:
+        a distance of ``d`` commits ahead to P is ``d + 1`` to ``head``, and P itself is 1
+        commit from ``head``. Distances that counted commits P was behind (P an ancestor of the observed
+        commit) are left to the history walk. Reads ``head``'s loose object, not libgit2:
+        the first wake after a commit loads no history.
+        """
+        cache = self.ws.records.cache
+        previous = cache.previous_distances()
+        if previous is None:
+            return
+        parent, distances, behind = previous
+        if not any(sha in distances or sha == parent for sha in wanted):
+            return
+        if self.ws.store.loose_commit_parents(head) != [parent]:
+            return
+        for sha in wanted:
+            if sha == parent:
+                known[sha] = 1
+            else:
+                d = distances.get(sha)
+                if d is not None and d > 0 and sha not in behind:
+                    known[sha] = d + 1
+        cache.mark_distances()
 
     def table_weights(self, table: RecordTable, now: datetime) -> tuple[list[float], list[int | None]]:
         """Weights and commit distances of every row of ``table``, in row order.

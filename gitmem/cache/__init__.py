@@ -223,10 +223,36 @@ class RecordCache:
                     self._tables.remember(blob, memory)
             self._tables.table(tip, layout)
 
+    def after_write(self, parent: str | None, tip: str,
+                    changes: Mapping[str, tuple[str, Memory] | None]) -> bool:
+        """Take every record a write changed, and save them as the delta of ``tip``'s tree.
+
+        The next reader of ``tip`` (in any process) applies the delta to the cached table
+        of ``parent``'s tree instead of reading the tree (see :mod:`gitmem.cache.records`).
+        No record and no records file is read here. Each record is bound to its new blob id.
+
+        Args:
+            parent: the commit the write was built on (its tip before the write).
+            tip: the commit just written.
+            changes: id -> (new blob id, the record as written), ``None`` for a removed
+                record: every record the commit changed, and nothing else.
+
+        Returns:
+            Whether a delta was saved (``False``: the parent's table is not cached).
+        """
+        tree = self.store.subtree_id(tip, "memories")
+        base = self.store.subtree_id(parent, "memories") if parent is not None else None
+        with self._lock:
+            for change in changes.values():
+                if change is not None:
+                    change[1].bind_blob(change[0])
+            return self._tables.derive(base, tree, changes,
+                                       (parent, tip) if parent is not None else None)
+
     # -- token counts -------------------------------------------------------------------------------
 
     def token_column(self, table: RecordTable, encoding: str) -> array:
-        """Tokens of ``format_entry`` of every row of ``table``, counting only rows not cached.
+        """Tokens of ``format_entry`` of every row of ``table`` as committed, counting only rows not cached.
 
         Returns:
             One count per row (``array("i")``), in row order.
@@ -260,6 +286,20 @@ class RecordCache:
     def mark_distances(self) -> None:
         """Note that the dict from :meth:`distances` gained entries (saved by :meth:`flush`)."""
         self._distances.mark()
+
+    def previous_distances(self) -> tuple[str, dict[str, int], set[str]] | None:
+        """The distances saved for another HEAD than the last :meth:`distances` asked for.
+
+        (that HEAD, observed SHA -> commits, the SHAs whose distance counts commits HEAD
+        is behind them); ``None`` when there are none.
+        """
+        with self._lock:
+            return self._distances.previous()
+
+    def note_behind(self, sha: str) -> None:
+        """Note that the distance of ``sha`` to the HEAD of :meth:`distances` is a behind one."""
+        with self._lock:
+            self._distances.note_behind(sha)
 
     def persona(self, blob_id: str) -> dict | None:
         """The cached parsed persona of ``blob_id``, or ``None``."""

@@ -12,8 +12,10 @@ _NAME, _KIND = "distances.bin", "distances"
 class Distances:
     """Known commit distances from observed SHAs to one HEAD, kept across processes.
 
-    The payload is ``{"head": <sha>, "d": {<observed sha>: <commits>}}``; one for another
-    HEAD, or of another shape, counts as empty. Callers hold :attr:`files`'s lock.
+    The payload is ``{"head": <sha>, "d": {<observed sha>: <commits>}, "behind": [<sha>...]}``
+    (``behind``: the SHAs whose distance counts commits HEAD is behind them, HEAD being
+    their ancestor); one for another HEAD, or of another shape, counts as empty, except
+    that :meth:`previous` offers it. Callers hold :attr:`files`'s lock.
 
     Args:
         files: the cache directory.
@@ -22,6 +24,8 @@ class Distances:
     def __init__(self, files: CacheFiles) -> None:
         self.files = files
         self._known: tuple[str, dict[str, int]] | None = None
+        self._behind: set[str] = set()
+        self._previous: tuple[str, dict[str, int], set[str]] | None = None
         self._dirty = False
 
     def to(self, head: str) -> dict[str, int]:
@@ -33,13 +37,33 @@ class Distances:
         if self._known is None or self._known[0] != head:
             payload = self.files.read_payload(_NAME, _KIND)
             known: dict[str, int] = {}
-            if isinstance(payload, dict) and payload.get("head") == head:
-                table = payload.get("d")
-                if isinstance(table, dict):
-                    known = {k: v for k, v in table.items()
-                             if isinstance(k, str) and isinstance(v, int)}
+            behind: set[str] = set()
+            if isinstance(payload, dict) and isinstance(payload.get("d"), dict) \
+                    and isinstance(payload.get("head"), str):
+                table = {k: v for k, v in payload["d"].items()
+                         if isinstance(k, str) and isinstance(v, int)}
+                listed = payload.get("behind", [])
+                behind = {k for k in listed if isinstance(k, str)} if isinstance(listed, list) else set()
+                if payload["head"] == head:
+                    known = table
+                elif isinstance(listed, list):  # files that say which are behind ones only
+                    self._previous = (payload["head"], table, behind)
+                    behind = set()
             self._known = (head, known)
+            self._behind = behind
         return self._known[1]
+
+    def previous(self) -> tuple[str, dict[str, int], set[str]] | None:
+        """The distances saved for another HEAD, as the last :meth:`to` found them.
+
+        (that HEAD, the distances, the SHAs among them that are behind ones); ``None`` when
+        there are none.
+        """
+        return self._previous
+
+    def note_behind(self, sha: str) -> None:
+        """Note that the distance of ``sha`` in the dict from :meth:`to` counts commits HEAD is behind."""
+        self._behind.add(sha)
 
     def mark(self) -> None:
         """Note that the dict from :meth:`to` gained entries (saved by :meth:`flush`)."""
@@ -49,9 +73,12 @@ class Distances:
         """Save the distances if they gained entries (no-op otherwise)."""
         if self._dirty and self._known is not None:
             head, known = self._known
-            self.files.write_payload(_NAME, _KIND, {"head": head, "d": known})
+            self.files.write_payload(_NAME, _KIND, {"head": head, "d": known,
+                                                    "behind": sorted(self._behind)})
             self._dirty = False
 
     def forget(self) -> None:
         """Drop the distances held in memory (the file is cleared by the caller)."""
         self._known = None
+        self._previous = None
+        self._behind = set()

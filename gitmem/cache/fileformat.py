@@ -31,11 +31,12 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read_file", "stamp", "write_file"]
 
-CACHE_FORMAT = 5
+CACHE_FORMAT = 6
 """Version of the file layouts; part of every header. 3: the provenance column holds the
 source agent too, and every payload records the exact key it was built for. 4: the records
 table holds each record's old ids (``legacy_id``). 5: an ``author`` column (who stated each
-record: ``author``, else ``updated_by``)."""
+record: ``author``, else ``updated_by``). 6: the provenance column holds the fingerprint too
+(verify judges rows), writes save deltas, and recall indexes hold raw postings."""
 
 _MAGIC = b"TURCACHE"
 

@@ -45,7 +45,7 @@ __all__ = [
 
 KEEP_TREES = 3
 """Trees whose files are kept by :meth:`CacheFiles.prune`: the current one and two before it."""
-TREE_KEYED = ("records-", "tokens-", "recall-")
+TREE_KEYED = ("records-", "delta-", "tokens-", "recall-")
 """Prefixes of the files named ``<prefix><tree id>[-<more>].bin``, pruned with their tree."""
 _FORMER_FILES = frozenset({"objects.json", "verify.json"})  # unchecked JSON of cache format 1
 
@@ -191,10 +191,11 @@ class CacheFiles:
 
     # -- the directory ----------------------------------------------------------------------------
 
-    def newest_first(self, pattern: str) -> list[Path]:
-        """Files matching the glob ``pattern``, most recently written first (``[]`` on error)."""
+    def newest_first(self, *patterns: str) -> list[Path]:
+        """Files matching any of the glob ``patterns``, most recently written first (``[]`` on error)."""
         try:
-            return sorted(self.root.glob(pattern), key=lambda p: p.stat().st_mtime, reverse=True)
+            found = {p for pattern in patterns for p in self.root.glob(pattern)}
+            return sorted(found, key=lambda p: p.stat().st_mtime, reverse=True)
         except OSError:
             return []
 
@@ -202,16 +203,18 @@ class CacheFiles:
         """Delete the files of all trees but ``keep`` and the :data:`KEEP_TREES` newest others.
 
         A file belongs to a tree by its name (see :data:`TREE_KEYED`); the trees kept are
-        those of the newest records files. Files of the first cache format go too.
+        those of the newest records and delta files, and the base of each kept delta
+        (``delta-<tree>-<base>.bin``). Files of the first cache format go too.
         """
         try:
-            files = sorted(self.root.glob("records-*.bin"), key=lambda p: p.stat().st_mtime,
-                           reverse=True)
+            files = self.newest_first("records-*.bin", "delta-*.bin")
             paths = list(self.root.iterdir())
         except OSError:
             return
-        trees = [p.stem.removeprefix("records-") for p in files]
+        trees = list(dict.fromkeys(p.stem.split("-", 2)[1] for p in files))
         keep_trees = {keep, *[t for t in trees if t != keep][: KEEP_TREES - 1]}
+        keep_trees |= {p.stem.split("-", 2)[2] for p in files
+                       if p.name.startswith("delta-") and p.stem.split("-", 2)[1] in keep_trees}
         for path in paths:
             name = path.name
             # <prefix><tree id>[-<more>].bin; a tree id is 40 or (SHA-256) 64 hex digits.

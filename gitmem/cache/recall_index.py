@@ -14,6 +14,8 @@ __all__ = ["KEPT", "RecallIndexes"]
 #: Indexes kept in memory: the candidate lists of one tip with and without stale memories.
 KEPT = 2
 
+_BASES_TRIED = 2
+
 
 class RecallIndexes:
     """:class:`gitmem.recall.RecallIndex` objects saved per candidate list.
@@ -22,7 +24,9 @@ class RecallIndexes:
     fix every document's text, and of :attr:`RecallIndex.VERSION`, which fixes the analysis.
     The payload is ``{"key": (tree, digest, version), "index": RecallIndex.to_payload()}``;
     an index whose key is not the one asked for (a file copied from another tree) is deleted
-    and reported, never used. The last :data:`KEPT` indexes provided (one per candidate list:
+    and reported, never used. A missing index is derived from the most recently saved one
+    (:meth:`gitmem.recall.RecallIndex.derive`: after a write, only the memories it changed
+    are indexed), or built. The last :data:`KEPT` indexes provided (one per candidate list:
     with and without stale memories) are also kept in memory under their file names, so that
     a long-running process (``tur mcp``) recalling again at the same tip reads no file.
 
@@ -39,7 +43,7 @@ class RecallIndexes:
         self._kept.clear()
 
     def provider(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
-        """A function ``candidates -> RecallIndex``, loading or building (and saving) the index.
+        """A function ``candidates -> RecallIndex``, loading, deriving or building (and saving) the index.
 
         ``candidates`` is a :class:`RowViews` or a sequence of records (anything with ``id``
         and ``content``). With ``tree`` ``None`` (no records) nothing is saved. A saved index
@@ -65,15 +69,19 @@ class RecallIndexes:
                     except (KeyError, TypeError, ValueError) as exc:
                         self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
                     else:
-                        return self._keep(name, loaded)
+                        return self._keep(name, loaded).bind(listed)
+            observed: Sequence[Any]
             if isinstance(candidates, RowViews):
-                index = RecallIndex.build(candidates.contents, candidates.observed)
+                texts, observed = candidates.contents, candidates.observed
             else:
-                index = RecallIndex.build([m.content for m in candidates], observed_times(candidates))
+                texts, observed = [m.content for m in candidates], observed_times(candidates)
+            base = self._latest(name) if name is not None else None
+            index = (base.derive(listed, texts, observed) if base is not None
+                     else RecallIndex.build(texts, observed, ids=listed))
             if name is not None:
                 self.files.write_payload(name, "recall", {"key": key, "index": index.to_payload()})
                 self._keep(name, index)
-            return index
+            return index.bind(listed)
 
         return provide
 
@@ -82,3 +90,20 @@ class RecallIndexes:
         while len(self._kept) > KEPT:
             del self._kept[next(iter(self._kept))]  # dicts keep insertion order: the oldest
         return index
+
+    def _latest(self, exclude: str) -> Any:
+        """The most recently saved index but ``exclude``, to derive a new one from; or ``None``."""
+        from gitmem.recall import RecallIndex
+
+        for kept_name in reversed(self._kept):  # held in memory (``tur mcp``): no file to read
+            if kept_name != exclude:
+                return self._kept[kept_name]
+        for path in self.files.newest_first("recall-*.bin")[:_BASES_TRIED]:
+            if path.name == exclude:
+                continue
+            payload = self.files.read_payload(path.name, "recall")
+            try:
+                return RecallIndex.from_payload(payload["index"])
+            except (KeyError, TypeError, ValueError):
+                continue  # another version, or damaged: not a base (its own reader rebuilds it)
+        return None

@@ -6,6 +6,16 @@ mapping, marshalled, so that a full :class:`~gitmem.models.Memory` is
 ``Memory.model_validate(mapping)`` without reading YAML. A new tree reuses the rows of the
 latest cached tree by (id, blob id) and parses only new blobs, or none when the records were
 written by this process (:meth:`Tables.remember`).
+
+A write knows exactly which records it changed: :meth:`Tables.derive` saves them as
+``delta-<tree>-<base>.bin``, the rows of the new tree that differ from those of ``base``, a
+tree whose records file is cached (the write's parent, or the base of the parent's own
+delta: a delta is always one step from a records file). The write reads no record and no
+records file for that. A reader of ``tree`` then applies the delta to the base's table
+(:meth:`Tables.load`): the same table as a build from git, at the cost of the changed rows.
+Both files are named by content hashes, and the delta names the base it applies to, so a
+reader never combines the rows of two trees; a delta grown past :data:`COMPACT_ROWS` rows is
+written out as the tree's own records file by its first reader.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ from __future__ import annotations
 import marshal
 import zlib
 from array import array
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -22,6 +33,7 @@ from gitmem.cache.table import COLUMNS, RecordTable
 from gitmem.cache.views import RELATIONS, STATUSES, TYPES
 from gitmem.decay import microseconds
 from gitmem.errors import MalformedRecord
+from gitmem.ids import shard_of
 from gitmem.reader import Skipped, Snapshot, parse_record
 
 if TYPE_CHECKING:
@@ -31,7 +43,16 @@ if TYPE_CHECKING:
     Layout = tuple[Mapping[str, str], list[LayoutProblem]]
     """What ``Store.record_layout`` returns: ``({id: blob id}, problems)``."""
 
-__all__ = ["Tables", "check_columns", "layout_skipped", "records_name", "row_of", "table_from_payload"]
+__all__ = [
+    "COMPACT_ROWS",
+    "Tables",
+    "check_columns",
+    "delta_name",
+    "layout_skipped",
+    "records_name",
+    "row_of",
+    "table_from_payload",
+]
 
 # Models parsed while building a table that are kept for this process: enough for the usual
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
@@ -40,9 +61,25 @@ _KEEP_PARSED = 2048
 _NONE = type(None)
 
 
+COMPACT_ROWS = 512
+"""Rows a delta may hold before its first reader writes the tree's own records file (also at
+least an eighth of the table: applying a delta copies every column once)."""
+
+
 def records_name(tree: str) -> str:
     """File name of the records of the ``memories`` tree ``tree``."""
     return f"records-{tree}.bin"
+
+
+def delta_name(tree: str, base: str) -> str:
+    """File name of the rows of the tree ``tree`` that differ from those of the tree ``base``."""
+    return f"delta-{tree}-{base}.bin"
+
+
+def _order_key(memory_id: str) -> tuple[str, str]:
+    # A tree lists its records shard by shard, each by name: ``<id>.yaml`` sorts as its id,
+    # since every character of an id sorts after ".".
+    return shard_of(memory_id), memory_id
 
 
 def row_of(memory: Memory) -> tuple:
@@ -55,7 +92,7 @@ def row_of(memory: Memory) -> tuple:
         memory.confidence,
         memory.status.value,
         None if prov is None else (prov.observed_at.isoformat(), prov.git_sha, prov.context_ref,
-                                    prov.source_agent),
+                                    prov.source_agent, prov.fingerprint),
         None if decay is None else (decay.half_life_days, decay.last_verified_at.isoformat(),
                                     decay.staleness_status.value, decay.reason),
         tuple((r.type.value, r.target) for r in memory.relations),
@@ -64,6 +101,13 @@ def row_of(memory: Memory) -> tuple:
         tuple(memory.legacy_ids),
         memory.writer,
     )
+
+
+def chunk_of(memory: Memory) -> bytes:
+    """The marshalled mapping of a validated record, as the records section holds it."""
+    # The model validates back to itself, so its JSON form stands for the YAML mapping.
+    # Nones kept: an extra key written as `null` is part of the record.
+    return marshal.dumps(memory.model_dump(mode="json"))
 
 
 def check_columns(columns: dict[str, list]) -> None:
@@ -82,7 +126,7 @@ def check_columns(columns: dict[str, list]) -> None:
             and types_of("rels") <= {tuple} and types_of("refuted") <= {str, _NONE}
             and types_of("verified") <= {int, _NONE} and types_of("author") <= {str, _NONE}):
         raise ValueError("column value types")
-    if not (set(map(len, filter(None, columns["prov"]))) <= {4}
+    if not (set(map(len, filter(None, columns["prov"]))) <= {5}
             and set(map(len, filter(None, columns["decay"]))) <= {4}):
         raise ValueError("provenance or decay shape")
     if not (types_of("legacy") <= {tuple}
@@ -135,14 +179,102 @@ def layout_skipped(path: str, object_id: str, reason: str) -> Skipped:
     return Skipped("", object_id, reason, path=path)
 
 
-def _records_section(table: RecordTable) -> bytes:
-    """The whole records section of ``table``'s file (``b""``: none, or unreadable)."""
-    if table.path is None or not table.ids:
-        return b""
-    try:
-        return table.read_section(0, -1)
-    except Untrusted:
-        return b""
+def _delta_of(payload: Any, tree: str, base: str, tail: bytes) -> dict[str, tuple | None]:
+    """The rows of a delta payload (id -> (blob, row, crc, chunk), or ``None``: removed).
+
+    Raises:
+        TypeError, ValueError, KeyError, IndexError: not a delta of ``tree`` on ``base``.
+    """
+    if not isinstance(payload, dict) or (payload.get("tree"), payload.get("base")) != (tree, base):
+        raise ValueError("not the delta of this tree and base")
+    ids, blobs, rows = payload["ids"], payload["blobs"], payload["rows"]
+    crcs, lengths = array("I"), array("q")
+    crcs.frombytes(payload["crcs"])
+    lengths.frombytes(payload["lengths"])
+    n = len(ids)
+    if not (isinstance(ids, list) and isinstance(blobs, list) and isinstance(rows, list)
+            and len(blobs) == n == len(rows) == len(crcs) == len(lengths)
+            and sum(lengths) == len(tail)):
+        raise ValueError("delta shape")
+    kept = [r for r in rows if r is not None]
+    if any(not isinstance(r, tuple) or len(r) != len(COLUMNS) for r in kept):
+        raise ValueError("delta rows")
+    check_columns({name: [r[k] for r in kept] for k, name in enumerate(COLUMNS)})
+    out: dict[str, tuple | None] = {}
+    at = 0
+    for memory_id, blob, row, crc, length in zip(ids, blobs, rows, crcs, lengths, strict=True):
+        if not isinstance(memory_id, str):
+            raise TypeError("delta id")
+        chunk = tail[at:at + length]
+        at += length
+        if row is None:
+            out[memory_id] = None
+            continue
+        if not isinstance(blob, str) or zlib.crc32(chunk) != crc:
+            raise ValueError(f"delta row {memory_id}")
+        out[memory_id] = (blob, row, crc, chunk)
+    return out
+
+
+def apply_delta(base: RecordTable, tree: str, changes: Mapping[str, tuple | None],
+                since: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None,
+                ) -> RecordTable:
+    """The table of ``tree``: the rows of ``base`` with ``changes`` (see :func:`_delta_of`).
+
+    Unchanged rows keep reading their mappings from ``base``'s file; changed ones are held
+    in the new table's overlay. Costs one copy of each column and the changed rows.
+
+    Raises:
+        ValueError: ``base`` is itself derived (a delta applies to a records file's table).
+    """
+    if base.origin is not None or base.overlay:
+        raise ValueError("a delta applies to the table of a records file")
+    spans: list[tuple[int, int, str]] = []  # (base row, rows of base it replaces, id)
+    for memory_id in sorted(changes):
+        r = bisect_left(base.ids, memory_id)
+        spans.append((r, int(r < len(base.ids) and base.ids[r] == memory_id), memory_id))
+    ids: list[str] = []
+    blobs: list[str] = []
+    columns: dict[str, list] = {name: [] for name in COLUMNS}
+    origin, crcs = array("i"), array("I")
+    overlay: dict[int, bytes] = {}
+    previous = 0
+    for r, replaced, memory_id in spans:
+        ids.extend(base.ids[previous:r])
+        blobs.extend(base.blobs[previous:r])
+        for name in COLUMNS:
+            columns[name].extend(base.columns[name][previous:r])
+        origin.extend(range(previous, r))
+        crcs.extend(base.crcs[previous:r])
+        previous = r + replaced
+        change = changes[memory_id]
+        if change is None:
+            continue
+        blob, row, crc, chunk = change
+        overlay[len(ids)] = chunk
+        ids.append(memory_id)
+        blobs.append(blob)
+        for name, value in zip(COLUMNS, row, strict=True):
+            columns[name].append(value)
+        origin.append(-1)
+        crcs.append(crc)
+    ids.extend(base.ids[previous:])
+    blobs.extend(base.blobs[previous:])
+    for name in COLUMNS:
+        columns[name].extend(base.columns[name][previous:])
+    origin.extend(range(previous, len(base.ids)))
+    crcs.extend(base.crcs[previous:])
+    # Rows the base could not read, unless the write replaced or removed them.
+    bad = [s for s in base.bad if s.memory_id not in changes]
+    order = [i for i in base.order if i not in changes or changes[i] is not None]
+    listed = set(order) if any(c is not None for c in changes.values()) else set()
+    for memory_id in sorted((i for i, c in changes.items() if c is not None and i not in listed),
+                            key=_order_key):
+        order.insert(bisect_left(order, _order_key(memory_id), key=_order_key), memory_id)
+    return RecordTable(tree, ids, blobs, columns, bad, order, list(base.layout), path=base.path,
+                       records_at=base.records_at, offsets=base.offsets, crcs=crcs,
+                       origin=origin, overlay=overlay, base=base.tree,
+                       since=since)
 
 
 class Tables:
@@ -229,6 +361,35 @@ class Tables:
             return memory
 
     def load(self, tree: str) -> RecordTable | None:
+        """The table of ``tree`` from its records file or its delta; ``None`` when neither is usable.
+
+        A bad file is deleted and reported. A delta is applied to its base's table; one
+        that has grown past :data:`COMPACT_ROWS` rows is then saved as a records file.
+        """
+        table = self.load_records(tree)
+        if table is not None:
+            return table
+        for path in self.files.newest_first(f"delta-{tree}-*.bin"):
+            base = path.stem[len(f"delta-{tree}-"):]
+            changes, since = self._read_delta(tree, base)
+            table = self.load_records(base) if changes is not None else None
+            # A write can change what a layout problem is (a planted second record becomes
+            # the only one): with any, the tree is read.
+            if table is None or changes is None or table.layout:
+                continue
+            table = apply_delta(table, tree, changes, since)
+            for row in table.overlay:  # records this process wrote: no parse
+                known = self._known.get(table.blobs[row])
+                if known is not None and known.id == table.ids[row]:
+                    table.parsed[row] = known
+            if len(changes) > max(COMPACT_ROWS, len(table) // 8):
+                chunks = table.chunks()
+                if chunks is not None:
+                    self.save(table, chunks)
+            return table
+        return None
+
+    def load_records(self, tree: str) -> RecordTable | None:
         """The table in the records file of ``tree``; ``None`` when absent or untrusted."""
         name = records_name(tree)
         got = self.files.read(name, "records")
@@ -241,6 +402,109 @@ class Tables:
             self.files.reject(self.files.path(name), Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
 
+    def _read_delta(self, tree: str, base: str) -> tuple[dict[str, tuple | None] | None, Any]:
+        """The rows of ``delta-<tree>-<base>.bin``, and its commits and the ids each wrote.
+
+        Rows ``None``: absent or untrusted (deleted). Commits (see :attr:`RecordTable.since`)
+        ``None``: not recorded.
+        """
+        name = delta_name(tree, base)
+        path = self.files.path(name)
+        got = self.files.read(name, "delta")
+        if got is None:
+            return None, None
+        payload, end = got
+        try:
+            with open(path, "rb") as handle:
+                handle.seek(end)
+                tail = handle.read()
+            changes = _delta_of(payload, tree, base, tail)
+        except OSError:
+            return None, None
+        except (KeyError, TypeError, ValueError, IndexError) as exc:
+            self.files.reject(path, Untrusted(f"bad structure: {type(exc).__name__}"))
+            return None, None
+        since = payload.get("since")
+        if not (isinstance(since, tuple) and len(since) == 2
+                and isinstance(since[0], tuple) and isinstance(since[1], tuple)
+                and len(since[0]) == len(since[1]) + 1
+                and all(isinstance(c, str) for c in since[0])
+                and all(isinstance(ids, tuple) and all(isinstance(i, str) for i in ids)
+                        for ids in since[1])):
+            since = None
+        return changes, since
+
+    def derive(self, parent: str | None, tree: str | None,
+               changes: Mapping[str, tuple[str, Memory] | None],
+               commits: tuple[str, str] | None = None) -> bool:
+        """Save the rows a write changed as the delta of ``tree`` (see the module docstring).
+
+        Reads no record and no records file: only the parent's delta, when the parent's
+        table is itself a delta (then the new delta holds both, on the same base).
+
+        Args:
+            parent: the ``memories`` tree the write was built on (``None``: none).
+            tree: the ``memories`` tree it wrote.
+            changes: id -> (new blob id, the record as written), or ``None`` when removed;
+                every record the write changed, and nothing else.
+            commits: the commit the write was built on and the one it wrote, when known
+                (kept in the delta, from the first commit whose tree is its base: what
+                :meth:`gitmem.api.records.Records.writers` carries over by).
+
+        Returns:
+            Whether a delta was written (``False``: the parent's table is not cached, has
+            layout problems, or the tree's table is cached already).
+        """
+        if parent is None or tree is None or parent == tree:
+            return False
+        if self.files.path(records_name(tree)).exists() or \
+                self.files.newest_first(f"delta-{tree}-*.bin"):
+            return False
+        rows: dict[str, tuple | None] = {}
+        before = None
+        if self.files.path(records_name(parent)).exists():
+            base = parent
+        else:
+            found = self.files.newest_first(f"delta-{parent}-*.bin")
+            base = found[0].stem[len(f"delta-{parent}-"):] if found else ""
+            earlier, before = self._read_delta(parent, base) if base else (None, None)
+            if earlier is None:
+                return False
+            rows.update(earlier)
+        since = None
+        if commits is not None:
+            if base == parent:
+                since = ((commits[0], commits[1]), (tuple(sorted(changes)),))
+            elif before is not None and before[0][-1] == commits[0]:
+                # One chain of commits from the base's: else the delta names none.
+                since = ((*before[0], commits[1]), (*before[1], tuple(sorted(changes))))
+        for memory_id, change in changes.items():
+            if change is None:
+                rows[memory_id] = None
+            else:
+                blob, memory = change
+                chunk = chunk_of(memory)
+                rows[memory_id] = (blob, row_of(memory), zlib.crc32(chunk), chunk)
+                self._known[blob] = memory
+        ids = sorted(rows)
+        kept = [rows[i] for i in ids]
+        chunks = [r[3] if r is not None else b"" for r in kept]
+        payload = {
+            "tree": tree,
+            "base": base,
+            "ids": ids,
+            "blobs": [r[0] if r is not None else None for r in kept],
+            "rows": [r[1] if r is not None else None for r in kept],
+            "crcs": array("I", [r[2] if r is not None else 0 for r in kept]).tobytes(),
+            "lengths": array("q", map(len, chunks)).tobytes(),
+        }
+        if since is not None:
+            payload["since"] = since
+        if not self.files.write(delta_name(tree, base), "delta", payload, chunks):
+            return False
+        self.files.prune(tree)
+        return True
+
     def latest_known(self) -> RecordTable | None:
         """The table held in memory, else the most recently written one on disk, or ``None``."""
         for table in self._tables.values():
@@ -248,9 +512,9 @@ class Tables:
         return self.latest(None)
 
     def latest(self, exclude: str | None) -> RecordTable | None:
-        """The table of the most recently written records file but ``exclude``'s, or ``None``."""
-        for path in self.files.newest_first("records-*.bin"):
-            tree = path.stem.removeprefix("records-")
+        """The table of the most recently written records or delta file but ``exclude``'s, or ``None``."""
+        for path in self.files.newest_first("records-*.bin", "delta-*.bin"):
+            tree = path.stem.split("-", 2)[1]
             if tree != exclude:
                 table = self.load(tree)
                 if table is not None:
@@ -270,12 +534,12 @@ class Tables:
         base = self.latest(tree) if entries else None
         reuse: dict[tuple[str, str], int] = {}
         base_bad: dict[tuple[str, str], str] = {}
-        section = b""
+        base_chunks: list[bytes] = []
         if base is not None:
             reuse = {(mid, blob): i for i, (mid, blob) in enumerate(zip(base.ids, base.blobs, strict=True))}
             base_bad = {(s.memory_id, s.blob_id): s.reason for s in base.bad}
-            section = _records_section(base)
-            if not section and base.ids:
+            base_chunks = base.chunks() or []
+            if not base_chunks and base.ids:
                 base, reuse = None, {}
         ids: list[str] = []
         blobs: list[str] = []
@@ -294,7 +558,7 @@ class Tables:
                     continue
                 old = reuse.get(key)
                 if old is not None and base is not None:
-                    chunk = section[base.offsets[old]:base.offsets[old + 1]]
+                    chunk = base_chunks[old]
                     row = tuple(base.columns[name][old] for name in COLUMNS)
                     crc = base.crcs[old]
                     if old in base.parsed:

@@ -84,8 +84,11 @@ class RecordTable:
     every entry (readable or not) in the tree's own order, as
     :meth:`gitmem.store.Store.entries` lists them. ``path`` is the records file (``None``:
     not written), whose records section starts at byte ``records_at``; row *i*'s mapping is
-    bytes ``offsets[i]:offsets[i + 1]`` of it, with CRC-32 ``crcs[i]``. ``parsed`` holds the
-    full records already built, by row.
+    bytes ``offsets[s]:offsets[s + 1]`` of it, where ``s`` is ``origin[i]`` (``i`` when
+    ``origin`` is ``None``), with CRC-32 ``crcs[i]``. A table derived from another by a
+    write (:mod:`gitmem.cache.records`) reads the rows it shares with that table from that
+    table's file and holds the mappings of the rows the write changed in ``overlay``.
+    ``parsed`` holds the full records already built, by row.
     """
 
     tree: str | None
@@ -105,6 +108,16 @@ class RecordTable:
     local: dict[int, str] = field(default_factory=dict)
     """This clone's working-tree overlay: row -> why uncommitted changes make it stale (set by
     the read path on every read, never saved; see ``gitmem.api.records.Records.table``)."""
+    origin: array | None = None
+    """Row of the records section each row's mapping is in (``-1``: in ``overlay``)."""
+    overlay: dict[int, bytes] = field(default_factory=dict)
+    """Mappings (marshalled) of rows not in the records section, by row."""
+    base: str | None = None
+    """The tree whose records file this table's rows are read from, when it is derived."""
+    since: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None
+    """For a derived table, when its delta says: the commits from the one whose tree is
+    :attr:`base` to this table's (each the parent of the next), and the ids of the records
+    each of the later ones wrote; else ``None``."""
     _views: list[MemoryView] | None = None
     _rows: dict[str, int] | None = None
     _legacy: dict[str, list[str]] | None = None
@@ -186,19 +199,34 @@ class RecordTable:
             self.local = local
             self._views = None
 
-    def view(self, row: int) -> MemoryView:
-        """The :class:`MemoryView` of one row (from the list when it was built)."""
-        if self._views is not None:
+    def view(self, row: int, local: bool = True) -> MemoryView:
+        """The :class:`MemoryView` of one row (from the list when it was built).
+
+        ``local=False``: as committed, without this clone's working-tree overlay.
+        """
+        if self._views is not None and (local or row not in self.local):
             return self._views[row]
         c = self.columns
         return MemoryView(row, self.ids[row], self.blobs[row], TYPES[c["type"][row]],
                           c["content"][row], c["conf"][row], STATUSES[c["status"][row]],
                           c["prov"][row], c["decay"][row], c["rels"][row], c["refuted"][row],
-                          c["verified"][row], c["author"][row], self.local.get(row))
+                          c["verified"][row], c["author"][row],
+                          self.local.get(row) if local else None)
 
-    def _build_views(self) -> list[MemoryView]:
+    def committed_views(self) -> list[MemoryView]:
+        """:meth:`views` without this clone's working-tree overlay: every row as committed.
+
+        What ``verify`` judges (it finds the working-tree reasons itself); built anew.
+        """
+        if not self.local:
+            return self.views()
+        with paused_gc():
+            return self._build_views({})
+
+    def _build_views(self, local: dict[int, str] | None = None) -> list[MemoryView]:
         c = self.columns
-        types, statuses, view, local = TYPES, STATUSES, MemoryView, self.local
+        types, statuses, view = TYPES, STATUSES, MemoryView
+        local = self.local if local is None else local
         return [
             view(i, mid, blob, types[kind], content, conf, statuses[status], prov, decay, rels,
                  refuted, verified, author, local.get(i) if local else None)
@@ -218,25 +246,54 @@ class RecordTable:
         found = self.parsed.get(row)
         if found is not None:
             return found
-        if self.path is None:
-            raise Untrusted("no records section")
-        start, end = self.offsets[row], self.offsets[row + 1]
-        memory = self._from_chunk(row, self.read_section(start, end - start))
+        chunk = self.overlay.get(row)
+        if chunk is None:
+            if self.path is None:
+                raise Untrusted("no records section")
+            s = row if self.origin is None else self.origin[row]
+            chunk = self.read_section(self.offsets[s], self.offsets[s + 1] - self.offsets[s])
+        memory = self._from_chunk(row, chunk)
         self.parsed[row] = memory
         return memory
+
+    def chunks(self) -> list[bytes] | None:
+        """The marshalled mapping of every row, in row order (one read of the section).
+
+        ``None`` when a row's mapping is nowhere (no records file, or it is gone).
+        """
+        if not self.ids:
+            return []
+        section = b""
+        if len(self.overlay) < len(self.ids):
+            if self.path is None:
+                return None
+            try:
+                section = self.read_section(0, -1)
+            except Untrusted:
+                return None
+        offsets, origin, overlay = self.offsets, self.origin, self.overlay
+        out = []
+        for row in range(len(self.ids)):
+            chunk = overlay.get(row)
+            if chunk is None:
+                s = row if origin is None else origin[row]
+                chunk = section[offsets[s]:offsets[s + 1]]
+            out.append(chunk)
+        return out
 
     def memories(self) -> list[Memory]:
         """Every readable record as a full model, sorted by id.
 
         Raises:
-            Untrusted: a stored mapping is damaged.
+            Untrusted: a stored mapping is damaged or gone.
         """
-        if len(self.parsed) < len(self.ids) and self.path is not None:
-            section = self.read_section(0, -1)
+        if len(self.parsed) < len(self.ids):
+            chunks = self.chunks()
+            if chunks is None:
+                raise Untrusted("records file unreadable")
             for row in range(len(self.ids)):
                 if row not in self.parsed:
-                    chunk = section[self.offsets[row]:self.offsets[row + 1]]
-                    self.parsed[row] = self._from_chunk(row, chunk)
+                    self.parsed[row] = self._from_chunk(row, chunks[row])
         return [self.parsed[row] for row in range(len(self.ids))]
 
     def read_section(self, start: int, length: int) -> bytes:

@@ -3,10 +3,13 @@
 ``tokens-<tree>-e<entry format>-<encoding>.bin`` holds a column per records table (the tokens
 of each record's entry, as :func:`gitmem.entry.format_entry` of that
 :data:`~gitmem.entry.ENTRY_FORMAT` writes it: a count of an older entry text is never read),
-``counts-<encoding>.bin`` a memo of other texts keyed by their digest. Each payload records
-the exact key it was built for (tree, tokenizer and row count; the tokenizer), and a file
-whose key is not the one asked for is deleted and reported, never used: a file copied from
-another tree must not pass because its row count matches.
+``counts-<encoding>.bin`` a memo of other texts keyed by their digest, and the counts of the
+pieces tiktoken splits texts into (:func:`gitmem.tokens.light_pieces`): a text never counted
+before whose pieces all were (a memory just learned, the wake text after a write) is counted
+without loading the BPE tables. Each payload records the exact key it was built for (tree,
+tokenizer and row count; the tokenizer), and a file whose key is not the one asked for is
+deleted and reported, never used: a file copied from another tree must not pass because its
+row count matches.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import hashlib
 from array import array
 from collections.abc import Callable
+from typing import Any
 
 from gitmem.cache.files import CacheFiles, Untrusted, safe_name
 from gitmem.cache.table import RecordTable
@@ -22,6 +26,7 @@ from gitmem.entry import ENTRY_FORMAT
 __all__ = ["TokenCounts"]
 
 _MAX_COUNTS = 50_000  # memoised text token counts kept per encoding
+_MAX_PIECES = 200_000  # memoised piece counts kept per encoding
 
 
 def _tokens_prefix(tree: str | None) -> str:
@@ -43,14 +48,19 @@ def _column_key(table: RecordTable, encoding: str) -> tuple[str | None, str, int
 
 def _column_of(payload: object, table: RecordTable, encoding: str) -> array | None:
     """The counts in a tokens payload when it was built for exactly ``table`` and ``encoding``."""
-    if not isinstance(payload, dict) or payload.get("key") != _column_key(table, encoding):
+    return _counts_for(payload, (table.tree, encoding, len(table)))
+
+
+def _counts_for(payload: object, key: tuple[str | None, str, int]) -> array | None:
+    """The counts in a tokens payload built for exactly ``key`` (tree, tokenizer, rows)."""
+    if not isinstance(payload, dict) or payload.get("key") != key:
         return None
     loaded = array("i")
     try:
         loaded.frombytes(payload["counts"])
     except (TypeError, ValueError, KeyError):
         return None
-    return loaded if len(loaded) == len(table) else None
+    return loaded if len(loaded) == key[2] else None
 
 
 class TokenCounts:
@@ -69,7 +79,9 @@ class TokenCounts:
         self._tables: dict[tuple[str, str], RecordTable] = {}
         self._dirty_columns: set[tuple[str, str]] = set()
         self._memos: dict[str, dict[bytes, int]] = {}
+        self._pieces: dict[str, dict[str, int]] = {}
         self._dirty_memos: set[str] = set()
+        self._counters: dict[str, Any] = {}
 
     def _column(self, table: RecordTable, encoding: str) -> array:
         """The saved or in-memory column of ``table`` (``-1``: not counted yet)."""
@@ -88,8 +100,26 @@ class TokenCounts:
                                           Untrusted("built for another tree, tokenizer or row set"))
                     else:
                         counts = loaded
+                elif table.base is not None and table.origin is not None:
+                    self._from_base(table, encoding, counts)
             self._columns[key] = counts
         return counts
+
+    def _from_base(self, table: RecordTable, encoding: str, counts: array) -> None:
+        """Fill ``counts`` of a derived table with the saved counts of the rows it shares with its base.
+
+        Rows a write changed stay ``-1`` (counted when asked for); the column is then saved
+        for the derived table's own tree by :meth:`flush`.
+        """
+        assert table.base is not None and table.origin is not None
+        payload = self.files.read_payload(_tokens_name(table.base, encoding), "tokens")
+        base = _counts_for(payload, (table.base, encoding, len(table.offsets) - 1))
+        if base is None:
+            return
+        for row, source in enumerate(table.origin):
+            if source >= 0:
+                counts[row] = base[source]
+        self._dirty_columns.add((table.tree or "", encoding))
 
     def carry(self, base: RecordTable, table: RecordTable) -> None:
         """Give ``table`` the counts of the rows it shares (id and blob id) with ``base``.
@@ -112,7 +142,7 @@ class TokenCounts:
             self._dirty_columns.add((table.tree or "", encoding))
 
     def column(self, table: RecordTable, encoding: str) -> array:
-        """Tokens of ``format_entry`` of every row of ``table``, counting only rows not cached.
+        """Tokens of ``format_entry`` of every row of ``table`` as committed, counting only rows not cached.
 
         Returns:
             One count per row (``array("i")``), in row order; the cache's own array.
@@ -123,42 +153,92 @@ class TokenCounts:
         counts = self._column(table, encoding)
         if -1 in counts:
             from gitmem.entry import format_entry
-            from gitmem.tokens import TokenCounter
 
-            counter = TokenCounter(encoding)
             for row, value in enumerate(counts):
                 if value < 0:
-                    counts[row] = counter(format_entry(table.view(row)))
+                    # As committed: the column is kept per tree, whatever this clone's overlay.
+                    counts[row] = self.count(encoding, format_entry(table.view(row, local=False)))
             self._dirty_columns.add((table.tree or "", encoding))
         return counts
+
+    def _memo(self, encoding: str) -> tuple[dict[bytes, int], dict[str, int]]:
+        """The saved counts of texts (by digest) and of pieces for ``encoding``."""
+        memo = self._memos.get(encoding)
+        if memo is None:
+            payload = self.files.read_payload(_counts_name(encoding), "counts")
+            memo, pieces = {}, {}
+            if isinstance(payload, dict) and payload.get("encoding") == encoding \
+                    and isinstance(payload.get("memo"), dict) and isinstance(payload.get("pieces"), dict):
+                memo, pieces = payload["memo"], payload["pieces"]
+            elif payload is not None:
+                self.files.reject(self.files.path(_counts_name(encoding)),
+                                  Untrusted("built for another tokenizer"))
+            self._memos[encoding] = memo
+            self._pieces[encoding] = pieces
+        return memo, self._pieces[encoding]
+
+    def count(self, encoding: str, text: str) -> int:
+        """Tokens of ``text``: the sum of its pieces' saved counts, or tiktoken's count.
+
+        Only pieces never counted before, or a text :func:`gitmem.tokens.light_pieces`
+        cannot split, load the BPE tables.
+
+        Raises:
+            TokenizerUnavailable: the encoding must be loaded and cannot be.
+        """
+        from gitmem.tokens import TokenCounter, light_pieces
+
+        counter = self._counters.get(encoding)
+        if counter is None:
+            counter = self._counters[encoding] = TokenCounter(encoding)
+        split = light_pieces(encoding, text)
+        if split is None:
+            return counter(text)
+        pieces = self._memo(encoding)[1]
+        total = 0
+        for piece in split:
+            value = pieces.get(piece)
+            if not isinstance(value, int):
+                try:
+                    value = pieces[piece] = counter.count_piece(piece)
+                    if "0" not in pieces:
+                        self._seed(pieces, counter)
+                except AttributeError:  # a tiktoken without single-piece encoding
+                    return counter(text)
+                self._dirty_memos.add(encoding)
+            total += value
+        return total
+
+    @staticmethod
+    def _seed(pieces: dict[str, int], counter: Any) -> None:
+        """Count the pieces every new memory id and number splits into, while the tables are loaded.
+
+        Runs of up to three digits, and runs of up to four of the letters ``a-f`` alone or
+        after ``-`` (an id's hex part): about 4,000 pieces, a few milliseconds, so that the
+        entry of a memory just learned, and a wake text's numbers, never load them again.
+        """
+        from itertools import product
+
+        runs = [f"{n:0{width}d}" for width in (1, 2, 3) for n in range(10 ** width)]
+        letters = ["".join(p) for width in (1, 2, 3, 4) for p in product("abcdef", repeat=width)]
+        for piece in [*runs, *letters, *(f"-{run}" for run in letters)]:
+            if piece not in pieces:
+                pieces[piece] = counter.count_piece(piece)
 
     def counter(self, encoding: str) -> Callable[[str], int]:
         """A token counter for ``encoding`` that remembers counts across processes.
 
         Same results as :class:`gitmem.tokens.TokenCounter` (a count depends only on the
-        text and the encoding); the BPE tables load only for a text never counted before.
-        The memo is keyed by a BLAKE2b digest of the text.
+        text and the encoding); the BPE tables load only for a text whose pieces were never
+        counted before (see :meth:`count`). The memo is keyed by a BLAKE2b digest of the text.
         """
-        from gitmem.tokens import TokenCounter
-
-        base = TokenCounter(encoding)
-        memo = self._memos.get(encoding)
-        if memo is None:
-            payload = self.files.read_payload(_counts_name(encoding), "counts")
-            memo = {}
-            if isinstance(payload, dict) and payload.get("encoding") == encoding \
-                    and isinstance(payload.get("memo"), dict):
-                memo = payload["memo"]
-            elif payload is not None:
-                self.files.reject(self.files.path(_counts_name(encoding)),
-                                  Untrusted("built for another tokenizer"))
-            self._memos[encoding] = memo
+        memo = self._memo(encoding)[0]
 
         def count(text: str) -> int:
             key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
             value = memo.get(key)
             if not isinstance(value, int):
-                value = memo[key] = base(text)
+                value = memo[key] = self.count(encoding, text)
                 self._dirty_memos.add(encoding)
             return value
 
@@ -174,11 +254,13 @@ class TokenCounts:
                 self.files.write_payload(_tokens_name(tree, encoding), "tokens", payload)
         self._dirty_columns.clear()
         for encoding in sorted(self._dirty_memos):
-            memo = self._memos[encoding]
+            memo, pieces = self._memo(encoding)
             if len(memo) > _MAX_COUNTS:  # keep the newest (dicts keep insertion order)
-                memo = dict(list(memo.items())[-_MAX_COUNTS // 2:])
-                self._memos[encoding] = memo
-            self.files.write_payload(_counts_name(encoding), "counts", {"encoding": encoding, "memo": memo})
+                memo = self._memos[encoding] = dict(list(memo.items())[-_MAX_COUNTS // 2:])
+            if len(pieces) > _MAX_PIECES:
+                pieces = self._pieces[encoding] = dict(list(pieces.items())[-_MAX_PIECES // 2:])
+            self.files.write_payload(_counts_name(encoding), "counts",
+                                     {"encoding": encoding, "memo": memo, "pieces": pieces})
         self._dirty_memos.clear()
 
     def forget(self) -> None:
@@ -187,4 +269,5 @@ class TokenCounts:
         self._tables.clear()
         self._dirty_columns.clear()
         self._memos.clear()
+        self._pieces.clear()
         self._dirty_memos.clear()

@@ -7,6 +7,7 @@ what both offer: all that code reading either kind of record may use.
 
 from __future__ import annotations
 
+import copy
 from datetime import datetime
 
 from gitmem.shapes import DecayLike, MemoryLike, ProvenanceLike, RefutationLike, RelationLike
@@ -148,6 +149,11 @@ class MemoryView:
         return self._prov[3]  # type: ignore[index]
 
     @property
+    def fingerprint(self) -> str | None:
+        """``provenance.fingerprint``."""
+        return self._prov[4]  # type: ignore[index]
+
+    @property
     def staleness_status(self) -> Status:
         """``decay.staleness_status``."""
         return STATUSES[self._decay[2]]  # type: ignore[index]
@@ -156,6 +162,15 @@ class MemoryView:
     def reason(self) -> str | None:
         """``decay.reason``."""
         return self._decay[3]  # type: ignore[index]
+
+    def with_local(self, reason: str | None) -> MemoryView:
+        """As :meth:`Memory.with_local`: this view, or a copy marked stale by the local overlay."""
+        if reason is None or self._refuted is not None:
+            return self
+        out = copy.copy(self)
+        out.local_reason = reason
+        out.status = Status.STALE
+        return out
 
     def __repr__(self) -> str:
         return f"MemoryView({self.id!r})"

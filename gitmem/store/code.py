@@ -21,6 +21,10 @@ __all__ = ["CodeHistory", "Distance", "WorktreeChange", "WorktreeState"]
 
 #: Length of the abbreviated SHAs put in reasons (``changed in 3f2a1b9``).
 SHORT = 7
+#: Commit distances to one HEAD answered by libgit2's ahead/behind walk before the whole
+#: history of that HEAD is walked once (a first wake after a commit asks for a few SHAs;
+#: verifying thousands of memories observed at thousands of commits asks for many).
+_WALKS_BEFORE_GRAPH = 64
 
 _INDEX_FLAGS = (
     FileStatus.INDEX_MODIFIED
@@ -158,6 +162,7 @@ class CodeHistory:
         self._between: dict[tuple[str, str], list[str]] = {}
         self._resolved: dict[str, str | None] = {}
         self._graphs: dict[str, _Graph] = {}
+        self._walks: dict[str, int] = {}
 
     # -- commits --------------------------------------------------------------
 
@@ -190,9 +195,10 @@ class CodeHistory:
     def commit_distance(self, from_sha: str, to_sha: str) -> Distance:
         """Distance from the observed commit ``from_sha`` to ``to_sha`` (HEAD).
 
-        When ``from_sha`` is an ancestor of ``to_sha`` the answer comes from ancestor
-        counts computed once per ``to_sha`` (see :meth:`_graph`); otherwise from
-        libgit2's ahead/behind walk and merge base. Memoised per pair.
+        libgit2's ahead/behind walk (``git rev-list --count`` in C, milliseconds) answers
+        the first few SHAs; after :data:`_WALKS_BEFORE_GRAPH` of them for one ``to_sha``,
+        ancestor counts computed once in one walk of its history (see :meth:`_graph`)
+        answer the rest. Both give the same answer. Memoised per pair.
         """
         key = (from_sha, to_sha)
         if key in self._distances:
@@ -200,12 +206,20 @@ class CodeHistory:
         if from_sha == to_sha:  # anchored at HEAD, the usual case after a verify: no walk
             self._distances[key] = Distance(0, 0, False, from_sha)
             return self._distances[key]
-        graph = self._graph(to_sha)
-        if from_sha in graph.index:
-            dist = Distance(graph.count[to_sha] - graph.count[from_sha], 0, False, from_sha)
+        a, b = pygit2.Oid(hex=to_sha), pygit2.Oid(hex=from_sha)
+        graph = self._graphs.get(to_sha)
+        walks = self._walks.get(to_sha, 0)
+        if graph is None and walks >= _WALKS_BEFORE_GRAPH:
+            graph = self._graph(to_sha)
+        if graph is not None and from_sha in graph.index:
+            ahead, behind = graph.count[to_sha] - graph.count[from_sha], 0
         else:
-            a, b = pygit2.Oid(hex=to_sha), pygit2.Oid(hex=from_sha)
+            if graph is None:
+                self._walks = {to_sha: walks + 1}  # one HEAD at a time, as the graph
             ahead, behind = self.repo.ahead_behind(a, b)
+        if behind == 0:  # HEAD's history holds the observed commit's: an ancestor
+            dist = Distance(ahead, 0, False, from_sha)
+        else:
             base = self.repo.merge_base(a, b)
             dist = Distance(ahead, behind, True, str(base) if base else None)
         self._distances[key] = dist

@@ -16,11 +16,7 @@ record, whatever the number of records).
 from __future__ import annotations
 
 import os
-import random
 import re
-import signal
-import socket
-import subprocess
 import time
 from collections.abc import Callable, Iterable, Mapping
 from contextlib import suppress
@@ -91,6 +87,8 @@ class Mutation:
     parents_extra: tuple[str, ...] = ()
     allow_empty: bool = False
     result: object = field(default=None)
+    written: dict[str, str] = field(default_factory=dict)
+    """Set by :meth:`Store.transact`: the blob id of each path it wrote (the read cache's key)."""
 
 
 STALE_LOCK_SECONDS = 5.0
@@ -206,9 +204,16 @@ class _ObjectMemo:
     def get(self, key: str) -> Any:
         return self._load().get(key, _MISS)
 
+    def snapshot(self) -> dict[str, Any]:
+        """A copy of every remembered lookup."""
+        return dict(self._load())
+
     def put(self, key: str, value: Any) -> None:
+        self.put_many({key: value})
+
+    def put_many(self, items: dict[str, Any]) -> None:
         data = self._load()
-        data[key] = value
+        data.update(items)
         while len(data) > self.LIMIT:
             del data[next(iter(data))]
         from gitmem.cache.fileformat import write_file
@@ -411,6 +416,41 @@ class Store:
         return EmptyRepository(f"HEAD names branch '{name}', which has no commits (branches: {shown})",
                                f"point HEAD at one: git symbolic-ref HEAD refs/heads/{branches[0]}")
 
+    def loose_commit_parents(self, sha: str) -> list[str] | None:
+        """The parents of commit ``sha`` read from its loose object, without libgit2.
+
+        What a commit just made by ``git commit`` is stored as. ``None`` when the object is
+        not loose here, is not a commit, or the history may be rewritten for readers
+        (a shallow clone, grafts, replace refs).
+        """
+        import zlib
+
+        common = self.common_dir
+        if ((common / "shallow").exists()
+                or (common / "info" / "grafts").exists() or (common / "refs" / "replace").exists()
+                or not _HEX.fullmatch(sha)):
+            return None
+        try:
+            packed = (common / "packed-refs").read_bytes()
+        except OSError:
+            packed = b""
+        if b" refs/replace/" in packed:
+            return None
+        try:
+            data = zlib.decompress((common / "objects" / sha[:2] / sha[2:]).read_bytes())
+        except (OSError, zlib.error):
+            return None
+        header, _, body = data.partition(b"\0")
+        if not header.startswith(b"commit "):
+            return None
+        parents = []
+        for line in body.split(b"\n"):
+            if line.startswith(b"parent "):
+                parents.append(line[7:].decode("ascii", "replace"))
+            elif not line.startswith(b"tree "):
+                break
+        return parents
+
     def head_sha(self) -> str | None:
         """Full SHA of HEAD's commit, or ``None`` when HEAD is unborn (no commits yet)."""
         answered, sha = self._file_ref("HEAD")
@@ -482,6 +522,8 @@ class Store:
         found: dict[str, str] = {}
         if not paths:
             return found
+        import subprocess  # lazy: a warm read imports no process machinery (see _update_ref)
+
         proc = subprocess.Popen(
             ["git", "--git-dir", str(self.git_dir), "log", "--no-renames", "--format=%x00%an <%ae>",
              "--name-only", tip, "--", "memories/"],
@@ -853,6 +895,8 @@ class Store:
                 self._identity = (name, email)
                 return self._identity
             found: dict[str, str] = {}
+            import subprocess  # lazy, as in _update_ref
+
             try:
                 proc = subprocess.run(
                     ["git", "--git-dir", str(self.git_dir), "config", "--get-regexp",
@@ -878,25 +922,28 @@ class Store:
         return [self.common_dir / "config", self.git_dir / "config", home / ".gitconfig",
                 home / ".config" / "git" / "config"]
 
-    def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | None]) -> str:
+    def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | None],
+                   written: dict[str, str] | None = None) -> str:
         """Write the tree of ``base_commit`` with ``changes`` applied; return the new root tree id.
 
-        Only trees on the changed paths are rewritten. Empty directories are pruned.
+        Only trees on the changed paths are rewritten. Empty directories are pruned. The
+        blob id of each path written is put in ``written``, when given.
         """
         root = self._root(base_commit)
         all_changes = dict(changes)
         if root is None or FORMAT_PATH not in _names(root):
             all_changes.setdefault(FORMAT_PATH, _FORMAT_BLOB)
-        return str(self._apply(root, _nest(all_changes)))
+        return str(self._apply(root, _nest(all_changes), written, ""))
 
-    def _apply(self, tree: pygit2.Tree | None, nested: dict) -> pygit2.Oid:
+    def _apply(self, tree: pygit2.Tree | None, nested: dict, written: dict[str, str] | None = None,
+               prefix: str = "") -> pygit2.Oid:
         builder = self.repo.TreeBuilder(tree) if tree is not None else self.repo.TreeBuilder()
         for name, change in nested.items():
             if isinstance(change, dict):
                 sub = None
                 if tree is not None and name in tree and tree[name].type_str == "tree":
                     sub = self._tree(tree[name].id)
-                oid = self._apply(sub, change)
+                oid = self._apply(sub, change, written, f"{prefix}{name}/")
                 if len(self._tree(oid)) == 0:
                     if builder.get(name) is not None:
                         builder.remove(name)
@@ -908,6 +955,8 @@ class Store:
             else:
                 blob = self.repo.create_blob(change)
                 builder.insert(name, blob, _pg().enums.FileMode.BLOB)
+                if written is not None:
+                    written[prefix + name] = str(blob)
         return builder.write()
 
     def commit_on(self, base: str, changes: Mapping[str, bytes | None], message: str) -> str:
@@ -952,8 +1001,9 @@ class Store:
             mutation = build(tip)
             if mutation is None:
                 return None, None
+            mutation.written = {}
             try:
-                tree = self.write_tree(tip, mutation.changes)
+                tree = self.write_tree(tip, mutation.changes, mutation.written)
                 base_tree = str(self._commit_tree(tip).id) if tip else None
                 if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
                     return None, mutation
@@ -964,6 +1014,8 @@ class Store:
                 raise self._write_error(exc) from None
             outcome = self._update_ref(ref, new, tip, mutation.message)
             if outcome == "ok":
+                if tip is not None and not mutation.parents_extra:
+                    self._carry_lookups(tip, new, mutation.changes)
                 return _info(cast("pygit2.Commit", self.repo[new])), mutation
             if outcome == "locked":
                 locked_since = locked_since or time.monotonic()
@@ -972,11 +1024,40 @@ class Store:
             else:
                 locked_since = None
             # Jittered back-off so that writers racing for the ref spread out.
+            import random
+
             time.sleep(random.uniform(0.005, 0.02) * min(attempt + 1, 8))
         raise RefConflict(
             f"{ref} kept moving during {attempts} attempts; nothing was committed",
             "try again",
         )
+
+    def _carry_lookups(self, parent: str, new: str, changes: Mapping[str, bytes | None]) -> None:
+        """Remember for ``new`` the lookups known for ``parent`` at paths its changes did not touch.
+
+        ``new`` is ``parent``'s tree with ``changes``: what is at any other path (the persona,
+        the notes directory, the root's problems when only ``memories/`` changed) is the
+        same object, so the first read of ``new`` (a wake after a learn) needs no libgit2.
+        """
+        memo = self._object_memo()
+        data = memo.snapshot()
+        changed = [path.strip("/") for path in changes]
+
+        def untouched(path: str) -> bool:
+            return not any(c == path or c.startswith(path + "/") or path.startswith(c + "/")
+                           for c in changed)
+
+        carried = {}
+        for key, value in data.items():
+            kind, _, rest = key.partition(":")
+            if kind in ("blob", "tree") and rest.startswith(parent + ":"):
+                path = rest[len(parent) + 1:]
+                if path and untouched(path):
+                    carried[f"{kind}:{new}:{path}"] = value
+        if f"root:{parent}" in data and all(c.startswith("memories/") for c in changed):
+            carried[f"root:{new}"] = data[f"root:{parent}"]
+        if carried:
+            memo.put_many(carried)
 
     def _update_ref(self, ref: str, new: str, old: str | None, message: str = "") -> str:
         """Run ``git update-ref``; return ``"ok"``, ``"locked"`` or ``"moved"``.
@@ -993,6 +1074,10 @@ class Store:
         Raises:
             GitmemError: git failed otherwise, or was killed (then its lock is removed).
         """
+        # Imported here: reads never move a ref, and these cost a warm read ~20 ms to import.
+        import socket
+        import subprocess
+
         owner = self.common_dir / "tur" / "locks" / new
         proc = subprocess.Popen(
             ["git", "--git-dir", str(self.git_dir), "update-ref", "--create-reflog",
@@ -1038,6 +1123,8 @@ class Store:
             if lock.read_text().strip() == new:  # the lock our git wrote: nobody else writes this commit
                 lock.unlink()
         try:
+            import signal
+
             name = signal.Signals(signum).name
         except ValueError:
             name = str(signum)
@@ -1066,6 +1153,8 @@ class Store:
             host, pid = owner.read_text().split() if owner is not None else ("", "")
         except (OSError, ValueError):
             host, pid = "", ""
+        import socket
+
         if host == socket.gethostname() and pid.isdigit() and not _alive(int(pid)):
             why = f"its git process {pid} is no longer running"
         age = time.time() - before.st_mtime

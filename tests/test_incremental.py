@@ -1,0 +1,320 @@
+"""After every kind of write, what the read cache derives equals a cold read (GitHub issue 16).
+
+A write hands the records it changed to the cache (a delta of the records table), and the
+next reader derives the new tree's table, token counts and recall index from the previous
+tree's by those records alone. Each test writes on a warm cache, reads wake, recall, status
+and the snapshot, then deletes the cache and reads them cold: the two must be equal.
+"""
+
+from __future__ import annotations
+
+import shutil
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from gitmem.api import Gitmem
+from gitmem.cache import cache_dir
+from gitmem.recall import RecallIndex, bm25_scores, trigram_scores
+from gitmem.store import Store
+from tests.conftest import commit_file, git
+
+NOW = datetime(2026, 3, 1, tzinfo=UTC)
+QUERIES = ("queue retries backoff", "billing invoices", "migrations tests", "jitter job",
+           "retry policy 2047", "zzz unrelated")
+
+
+def reads(repo: Path) -> dict:
+    """Everything a reader derives from the cache, from a new facade (as a new process has)."""
+    gm = Gitmem.open(repo)
+    wake, _ = gm.wake(now=NOW)
+    wake_small, _ = gm.wake(token_budget=120, now=NOW)
+    recalls = [gm.recall(q, include_stale=stale, full_records=False, now=NOW)[0]
+               for q in QUERIES for stale in (False, True)]
+    status = gm.status_view(NOW, full_records=False)
+    snap = gm.snapshot()
+    return {
+        "wake": (wake.text, wake.tokens, wake.assembly, wake_small.text, wake_small.assembly),
+        "recall": [(r.query, [(h.memory.id, h.score, h.ranks, h.bm25, h.trigram, h.stale)
+                              for h in r.hits]) for r in recalls],
+        "status": [(r.memory.id, r.status, r.reason, r.weight, r.commit_distance)
+                   for r in status.rows],
+        "snapshot": (list(snap.blobs.items()),
+                     {i: m.model_dump(mode="json") for i, m in snap.records.items()},
+                     [(s.memory_id, s.blob_id, s.reason) for s in snap.skipped]),
+    }
+
+
+def cold_reads(repo: Path) -> dict:
+    shutil.rmtree(cache_dir(Store.discover(repo)))
+    return reads(repo)
+
+
+def deltas(repo: Path) -> list[str]:
+    return sorted(p.name for p in cache_dir(Store.discover(repo)).glob("delta-*.bin"))
+
+
+@pytest.fixture
+def warm(repo):
+    """Memories of several shapes, and a cache warm from wake, recall and status."""
+    gm = Gitmem.open(repo)
+    a = gm.learn("The queue retries failed jobs with exponential backoff", file="src/app.py#L2-L4",
+                 agent="claude").memory.id
+    b = gm.learn("Billing worker batches invoices every night", type="insight").memory.id
+    gm.learn("Always run the migrations before the tests", type="axiom")
+    d = gm.learn("Queue retries are capped at five attempts", type="core", confidence=0.8).memory.id
+    gm.link(d, a, "supersedes")
+    gm.learn("Retry jitter is randomised per job", file="src/app.py")
+    for i in range(30):
+        gm.learn(f"Job {i} of the nightly batch retries {i % 4} times", type="fact")
+    gm.refute(b, "billing moved to the payments service")
+    reads(repo)
+    return repo
+
+
+def test_learn_then_reads_equal_a_cold_read(warm):
+    Gitmem.open(warm).learn("The retry policy gives up after 2047 attempts")
+    assert deltas(warm)  # the write handed its record over
+    assert reads(warm) == cold_reads(warm)
+
+
+def test_learning_known_content_again_then_reads_equal_a_cold_read(warm):
+    Gitmem.open(warm).learn("Always run the migrations before the tests", type="axiom", confidence=0.9)
+    assert deltas(warm)
+    assert reads(warm) == cold_reads(warm)
+
+
+def test_several_writes_in_a_row_then_reads_equal_a_cold_read(warm):
+    gm = Gitmem.open(warm)
+    ids = [gm.learn(f"Queue worker {i} retries with backoff").memory.id for i in range(3)]
+    reads(warm)  # a reader between writes: the next delta builds on a derived table
+    gm.refute(ids[0], "wrong")
+    gm.set_confidence(ids[1], 0.3)
+    gm.link(ids[2], ids[1], "supports")
+    assert reads(warm) == cold_reads(warm)
+
+
+@pytest.mark.parametrize("op", ["forget", "refute", "confidence", "link"])
+def test_a_curation_then_reads_equal_a_cold_read(warm, op):
+    gm = Gitmem.open(warm)
+    target = next(r.memory.id for r in gm.status_view(NOW).rows if "jitter" in r.memory.content)
+    other = next(r.memory.id for r in gm.status_view(NOW).rows if "Job 3 " in r.memory.content)
+    if op == "forget":
+        gm.forget(target)
+    elif op == "refute":
+        gm.refute(target, "it is not randomised")
+    elif op == "confidence":
+        gm.set_confidence(target, 0.2)
+    else:
+        gm.link(other, target, "refines")
+    assert deltas(warm)
+    assert reads(warm) == cold_reads(warm)
+
+
+def test_verify_then_reads_equal_a_cold_read(warm):
+    commit_file(warm, "src/app.py", "".join(f"changed {i}\n" for i in range(1, 40)), "rewrite")
+    outcome = Gitmem.open(warm).verify(now=NOW)
+    assert outcome.commit is not None and deltas(warm)
+    assert reads(warm) == cold_reads(warm)
+
+
+def test_verify_of_one_memory_then_reads_equal_a_cold_read(warm):
+    gm = Gitmem.open(warm)
+    target = next(r.memory.id for r in gm.status_view(NOW).rows if "jitter" in r.memory.content)
+    commit_file(warm, "src/other.py", "x = 1\n", "another file")
+    assert gm.verify([target], now=NOW).commit is not None
+    assert reads(warm) == cold_reads(warm)
+
+
+def test_import_then_reads_equal_a_cold_read(warm, tmp_path):
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    for i in range(4):
+        (legacy / f"{i}.yaml").write_text(
+            f'id: "concept-{i}"\ntype: preference\ncontent: Prefer retries with jitter {i}\n')
+    assert Gitmem.open(warm).import_legacy([legacy]).commit is not None
+    assert deltas(warm)
+    assert reads(warm) == cold_reads(warm)
+
+
+def test_sync_then_reads_equal_a_cold_read(tmp_path):
+    remote = tmp_path / "remote.git"
+    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
+    seed = tmp_path / "seed"
+    seed.mkdir()
+    git(seed, "init", "-q", "-b", "main")
+    commit_file(seed, "src/app.py", "".join(f"line {i}\n" for i in range(1, 21)), "initial")
+    git(seed, "push", "-q", str(remote), "main")
+    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
+    for dest in (mine, theirs):
+        git(tmp_path, "clone", "-q", str(remote), str(dest))
+    a, b = Gitmem.open(mine), Gitmem.open(theirs)
+    for i in range(5):
+        a.learn(f"Mine: the queue retries job {i}")
+    a.sync()
+    b.sync()
+    b.learn("Theirs: the billing worker batches invoices")
+    b.sync()
+    a.learn("Mine again: retries back off exponentially")
+    reads(mine)  # warm, before the merge
+    assert a.sync().status == "merged"
+    assert reads(mine) == cold_reads(mine)
+
+
+def test_a_delta_is_never_applied_to_another_tree(warm):
+    """A delta names its base, and a records file its tree: renamed files are not trusted."""
+    gm = Gitmem.open(warm)
+    gm.learn("The retry policy gives up after 2047 attempts")
+    root = cache_dir(gm.store)
+    (delta,) = root.glob("delta-*.bin")
+    tree, base = delta.stem.split("-")[1:]
+    fake = "f" * len(base)
+    delta.rename(root / f"delta-{tree}-{fake}.bin")  # claims another base ...
+    shutil.copy(root / f"records-{base}.bin", root / f"records-{fake}.bin")  # ... that is there
+    got = reads(warm)
+    want = cold_reads(warm)
+    assert {k: v for k, v in got.items() if k != "snapshot"} == \
+        {k: v for k, v in want.items() if k != "snapshot"}
+    assert got["snapshot"][:2] == want["snapshot"][:2]
+
+
+def test_a_derived_recall_index_scores_as_one_built_at_once_and_as_bm25s():
+    texts = [f"The queue {w} retries job {i} with backoff" for i, w in
+             enumerate(["worker", "service", "timer", "worker", "billing", "queue"] * 5)]
+    ids = [f"fact-{i:08x}" for i in range(len(texts))]
+    observed = [f"2026-0{1 + i % 9}-01T00:00:00+00:00" for i in range(len(texts))]
+    base = RecallIndex.build(texts, observed, ids=ids)
+    extra = {"fact-ffff0001": ("Billing retries invoices nightly", None),
+             "fact-00000a00": ("The timer queue backs off", "2026-05-02T00:00:00+00:00")}
+    by_id = {ids[k]: (texts[k], observed[k]) for k in range(len(texts)) if k % 7} | extra
+    new_ids = sorted(by_id)
+    new_texts = [by_id[i][0] for i in new_ids]
+    new_observed = [by_id[i][1] for i in new_ids]
+    derived = RecallIndex.from_payload(base.derive(new_ids, new_texts, new_observed).to_payload())
+    assert len(derived.ids) > len(new_ids)  # documents appended, holes left: not rebuilt
+    derived.bind(new_ids)
+    built = RecallIndex.build(new_texts, new_observed, ids=new_ids).bind(new_ids)
+    for query in ("queue retries backoff", "billing invoices", "timer", "job 7", "may 2026",
+                  "the of and", ""):
+        assert derived.bm25_scores(query) == built.bm25_scores(query) \
+            == bm25_scores(query, new_texts, new_observed), query
+        assert derived.trigram_scores(query) == built.trigram_scores(query) \
+            == trigram_scores(query, new_texts), query
+
+
+def test_trigram_norms_added_by_numpy_equal_the_loop():
+    texts = [f"retry {w} queue job {i % 13} backs off after {i % 7} timeouts"
+             for i, w in enumerate(["worker", "billing", "cache", "session"] * 40)]
+    index = RecallIndex.build(texts, ids=[f"fact-{i:08x}" for i in range(len(texts))])
+    assert index._norms(vectorised=True) == index._norms(vectorised=False) == index.norms
+
+
+@pytest.mark.parametrize("op", ["edit content", "edit anchor", "unrefute"])
+def test_an_edit_or_a_withdrawn_refutation_then_reads_equal_a_cold_read(warm, op):
+    gm = Gitmem.open(warm)
+    rows = gm.status_view(NOW).rows
+    jitter = next(r.memory.id for r in rows if "jitter" in r.memory.content)
+    billing = next(r.memory.id for r in rows if "Billing" in r.memory.content)
+    if op == "edit content":
+        gm.edit(jitter, content="Retry jitter is drawn once per queue")
+    elif op == "edit anchor":
+        gm.edit(jitter, file="src/app.py#L1-L2")
+    else:
+        gm.unrefute(billing)
+    assert deltas(warm)
+    assert reads(warm) == cold_reads(warm)
+
+
+def test_import_keeping_comments_and_relations_then_reads_equal_a_cold_read(warm, tmp_path):
+    legacy = tmp_path / "legacy"
+    legacy.mkdir()
+    (legacy / "a.yaml").write_text(
+        '# kept as written\nid: "concept-a"\ntype: preference\n'
+        "content: Prefer queues that retry with jitter  # inline note\n")
+    (legacy / "b.yaml").write_text(
+        'id: "concept-b"\ntype: fact\ncontent: The retry queue is drained hourly\n'
+        "relations:\n  - type: supports\n    target: concept-a\n")
+    result = Gitmem.open(warm).import_legacy([legacy])
+    assert result.commit is not None and len(result.imported) == 2
+    assert reads(warm) == cold_reads(warm)
+    gm = Gitmem.open(warm)  # old ids resolve from the derived table
+    assert {gm.records.get("concept-a").id, gm.records.get("concept-b").id} == set(result.imported)
+
+
+def test_verify_with_an_uncommitted_change_then_reads_equal_a_cold_read(warm):
+    (warm / "src" / "app.py").write_text("".join(f"edited {i}\n" for i in range(1, 40)))
+    outcome = Gitmem.open(warm).verify(now=NOW)
+    assert any(row.local for row in outcome.rows)
+    assert reads(warm) == cold_reads(warm)
+    assert any(r.local for r in Gitmem.open(warm).status_view(NOW, full_records=False).rows)
+
+
+def _writers(repo: Path) -> tuple[list, object]:
+    gm = Gitmem.open(repo)
+    table, _ = gm.records.table(gm.store.tip())
+    return gm.records.writers(table), table.since
+
+
+def test_writers_of_records_stored_without_one_carry_over_a_write_as_a_cold_read_finds_them(repo):
+    from gitmem.reader import record_path
+    from gitmem.store import Mutation
+
+    gm = Gitmem.open(repo)
+    old = [gm.learn(f"Old note {i} about the queue").memory.id for i in range(3)]
+    git(repo, "config", "user.name", "Old Writer")
+    gm = Gitmem.open(repo)
+    for memory_id in old:  # as an older gitmem wrote them: the commit says who
+        path = record_path(memory_id)
+        data = gm.store.read_path(gm.store.tip(), path).decode()
+        stripped = "".join(x for x in data.splitlines(keepends=True)
+                           if not x.startswith(("author:", "updated_at:", "updated_by:")))
+        gm.store.transact(lambda tip, p=path, d=stripped: Mutation({p: d.encode()}, "old gitmem"))
+    git(repo, "config", "user.name", "Test User")
+    before, _ = _writers(repo)  # one git log, kept for this tip
+    assert before.count("Old Writer <test@example.com>") == 3
+    gm = Gitmem.open(repo)
+    gm.learn("A new note about the queue")
+    gm.refute(old[0], "no longer true")  # now stated by this identity
+    after, since = _writers(repo)
+    assert since is not None  # read through the writes' delta: carried, no git log
+    payload = gm.records.cache.read_payload("writers.bin", "writers")
+    assert payload["tip"] == gm.store.tip()
+    shutil.rmtree(cache_dir(Store.discover(repo)))
+    assert after == _writers(repo)[0]
+    assert after.count("Old Writer <test@example.com>") == 2
+    gm = Gitmem.open(repo)
+    gm.learn("A third note about the queue")
+    _writers(repo)  # a reader between the writes: the next carries from this tip
+    gm.refute(old[1], "no longer true either")
+    gm.learn("A fourth note about the queue")
+    again, since = _writers(repo)
+    assert since is not None and len(since[0]) == 4  # three writes on the records file's tree
+    shutil.rmtree(cache_dir(Store.discover(repo)))
+    assert again == _writers(repo)[0] and again.count("Old Writer <test@example.com>") == 1
+
+
+def _distances(repo: Path) -> dict:
+    gm = Gitmem.open(repo)
+    return {r.memory.id: r.commit_distance for r in gm.status_view(NOW, full_records=False).rows}
+
+
+def test_a_new_code_commit_then_reads_equal_a_cold_read_with_distances_carried_from_its_parent(repo):
+    gm = Gitmem.open(repo)
+    old = gm.learn("Observed at the first commit", file="src/app.py").memory.id
+    x1 = commit_file(repo, "src/other.py", "a = 1\n", "x1")
+    at_x1 = Gitmem.open(repo).learn("Observed at x1").memory.id
+    commit_file(repo, "src/other.py", "a = 2\n", "x2")
+    ahead = Gitmem.open(repo).learn("Observed at x2, ahead of the checkout").memory.id
+    git(repo, "checkout", "-q", x1)  # HEAD behind a memory's commit
+    before = reads(repo)  # warm, with the distances to x1 saved
+    assert _distances(repo)[ahead] == 1 and _distances(repo)[old] == 1
+    cache = cache_dir(Store.discover(repo))
+    y = commit_file(repo, "src/third.py", "b = 1\n", "y")  # a new commit on x1
+    carried = reads(repo)
+    assert carried == cold_reads(repo) and carried != before
+    assert _distances(repo) == {old: 2, at_x1: 1, ahead: 1}
+    git(repo, "merge", "-q", "--no-edit", "-m", "merge", git(repo, "rev-parse", "HEAD@{2}").strip())
+    assert Store.discover(repo).head_sha() != y  # a merge: its parents are not one
+    assert reads(repo) == cold_reads(repo)
+    assert cache.exists()
