@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,9 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.repos.filler import filler_records
+from fixtures.repos.filler import filler_repo
 from gitmem.api import Gitmem
-from gitmem.store import Mutation, Store
 from tui import make_app
 from tui.widgets.memory_table import MemoryTable
 
@@ -37,26 +34,10 @@ TARGET_S = 1.5
 DEADLINE_S = 120.0
 
 
-def git(repo: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="Bench", GIT_AUTHOR_EMAIL="bench@example.com",
-               GIT_COMMITTER_NAME="Bench", GIT_COMMITTER_EMAIL="bench@example.com")
-    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True,
-                          check=True).stdout
-
-
 def build(root: Path, count: int, files: int = 40) -> Path:
     """A repository with ``files`` code files and ``count`` memories anchored to them."""
     repo = root / "repo"
-    (repo / "lib").mkdir(parents=True)
-    git(repo, "init", "-q", "-b", "main")
-    for number in range(files):
-        (repo / "lib" / f"m{number:02d}.py").write_text(
-            "".join(f"def f{i}(): return {number * 100 + i}\n" for i in range(30)))
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "code")
-    head = git(repo, "rev-parse", "HEAD").strip()
-    changes: dict[str, bytes | None] = dict(filler_records(count, files, head))
-    Store.discover(repo).transact(lambda tip: Mutation(changes, f"add {count} memories"))
+    filler_repo(repo, count, files)
     return repo
 
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
 import threading
@@ -31,36 +30,17 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from fixtures.repos.filler import filler_records
+from fixtures.repos.filler import filler_repo, git
 from gitmem.api import Gitmem, Status
-from gitmem.store import Mutation, Store
 from gitmem.watch import Watcher
 
 DEADLINE_S = 60.0
 
 
-def git(repo: Path, *args: str) -> str:
-    env = dict(os.environ, GIT_AUTHOR_NAME="Bench", GIT_AUTHOR_EMAIL="bench@example.com",
-               GIT_COMMITTER_NAME="Bench", GIT_COMMITTER_EMAIL="bench@example.com")
-    return subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, text=True,
-                          check=True).stdout
-
-
 def build(root: Path, count: int, files: int = 40) -> tuple[Path, str]:
     """The repository and the id of the memory on ``src/app.py#L4-L6``."""
     repo = root / "repo"
-    (repo / "src").mkdir(parents=True)
-    (repo / "lib").mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    (repo / "src/app.py").write_text("".join(f"line {i}\n" for i in range(1, 21)))
-    for number in range(files):
-        (repo / "lib" / f"m{number:02d}.py").write_text(
-            "".join(f"def f{i}(): return {number * 100 + i}\n" for i in range(30)))
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "code")
-    head = git(repo, "rev-parse", "HEAD").strip()
-    changes: dict[str, bytes | None] = dict(filler_records(count, files, head))
-    Store.discover(repo).transact(lambda tip: Mutation(changes, f"add {count} memories"))
+    filler_repo(repo, count, files, {"src/app.py": "".join(f"line {i}\n" for i in range(1, 21))})
     gm = Gitmem.open(repo)
     mid = gm.learn("lines four to six matter", file="src/app.py#L4-L6").memory.id
     gm.verify()  # settle every anchor at HEAD

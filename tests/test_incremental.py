@@ -18,7 +18,7 @@ from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
 from gitmem.recall import RecallIndex, bm25_scores, trigram_scores
 from gitmem.store import Store
-from tests.conftest import commit_file, git
+from tests.conftest import clone, commit_file, git
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 QUERIES = ("queue retries backoff", "billing invoices", "migrations tests", "jitter job",
@@ -138,17 +138,8 @@ def test_import_then_reads_equal_a_cold_read(warm, tmp_path):
     assert reads(warm) == cold_reads(warm)
 
 
-def test_sync_then_reads_equal_a_cold_read(tmp_path):
-    remote = tmp_path / "remote.git"
-    git(tmp_path, "init", "-q", "--bare", "-b", "main", str(remote))
-    seed = tmp_path / "seed"
-    seed.mkdir()
-    git(seed, "init", "-q", "-b", "main")
-    commit_file(seed, "src/app.py", "".join(f"line {i}\n" for i in range(1, 21)), "initial")
-    git(seed, "push", "-q", str(remote), "main")
-    mine, theirs = tmp_path / "mine", tmp_path / "theirs"
-    for dest in (mine, theirs):
-        git(tmp_path, "clone", "-q", str(remote), str(dest))
+def test_sync_then_reads_equal_a_cold_read(origin):
+    mine, theirs = clone(origin, "mine"), clone(origin, "theirs")
     a, b = Gitmem.open(mine), Gitmem.open(theirs)
     for i in range(5):
         a.learn(f"Mine: the queue retries job {i}")
