@@ -216,8 +216,6 @@ class StatementIndex:
         if not (isinstance(ids, list) and isinstance(contents, list) and isinstance(postings, dict)) \
                 or not len(ids) == len(contents) == len(sizes) == len(dead):
             raise ValueError("columns of different lengths")
-        if not all(isinstance(p, bytes) and len(p) % sizes.itemsize == 0 for p in postings.values()):
-            raise ValueError("bad postings")
         return cls(ids, contents, sizes, dead, postings)
 
     def _rows(self, term: str) -> array | None:
@@ -226,7 +224,9 @@ class StatementIndex:
         if found is None or isinstance(found, array):
             return found
         rows = array("I")
-        rows.frombytes(found)
+        # (a posting of the wrong type or length is a damaged file: no rows, never an error)
+        if isinstance(found, bytes):
+            rows.frombytes(found[:len(found) - len(found) % rows.itemsize])
         self._postings[term] = rows
         return rows
 

@@ -189,9 +189,12 @@ class RecordCache:
         """The :class:`~gitmem.similarity.StatementIndex` of :meth:`latest_table`'s live records, or ``None``.
 
         Live: not refuted. Reads no git object and, when the index of that tree is saved
-        (a write saves the index of the tree it makes), no records file.
+        (a write saves the index of the tree it makes), no records file. Otherwise the
+        table is read and its index made (see :meth:`StatementIndexes.for_table`), and, for
+        a table derived from another tree's records file, that tree's too: the next write
+        made on that tree derives its own from it.
         """
-        from gitmem.vocabulary import Status
+        from gitmem.cache.statements import statements_name
 
         with self._lock:
             tree = self._tables.latest_tree()
@@ -201,10 +204,15 @@ class RecordCache:
             table = self._tables.latest_known()
             if table is None or table.tree is None:
                 return None
-            refuted, ids, contents = Status.REFUTED.value, table.ids, table.columns["content"]
-            live = {ids[r]: contents[r] for r, status in enumerate(table.columns["status"])
-                    if status != refuted}
-            return self._statements.for_table(table, live)
+            index = self._statements.for_table(table, _live_statements(table))
+            base = table.base
+            if base is not None and base != table.tree \
+                    and not self.files.path(statements_name(base)).exists():
+                base_table = self._tables.load_records(base)
+                if base_table is not None:
+                    self._statements.for_table(base_table, _live_statements(base_table))
+                    self._statements.load(table.tree)  # kept in memory as the latest
+            return index
 
     def snapshot(self, tip: str | None) -> Snapshot:
         """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.
@@ -378,3 +386,11 @@ class RecordCache:
     def info(self) -> CacheInfo:
         """The cache directory and its files."""
         return self.files.info()
+
+
+def _live_statements(table: RecordTable) -> dict[str, str]:
+    """Id -> content of every row of ``table`` that is not refuted."""
+    from gitmem.vocabulary import Status
+
+    refuted, ids, contents = Status.REFUTED.value, table.ids, table.columns["content"]
+    return {ids[r]: contents[r] for r, status in enumerate(table.columns["status"]) if status != refuted}
