@@ -102,7 +102,9 @@ def test_an_index_read_back_from_its_payload_answers_the_same():
     with pytest.raises(ValueError, match="version"):
         StatementIndex.from_payload({**index.to_payload(), "version": "0"})
     with pytest.raises(ValueError, match="lengths"):
-        StatementIndex.from_payload({**index.to_payload(), "ids": []})
+        StatementIndex.from_payload({**index.to_payload(), "ids": ""})
+    with pytest.raises(ValueError, match="lengths"):
+        StatementIndex.from_payload({**index.to_payload(), "flat": b"1234"})
 
 
 # -- through the read cache ---------------------------------------------------------------------
@@ -158,3 +160,25 @@ def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_fro
     # a tree with no index of its own: derived from the older one by the statements that differ
     newest.unlink()
     assert Gitmem.open(repo).records.latest_statements().statements() == live_statements(repo)
+
+
+def test_postings_kept_apart_by_derive_are_flattened_without_changing_an_answer(monkeypatch):
+    import gitmem.similarity as similarity
+
+    monkeypatch.setattr(similarity, "_FLATTEN_AT", 8)
+    pairs = corpus(120, seed=10)
+    index, current = StatementIndex.build(pairs), dict(pairs)
+    rnd = random.Random(11)
+    for step in range(12):
+        changes: dict[str, str | None] = {f"fact-step{step}": f"API port is {step} and the queue retries"}
+        victim = rnd.choice(sorted(current))
+        changes[victim] = None if step % 2 else "Queue retry policy caps retries"
+        index = StatementIndex.from_payload(marshal.loads(marshal.dumps(index.derive(changes).to_payload())))
+        for memory_id, text in changes.items():
+            if text is None:
+                current.pop(memory_id, None)
+            else:
+                current[memory_id] = text
+        assert index.statements() == current
+        for query in ("API port is 3", "queue retry policy", "Queue retries capped"):
+            assert index.similar(query, limit=5) == find_similar(query, current.items(), limit=5)
