@@ -164,16 +164,25 @@ class StatementIndex:
     def derive(self, changes: Mapping[str, str | None]) -> StatementIndex:
         """A new index with ``changes`` applied (id -> new content, ``None``: no longer indexed).
 
-        This index is left as it is. Ids not indexed and mapped to ``None`` are ignored.
+        This index is left as it is. Ids not indexed and mapped to ``None`` are ignored, and
+        so are statements that did not change (a write that changed other fields of many
+        records, e.g. ``verify``, analyses none of them).
         """
         out = StatementIndex(list(self.ids), self._text, array("q", self._offsets), array("I", self.sizes),
                              bytearray(self.dead), self._terms, self._spans, self._flat, dict(self._extra))
         if changes:
-            changed = set(changes)
-            for row, memory_id in enumerate(out.ids):
-                if memory_id in changed and not out.dead[row]:
-                    out.dead[row] = 1
-            out._append((i, c) for i, c in changes.items() if c is not None)
+            dead = out.dead
+            rows = {memory_id: row for row, memory_id in enumerate(out.ids) if not dead[row]}
+            added: list[tuple[str, str]] = []
+            for memory_id, content in changes.items():
+                row = rows.get(memory_id)
+                if row is not None and content is not None and self.content(row) == content:
+                    continue
+                if row is not None:
+                    dead[row] = 1
+                if content is not None:
+                    added.append((memory_id, content))
+            out._append(added)
         return out._flattened() if len(out._extra) >= _FLATTEN_AT else out
 
     def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3) -> list[str]:

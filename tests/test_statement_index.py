@@ -182,3 +182,11 @@ def test_postings_kept_apart_by_derive_are_flattened_without_changing_an_answer(
         assert index.statements() == current
         for query in ("API port is 3", "queue retry policy", "Queue retries capped"):
             assert index.similar(query, limit=5) == find_similar(query, current.items(), limit=5)
+
+
+def test_deriving_by_statements_that_did_not_change_keeps_their_rows():
+    pairs = corpus(50, seed=12)
+    index = StatementIndex.build(pairs)
+    same = index.derive(dict(pairs[:30]))
+    assert same.ids == index.ids and same.dead == index.dead
+    assert same.similar(pairs[3][1]) == index.similar(pairs[3][1])
