@@ -16,12 +16,16 @@ check, never a verdict; gitmem only warns and marks, it never hides either memor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from array import array
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from gitmem.analysis import tokenize
 
-__all__ = ["MIN_OVERLAP", "MIN_SHARED", "Statement", "find_similar", "may_contradict", "near_duplicate"]
+__all__ = ["MIN_OVERLAP", "MIN_SHARED", "Statement", "StatementIndex", "find_similar", "may_contradict",
+           "near_duplicate"]
 
 MIN_SHARED = 2
 """Terms two near-duplicates share at least."""
@@ -89,14 +93,218 @@ def find_similar(text: str, candidates: Iterable[tuple[str, str]], limit: int = 
     probes = _probes(text)
     scored: list[tuple[float, str]] = []
     for memory_id, content in candidates:
-        lowered = content.lower()
-        if sum(1 for p in probes if p in lowered) < MIN_SHARED:
+        if not _probed(probes, content):
             continue
         other = Statement.of(content)
         if near_duplicate(new, other):
             shared = len(new.terms & other.terms) / min(len(new.terms), len(other.terms))
             scored.append((-shared, memory_id))
     return [memory_id for _, memory_id in sorted(scored)[:limit]]
+
+
+def _probed(probes: Sequence[str], content: str) -> bool:
+    """Whether ``content`` passes :func:`find_similar`'s prefilter (:data:`MIN_SHARED` probes in it)."""
+    lowered = content.lower()
+    return sum(1 for p in probes if p in lowered) >= MIN_SHARED
+
+
+class StatementIndex:
+    """The terms of many statements, for :func:`find_similar` without analysing each of them.
+
+    A postings list per term (the rows whose statement has it) and each row's number of
+    terms give, for a new statement, every row's shared terms by counting, so only the
+    rows that share enough are looked at: the same ids, in the same order, as
+    :func:`find_similar` over the same ``(id, content)`` pairs (rows that are
+    near-duplicates must still pass its prefilter, checked on their text).
+
+    Laid out flat so that loading it costs little more than reading the file: the
+    contents are one UTF-8 string with row offsets (a row's text is decoded only when
+    looked at); the postings one array of row numbers, with each term's offsets, found by
+    searching a newline-separated string of the terms. Rows are never renumbered:
+    :meth:`derive` marks the rows of changed or removed statements dead and appends the
+    new ones; the postings of the terms it touches are kept apart (``extra``) until there
+    are :data:`_FLATTEN_AT` of them. Build with :meth:`build`; :meth:`to_payload` /
+    :meth:`from_payload` convert to and from a plain marshal-able dict.
+    """
+
+    VERSION = "2"
+    """Changes when the analysis (:func:`gitmem.analysis.tokenize`) or the payload changes."""
+
+    def __init__(self, ids: list[str], text: bytes, offsets: array, sizes: array, dead: bytearray,
+                 terms: str, spans: array, flat: bytes, extra: dict[str, bytes | array]) -> None:
+        self.ids = ids
+        self.sizes = sizes
+        self.dead = dead
+        self._text = text
+        self._offsets = offsets
+        self._terms = terms
+        self._spans = spans
+        self._flat = flat
+        self._extra = extra
+
+    @classmethod
+    def build(cls, statements: Iterable[tuple[str, str]]) -> StatementIndex:
+        """Index ``(id, content)`` pairs (each id once)."""
+        index = cls([], b"", array("q", [0]), array("I"), bytearray(), "\n", array("q", [0]), b"", {})
+        index._append(statements)
+        return index._flattened()
+
+    def __len__(self) -> int:
+        """Rows that are not dead."""
+        return len(self.ids) - sum(self.dead)
+
+    def content(self, row: int) -> str:
+        """The statement of ``row``."""
+        return self._text[self._offsets[row]:self._offsets[row + 1]].decode("utf-8", "surrogatepass")
+
+    def statements(self) -> dict[str, str]:
+        """Id -> content of every row that is not dead."""
+        return {i: self.content(r) for r, i in enumerate(self.ids) if not self.dead[r]}
+
+    def derive(self, changes: Mapping[str, str | None]) -> StatementIndex:
+        """A new index with ``changes`` applied (id -> new content, ``None``: no longer indexed).
+
+        This index is left as it is. Ids not indexed and mapped to ``None`` are ignored, and
+        so are statements that did not change (a write that changed other fields of many
+        records, e.g. ``verify``, analyses none of them).
+        """
+        out = StatementIndex(list(self.ids), self._text, array("q", self._offsets), array("I", self.sizes),
+                             bytearray(self.dead), self._terms, self._spans, self._flat, dict(self._extra))
+        if changes:
+            dead = out.dead
+            rows = {memory_id: row for row, memory_id in enumerate(out.ids) if not dead[row]}
+            added: list[tuple[str, str]] = []
+            for memory_id, content in changes.items():
+                row = rows.get(memory_id)
+                if row is not None and content is not None and self.content(row) == content:
+                    continue
+                if row is not None:
+                    dead[row] = 1
+                if content is not None:
+                    added.append((memory_id, content))
+            out._append(added)
+        return out._flattened() if len(out._extra) >= _FLATTEN_AT else out
+
+    def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3) -> list[str]:
+        """:func:`find_similar` of ``text`` over the indexed statements but the ids in ``skip``."""
+        new = Statement.of(text)
+        if len(new.terms) < MIN_SHARED:
+            return []
+        counts: Counter[int] = Counter()
+        for term in new.terms:
+            counts.update(self._rows(term))
+        probes: Sequence[str] | None = None
+        skipped = set(skip)
+        size, dead, ids, rows = len(new.terms), self.dead, self.ids, len(self.ids)
+        scored: list[tuple[float, str]] = []
+        for row, shared in counts.items():
+            if shared < MIN_SHARED or row >= rows or dead[row] or ids[row] in skipped:
+                continue
+            overlap = shared / min(size, self.sizes[row])
+            if overlap < MIN_OVERLAP:
+                continue
+            if probes is None:
+                probes = _probes(text)
+            if _probed(probes, self.content(row)):
+                scored.append((-overlap, ids[row]))
+        return [memory_id for _, memory_id in sorted(scored)[:limit]]
+
+    def to_payload(self) -> dict[str, Any]:
+        """The index as a plain dict of strings and bytes (for :mod:`marshal`)."""
+        return {"version": self.VERSION, "ids": "\n".join(self.ids), "text": self._text,
+                "offsets": self._offsets.tobytes(), "sizes": self.sizes.tobytes(), "dead": bytes(self.dead),
+                "terms": self._terms, "spans": self._spans.tobytes(), "flat": self._flat,
+                "extra": {t: p if isinstance(p, bytes) else p.tobytes() for t, p in self._extra.items()}}
+
+    @classmethod
+    def from_payload(cls, payload: Any) -> StatementIndex:
+        """The index :meth:`to_payload` gave.
+
+        Raises:
+            ValueError: another version, or parts that do not fit together.
+            KeyError, TypeError: not such a payload.
+        """
+        if payload["version"] != cls.VERSION:
+            raise ValueError(f"index version {payload['version']!r}, not {cls.VERSION!r}")
+        ids = payload["ids"].split("\n") if payload["ids"] else []
+        offsets, sizes, spans = array("q"), array("I"), array("q")
+        offsets.frombytes(payload["offsets"])
+        sizes.frombytes(payload["sizes"])
+        spans.frombytes(payload["spans"])
+        dead = bytearray(payload["dead"])
+        text, terms, flat, extra = payload["text"], payload["terms"], payload["flat"], payload["extra"]
+        if not (isinstance(text, bytes) and isinstance(terms, str) and isinstance(flat, bytes)
+                and isinstance(extra, dict)):
+            raise ValueError("parts of the wrong type")
+        if not len(ids) == len(sizes) == len(dead) == len(offsets) - 1 or offsets[-1] != len(text) \
+                or terms.count("\n") != len(spans) or spans[-1] * 4 != len(flat):
+            raise ValueError("parts of different lengths")
+        return cls(ids, text, offsets, sizes, dead, terms, spans, flat, extra)
+
+    def _rows(self, term: str) -> array:
+        """The rows whose statement has ``term`` (empty when none)."""
+        rows = array("I")
+        found = self._extra.get(term)
+        if isinstance(found, array):
+            return found
+        if isinstance(found, bytes):
+            # (a posting of the wrong length is a damaged file: rows cut short, never an error)
+            rows.frombytes(found[:len(found) - len(found) % rows.itemsize])
+            self._extra[term] = rows
+            return rows
+        at = self._terms.find(f"\n{term}\n") if "\n" not in term else -1
+        if at >= 0:
+            number = self._terms.count("\n", 0, at)
+            rows.frombytes(self._flat[self._spans[number] * 4:self._spans[number + 1] * 4])
+        return rows
+
+    def _append(self, statements: Iterable[tuple[str, str]]) -> None:
+        """Add rows; the postings of their terms go to ``extra`` (copied, never changed in place)."""
+        grown: dict[str, array] = {}
+        pieces = [self._text]
+        end = self._offsets[-1]
+        for memory_id, content in statements:
+            row = len(self.ids)
+            terms = frozenset(tokenize(content))
+            encoded = content.encode("utf-8", "surrogatepass")
+            self.ids.append(memory_id)
+            pieces.append(encoded)
+            end += len(encoded)
+            self._offsets.append(end)
+            self.sizes.append(len(terms))
+            self.dead.append(0)
+            for term in terms:
+                rows = grown.get(term)
+                if rows is None:
+                    rows = grown[term] = array("I", self._rows(term))
+                rows.append(row)
+        self._text = b"".join(pieces)
+        self._extra.update(grown)
+
+    def _flattened(self) -> StatementIndex:
+        """Move every posting in ``extra`` to the flat array; return the index itself."""
+        names = self._terms.split("\n")[1:-1]
+        order = {t: n for n, t in enumerate(names)}
+        for term in self._extra:
+            order.setdefault(term, len(order))
+        chunks: list[bytes] = []
+        spans = array("q", [0])
+        for number, term in enumerate(order):
+            found = self._extra.get(term)
+            if found is None:
+                chunk = self._flat[self._spans[number] * 4:self._spans[number + 1] * 4]
+            else:
+                chunk = found if isinstance(found, bytes) else found.tobytes()
+                chunk = chunk[:len(chunk) - len(chunk) % 4]
+            chunks.append(chunk)
+            spans.append(spans[-1] + len(chunk) // 4)
+        self._terms = "\n" + "".join(f"{t}\n" for t in order)
+        self._spans, self._flat, self._extra = spans, b"".join(chunks), {}
+        return self
+
+
+#: Terms whose postings :meth:`StatementIndex.derive` keeps apart before flattening them all.
+_FLATTEN_AT = 4096
 
 
 def _probes(text: str) -> Sequence[str]:

@@ -202,22 +202,25 @@ class Curator:
         git: it compares with the records table the read cache built last (every wake, recall,
         list and status builds one; the pre-turn hook, each turn), and keeps only ids still at
         ``tip`` (one shard listing each). Memories learned since that table are not compared,
-        and with no table cached there is nothing to compare with.
+        and with no table cached there is nothing to compare with. The statements are
+        compared through that table's :class:`~gitmem.similarity.StatementIndex` (saved
+        per tree; each write saves the one of the tree it makes), the anchors only for a
+        memory with one.
         """
         from gitmem.anchors import InvalidAnchor, parse_anchor
-        from gitmem.similarity import find_similar
 
-        table = self.ws.records.latest_table()
-        if table is None or not len(table):
+        statements = self.ws.records.latest_statements()
+        if statements is None or not len(statements):
             return ()
-        c = table.columns
-        refuted = Status.REFUTED.value
         skip = {*skip, memory.id, *memory.relation_targets(RelationType.SUPERSEDES)}
-        live = [r for r, status in enumerate(c["status"])
-                if status != refuted and table.ids[r] not in skip]
         found: list[str] = []
         ref = memory.provenance.context_ref if memory.provenance else None
-        if ref:
+        table = self.ws.records.latest_table() if ref else None
+        if table is not None and ref:
+            c = table.columns
+            refuted = Status.REFUTED.value
+            live = [r for r, status in enumerate(c["status"])
+                    if status != refuted and table.ids[r] not in skip]
             try:
                 mine = parse_anchor(ref)
             except InvalidAnchor:
@@ -230,8 +233,7 @@ class Curator:
                     other = None
                 if other is not None and mine is not None and _overlap(mine, other):
                     found.append(table.ids[r])
-        texts = ((table.ids[r], c["content"][r]) for r in live if table.ids[r] not in found)
-        found.extend(find_similar(memory.content, texts, limit=3))
+        found.extend(statements.similar(memory.content, skip={*skip, *found}, limit=3))
         return tuple(i for i in found if i in self.ws.records.id_entries(i, tip))[:3]
 
     def _holders(self, digest: str, tip: str | None) -> dict[str, tuple[Memory | None, str, str | None]]:

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from gitmem.config import Settings
     from gitmem.models import Memory
     from gitmem.overlay import LocalEntry
+    from gitmem.similarity import StatementIndex
 
 __all__ = ["Records", "Workspace"]
 
@@ -296,6 +297,14 @@ class Records:
         :meth:`gitmem.cache.RecordCache.latest_table`).
         """
         return self.cache.latest_table()
+
+    def latest_statements(self) -> StatementIndex | None:
+        """The statements of :meth:`latest_table`'s live records, indexed; ``None`` without a table.
+
+        Reads no git object and, once the index of that tree is saved, no records file (see
+        :meth:`gitmem.cache.RecordCache.latest_statements`).
+        """
+        return self.cache.latest_statements()
 
     def after_commit(self, tip: str | CommitInfo | None, updated: Mapping[str, Memory],
                      mutation: Mutation | None = None) -> None:

@@ -26,6 +26,8 @@ file), with the module that owns each:
     The parsed ``persona.yaml`` mapping of one blob.
 ``recall-<tree>-<digest>.bin`` (:mod:`~gitmem.cache.recall_index`)
     A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list.
+``similar-<tree>.bin`` (:mod:`~gitmem.cache.statements`)
+    A :class:`gitmem.similarity.StatementIndex` of the statements of one tree's live records.
 ``settings.bin`` (:mod:`~gitmem.cache.settings`)
     The validated ``.tur/config.yaml``, keyed by a digest of its bytes.
 ``verify.bin`` (:meth:`RecordCache.read_payload`, for :class:`gitmem.staleness.VerifyCache`)
@@ -113,6 +115,7 @@ class RecordCache:
         from gitmem.cache.recall_index import RecallIndexes
         from gitmem.cache.records import Tables
         from gitmem.cache.settings import SettingsFile
+        from gitmem.cache.statements import StatementIndexes
         from gitmem.cache.tokens import TokenCounts
 
         self.store = store
@@ -124,6 +127,7 @@ class RecordCache:
         self._persona = PersonaMemo(self.files)
         self._settings = SettingsFile(self.files)
         self._recall = RecallIndexes(self.files)
+        self._statements = StatementIndexes(self.files)
 
     @classmethod
     def for_store(cls, store: Any) -> RecordCache:
@@ -180,6 +184,35 @@ class RecordCache:
         """
         with self._lock:
             return self._tables.latest_known()
+
+    def latest_statements(self) -> Any:
+        """The :class:`~gitmem.similarity.StatementIndex` of :meth:`latest_table`'s live records, or ``None``.
+
+        Live: not refuted. Reads no git object and, when the index of that tree is saved
+        (a write saves the index of the tree it makes), no records file. Otherwise the
+        table is read and its index made (see :meth:`StatementIndexes.for_table`), and, for
+        a table derived from another tree's records file, that tree's too: the next write
+        made on that tree derives its own from it.
+        """
+        from gitmem.cache.statements import statements_name
+
+        with self._lock:
+            tree = self._tables.latest_tree()
+            index = self._statements.load(tree) if tree is not None else None
+            if index is not None:
+                return index
+            table = self._tables.latest_known()
+            if table is None or table.tree is None:
+                return None
+            index = self._statements.for_table(table, _live_statements(table))
+            base = table.base
+            if base is not None and base != table.tree \
+                    and not self.files.path(statements_name(base)).exists():
+                base_table = self._tables.load_records(base)
+                if base_table is not None:
+                    self._statements.for_table(base_table, _live_statements(base_table))
+                    self._statements.load(table.tree)  # kept in memory as the latest
+            return index
 
     def snapshot(self, tip: str | None) -> Snapshot:
         """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.
@@ -246,8 +279,15 @@ class RecordCache:
             for change in changes.values():
                 if change is not None:
                     change[1].bind_blob(change[0])
-            return self._tables.derive(base, tree, changes,
-                                       (parent, tip) if parent is not None else None)
+            saved = self._tables.derive(base, tree, changes,
+                                        (parent, tip) if parent is not None else None)
+            if saved and base is not None and tree is not None:
+                from gitmem.vocabulary import Status
+
+                self._statements.after_write(base, tree, {
+                    i: None if c is None or c[1].status == Status.REFUTED else c[1].content
+                    for i, c in changes.items()})
+            return saved
 
     # -- token counts -------------------------------------------------------------------------------
 
@@ -340,8 +380,17 @@ class RecordCache:
             self._tokens.forget()
             self._distances.forget()
             self._recall.forget()
+            self._statements.forget()
             return self.files.clear()
 
     def info(self) -> CacheInfo:
         """The cache directory and its files."""
         return self.files.info()
+
+
+def _live_statements(table: RecordTable) -> dict[str, str]:
+    """Id -> content of every row of ``table`` that is not refuted."""
+    from gitmem.vocabulary import Status
+
+    refuted, ids, contents = Status.REFUTED.value, table.ids, table.columns["content"]
+    return {ids[r]: contents[r] for r, status in enumerate(table.columns["status"]) if status != refuted}

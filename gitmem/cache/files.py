@@ -45,7 +45,7 @@ __all__ = [
 
 KEEP_TREES = 3
 """Trees whose files are kept by :meth:`CacheFiles.prune`: the current one and two before it."""
-TREE_KEYED = ("records-", "delta-", "tokens-", "recall-")
+TREE_KEYED = ("records-", "delta-", "tokens-", "recall-", "similar-")
 """Prefixes of the files named ``<prefix><tree id>[-<more>].bin``, pruned with their tree."""
 _FORMER_FILES = frozenset({"objects.json", "verify.json"})  # unchecked JSON of cache format 1
 

@@ -505,6 +505,14 @@ class Tables:
         self.files.prune(tree)
         return True
 
+    def latest_tree(self) -> str | None:
+        """The tree :meth:`latest_known` would give the table of (by file name, reading none), or ``None``."""
+        for tree in self._tables:
+            return tree
+        for path in self.files.newest_first("records-*.bin", "delta-*.bin"):
+            return path.stem.split("-", 2)[1]
+        return None
+
     def latest_known(self) -> RecordTable | None:
         """The table held in memory, else the most recently written one on disk, or ``None``."""
         for table in self._tables.values():

@@ -1,0 +1,192 @@
+"""The statement index gives learn's near-duplicate check the notes a full scan gives (GitHub issue 16).
+
+``learn`` compares a new statement with the live memories of the latest cached tree. It
+counts the terms it shares with each through a :class:`StatementIndex` (saved per tree, and
+derived by each write from its parent's) instead of analysing every memory: the ids, and
+their order, must be those :func:`find_similar` finds over the same statements.
+"""
+
+from __future__ import annotations
+
+import marshal
+import random
+import shutil
+
+import pytest
+
+from gitmem.api import Gitmem
+from gitmem.cache import cache_dir
+from gitmem.similarity import StatementIndex, find_similar
+from gitmem.store import Store
+from gitmem.vocabulary import Status
+
+STATEMENTS = [
+    "API port is 8090", "API moved to port 9090", "The API does not listen on port 9090",
+    "Every query is logged", "Queries are logged to the audit table", "Skies are grey; the sky is blue",
+    "The dying worker restarts", "Workers die and restart", "O'Reilly wrote the parser",
+    "parseHeaderLine splits the header", "The header line parser splits on colons",
+    "Billing batches invoices every night", "Invoices are batched by billing at night",
+    "Queue retries failed jobs with exponential backoff", "The queue retry policy caps retries at 5",
+    "Retry policy for the queue: 5 attempts", "Never run migrations in tests",
+    "Run the migrations before the tests", "x", "", "retry retry retry",
+]
+
+
+def corpus(n: int, seed: int) -> list[tuple[str, str]]:
+    """``n`` statements: the hand-written ones and random mixes of their words."""
+    rnd = random.Random(seed)
+    words = " ".join(STATEMENTS).split()
+    texts = [*STATEMENTS, *(" ".join(rnd.sample(words, rnd.randint(1, 10))) for _ in range(n))]
+    return [(f"fact-{i:08x}", t) for i, t in enumerate(texts)]
+
+
+def queries(pairs: list[tuple[str, str]], seed: int) -> list[str]:
+    rnd = random.Random(seed)
+    words = " ".join(t for _, t in pairs).split()
+    return [*STATEMENTS, *(t for _, t in rnd.sample(pairs, 40)),
+            *(" ".join(rnd.sample(words, rnd.randint(2, 8))) for _ in range(80))]
+
+
+def test_the_index_finds_the_ids_a_full_scan_finds_in_the_same_order():
+    pairs = corpus(400, seed=1)
+    index = StatementIndex.build(pairs)
+    found_any = False
+    for query in queries(pairs, seed=2):
+        for limit in (1, 3, 50):
+            expected = find_similar(query, pairs, limit=limit)
+            assert index.similar(query, limit=limit) == expected, query
+            found_any = found_any or bool(expected)
+    assert found_any
+
+
+def test_the_index_leaves_out_skipped_ids_as_the_scan_leaves_out_their_statements():
+    pairs = corpus(200, seed=3)
+    index = StatementIndex.build(pairs)
+    skip = {i for i, _ in pairs[::3]}
+    for query in queries(pairs, seed=4):
+        expected = find_similar(query, [(i, t) for i, t in pairs if i not in skip])
+        assert index.similar(query, skip=skip) == expected
+
+
+def test_a_derived_index_finds_what_one_built_from_the_changed_statements_finds():
+    pairs = corpus(300, seed=5)
+    base = StatementIndex.build(pairs)
+    rnd = random.Random(6)
+    changed = dict(pairs)
+    changes: dict[str, str | None] = {}
+    for memory_id, _ in rnd.sample(pairs, 60):
+        changes[memory_id] = None if rnd.random() < 0.4 else f"The queue retry policy {rnd.randint(1, 9)}"
+    changes["fact-new1"], changes["fact-new2"] = "API port is now 9191", "A brand new statement"
+    changes["fact-unknown"] = None
+    for memory_id, text in changes.items():
+        if text is None:
+            changed.pop(memory_id, None)
+        else:
+            changed[memory_id] = text
+    derived = base.derive(changes)
+    built = StatementIndex.build(sorted(changed.items()))
+    assert derived.statements() == built.statements() == changed
+    assert len(derived) == len(changed)
+    for query in queries(pairs, seed=7):
+        assert derived.similar(query) == built.similar(query) == find_similar(query, changed.items())
+    # the base is unchanged: it still answers for the statements it was built from
+    assert base.statements() == dict(pairs)
+
+
+def test_an_index_read_back_from_its_payload_answers_the_same():
+    pairs = corpus(150, seed=8)
+    index = StatementIndex.build(pairs).derive({pairs[0][0]: None, "fact-x": "API port is 1"})
+    again = StatementIndex.from_payload(marshal.loads(marshal.dumps(index.to_payload())))
+    for query in queries(pairs, seed=9):
+        assert again.similar(query) == index.similar(query)
+    with pytest.raises(ValueError, match="version"):
+        StatementIndex.from_payload({**index.to_payload(), "version": "0"})
+    with pytest.raises(ValueError, match="lengths"):
+        StatementIndex.from_payload({**index.to_payload(), "ids": ""})
+    with pytest.raises(ValueError, match="lengths"):
+        StatementIndex.from_payload({**index.to_payload(), "flat": b"1234"})
+
+
+# -- through the read cache ---------------------------------------------------------------------
+
+def live_statements(repo) -> dict[str, str]:
+    """Id -> content of every memory not refuted, read from git (a new facade, a cold read)."""
+    snap = Gitmem.open(repo).snapshot()
+    return {i: m.content for i, m in snap.records.items() if m.status != Status.REFUTED}
+
+
+def test_each_write_saves_the_index_of_its_tree_derived_from_its_parents(repo):
+    gm = Gitmem.open(repo)
+    old = gm.learn("API port is 8090").memory.id
+    retry = gm.learn("The queue retry policy caps retries at 5").memory.id
+    gm.wake()  # a table is cached: learn now compares with it
+    first = gm.learn("API moved to port 9090")
+    assert first.similar == (old,)
+    files = cache_dir(Store.discover(repo))
+    # writes by other processes derive each tree's index from their parent's
+    for step in (lambda g: g.learn("Queue retries: 5 attempts at most"),
+                 lambda g: g.refute(retry, "now 7"),
+                 lambda g: g.forget(old),
+                 lambda g: g.learn("The queue retry policy caps retries at 7")):
+        g = Gitmem.open(repo)
+        step(g)
+        tree = Store.discover(repo).subtree_id(g.store.tip(), "memories")
+        assert (files / f"similar-{tree}.bin").exists()
+        index = Gitmem.open(repo).records.latest_statements()
+        assert index.statements() == live_statements(repo)
+    expected = find_similar("Queue retry policy: 7 attempts", sorted(live_statements(repo).items()))
+    third = Gitmem.open(repo).learn("Queue retry policy: 7 attempts")
+    assert third.similar == tuple(expected)
+    assert third.similar
+
+
+def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_from_an_older_one(repo):
+    gm = Gitmem.open(repo)
+    for i in range(12):
+        gm.learn(f"Job {i} of the nightly batch retries {i % 4} times")
+    gm.wake()
+    files = cache_dir(Store.discover(repo))
+    index = Gitmem.open(repo).records.latest_statements()
+    assert index.statements() == live_statements(repo)
+    # an index copied from another tree is refused, and the right one built
+    Gitmem.open(repo).learn("A statement about nothing in particular")
+    Gitmem.open(repo).wake()
+    newest = max(files.glob("similar-*.bin"), key=lambda p: p.stat().st_mtime)
+    others = [p for p in files.glob("similar-*.bin") if p != newest]
+    assert others
+    shutil.copyfile(others[0], newest)
+    fresh = Gitmem.open(repo)
+    assert fresh.records.latest_statements().statements() == live_statements(repo)
+    # a tree with no index of its own: derived from the older one by the statements that differ
+    newest.unlink()
+    assert Gitmem.open(repo).records.latest_statements().statements() == live_statements(repo)
+
+
+def test_postings_kept_apart_by_derive_are_flattened_without_changing_an_answer(monkeypatch):
+    import gitmem.similarity as similarity
+
+    monkeypatch.setattr(similarity, "_FLATTEN_AT", 8)
+    pairs = corpus(120, seed=10)
+    index, current = StatementIndex.build(pairs), dict(pairs)
+    rnd = random.Random(11)
+    for step in range(12):
+        changes: dict[str, str | None] = {f"fact-step{step}": f"API port is {step} and the queue retries"}
+        victim = rnd.choice(sorted(current))
+        changes[victim] = None if step % 2 else "Queue retry policy caps retries"
+        index = StatementIndex.from_payload(marshal.loads(marshal.dumps(index.derive(changes).to_payload())))
+        for memory_id, text in changes.items():
+            if text is None:
+                current.pop(memory_id, None)
+            else:
+                current[memory_id] = text
+        assert index.statements() == current
+        for query in ("API port is 3", "queue retry policy", "Queue retries capped"):
+            assert index.similar(query, limit=5) == find_similar(query, current.items(), limit=5)
+
+
+def test_deriving_by_statements_that_did_not_change_keeps_their_rows():
+    pairs = corpus(50, seed=12)
+    index = StatementIndex.build(pairs)
+    same = index.derive(dict(pairs[:30]))
+    assert same.ids == index.ids and same.dead == index.dead
+    assert same.similar(pairs[3][1]) == index.similar(pairs[3][1])
