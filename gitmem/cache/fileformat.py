@@ -60,7 +60,10 @@ def paused_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many small live objects.
 
     Loading 100,000 rows triggers dozens of full collections that find nothing to collect
-    (everything built is alive); pausing the collector halves the load time.
+    (everything built is alive); pausing the collector halves the load time. On resuming,
+    what is alive is frozen (``gc.freeze``): else the first collection after it would walk
+    every object just built (about 40 ms for 100,000 rows) to find them all alive again.
+    Frozen objects are still freed by reference counting; the tables hold no cycles.
     """
     was = gc.isenabled()
     gc.disable()
@@ -68,6 +71,7 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was:
+            gc.freeze()
             gc.enable()
 
 
