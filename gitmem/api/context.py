@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.anchors import split_ref
 from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
 from gitmem.reader import Skipped
@@ -382,6 +381,8 @@ class ContextBuilder:
         A memory is matched by the path its anchor names now: verify moves the anchor of a
         memory whose file was renamed, so a renamed file's memories follow it once verified.
         """
+        from gitmem.anchors import split_ref  # lazily: a wake reads no anchor
+
         wanted = set(paths)
         c = table.columns
         rows = [r for r, prov in enumerate(c["prov"])
