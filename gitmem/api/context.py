@@ -240,13 +240,11 @@ class ContextBuilder:
             return [], []
         me = self.ws.store.identity()
         trust = self.ws.settings.trust
-        verdict: dict[str | None, bool] = {}
-        trusted = []
-        for who in writers:
-            if who not in verdict:
-                verdict[who] = trust.trusts(who, me)
-            trusted.append(verdict[who])
-        return [None if who in (None, me) else who for who in writers], trusted
+        # Few distinct writers: judge each once, then map the rows through dicts (in C).
+        distinct = set(writers)
+        verdict = {who: trust.trusts(who, me) for who in distinct}
+        shown = {who: None if who in (None, me) else who for who in distinct}
+        return list(map(shown.__getitem__, writers)), list(map(verdict.__getitem__, writers))
 
     def _persona_or_warn(self, skipped: list[Skipped], tip: str | None) -> dict[str, Any] | None:
         try:
