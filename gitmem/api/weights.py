@@ -34,8 +34,8 @@ class Weights:
             return [None] * len(shas)
         cache = self.ws.records.cache
         known: dict[str, int] = cache.distances(head)
-        distinct = set(shas)  # a few hundred commits for 100,000 rows
-        distinct.discard(None)
+        # A few hundred commits for 100,000 rows.
+        distinct: set[str] = {s for s in set(shas) if s is not None}
         wanted = {s for s in distinct if s not in known}
         if wanted:
             self._carry_distances(head, known, wanted)
