@@ -388,11 +388,16 @@ def _writers_from(column: list[str | None], ids: list[str], known: dict[str, str
 
     ``None`` when a row has neither (``known`` is of another set of records).
     """
+    # Mapped and scanned in C: a Python loop costs ~0.5 us a row at 100,000 rows.
+    if column.count(None) == len(column):  # no record stores its writer: the usual old store
+        found: list = list(map(known.get, ids))
+        if None in found:  # compared by identity first: a row without one
+            return None
+        return [who or None for who in found] if "" in found else found
     absent = object()
     get = known.get
-    # One comprehension and two scans in C: a Python loop costs ~0.5 us a row at 100,000.
     out: list = [who if who is not None else get(memory_id, absent) or None
-           for who, memory_id in zip(column, ids, strict=True)]
+                 for who, memory_id in zip(column, ids, strict=True)]
     if absent in out:  # compared by identity first: no string equals it
         return None
     return out
