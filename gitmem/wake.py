@@ -390,7 +390,9 @@ def compile_rows(
         active = [r for r in ordered if reasons[r] is None]
         short = rows.compressed
         least = rows.min_chars
-        return _Section(tier, header, None, active, [tokens_of(r) for r in active],
+        # Known counts read inline: a call per row costs ~10 ms at 100,000 rows.
+        counts = [n if (n := tokens[r]) >= 0 else tokens_of(r) for r in active]
+        return _Section(tier, header, None, active, counts,
                         lambda pos: entry(active[pos]),
                         short=(lambda pos: short(active[pos])) if short is not None else None,
                         min_chars=(lambda pos: least(active[pos])) if least is not None else None)
