@@ -155,10 +155,12 @@ def weight_column(
         policy: the decay parameters.
     """
     now_us = microseconds(now)
-    type_half_lives = policy.half_life_days
-    never = {kind.value for kind, days in type_half_lives.items() if days is None}
-    by_type = {kind.value: days for kind, days in type_half_lives.items()}
-    lambdas = {kind.value: lam for kind, lam in policy.commit_lambda.items()}
+    # Per type, in one lookup: (never decays, the policy's half-life, commit lambda).
+    per_type = {kind.value: (days is None, days, policy.commit_lambda.get(kind, 0.0))
+                for kind, days in policy.half_life_days.items()}
+    for kind, lam in policy.commit_lambda.items():
+        per_type.setdefault(kind.value, (False, None, lam))
+    unknown = (False, None, 0.0)
     refuted = Status.REFUTED.value
     exp = math.exp
     out: list[float] = []
@@ -169,17 +171,15 @@ def weight_column(
         if status == refuted:
             append(0.0)
             continue
-        if kind in never:
-            half_life = None
-        elif own == FROM_POLICY:
-            half_life = by_type.get(kind)
-        else:
-            half_life = own
-        if half_life is not None and at is not None:
-            days = max(0.0, (now_us - at) / 1_000_000 / 86400.0)
-            value *= 2.0 ** (-days / half_life)
-        lam = lambdas.get(kind, 0.0)
-        if half_life is not None and distance and lam:
-            value *= exp(-lam * distance)
+        never, by_type, lam = per_type.get(kind, unknown)
+        half_life = None if never else by_type if own == FROM_POLICY else own
+        if half_life is not None:
+            if at is not None:
+                days = (now_us - at) / 1_000_000 / 86400.0
+                if not days > 0.0:  # max(0.0, days), without the call
+                    days = 0.0
+                value *= 2.0 ** (-days / half_life)
+            if distance and lam:
+                value *= exp(-lam * distance)
         append(value)
     return out

@@ -9,6 +9,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Sequence
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from gitmem.vocabulary import RelationType
@@ -72,8 +73,8 @@ def linked_degrees(
     """
     row_of = row_finder(ids)
     neighbours: dict[int, set[int]] = {}
-    for r, links in enumerate(relations):
-        for _, target in links:
+    for r in compress(range(len(relations)), relations):  # linked rows only, picked in C
+        for _, target in relations[r]:
             t = row_of(target)
             if t is not None and t != r:
                 neighbours.setdefault(r, set()).add(t)

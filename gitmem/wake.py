@@ -16,6 +16,7 @@ import math
 from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
 from typing import TYPE_CHECKING
 
 from gitmem.defaults import DECAY_THRESHOLD, PREVIEW_CHARS, WAKE_SHARES, WAKE_TOKEN_BUDGET
@@ -389,7 +390,9 @@ def compile_rows(
         active = [r for r in ordered if reasons[r] is None]
         short = rows.compressed
         least = rows.min_chars
-        return _Section(tier, header, None, active, [tokens_of(r) for r in active],
+        # Known counts read inline: a call per row costs ~10 ms at 100,000 rows.
+        counts = [n if (n := tokens[r]) >= 0 else tokens_of(r) for r in active]
+        return _Section(tier, header, None, active, counts,
                         lambda pos: entry(active[pos]),
                         short=(lambda pos: short(active[pos])) if short is not None else None,
                         min_chars=(lambda pos: least(active[pos])) if least is not None else None)
@@ -462,8 +465,10 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
     supersedes = RelationType.SUPERSEDES.value
     row_of = row_finder(rows.ids)
     targets: list[int | None] = []
-    for r, links in enumerate(rows.relations):
-        if links and reasons[r] is None:
+    relations = rows.relations
+    for r in compress(range(len(relations)), relations):  # linked rows only, picked in C
+        links = relations[r]
+        if reasons[r] is None:
             targets.extend(row_of(t) for kind, t in links if kind == supersedes and t != rows.ids[r])
     for target in targets:
         if target is not None and reasons[target] is None:

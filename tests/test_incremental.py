@@ -283,6 +283,9 @@ def test_writers_of_records_stored_without_one_carry_over_a_write_as_a_cold_read
     assert since is not None and len(since[0]) == 4  # three writes on the records file's tree
     shutil.rmtree(cache_dir(Store.discover(repo)))
     assert again == _writers(repo)[0] and again.count("Old Writer <test@example.com>") == 1
+    # A reader of the same tree takes the rows as saved: the same writers, no git log.
+    payload = gm.records.cache.read_payload("writers.bin", "writers")
+    assert payload["rows"] == again and _writers(repo)[0] == again
 
 
 def _distances(repo: Path) -> dict:

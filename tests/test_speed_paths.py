@@ -30,7 +30,9 @@ from gitmem.cli import Env, main
 out, err = io.StringIO(), io.StringIO()
 code = main(sys.argv[1:], Env(out=out, err=err))
 heavy = sorted({m for m in sys.modules for h in HEAVY if m == h or m.startswith(h + ".")})
-print(json.dumps({"code": code, "heavy": heavy, "out": out.getvalue(), "err": err.getvalue()}))
+ours = sorted(m for m in sys.modules if m == "gitmem" or m.startswith("gitmem."))
+print(json.dumps({"code": code, "heavy": heavy, "out": out.getvalue(), "err": err.getvalue(),
+                  "gitmem": ours}))
 """
 
 
@@ -80,6 +82,17 @@ def test_a_warm_wake_reads_no_yaml_and_loads_no_bpe_tables(learned):
     assert warm["heavy"] == []
     assert warm["out"] == cold["out"] and "never push to main" in warm["out"]
     assert "halfway through the retry refactor" in warm["out"]
+
+
+def test_a_warm_wake_imports_no_part_of_gitmem_it_does_not_use(learned):
+    run_tur("-C", str(learned), "wake")
+    warm = run_tur("-C", str(learned), "wake")
+    assert warm["code"] == 0 and "never push to main" in warm["out"]
+    # Writes, hooks, verify, anchors and the result types load on first use, not for a read.
+    unused = {"gitmem.api.curate", "gitmem.api.hooks", "gitmem.api.verify", "gitmem.api.results",
+              "gitmem.hooks", "gitmem.anchors", "gitmem.secret_scan", "gitmem.similarity"}
+    assert unused.isdisjoint(warm["gitmem"])
+    assert {"gitmem.api", "gitmem.wake", "gitmem.cache.records"} <= set(warm["gitmem"])
 
 
 def test_a_warm_recall_reads_no_yaml_and_builds_no_index(learned):

@@ -23,29 +23,14 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable
 from datetime import datetime
+from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.api.context import ContextBuilder
-from gitmem.api.curate import Curator
-from gitmem.api.hooks import Hooks
 from gitmem.api.records import Records, Workspace
-from gitmem.api.results import (
-    AnchorStep,
-    CommitInfo,
-    DoctorReport,
-    ImportResult,
-    LearnResult,
-    RepoPaths,
-    Skipped,
-    StatusRow,
-    StatusView,
-    TurImportResult,
-    VerifyOutcome,
-)
 from gitmem.api.setup import HarnessSetup
 from gitmem.api.sharing import Sharing, guard_lost_tip
-from gitmem.api.verify import Verifier
 from gitmem.api.weights import Weights
 from gitmem.defaults import (
     HOOK_MAX_CHARS,
@@ -57,15 +42,29 @@ from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
 if TYPE_CHECKING:
+    from gitmem.api.curate import Curator
+    from gitmem.api.hooks import Hooks
     from gitmem.api.results import (
         AnchoredDiff,
+        AnchorStep,
         CacheInfo,
+        CommitInfo,
+        DoctorReport,
         HookOutput,
+        ImportResult,
+        LearnResult,
         RecallResult,
+        RepoPaths,
         SetupReport,
+        Skipped,
+        StatusRow,
+        StatusView,
         SyncResult,
+        TurImportResult,
+        VerifyOutcome,
         WakeResult,
     )
+    from gitmem.api.verify import Verifier
     from gitmem.config import Settings
     from gitmem.models import Memory
     from gitmem.reader import Snapshot
@@ -91,8 +90,12 @@ __all__ = [
     "utc_now",
 ]
 
-#: Names served on first access: name -> (module, attribute).
+#: Names served on first access: name -> (module, attribute). The result types too: a warm
+#: wake builds none of them, and their module creates some thirty dataclasses.
 _LAZY = {
+    **{name: ("gitmem.api.results", name) for name in (
+        "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnResult", "RepoPaths",
+        "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
     "Memory": ("gitmem.models", "Memory"),
     "MemoryView": ("gitmem.cache", "MemoryView"),
     "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),
@@ -143,15 +146,32 @@ class Gitmem:
         self._ws = Workspace(store, settings, cwd)
         self.store = store
         self.records: Records = self._ws.records
-        weights = Weights(self._ws)
-        self._verifier = Verifier(self._ws, weights)
-        self._context = ContextBuilder(self._ws, weights)
-        self._hooks = Hooks(self._ws, self._context)
-        self._curator = Curator(self._ws)
+        self._weights = Weights(self._ws)
+        self._context = ContextBuilder(self._ws, self._weights)
         self._sharing = Sharing(store)
         self._setup = HarnessSetup(store)
         # A rewrite of the memory ref that gitmem did not make is merged back on first read.
         store.guard = guard_lost_tip
+
+    # The parts a read does not use are built, and their modules imported, on first use.
+
+    @cached_property
+    def _verifier(self) -> Verifier:
+        from gitmem.api.verify import Verifier
+
+        return Verifier(self._ws, self._weights)
+
+    @cached_property
+    def _hooks(self) -> Hooks:
+        from gitmem.api.hooks import Hooks
+
+        return Hooks(self._ws, self._context)
+
+    @cached_property
+    def _curator(self) -> Curator:
+        from gitmem.api.curate import Curator
+
+        return Curator(self._ws)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
@@ -193,6 +213,8 @@ class Gitmem:
     @property
     def paths(self) -> RepoPaths:
         """Where the working tree and the git directories are."""
+        from gitmem.api.results import RepoPaths
+
         store = self.store
         return RepoPaths(workdir=store.workdir, git_dir=store.git_dir, common_dir=store.common_dir)
 

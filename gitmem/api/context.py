@@ -7,7 +7,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.anchors import split_ref
 from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
 from gitmem.reader import Skipped
@@ -241,13 +240,11 @@ class ContextBuilder:
             return [], []
         me = self.ws.store.identity()
         trust = self.ws.settings.trust
-        verdict: dict[str | None, bool] = {}
-        trusted = []
-        for who in writers:
-            if who not in verdict:
-                verdict[who] = trust.trusts(who, me)
-            trusted.append(verdict[who])
-        return [None if who in (None, me) else who for who in writers], trusted
+        # Few distinct writers: judge each once, then map the rows through dicts (in C).
+        distinct = set(writers)
+        verdict = {who: trust.trusts(who, me) for who in distinct}
+        shown = {who: None if who in (None, me) else who for who in distinct}
+        return list(map(shown.__getitem__, writers)), list(map(verdict.__getitem__, writers))
 
     def _persona_or_warn(self, skipped: list[Skipped], tip: str | None) -> dict[str, Any] | None:
         try:
@@ -382,6 +379,8 @@ class ContextBuilder:
         A memory is matched by the path its anchor names now: verify moves the anchor of a
         memory whose file was renamed, so a renamed file's memories follow it once verified.
         """
+        from gitmem.anchors import split_ref  # lazily: a wake reads no anchor
+
         wanted = set(paths)
         c = table.columns
         rows = [r for r, prov in enumerate(c["prov"])

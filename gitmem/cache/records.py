@@ -25,6 +25,7 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
+from itertools import chain, compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,11 +130,12 @@ def check_columns(columns: dict[str, list]) -> None:
     if not (set(map(len, filter(None, columns["prov"]))) <= {5}
             and set(map(len, filter(None, columns["decay"]))) <= {4}):
         raise ValueError("provenance or decay shape")
+    # Only the few non-empty tuples are walked in Python (compress picks them in C).
     if not (types_of("legacy") <= {tuple}
-            and all(type(name) is str for names in columns["legacy"] for name in names)):
+            and set(map(type, chain.from_iterable(columns["legacy"]))) <= {str}):
         raise ValueError("legacy ids")
-    for links in columns["rels"]:
-        if links and any(len(link) != 2 or link[0] not in RELATIONS for link in links):
+    for links in compress(columns["rels"], columns["rels"]):
+        if any(len(link) != 2 or link[0] not in RELATIONS for link in links):
             raise ValueError("relations")
 
 

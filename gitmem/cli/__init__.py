@@ -73,6 +73,35 @@ class _Parser(argparse.ArgumentParser):
             message = _did_you_mean(self.prog, *bad.groups())
         raise _UsageError(f"tur: error: {message} (see `{self.prog} --help`)")
 
+    def _get_formatter(self) -> argparse.HelpFormatter:
+        # argparse makes a formatter for every add_argument (to check its metavar), and one
+        # without a width imports shutil, with bz2 and lzma (~3 ms a run), for its width.
+        return self.formatter_class(prog=self.prog, width=_help_width())  # type: ignore[call-arg]
+
+
+def _help_width() -> int:
+    """The default help width of argparse, ``shutil.get_terminal_size().columns - 2``, without shutil.
+
+    The same steps as :func:`shutil.get_terminal_size`: ``COLUMNS`` when set and positive,
+    else the terminal's width when ``COLUMNS`` or ``LINES`` is unset, else 80.
+    """
+    try:
+        columns = int(os.environ["COLUMNS"])
+    except (KeyError, ValueError):
+        columns = 0
+    try:
+        lines = int(os.environ["LINES"])
+    except (KeyError, ValueError):
+        lines = 0
+    if columns <= 0 or lines <= 0:
+        try:
+            size = os.get_terminal_size(sys.__stdout__.fileno())  # type: ignore[union-attr]
+        except (AttributeError, ValueError, OSError):
+            size = os.terminal_size((80, 24))
+        if columns <= 0:
+            columns = size.columns or 80
+    return columns - 2
+
 
 def _did_you_mean(prog: str, argument: str, given: str, listed: str) -> str:
     """The "invalid choice" error of argparse as one line, naming the nearest choice (``difflib``)."""
