@@ -259,6 +259,8 @@ def test_an_uncommitted_edit_is_local_and_never_reaches_the_team(origin):
     (a / "src/app.py").write_text(APP.replace("line 5\n", "line 5 changed\n"))
     out = ok(a, "verify")
     assert f"{mid}  fresh -> stale" in out and "working tree: line 5 modified" in out
+    assert out.splitlines()[-1] == ("nothing recorded: the changes above are uncommitted, "
+                                    "kept in this clone only")
     ok(a, "sync")
     ok(b, "sync")
     assert record(b, mid).status is Status.FRESH  # the shared record

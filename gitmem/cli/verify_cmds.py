@@ -84,6 +84,8 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
     if args.write:
         if outcome.commit:
             env.print(f"recorded in {outcome.commit.sha[:12]} on refs/tur/memories")
+        elif any(row.local for row in outcome.rows):
+            env.print("nothing recorded: the changes above are uncommitted, kept in this clone only")
         else:
             env.print("nothing changed")
     return code
