@@ -580,6 +580,8 @@ def _pack(
     1. no room kept, when every memory could fit (then no advisory is needed for budget);
     2. room for the full advisory (EP-0132 wording);
     3. room for the short one: a small budget shows a memory rather than the long wording.
+       When 2 shows fewer than three memories, 3 is tried too and wins if it shows
+       higher-ranked ones (an axiom rather than a small tier-2 fact).
 
     When none includes a memory, the full advisory alone, else the short one, else ``""``.
     """
@@ -592,16 +594,46 @@ def _pack(
             if found is not None:
                 return found
     fallback: tuple[str, int] | None = None
+    kept: tuple[tuple[str, int], list[tuple[list[int], set[int]]], list[tuple[int, int]]] | None = None
     for short in (False, True):
         advisory = "\n" + advisory_line(all_memories, stale, short=short) + "\n"
         _greedy(sections, limits, shares, counter, keep=(counter(advisory), len(advisory)))
         found = _fit(sections, limits, stale, counter, short=short)
         if found is None:
             continue
-        if any(s.chosen for s in memory_sections) or not all_memories:
+        shown = [(i, pos) for i, s in enumerate(memory_sections) for pos in s.chosen]
+        if kept is not None:  # the full wording's few memories against the short one's
+            if _ranks_above(kept[2], shown):
+                for section, (chosen, compressed) in zip(sections, kept[1], strict=True):
+                    section.chosen, section.compressed = chosen, compressed
+                return kept[0]
             return found
+        if not all_memories:
+            return found
+        if shown and (short or len(shown) >= _FEW):
+            return found
+        if shown:  # a small budget: the short wording may leave room for better memories
+            kept = found, [(list(s.chosen), set(s.compressed)) for s in sections], shown
+            continue
         fallback = fallback or found
     return fallback or ("", 0)
+
+
+_FEW = 3
+"""Below this many memories shown with the full advisory, the short one is tried too."""
+
+
+def _ranks_above(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> bool:
+    """Whether the memories ``first`` shows rank at least as well as ``second``'s.
+
+    Each is ``(section, position)`` in rank order (tier 1 before tier 2); the first place
+    where they differ decides, and a longer list wins over its own prefix; a tie keeps
+    ``first`` (the full advisory says more).
+    """
+    for a, b in zip(first, second, strict=False):
+        if a != b:
+            return a < b
+    return len(first) >= len(second)
 
 
 def _greedy(

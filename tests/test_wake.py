@@ -267,6 +267,23 @@ def test_the_advisory_room_is_kept_while_packing_so_a_smaller_memory_takes_the_r
         assert all(e.tokens + header > budget - result.tokens for e in left), (budget, result.text)
 
 
+def test_a_small_budget_shows_the_best_memory_that_fits_beside_the_short_advisory():
+    # The best memory is long, the next one short: the full advisory leaves room for the short
+    # one only, the short advisory for the best one, which is the better wake.
+    best = mem(1, "The ledger is append only; corrections are new rows that reverse earlier "
+                  "ones, never updates, and the nightly job checks the running totals")
+    small = mem(2, "Invoices round half up")
+    weights = {best.id: 0.9, small.id: 0.5}
+    alone = compile_wake([best], weights=weights, budget=None, counter=COUNT).tokens
+    need = alone + COUNT("\n[Tur Context Manager]: 1 memory omitted.\n")
+    both = compile_wake([best, small], weights=weights, budget=None, counter=COUNT).tokens
+    assert need < both
+    for budget in range(need, both):
+        result = compile_wake([best, small], weights=weights, budget=budget, counter=COUNT)
+        assert result.tokens == COUNT(result.text) <= budget
+        assert f"[{best.id}]" in result.text, (budget, result.text)
+
+
 def test_the_axiom_tier_is_kept_before_a_salient_memory_at_a_small_budget():
     memories = _mixed_store()
     axiom = compile_wake(memories[:1], weights={}, budget=None, counter=COUNT).tokens
