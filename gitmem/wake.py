@@ -580,8 +580,9 @@ def _pack(
     1. no room kept, when every memory could fit (then no advisory is needed for budget);
     2. room for the full advisory (EP-0132 wording);
     3. room for the short one: a small budget shows a memory rather than the long wording.
-       When 2 shows fewer than three memories, 3 is tried too and wins if it shows
-       higher-ranked ones (an axiom rather than a small tier-2 fact).
+       When 2 shows fewer than three memories, 3 is tried too and wins if its best memory
+       ranks above 2's (the best memory that fits rather than a smaller, lower-ranked
+       one); more memories alone do not win.
 
     When none includes a memory, the full advisory alone, else the short one, else ``""``.
     """
@@ -624,16 +625,13 @@ _FEW = 3
 
 
 def _ranks_above(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> bool:
-    """Whether the memories ``first`` shows rank at least as well as ``second``'s.
+    """Whether the best memory ``first`` shows ranks at least as well as ``second``'s best.
 
-    Each is ``(section, position)`` in rank order (tier 1 before tier 2); the first place
-    where they differ decides, and a longer list wins over its own prefix; a tie keeps
-    ``first`` (the full advisory says more).
+    Each is ``(section, position)`` in rank order (tier 1 before tier 2), not empty. Only
+    the best memory counts: the full advisory (``first``) tells the agent how to recall
+    the rest, which is worth about as much as one more memory of similar rank.
     """
-    for a, b in zip(first, second, strict=False):
-        if a != b:
-            return a < b
-    return len(first) >= len(second)
+    return first[0] <= second[0]
 
 
 def _greedy(

@@ -173,7 +173,9 @@ class Curator:
 
         commit, mutation = self.ws.store.transact(build)
         memory, created, collision = mutation.result  # type: ignore[union-attr, misc]
-        similar = self._similar(memory, before, skip={target} if target else set())
+        # A statement already known was compared when it was first learned: naming its
+        # neighbours again on every re-verification is noise.
+        similar = self._similar(memory, before, skip={target} if target else set()) if created else ()
         self.ws.records.after_commit(commit, {memory.id: memory}, mutation)
         return LearnResult(memory=memory, created=created, commit=commit, similar=similar,
                            collided_with=collision)

@@ -74,8 +74,8 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
         anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
         was = (f"{row.old_status.value} -> " if args.write and row.old_status
                and row.old_status is not row.status else "")
-        reason = row.reason or ("confirmed" if args.confirm else
-                                "re-anchored" if row.moved else "unchanged")
+        reason = row.reason or ("confirmed" if args.confirm else "re-anchored" if row.moved else
+                                "its anchor holds at HEAD" if row.status_changed else "unchanged")
         if row.local:
             reason = f"{reason}; uncommitted, kept in this clone only"
         env.print(f"{row.memory_id}  {was}{row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
