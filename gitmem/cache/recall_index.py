@@ -37,10 +37,13 @@ class RecallIndexes:
     def __init__(self, files: CacheFiles) -> None:
         self.files = files
         self._kept: dict[str, Any] = {}
+        #: File name -> key of the indexes known to be saved whole: what a change can be saved to.
+        self._whole: dict[str, tuple[str | None, str, str]] = {}
 
     def forget(self) -> None:
         """Drop the indexes held in memory (the files are cleared by the caller)."""
         self._kept.clear()
+        self._whole.clear()
 
     def provider(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
         """A function ``candidates -> RecallIndex``, loading, deriving or building (and saving) the index.
@@ -65,25 +68,64 @@ class RecallIndexes:
                     try:
                         if not isinstance(payload, dict) or payload.get("key") != key:
                             raise ValueError("built for another tree or candidate list")
-                        loaded = RecallIndex.from_payload(payload["index"], len(candidates))
+                        loaded = self._load(payload)
+                        if loaded is not None and "index" in payload:
+                            self._whole[name] = key
+                        if loaded is not None and loaded.size != len(candidates):
+                            raise ValueError("index of another document list")
                     except (KeyError, TypeError, ValueError) as exc:
                         self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
                     else:
-                        return self._keep(name, loaded).bind(listed)
+                        if loaded is not None:  # None: the index it changes is gone; derived again
+                            return self._keep(name, loaded).bind(listed)
             observed: Sequence[Any]
             if isinstance(candidates, RowViews):
                 texts, observed = candidates.contents, candidates.observed
             else:
                 texts, observed = [m.content for m in candidates], observed_times(candidates)
-            base = self._latest(name) if name is not None else None
+            base_name, base = self._latest(name) if name is not None else (None, None)
             index = (base.derive(listed, texts, observed) if base is not None
                      else RecallIndex.build(texts, observed, ids=listed))
             if name is not None:
-                self.files.write_payload(name, "recall", {"key": key, "index": index.to_payload()})
+                if index.change is not None and base_name in self._whole:
+                    # The change from a whole index saved on disk: its documents and the new
+                    # norms, a fraction of the index's size (see _load).
+                    self.files.write_payload(name, "recall", {
+                        "key": key, "base": base_name, "base_key": self._whole[base_name],
+                        "change": index.change_payload()})
+                else:
+                    self.files.write_payload(name, "recall", {"key": key, "index": index.to_payload()})
+                    self._whole[name] = key
                 self._keep(name, index)
             return index.bind(listed)
 
         return provide
+
+    def _load(self, payload: dict[str, Any]) -> Any:
+        """The index of a saved payload: whole, or a change to a whole index saved beside it.
+
+        A change is applied to the index it names, with the norms it carries (those of the
+        index derived at once, bit for bit), so that its reader recomputes none. ``None`` when
+        that index is gone (pruned, or cleared) or no longer the one the change was made on.
+
+        Raises:
+            ValueError, TypeError, KeyError: a payload of the wrong structure.
+        """
+        from gitmem.recall import RecallIndex
+
+        if "index" in payload:
+            return RecallIndex.from_payload(payload["index"])
+        base_name, base_key = payload["base"], payload["base_key"]
+        change, norms = RecallIndex.change_from_payload(payload["change"])
+        if not isinstance(base_name, str) or not base_name.startswith("recall-") or "/" in base_name:
+            raise ValueError("a change of no recall index")
+        base = self.files.read_payload(base_name, "recall")
+        if not isinstance(base, dict) or base.get("key") != base_key or "index" not in base:
+            return None
+        try:
+            return RecallIndex.from_payload(base["index"]).changed(change, norms)
+        except (KeyError, TypeError, ValueError):
+            return None  # the base's own reader reports and rebuilds it
 
     def _keep(self, name: str, index: Any) -> Any:
         self._kept[name] = index
@@ -91,19 +133,25 @@ class RecallIndexes:
             del self._kept[next(iter(self._kept))]  # dicts keep insertion order: the oldest
         return index
 
-    def _latest(self, exclude: str) -> Any:
-        """The most recently saved index but ``exclude``, to derive a new one from; or ``None``."""
-        from gitmem.recall import RecallIndex
+    def _latest(self, exclude: str) -> tuple[str | None, Any]:
+        """The most recently saved index but ``exclude``, to derive a new one from; or ``None``.
 
+        With it, its file name (a change to it is saved only if that file holds it whole:
+        :attr:`_whole`).
+        """
         for kept_name in reversed(self._kept):  # held in memory (``tur mcp``): no file to read
             if kept_name != exclude:
-                return self._kept[kept_name]
+                return kept_name, self._kept[kept_name]
         for path in self.files.newest_first("recall-*.bin")[:_BASES_TRIED]:
             if path.name == exclude:
                 continue
             payload = self.files.read_payload(path.name, "recall")
             try:
-                return RecallIndex.from_payload(payload["index"])
-            except (KeyError, TypeError, ValueError):
+                loaded = self._load(payload)
+            except (KeyError, TypeError, ValueError, AttributeError):
                 continue  # another version, or damaged: not a base (its own reader rebuilds it)
-        return None
+            if loaded is not None:
+                if "index" in payload:
+                    self._whole[path.name] = payload["key"]
+                return path.name, loaded
+        return None, None
