@@ -16,6 +16,10 @@ KEPT = 2
 
 _BASES_TRIED = 2
 
+#: Documents changed (removed plus added) up to which a derived index is saved as its change
+#: to a whole one; past it, whole (a reader would apply a large change at every load).
+CHANGE_DOCUMENTS = 512
+
 
 class RecallIndexes:
     """:class:`gitmem.recall.RecallIndex` objects saved per candidate list.
@@ -68,7 +72,7 @@ class RecallIndexes:
                     try:
                         if not isinstance(payload, dict) or payload.get("key") != key:
                             raise ValueError("built for another tree or candidate list")
-                        loaded = self._load(payload)
+                        loaded = self._load(payload)[1]
                         if loaded is not None and "index" in payload:
                             self._whole[name] = key
                         if loaded is not None and loaded.size != len(candidates):
@@ -87,7 +91,8 @@ class RecallIndexes:
             index = (base.derive(listed, texts, observed) if base is not None
                      else RecallIndex.build(texts, observed, ids=listed))
             if name is not None:
-                if index.change is not None and base_name in self._whole:
+                if index.change is not None and base_name in self._whole and \
+                        len(index.change[0]) + len(index.change[1]) <= CHANGE_DOCUMENTS:
                     # The change from a whole index saved on disk: its documents and the new
                     # norms, a fraction of the index's size (see _load).
                     self.files.write_payload(name, "recall", {
@@ -101,12 +106,13 @@ class RecallIndexes:
 
         return provide
 
-    def _load(self, payload: dict[str, Any]) -> Any:
+    def _load(self, payload: dict[str, Any]) -> tuple[tuple[str, Any] | None, Any]:
         """The index of a saved payload: whole, or a change to a whole index saved beside it.
 
         A change is applied to the index it names, with the norms it carries (those of the
         index derived at once, bit for bit), so that its reader recomputes none. ``None`` when
         that index is gone (pruned, or cleared) or no longer the one the change was made on.
+        With it, for a change, the file name and index it was applied to (else ``None``).
 
         Raises:
             ValueError, TypeError, KeyError: a payload of the wrong structure.
@@ -114,18 +120,21 @@ class RecallIndexes:
         from gitmem.recall import RecallIndex
 
         if "index" in payload:
-            return RecallIndex.from_payload(payload["index"])
+            return None, RecallIndex.from_payload(payload["index"])
         base_name, base_key = payload["base"], payload["base_key"]
         change, norms = RecallIndex.change_from_payload(payload["change"])
         if not isinstance(base_name, str) or not base_name.startswith("recall-") or "/" in base_name:
             raise ValueError("a change of no recall index")
         base = self.files.read_payload(base_name, "recall")
         if not isinstance(base, dict) or base.get("key") != base_key or "index" not in base:
-            return None
+            return None, None
         try:
-            return RecallIndex.from_payload(base["index"]).changed(change, norms)
+            whole = RecallIndex.from_payload(base["index"])
+            changed = whole.changed(change, norms)
         except (KeyError, TypeError, ValueError):
-            return None  # the base's own reader reports and rebuilds it
+            return None, None  # the base's own reader reports and rebuilds it
+        self._whole[base_name] = base_key
+        return (base_name, whole), changed
 
     def _keep(self, name: str, index: Any) -> Any:
         self._kept[name] = index
@@ -147,11 +156,17 @@ class RecallIndexes:
                 continue
             payload = self.files.read_payload(path.name, "recall")
             try:
-                loaded = self._load(payload)
+                whole, loaded = self._load(payload)
             except (KeyError, TypeError, ValueError, AttributeError):
                 continue  # another version, or damaged: not a base (its own reader rebuilds it)
-            if loaded is not None:
-                if "index" in payload:
-                    self._whole[path.name] = payload["key"]
+            if loaded is None:
+                continue
+            if whole is None:
+                self._whole[path.name] = payload["key"]
                 return path.name, loaded
+            # A change: derive from the whole index it changes, so that the new index is
+            # saved as a change to it too, while that change stays small.
+            if len(loaded.change[0]) + len(loaded.change[1]) < CHANGE_DOCUMENTS:
+                return whole
+            return path.name, loaded
         return None, None
