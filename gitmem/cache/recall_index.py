@@ -146,10 +146,12 @@ class RecallIndexes:
         """The most recently saved index but ``exclude``, to derive a new one from; or ``None``.
 
         With it, its file name (a change to it is saved only if that file holds it whole:
-        :attr:`_whole`).
+        :attr:`_whole`). An index held in memory is taken first if it is saved whole; one saved
+        as a change is not: the whole index that change applies to is read instead, so that
+        what is derived from it is saved as a change too.
         """
         for kept_name in reversed(self._kept):  # held in memory (``tur mcp``): no file to read
-            if kept_name != exclude:
+            if kept_name != exclude and kept_name in self._whole:
                 return kept_name, self._kept[kept_name]
         for path in self.files.newest_first("recall-*.bin")[:_BASES_TRIED]:
             if path.name == exclude:
@@ -169,4 +171,7 @@ class RecallIndexes:
             if len(loaded.change[0]) + len(loaded.change[1]) < CHANGE_DOCUMENTS:
                 return whole
             return path.name, loaded
+        for kept_name in reversed(self._kept):  # saved as a change to an index now gone
+            if kept_name != exclude:
+                return kept_name, self._kept[kept_name]
         return None, None
