@@ -312,3 +312,30 @@ def test_a_new_code_commit_then_reads_equal_a_cold_read_with_distances_carried_f
     assert Store.discover(repo).head_sha() != y  # a merge: its parents are not one
     assert reads(repo) == cold_reads(repo)
     assert cache.exists()
+
+
+def _recall_files(repo: Path) -> dict[str, dict]:
+    from gitmem.cache.fileformat import read_file
+
+    root = cache_dir(Store.discover(repo))
+    return {p.name: read_file(p, "recall")[0] for p in root.glob("recall-*.bin")}
+
+
+def test_a_recall_index_derived_after_a_write_is_saved_as_its_change_and_read_back_equal(warm):
+    saved = _recall_files(warm)
+    whole = {n: p for n, p in saved.items() if "index" in p}
+    assert whole and all(p["base"] in whole for n, p in saved.items() if n not in whole)
+    gm = Gitmem.open(warm)
+    gm.learn("The exporter flushes metrics every ten seconds")
+    derived = reads(warm)  # derives the new indexes from the saved ones: saves their changes
+    changes = {n: p for n, p in _recall_files(warm).items() if n not in saved}
+    assert changes and all(p["base"] in whole and "index" not in p for p in changes.values())
+    assert reads(warm) == derived  # a new process applies each change to the index it names
+    gm.learn("The importer retries uploads three times")
+    again = reads(warm)  # derived from the whole index the last changes apply to, not from them
+    later = {n: p for n, p in _recall_files(warm).items() if n not in saved and n not in changes}
+    assert later and all(p["base"] in whole for p in later.values())
+    root = cache_dir(Store.discover(warm))
+    for name in whole:  # the indexes the changes apply to are gone: derived or built again
+        (root / name).unlink()
+    assert reads(warm) == again == cold_reads(warm)

@@ -25,7 +25,8 @@ file), with the module that owns each:
 ``persona.bin`` (:mod:`~gitmem.cache.persona`)
     The parsed ``persona.yaml`` mapping of one blob.
 ``recall-<tree>-<digest>.bin`` (:mod:`~gitmem.cache.recall_index`)
-    A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list.
+    A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list,
+    or, for one derived after a write, its change to a whole one saved beside it.
 ``similar-<tree>.bin`` (:mod:`~gitmem.cache.statements`)
     A :class:`gitmem.similarity.StatementIndex` of the statements of one tree's live records.
 ``settings.bin`` (:mod:`~gitmem.cache.settings`)
