@@ -16,7 +16,7 @@ def _tui_parser(sub: argparse._SubParsersAction) -> None:
         sub, "tui",
         description="Open the terminal UI: a table of memories with a detail pane "
         "(provenance, history, anchored diff) that follows working-tree edits; keys v verify, "
-        "r refute, u undo refutation, d forget, c confidence, n learn, e edit, l link, "
+        "r refute, u undo refutation, d forget, c confidence, n learn, e edit, m mark and l link, "
         "o open in $EDITOR, s sync, w wake preview, / search, ? every key, ctrl+p actions, "
         "q quit. Example: tur tui",
     )
