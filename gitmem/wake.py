@@ -746,6 +746,8 @@ def _top_up(sections: list[_Section], limits: _Limits, stale: int, counter: Call
     all_memories = sum(len(s.items) for s in memory_sections)
     tries = 0
     for section in memory_sections:
+        if limits.tokens is not None and min(section.tokens, default=0) > limits.tokens - tokens:
+            continue  # nothing left out here fits: no walk over every row of a large store
         taken = set(section.chosen)
         for pos, cost in enumerate(section.tokens):
             if pos in taken or (limits.tokens is not None and cost > limits.tokens - tokens):

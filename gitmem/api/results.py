@@ -155,7 +155,7 @@ class DoctorReport:
     """Malformed records (never changed by the doctor) and cache notices."""
     commit: CommitInfo | None = None
     dry_run: bool = False
-    """Nothing was written: the lists say what an import would do."""
+    """Nothing was written: ``repairs`` says what ``--fix`` would do."""
 
 
 @dataclass

@@ -170,6 +170,21 @@ def _plain(value: Any) -> Any:
     return unwrap() if callable(unwrap) else value
 
 
+def _delete(path: Path) -> None:
+    """Delete a settings file left with nothing in it (already gone is fine).
+
+    Raises:
+        HarnessConfigError: it cannot be deleted.
+    """
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:
+        raise HarnessConfigError(f"cannot delete {path}: {exc.strerror or exc}",
+                                 "check the file's permissions") from None
+
+
 def _write_atomic(path: Path, text: str) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -219,13 +234,7 @@ class JsonFile:
 
     def _save(self, data: dict[str, Any], original: str | None, indent: int | str) -> None:
         if not data:
-            try:
-                self.path.unlink()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise HarnessConfigError(f"cannot delete {self.path}: {exc.strerror or exc}",
-                                         "check the file's permissions") from None
+            _delete(self.path)
             return
         _write_atomic(self.path, _render(data, original, indent) + "\n")
 
@@ -508,13 +517,7 @@ class TomlFile:
         if text.endswith("\n\n"):  # the blank line tomlkit put before a table it then lost
             text = text.rstrip("\n") + "\n"
         if not text.strip():
-            try:
-                self.path.unlink()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise HarnessConfigError(f"cannot delete {self.path}: {exc.strerror or exc}",
-                                         "check the file's permissions") from None
+            _delete(self.path)
             return
         _write_atomic(self.path, text)
 
