@@ -152,6 +152,14 @@ def test_a_memory_id_completes_from_the_store_with_its_content_as_description(re
     assert _complete("tur show fact-", "bash", tmp_path) == [""]
 
 
+def test_refute_undo_completes_only_refuted_memories(repo):
+    wrong = tur(repo, "learn", "the cache lives in /var/cache/app").out.strip()
+    right = tur(repo, "learn", "the cache lives in .cache/app").out.strip()
+    assert tur(repo, "refute", wrong, "--reason", "moved to .cache").code == 0
+    assert sorted(c.strip() for c in _complete("tur refute fact-", "bash", repo)) == sorted([wrong, right])
+    assert [c.strip() for c in _complete("tur refute --undo fact-", "bash", repo)] == [wrong]
+
+
 @pytest.mark.skipif(shutil.which("bash") is None, reason="no bash")
 def test_bash_completes_tur_with_the_generated_script(tmp_path):
     tur_bin = tmp_path / "bin" / "tur"

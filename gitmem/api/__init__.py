@@ -273,15 +273,16 @@ class Gitmem:
         """
         return self.records.resolve(token)
 
-    def id_choices(self, prefix: str = "", limit: int = 200) -> dict[str, str]:
+    def id_choices(self, prefix: str = "", limit: int = 200, status: str | None = None) -> dict[str, str]:
         """Ids that ``prefix`` may name -> the first line of each one's content (at most 60 characters).
 
         What shell completion offers (``tur show fact-<TAB>``, ``tur show 12cc<TAB>``): ids
         whose id or hex part starts with ``prefix``, else the current ids of memories whose
-        old id (``legacy_id``) does. Read from the read cache's table, no record parsed; at
-        most ``limit`` ids, in id order.
+        old id (``legacy_id``) does; with ``status`` (e.g. ``"refuted"``, for ``tur refute
+        --undo``) only memories stored with that status. Read from the read cache's table,
+        no record parsed; at most ``limit`` ids, in id order.
         """
-        return self.records.id_choices(prefix, limit)
+        return self.records.id_choices(prefix, limit, status)
 
     def legacy_ids(self) -> dict[str, tuple[str, ...]]:
         """Each imported memory's id -> the ids it had before ``tur import`` (``legacy_id``).

@@ -208,16 +208,16 @@ class Records:
             return legacy, table.blobs[row]
         return found, entries[found]
 
-    def id_choices(self, prefix: str = "", limit: int = 200) -> dict[str, str]:
+    def id_choices(self, prefix: str = "", limit: int = 200, status: str | None = None) -> dict[str, str]:
         """Ids that ``prefix`` may name, each with the first line of its content.
 
         For shell completion, matching what :meth:`resolve` accepts: a prefix of the id, of
         its hex part (``12cc``), or of an old id kept by ``tur import`` (the memory's current
-        id is offered). Read from the read cache's table (warm: one file), no record parsed;
-        at most ``limit`` ids, in id order.
+        id is offered); only memories of stored ``status`` when given. Read from the read
+        cache's table (warm: one file), no record parsed; at most ``limit`` ids, in id order.
         """
         table = self.cache.table(self.store.tip())
-        contents = table.columns["content"]
+        contents, statuses = table.columns["content"], table.columns["status"]
         rows = [row for row, memory_id in enumerate(table.ids)
                 if memory_id.startswith(prefix) or memory_id.rsplit("-", 1)[-1].startswith(prefix)]
         if prefix and not rows:
@@ -225,6 +225,8 @@ class Records:
                       if old.startswith(prefix) or old.rsplit("-", 1)[-1].startswith(prefix)
                       for memory_id in ids}
             rows = [row for row, memory_id in enumerate(table.ids) if memory_id in wanted]
+        if status is not None:
+            rows = [row for row in rows if statuses[row] == status]
         found: dict[str, str] = {}
         for row in rows[:limit]:
             text = str(contents[row]).strip()

@@ -102,13 +102,16 @@ def complete_memory_ids(prefix: str, parsed_args: argparse.Namespace, **_: objec
 
     Reads the repository named by ``-C`` (default: the current directory); outside a
     repository, or on any gitmem error, nothing is offered rather than an error printed
-    into the user's command line.
+    into the user's command line. After ``tur refute --undo`` only refuted memories are
+    offered: no other can have its refutation withdrawn.
     """
     from gitmem.api import Gitmem
     from gitmem.errors import GitmemError
+    from gitmem.vocabulary import Status
 
+    status = Status.REFUTED.value if getattr(parsed_args, "undo", False) else None
     try:
-        return Gitmem.open(getattr(parsed_args, "path", ".") or ".").id_choices(prefix)
+        return Gitmem.open(getattr(parsed_args, "path", ".") or ".").id_choices(prefix, status=status)
     except GitmemError:
         return {}
 
