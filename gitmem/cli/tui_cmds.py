@@ -22,6 +22,8 @@ def _tui_parser(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
                    help="how often to check whether another process wrote (default 1)")
+    p.add_argument("--no-follow", dest="follow", action="store_false",
+                   help="do not watch the working tree for edits (for a tree too large to watch)")
     p.set_defaults(func=cmd_tui)
 
 
@@ -42,5 +44,5 @@ def cmd_tui(args: argparse.Namespace, env: Env) -> int:
         from tui import make_app
     except ImportError as exc:
         raise InvalidInput(f"the TUI needs textual ({exc})", "pip install 'textual>=0.80'") from None
-    make_app(gm, poll_interval=args.poll).run()
+    make_app(gm, poll_interval=args.poll, follow=args.follow).run()
     return 0

@@ -111,3 +111,22 @@ def test_a_repository_without_commits_or_memories_opens_and_follows_quietly(empt
         assert app.screen.query_one("#summary-line").render() is not None
 
     run(app, scenario)
+
+
+def test_without_follow_an_edit_changes_nothing_until_a_verify(tui_repo, clock):
+    repo, gm, ids = tui_repo
+    app = make_app(gm, clock=clock, poll_interval=3600, follow=False)
+    checks: list[WorktreeChecked] = []
+
+    async def scenario(pilot):
+        await select(pilot, ids["port"])
+        await pilot.pause(0.5)
+        edit_line(repo, "src/app.py", "line 4\n", "line four\n")
+        await pilot.pause(1.0)  # a follower would have re-checked by now (see the test above)
+        assert not app.screen.watching
+        assert cell(app, ids["port"], "status").plain == "fresh"
+        await pilot.press("v")
+        await until(pilot, lambda: cell(app, ids["port"], "status").plain == "stale", what="stale on v")
+
+    run(app, scenario, lambda m: checks.append(m) if isinstance(m, WorktreeChecked) else None)
+    assert checks == []
