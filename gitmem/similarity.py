@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from gitmem.analysis import tokenize
 
-__all__ = ["MIN_OVERLAP", "MIN_SHARED", "Statement", "StatementIndex", "find_similar", "may_contradict",
-           "near_duplicate"]
+__all__ = ["MIN_OVERLAP", "MIN_SHARED", "ChangedIndex", "Statement", "StatementIndex", "find_similar",
+           "may_contradict", "near_duplicate"]
 
 MIN_SHARED = 2
 """Terms two near-duplicates share at least."""
@@ -135,6 +135,8 @@ class StatementIndex:
         self.ids = ids
         self.sizes = sizes
         self.dead = dead
+        self._joined: str | None = None  # "\n" + the ids joined by "\n" + "\n", made on first use
+        self._last_row: dict[str, int] | None = None  # id -> its last row, made on first use
         self._text = text
         self._offsets = offsets
         self._terms = terms
@@ -151,7 +153,7 @@ class StatementIndex:
 
     def __len__(self) -> int:
         """Rows that are not dead."""
-        return len(self.ids) - sum(self.dead)
+        return len(self.ids) - self.dead.count(1)
 
     def content(self, row: int) -> str:
         """The statement of ``row``."""
@@ -160,6 +162,24 @@ class StatementIndex:
     def statements(self) -> dict[str, str]:
         """Id -> content of every row that is not dead."""
         return {i: self.content(r) for r, i in enumerate(self.ids) if not self.dead[r]}
+
+    def changes(self, changes: Mapping[str, str | None]) -> dict[str, str | None]:
+        """The part of ``changes`` (as for :meth:`derive`) that changes this index.
+
+        Statements that differ from the indexed ones, new ids, and removed ids that are
+        indexed: what :meth:`derive` acts on (e.g. a ``verify`` that changed no statement
+        changes nothing here).
+        """
+        rows = self._live_rows(changes)
+        out: dict[str, str | None] = {}
+        for memory_id, content in changes.items():
+            row = rows.get(memory_id)
+            if row is None:
+                if content is not None:
+                    out[memory_id] = content
+            elif content is None or self.content(row) != content:
+                out[memory_id] = content
+        return out
 
     def derive(self, changes: Mapping[str, str | None]) -> StatementIndex:
         """A new index with ``changes`` applied (id -> new content, ``None``: no longer indexed).
@@ -172,7 +192,7 @@ class StatementIndex:
                              bytearray(self.dead), self._terms, self._spans, self._flat, dict(self._extra))
         if changes:
             dead = out.dead
-            rows = {memory_id: row for row, memory_id in enumerate(out.ids) if not dead[row]}
+            rows = self._live_rows(changes)
             added: list[tuple[str, str]] = []
             for memory_id, content in changes.items():
                 row = rows.get(memory_id)
@@ -185,8 +205,42 @@ class StatementIndex:
             out._append(added)
         return out._flattened() if len(out._extra) >= _FLATTEN_AT else out
 
+    def _live_rows(self, wanted: Iterable[str]) -> dict[str, int]:
+        """The row of each id of ``wanted`` that is indexed (not dead).
+
+        An id's live row, if it has one, is its last: :meth:`derive` appends a changed
+        statement after marking its old row dead, and dead rows never come back. A few ids
+        are looked for in the joined ids (no dict of 100,000 ids for the one a ``learn``
+        adds); many through a dict made once.
+        """
+        wanted = list(wanted)
+        ids, dead = self.ids, self.dead
+        out: dict[str, int] = {}
+        if len(wanted) > _LOOKED_FOR_AT_MOST or self._last_row is not None:
+            if self._last_row is None:
+                self._last_row = dict(zip(ids, range(len(ids)), strict=True))
+            for memory_id in wanted:
+                row = self._last_row.get(memory_id)
+                if row is not None and not dead[row]:
+                    out[memory_id] = row
+            return out
+        if self._joined is None:
+            self._joined = "\n" + "\n".join(ids) + "\n"
+        joined = self._joined
+        for memory_id in wanted:
+            at = joined.rfind(f"\n{memory_id}\n") if "\n" not in memory_id else -1
+            if at >= 0:
+                row = joined.count("\n", 0, at)
+                if not dead[row]:
+                    out[memory_id] = row
+        return out
+
     def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3) -> list[str]:
         """:func:`find_similar` of ``text`` over the indexed statements but the ids in ``skip``."""
+        return [memory_id for _, memory_id in sorted(self._scored(text, set(skip)))[:limit]]
+
+    def _scored(self, text: str, skipped: Container[str]) -> list[tuple[float, str]]:
+        """``(-overlap, id)`` of each near-duplicate of ``text`` that :func:`find_similar` finds, not skipped."""
         new = Statement.of(text)
         if len(new.terms) < MIN_SHARED:
             return []
@@ -194,7 +248,6 @@ class StatementIndex:
         for term in new.terms:
             counts.update(self._rows(term))
         probes: Sequence[str] | None = None
-        skipped = set(skip)
         size, dead, ids, rows = len(new.terms), self.dead, self.ids, len(self.ids)
         scored: list[tuple[float, str]] = []
         for row, shared in counts.items():
@@ -207,7 +260,7 @@ class StatementIndex:
                 probes = _probes(text)
             if _probed(probes, self.content(row)):
                 scored.append((-overlap, ids[row]))
-        return [memory_id for _, memory_id in sorted(scored)[:limit]]
+        return scored
 
     def to_payload(self) -> dict[str, Any]:
         """The index as a plain dict of strings and bytes (for :mod:`marshal`)."""
@@ -239,7 +292,9 @@ class StatementIndex:
         if not len(ids) == len(sizes) == len(dead) == len(offsets) - 1 or offsets[-1] != len(text) \
                 or terms.count("\n") != len(spans) or spans[-1] * 4 != len(flat):
             raise ValueError("parts of different lengths")
-        return cls(ids, text, offsets, sizes, dead, terms, spans, flat, extra)
+        index = cls(ids, text, offsets, sizes, dead, terms, spans, flat, extra)
+        index._joined = f"\n{payload['ids']}\n" if ids else None
+        return index
 
     def _rows(self, term: str) -> array:
         """The rows whose statement has ``term`` (empty when none)."""
@@ -260,6 +315,7 @@ class StatementIndex:
 
     def _append(self, statements: Iterable[tuple[str, str]]) -> None:
         """Add rows; the postings of their terms go to ``extra`` (copied, never changed in place)."""
+        self._joined = self._last_row = None
         grown: dict[str, array] = {}
         pieces = [self._text]
         end = self._offsets[-1]
@@ -303,8 +359,71 @@ class StatementIndex:
         return self
 
 
+class ChangedIndex:
+    """A whole :class:`StatementIndex` and the statements changed since it, not applied to it.
+
+    Answers as the whole index derived by the changes would (:meth:`whole`), without
+    copying it: the rows of the changed ids are left out of the whole index's answers and
+    the changed statements answer from a small index of their own. What a write saves as
+    its change to a whole index saved before (:mod:`gitmem.cache.statements`), so that a
+    reader at 100,000 memories analyses a few statements and copies none of the others.
+
+    Args:
+        base: the whole index.
+        changes: id -> statement, or ``None``: no longer indexed (as for
+            :meth:`StatementIndex.derive`).
+    """
+
+    def __init__(self, base: StatementIndex, changes: Mapping[str, str | None]) -> None:
+        self.base = base
+        self.changed = dict(changes)
+        self.added = StatementIndex.build([(i, c) for i, c in self.changed.items() if c is not None])
+
+    def __len__(self) -> int:
+        """Statements indexed."""
+        return len(self.base) - len(self.base._live_rows(self.changed)) + len(self.added)
+
+    def statements(self) -> dict[str, str]:
+        """Id -> content of every statement indexed."""
+        out = self.base.statements()
+        for memory_id, content in self.changed.items():
+            if content is None:
+                out.pop(memory_id, None)
+            else:
+                out[memory_id] = content
+        return out
+
+    def changes(self, changes: Mapping[str, str | None]) -> dict[str, str | None]:
+        """The part of ``changes`` that changes this index (see :meth:`StatementIndex.changes`)."""
+        out: dict[str, str | None] = {}
+        rest: dict[str, str | None] = {}
+        for memory_id, content in changes.items():
+            if memory_id not in self.changed:
+                rest[memory_id] = content
+            elif self.changed[memory_id] != content:
+                out[memory_id] = content
+        out.update(self.base.changes(rest))
+        return out
+
+    def derive(self, changes: Mapping[str, str | None]) -> ChangedIndex:
+        """A new index with ``changes`` applied after this one's (the whole index is shared, not copied)."""
+        return ChangedIndex(self.base, {**self.changed, **changes})
+
+    def whole(self) -> StatementIndex:
+        """The whole index derived by the changes (:meth:`StatementIndex.derive`)."""
+        return self.base.derive(self.changed)
+
+    def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3) -> list[str]:
+        """:meth:`StatementIndex.similar` of the whole index derived by the changes."""
+        skipped = set(skip)
+        scored = [*self.base._scored(text, skipped | self.changed.keys()), *self.added._scored(text, skipped)]
+        return [memory_id for _, memory_id in sorted(scored)[:limit]]
+
+
 #: Terms whose postings :meth:`StatementIndex.derive` keeps apart before flattening them all.
 _FLATTEN_AT = 4096
+#: Ids :meth:`StatementIndex.derive` looks for one by one in the joined ids; more go through a dict.
+_LOOKED_FOR_AT_MOST = 64
 
 
 def _probes(text: str) -> Sequence[str]:

@@ -212,7 +212,7 @@ class Curator:
         from gitmem.anchors import InvalidAnchor, parse_anchor
 
         statements = self.ws.records.latest_statements()
-        if statements is None or not len(statements):
+        if statements is None:  # (an empty index: no live memory, so no anchor to compare either)
             return ()
         skip = {*skip, memory.id, *memory.relation_targets(RelationType.SUPERSEDES)}
         found: list[str] = []

@@ -28,7 +28,8 @@ file), with the module that owns each:
     A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list,
     or, for one derived after a write, its change to a whole one saved beside it.
 ``similar-<tree>.bin`` (:mod:`~gitmem.cache.statements`)
-    A :class:`gitmem.similarity.StatementIndex` of the statements of one tree's live records.
+    A :class:`gitmem.similarity.StatementIndex` of the statements of one tree's live records,
+    or, for one derived after a write, its change to a whole one (``similar-<tree>-<base>.bin``).
 ``settings.bin`` (:mod:`~gitmem.cache.settings`)
     The validated ``.tur/config.yaml``, keyed by a digest of its bytes.
 ``verify.bin`` (:meth:`RecordCache.read_payload`, for :class:`gitmem.staleness.VerifyCache`)
@@ -195,8 +196,6 @@ class RecordCache:
         a table derived from another tree's records file, that tree's too: the next write
         made on that tree derives its own from it.
         """
-        from gitmem.cache.statements import statements_name
-
         with self._lock:
             tree = self._tables.latest_tree()
             index = self._statements.load(tree) if tree is not None else None
@@ -208,7 +207,7 @@ class RecordCache:
             index = self._statements.for_table(table, _live_statements(table))
             base = table.base
             if base is not None and base != table.tree \
-                    and not self.files.path(statements_name(base)).exists():
+                    and not self._statements.saved(base):
                 base_table = self._tables.load_records(base)
                 if base_table is not None:
                     self._statements.for_table(base_table, _live_statements(base_table))

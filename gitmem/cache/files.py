@@ -204,7 +204,9 @@ class CacheFiles:
 
         A file belongs to a tree by its name (see :data:`TREE_KEYED`); the trees kept are
         those of the newest records and delta files, and the base of each kept delta
-        (``delta-<tree>-<base>.bin``). Files of the first cache format go too.
+        (``delta-<tree>-<base>.bin``). A statement index saved as a change
+        (``similar-<tree>-<base>.bin``) of a kept tree keeps the whole index it changes,
+        ``similar-<base>.bin``. Files of the first cache format go too.
         """
         try:
             files = self.newest_first("records-*.bin", "delta-*.bin")
@@ -215,8 +217,13 @@ class CacheFiles:
         keep_trees = {keep, *[t for t in trees if t != keep][: KEEP_TREES - 1]}
         keep_trees |= {p.stem.split("-", 2)[2] for p in files
                        if p.name.startswith("delta-") and p.stem.split("-", 2)[1] in keep_trees}
+        needed = {f"similar-{p.stem.split('-', 2)[2]}.bin" for p in paths
+                  if p.name.startswith("similar-") and p.stem.count("-") == 2
+                  and p.stem.split("-", 2)[1] in keep_trees}
         for path in paths:
             name = path.name
+            if name in needed:
+                continue
             # <prefix><tree id>[-<more>].bin; a tree id is 40 or (SHA-256) 64 hex digits.
             stale = name in _FORMER_FILES or any(
                 name.startswith(prefix)
