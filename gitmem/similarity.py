@@ -240,7 +240,7 @@ class StatementIndex:
         return [memory_id for _, memory_id in sorted(self._scored(text, set(skip)))[:limit]]
 
     def _scored(self, text: str, skipped: Container[str]) -> list[tuple[float, str]]:
-        """``(-overlap, id)`` of each near-duplicate of ``text`` that :func:`find_similar` finds, not skipped."""
+        """``(-overlap, id)`` of the near-duplicates of ``text`` (:func:`find_similar`) not skipped."""
         new = Statement.of(text)
         if len(new.terms) < MIN_SHARED:
             return []
