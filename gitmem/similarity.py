@@ -163,6 +163,11 @@ class StatementIndex:
         """Id -> content of every row that is not dead."""
         return {i: self.content(r) for r, i in enumerate(self.ids) if not self.dead[r]}
 
+    def statement(self, memory_id: str) -> str | None:
+        """The statement indexed for ``memory_id``, or ``None``."""
+        row = self._live_rows([memory_id]).get(memory_id)
+        return None if row is None else self.content(row)
+
     def changes(self, changes: Mapping[str, str | None]) -> dict[str, str | None]:
         """The part of ``changes`` (as for :meth:`derive`) that changes this index.
 
@@ -392,6 +397,12 @@ class ChangedIndex:
             else:
                 out[memory_id] = content
         return out
+
+    def statement(self, memory_id: str) -> str | None:
+        """The statement indexed for ``memory_id``, or ``None``."""
+        if memory_id in self.changed:
+            return self.changed[memory_id]
+        return self.base.statement(memory_id)
 
     def changes(self, changes: Mapping[str, str | None]) -> dict[str, str | None]:
         """The part of ``changes`` that changes this index (see :meth:`StatementIndex.changes`)."""

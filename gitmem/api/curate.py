@@ -175,10 +175,11 @@ class Curator:
         memory, created, collision = mutation.result  # type: ignore[union-attr, misc]
         # A statement already known was compared when it was first learned: naming its
         # neighbours again on every re-verification is noise.
-        similar = self._similar(memory, before, skip={target} if target else set()) if created else ()
+        similar, said = self._similar(memory, before, skip={target} if target else set()) if created \
+            else ((), ())
         self.ws.records.after_commit(commit, {memory.id: memory}, mutation)
         return LearnResult(memory=memory, created=created, commit=commit, similar=similar,
-                           collided_with=collision)
+                           collided_with=collision, similar_statements=said)
 
     def _supersedes_target(self, token: str | None, type_: MemoryType, content: str, digest: str,
                            tip: str | None) -> str | None:
@@ -193,12 +194,14 @@ class Curator:
         self._refuse_supersedes_cycle(own, target)
         return target
 
-    def _similar(self, memory: Memory, tip: str | None, skip: set[str]) -> tuple[str, ...]:
-        """Ids of live memories at ``tip`` that may say the same thing as ``memory``.
+    def _similar(self, memory: Memory, tip: str | None,
+                 skip: set[str]) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+        """Ids of live memories at ``tip`` that may say the same thing as ``memory``, and their statements.
 
         Those anchored to overlapping lines of the same file come first, then near-duplicate
         statements (:mod:`gitmem.similarity`); refuted memories, ``memory`` itself and ``skip``
-        are left out. At most three.
+        are left out. At most three. Their statements are those of the index, given when it
+        is the index of ``tip``'s tree (so that they are the stored ones), else ``None``.
 
         A write must cost the same with 100 or 100,000 memories, so this reads no record from
         git: it compares with the records table the read cache built last (every wake, recall,
@@ -211,9 +214,10 @@ class Curator:
         """
         from gitmem.anchors import InvalidAnchor, parse_anchor
 
-        statements = self.ws.records.latest_statements()
-        if statements is None:  # (an empty index: no live memory, so no anchor to compare either)
-            return ()
+        latest = self.ws.records.latest_statements()
+        if latest is None:
+            return (), ()
+        tree, statements = latest
         skip = {*skip, memory.id, *memory.relation_targets(RelationType.SUPERSEDES)}
         found: list[str] = []
         ref = memory.provenance.context_ref if memory.provenance else None
@@ -236,7 +240,10 @@ class Curator:
                 if other is not None and mine is not None and _overlap(mine, other):
                     found.append(table.ids[r])
         found.extend(statements.similar(memory.content, skip={*skip, *found}, limit=3))
-        return tuple(i for i in found if i in self.ws.records.id_entries(i, tip))[:3]
+        similar = tuple(i for i in found if i in self.ws.records.id_entries(i, tip))[:3]
+        if not similar or tree != self.ws.store.subtree_id(tip, "memories"):
+            return similar, ()
+        return similar, tuple(statements.statement(i) for i in similar)
 
     def _holders(self, digest: str, tip: str | None) -> dict[str, tuple[Memory | None, str, str | None]]:
         """Stored records (any type) whose id's hex part is a prefix of ``digest``.

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from gitmem.config import Settings
     from gitmem.models import Memory
     from gitmem.overlay import LocalEntry
-    from gitmem.similarity import StatementIndex
+    from gitmem.similarity import ChangedIndex, StatementIndex
 
 __all__ = ["Records", "Workspace"]
 
@@ -305,8 +305,8 @@ class Records:
         """
         return self.cache.latest_table()
 
-    def latest_statements(self) -> StatementIndex | None:
-        """The statements of :meth:`latest_table`'s live records, indexed; ``None`` without a table.
+    def latest_statements(self) -> tuple[str, StatementIndex | ChangedIndex] | None:
+        """:meth:`latest_table`'s tree and its live records' statements, indexed; ``None`` without a table.
 
         Reads no git object and, once the index of that tree is saved, no records file (see
         :meth:`gitmem.cache.RecordCache.latest_statements`).

@@ -187,20 +187,22 @@ class RecordCache:
         with self._lock:
             return self._tables.latest_known()
 
-    def latest_statements(self) -> Any:
-        """The :class:`~gitmem.similarity.StatementIndex` of :meth:`latest_table`'s live records, or ``None``.
+    def latest_statements(self) -> tuple[str, Any] | None:
+        """The ``memories`` tree of :meth:`latest_table` and the statement index of its live records.
 
-        Live: not refuted. Reads no git object and, when the index of that tree is saved
-        (a write saves the index of the tree it makes), no records file. Otherwise the
-        table is read and its index made (see :meth:`StatementIndexes.for_table`), and, for
-        a table derived from another tree's records file, that tree's too: the next write
-        made on that tree derives its own from it.
+        The index is a :class:`~gitmem.similarity.StatementIndex` or a
+        :class:`~gitmem.similarity.ChangedIndex`; ``None`` without a table. Live: not
+        refuted. Reads no git object and, when the index of that tree is saved (a write
+        saves the index of the tree it makes), no records file. Otherwise the table is read
+        and its index made (see :meth:`StatementIndexes.for_table`), and, for a table
+        derived from another tree's records file, that tree's too: the next write made on
+        that tree derives its own from it.
         """
         with self._lock:
             tree = self._tables.latest_tree()
             index = self._statements.load(tree) if tree is not None else None
-            if index is not None:
-                return index
+            if tree is not None and index is not None:
+                return tree, index
             table = self._tables.latest_known()
             if table is None or table.tree is None:
                 return None
@@ -212,7 +214,7 @@ class RecordCache:
                 if base_table is not None:
                     self._statements.for_table(base_table, _live_statements(base_table))
                     self._statements.load(table.tree)  # kept in memory as the latest
-            return index
+            return table.tree, index
 
     def snapshot(self, tip: str | None) -> Snapshot:
         """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.
