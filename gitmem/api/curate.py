@@ -212,8 +212,6 @@ class Curator:
         per tree; each write saves the one of the tree it makes), the anchors only for a
         memory with one.
         """
-        from gitmem.anchors import InvalidAnchor, parse_anchor
-
         latest = self.ws.records.latest_statements()
         if latest is None:
             return (), ()
@@ -223,6 +221,8 @@ class Curator:
         ref = memory.provenance.context_ref if memory.provenance else None
         table = self.ws.records.latest_table() if ref else None
         if table is not None and ref:
+            from gitmem.anchors import InvalidAnchor, parse_anchor  # (only for a memory with an anchor)
+
             c = table.columns
             refuted = Status.REFUTED.value
             live = [r for r, status in enumerate(c["status"])
