@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 from array import array
 from collections import Counter
-from collections.abc import Container, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from gitmem.analysis import tokenize
 
-__all__ = ["MIN_OVERLAP", "MIN_SHARED", "ChangedIndex", "Statement", "StatementIndex", "find_similar",
-           "may_contradict", "near_duplicate"]
+__all__ = ["MIN_OVERLAP", "MIN_SHARED", "ChangedIndex", "Statement", "StatementIndex", "StoredParts",
+           "find_similar", "may_contradict", "near_duplicate"]
 
 MIN_SHARED = 2
 """Terms two near-duplicates share at least."""
@@ -123,12 +123,13 @@ class StatementIndex:
     searching a newline-separated string of the terms. Rows are never renumbered:
     :meth:`derive` marks the rows of changed or removed statements dead and appends the
     new ones; the postings of the terms it touches are kept apart (``extra``) until there
-    are :data:`_FLATTEN_AT` of them. Build with :meth:`build`; :meth:`to_payload` /
-    :meth:`from_payload` convert to and from a plain marshal-able dict.
+    are :data:`_FLATTEN_AT` of them. Build with :meth:`build`; :meth:`to_parts` gives the
+    byte strings an index is saved as, :meth:`stored` an index that reads them as it needs
+    them.
     """
 
-    VERSION = "2"
-    """Changes when the analysis (:func:`gitmem.analysis.tokenize`) or the payload changes."""
+    VERSION = "3"
+    """Changes when the analysis (:func:`gitmem.analysis.tokenize`) or the parts change."""
 
     def __init__(self, ids: list[str], text: bytes, offsets: array, sizes: array, dead: bytearray,
                  terms: str, spans: array, flat: bytes, extra: dict[str, bytes | array]) -> None:
@@ -253,13 +254,14 @@ class StatementIndex:
         for term in new.terms:
             counts.update(self._rows(term))
         probes: Sequence[str] | None = None
-        size, dead, ids, rows = len(new.terms), self.dead, self.ids, len(self.ids)
+        size, ids, rows = len(new.terms), self.ids, len(self.ids)
         scored: list[tuple[float, str]] = []
         for row, shared in counts.items():
-            if shared < MIN_SHARED or row >= rows or dead[row] or ids[row] in skipped:
+            if shared < MIN_SHARED or row >= rows:
                 continue
+            # The overlap first: it leaves few rows, whose id a stored index reads one by one.
             overlap = shared / min(size, self.sizes[row])
-            if overlap < MIN_OVERLAP:
+            if overlap < MIN_OVERLAP or self.dead[row] or ids[row] in skipped:
                 continue
             if probes is None:
                 probes = _probes(text)
@@ -267,39 +269,41 @@ class StatementIndex:
                 scored.append((-overlap, ids[row]))
         return scored
 
-    def to_payload(self) -> dict[str, Any]:
-        """The index as a plain dict of strings and bytes (for :mod:`marshal`)."""
-        return {"version": self.VERSION, "ids": "\n".join(self.ids), "text": self._text,
-                "offsets": self._offsets.tobytes(), "sizes": self.sizes.tobytes(), "dead": bytes(self.dead),
-                "terms": self._terms, "spans": self._spans.tobytes(), "flat": self._flat,
-                "extra": {t: p if isinstance(p, bytes) else p.tobytes() for t, p in self._extra.items()}}
+    def to_parts(self) -> tuple[int, dict[str, bytes]]:
+        """The number of rows and the index as named byte strings (what :meth:`stored` reads back).
+
+        ``ids`` (UTF-8, one a line) and ``idoffsets`` (where each starts), ``text`` and
+        ``offsets``, ``sizes``, ``dead``, ``terms`` (UTF-8, one a line) and ``spans``, ``flat``:
+        the postings kept apart by :meth:`derive` are moved into ``flat`` first.
+        """
+        self._flattened()
+        joined = "\n".join(self.ids).encode("utf-8", "surrogatepass")
+        starts = array("q", [0])
+        for memory_id in self.ids:
+            starts.append(starts[-1] + len(memory_id.encode("utf-8", "surrogatepass")) + 1)
+        return len(self.ids), {
+            "ids": joined, "idoffsets": starts.tobytes(), "text": self._text,
+            "offsets": self._offsets.tobytes(), "sizes": self.sizes.tobytes(), "dead": bytes(self.dead),
+            "terms": self._terms.encode("utf-8", "surrogatepass"), "spans": self._spans.tobytes(),
+            "flat": self._flat}
 
     @classmethod
-    def from_payload(cls, payload: Any) -> StatementIndex:
-        """The index :meth:`to_payload` gave.
+    def stored(cls, rows: int, parts: StoredParts) -> StatementIndex:
+        """The index :meth:`to_parts` gave, read from ``parts`` as it is used.
+
+        A lookup (:meth:`similar`, :meth:`statement`, :meth:`changes`) reads the terms, the
+        row sizes and dead marks, the ids when one is looked for, and only the postings and
+        texts of the rows it looks at; anything else (:meth:`derive`, :meth:`statements`)
+        reads every part. Whatever ``parts`` raises (a damaged part) passes through.
 
         Raises:
-            ValueError: another version, or parts that do not fit together.
-            KeyError, TypeError: not such a payload.
+            ValueError: parts of lengths that do not fit ``rows``.
         """
-        if payload["version"] != cls.VERSION:
-            raise ValueError(f"index version {payload['version']!r}, not {cls.VERSION!r}")
-        ids = payload["ids"].split("\n") if payload["ids"] else []
-        offsets, sizes, spans = array("q"), array("I"), array("q")
-        offsets.frombytes(payload["offsets"])
-        sizes.frombytes(payload["sizes"])
-        spans.frombytes(payload["spans"])
-        dead = bytearray(payload["dead"])
-        text, terms, flat, extra = payload["text"], payload["terms"], payload["flat"], payload["extra"]
-        if not (isinstance(text, bytes) and isinstance(terms, str) and isinstance(flat, bytes)
-                and isinstance(extra, dict)):
-            raise ValueError("parts of the wrong type")
-        if not len(ids) == len(sizes) == len(dead) == len(offsets) - 1 or offsets[-1] != len(text) \
-                or terms.count("\n") != len(spans) or spans[-1] * 4 != len(flat):
+        sizes = {name: parts.size(name) for name in _PART_NAMES}
+        if sizes["sizes"] != 4 * rows or sizes["dead"] != rows or sizes["offsets"] != 8 * (rows + 1) \
+                or sizes["idoffsets"] != 8 * (rows + 1) or sizes["spans"] % 8 or sizes["flat"] % 4:
             raise ValueError("parts of different lengths")
-        index = cls(ids, text, offsets, sizes, dead, terms, spans, flat, extra)
-        index._joined = f"\n{payload['ids']}\n" if ids else None
-        return index
+        return _StoredIndex(rows, parts)
 
     def _rows(self, term: str) -> array:
         """The rows whose statement has ``term`` (empty when none)."""
@@ -362,6 +366,109 @@ class StatementIndex:
         self._terms = "\n" + "".join(f"{t}\n" for t in order)
         self._spans, self._flat, self._extra = spans, b"".join(chunks), {}
         return self
+
+
+class StoredParts(Protocol):
+    """Where a saved index's parts (:meth:`StatementIndex.to_parts`) are read from."""
+
+    def size(self, name: str) -> int:
+        """Bytes of the part ``name``."""
+
+    def read(self, name: str, start: int = 0, stop: int | None = None) -> bytes:
+        """Bytes ``start`` to ``stop`` (default: the end) of the part ``name``."""
+
+
+_PART_NAMES = ("ids", "idoffsets", "text", "offsets", "sizes", "dead", "terms", "spans", "flat")
+
+
+def _numbers(typecode: str, data: bytes) -> array:
+    found = array(typecode)
+    found.frombytes(data)
+    return found
+
+
+#: How each attribute of a :class:`_StoredIndex` is made from its whole part, when first used.
+_WHOLE: dict[str, Callable[[StoredParts], Any]] = {
+    "sizes": lambda parts: _numbers("I", parts.read("sizes")),
+    "dead": lambda parts: bytearray(parts.read("dead")),
+    "_text": lambda parts: parts.read("text"),
+    "_offsets": lambda parts: _numbers("q", parts.read("offsets")),
+    "_terms": lambda parts: parts.read("terms").decode("utf-8", "surrogatepass"),
+    "_spans": lambda parts: _numbers("q", parts.read("spans")),
+    "_flat": lambda parts: parts.read("flat"),
+}
+
+
+class _StoredIds(Sequence[str]):
+    """The ids of a stored index: one read by its row, or all of them (split once) when iterated."""
+
+    def __init__(self, rows: int, parts: StoredParts) -> None:
+        self._rows = rows
+        self._parts = parts
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def __getitem__(self, row: Any) -> Any:
+        if self._all is not None or not isinstance(row, int):
+            return list(self)[row]
+        if not 0 <= row < self._rows:
+            raise IndexError(row)
+        start, stop = _numbers("q", self._parts.read("idoffsets", 8 * row, 8 * row + 16))
+        return self._parts.read("ids", start, stop - 1).decode("utf-8", "surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        if self._all is None:
+            joined = self._parts.read("ids").decode("utf-8", "surrogatepass")
+            self._all = joined.split("\n") if self._rows else []
+        return iter(self._all)
+
+
+class _StoredIndex(StatementIndex):
+    """A :class:`StatementIndex` whose parts are read as it uses them (see :meth:`StatementIndex.stored`).
+
+    Each attribute of :data:`_WHOLE` is read whole the first time it is used (:meth:`__getattr__`);
+    a lookup reads postings and texts row by row instead (:meth:`_rows`, :meth:`content`).
+    """
+
+    def __init__(self, rows: int, parts: StoredParts) -> None:  # the parts are read on use
+        self.ids = _StoredIds(rows, parts)  # type: ignore[assignment]
+        self._parts = parts
+        self._joined = None
+        self._last_row = None
+        self._extra = {}
+
+    def __getattr__(self, name: str) -> Any:
+        make = _WHOLE.get(name)
+        if make is None:
+            raise AttributeError(name)
+        value = make(self._parts)
+        setattr(self, name, value)
+        return value
+
+    def content(self, row: int) -> str:
+        """The statement of ``row`` (its text alone, unless all of them are read)."""
+        if "_text" in self.__dict__:
+            return super().content(row)
+        start, stop = _numbers("q", self._parts.read("offsets", 8 * row, 8 * row + 16))
+        return self._parts.read("text", start, stop).decode("utf-8", "surrogatepass")
+
+    def _rows(self, term: str) -> array:
+        if "_flat" in self.__dict__:
+            return super()._rows(term)
+        rows = array("I")
+        at = self._terms.find(f"\n{term}\n") if "\n" not in term else -1
+        if at >= 0:
+            number = self._terms.count("\n", 0, at)
+            start, stop = _numbers("q", self._parts.read("spans", 8 * number, 8 * number + 16))
+            rows.frombytes(self._parts.read("flat", 4 * start, 4 * stop))
+        return rows
+
+    def _live_rows(self, wanted: Iterable[str]) -> dict[str, int]:
+        if self._joined is None and len(self.ids):
+            self._joined = "\n" + self._parts.read("ids").decode("utf-8", "surrogatepass") + "\n"
+        return super()._live_rows(wanted)
 
 
 class ChangedIndex:

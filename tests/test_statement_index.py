@@ -8,7 +8,6 @@ their order, must be those :func:`find_similar` finds over the same statements.
 
 from __future__ import annotations
 
-import marshal
 import random
 import shutil
 
@@ -93,18 +92,55 @@ def test_a_derived_index_finds_what_one_built_from_the_changed_statements_finds(
     assert base.statements() == dict(pairs)
 
 
-def test_an_index_read_back_from_its_payload_answers_the_same():
+class Parts:
+    """Saved parts held in memory, counting the bytes read (what a file of them would read)."""
+
+    def __init__(self, parts: dict[str, bytes]) -> None:
+        self.parts = parts
+        self.read_bytes = 0
+
+    def size(self, name: str) -> int:
+        return len(self.parts[name])
+
+    def read(self, name: str, start: int = 0, stop: int | None = None) -> bytes:
+        data = self.parts[name][start:stop]
+        self.read_bytes += len(data)
+        return data
+
+
+def stored(index: StatementIndex) -> StatementIndex:
+    """``index`` saved as its parts and read back as it is used."""
+    rows, parts = index.to_parts()
+    return StatementIndex.stored(rows, Parts(dict(parts)))
+
+
+def test_an_index_read_back_from_its_parts_answers_the_same():
     pairs = corpus(150, seed=8)
     index = StatementIndex.build(pairs).derive({pairs[0][0]: None, "fact-x": "API port is 1"})
-    again = StatementIndex.from_payload(marshal.loads(marshal.dumps(index.to_payload())))
+    again = stored(index)
     for query in queries(pairs, seed=9):
         assert again.similar(query) == index.similar(query)
-    with pytest.raises(ValueError, match="version"):
-        StatementIndex.from_payload({**index.to_payload(), "version": "0"})
+    assert again.statement("fact-x") == "API port is 1" and again.statement(pairs[0][0]) is None
+    assert again.statement(pairs[1][0]) == pairs[1][1]
+    assert again.changes({"fact-x": "API port is 1", pairs[1][0]: None}) == {pairs[1][0]: None}
+    assert again.statements() == index.statements() and len(again) == len(index)
+    rows, parts = index.to_parts()
     with pytest.raises(ValueError, match="lengths"):
-        StatementIndex.from_payload({**index.to_payload(), "ids": ""})
+        StatementIndex.stored(rows + 1, Parts(parts))
     with pytest.raises(ValueError, match="lengths"):
-        StatementIndex.from_payload({**index.to_payload(), "flat": b"1234"})
+        StatementIndex.stored(rows, Parts({**parts, "flat": parts["flat"] + b"12"}))
+
+
+def test_a_lookup_in_a_stored_index_reads_a_small_part_of_it():
+    pairs = corpus(3000, seed=13)
+    rows, saved = StatementIndex.build(pairs).to_parts()
+    parts = Parts(saved)
+    index = StatementIndex.stored(rows, parts)
+    assert index.similar("The queue retry policy caps retries at 5") == \
+        find_similar("The queue retry policy caps retries at 5", pairs)
+    index.statement("fact-00000003")
+    # the terms, sizes, dead marks and ids; of the texts and postings only what was looked at
+    assert parts.read_bytes < sum(map(len, saved.values())) / 2
 
 
 # -- through the read cache ---------------------------------------------------------------------
@@ -173,7 +209,7 @@ def test_postings_kept_apart_by_derive_are_flattened_without_changing_an_answer(
         changes: dict[str, str | None] = {f"fact-step{step}": f"API port is {step} and the queue retries"}
         victim = rnd.choice(sorted(current))
         changes[victim] = None if step % 2 else "Queue retry policy caps retries"
-        index = StatementIndex.from_payload(marshal.loads(marshal.dumps(index.derive(changes).to_payload())))
+        index = stored(index.derive(changes))
         for memory_id, text in changes.items():
             if text is None:
                 current.pop(memory_id, None)

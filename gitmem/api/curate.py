@@ -212,10 +212,6 @@ class Curator:
         per tree; each write saves the one of the tree it makes), the anchors only for a
         memory with one.
         """
-        latest = self.ws.records.latest_statements()
-        if latest is None:
-            return (), ()
-        tree, statements = latest
         skip = {*skip, memory.id, *memory.relation_targets(RelationType.SUPERSEDES)}
         found: list[str] = []
         ref = memory.provenance.context_ref if memory.provenance else None
@@ -239,11 +235,14 @@ class Curator:
                     other = None
                 if other is not None and mine is not None and _overlap(mine, other):
                     found.append(table.ids[r])
-        found.extend(statements.similar(memory.content, skip={*skip, *found}, limit=3))
-        similar = tuple(i for i in found if i in self.ws.records.id_entries(i, tip))[:3]
+        got = self.ws.records.similar_statements(memory.content, {*skip, *found}, 3)
+        if got is None:  # no table cached: nothing to compare with
+            return (), ()
+        tree, near = got
+        similar = tuple(i for i in [*found, *near] if i in self.ws.records.id_entries(i, tip))[:3]
         if not similar or tree != self.ws.store.subtree_id(tip, "memories"):
             return similar, ()
-        return similar, tuple(statements.statement(i) for i in similar)
+        return similar, self.ws.records.statements_of(tree, similar)
 
     def _holders(self, digest: str, tip: str | None) -> dict[str, tuple[Memory | None, str, str | None]]:
         """Stored records (any type) whose id's hex part is a prefix of ``digest``.

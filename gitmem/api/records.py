@@ -7,7 +7,7 @@ whole ref.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -312,6 +312,17 @@ class Records:
         :meth:`gitmem.cache.RecordCache.latest_statements`).
         """
         return self.cache.latest_statements()
+
+    def similar_statements(self, text: str, skip: Iterable[str], limit: int) -> tuple[str, list[str]] | None:
+        """:meth:`latest_statements`'s tree and the ids of the near-duplicates of ``text`` in it.
+
+        Reads no git object (see :meth:`gitmem.cache.RecordCache.similar_statements`).
+        """
+        return self.cache.similar_statements(text, skip, limit)
+
+    def statements_of(self, tree: str, ids: Sequence[str]) -> tuple[str | None, ...]:
+        """The statements of ``ids`` in the saved statement index of ``tree`` (empty when not saved)."""
+        return self.cache.statements_of(tree, ids)
 
     def after_commit(self, tip: str | CommitInfo | None, updated: Mapping[str, Memory],
                      mutation: Mutation | None = None) -> None:

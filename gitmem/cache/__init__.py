@@ -46,7 +46,7 @@ and a file from another version, or damaged, is deleted and rebuilt with a one-l
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -215,6 +215,32 @@ class RecordCache:
                     self._statements.for_table(base_table, _live_statements(base_table))
                     self._statements.load(table.tree)  # kept in memory as the latest
             return table.tree, index
+
+    def similar_statements(self, text: str, skip: Iterable[str], limit: int) -> tuple[str, list[str]] | None:
+        """The tree of :meth:`latest_statements` and the ids its index finds near-duplicates of ``text``.
+
+        ``StatementIndex.similar(text, skip, limit)`` (:mod:`gitmem.similarity`); ``None``
+        without a table. A saved index found damaged on the way is deleted, reported and made
+        again.
+        """
+        with self._lock:
+            def use() -> tuple[str, list[str]] | None:
+                latest = self.latest_statements()
+                return None if latest is None else (latest[0], latest[1].similar(text, skip, limit))
+
+            return self._statements.guarded(use, lambda: self._statements.guarded(use, lambda: None))
+
+    def statements_of(self, tree: str, ids: Sequence[str]) -> tuple[str | None, ...]:
+        """The statements of ``ids`` in the statement index of ``tree`` (``None`` for one not in it).
+
+        Empty when that index is not saved (or is found damaged: then deleted and reported).
+        """
+        with self._lock:
+            def use() -> tuple[str | None, ...]:
+                index = self._statements.load(tree)
+                return () if index is None else tuple(index.statement(i) for i in ids)
+
+            return self._statements.guarded(use, tuple)
 
     def snapshot(self, tip: str | None) -> Snapshot:
         """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.

@@ -24,9 +24,17 @@ from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from gitmem.cache.fileformat import CACHE_FORMAT, Untrusted, paused_gc, read_file, stamp, write_file
+from gitmem.cache.fileformat import (
+    CACHE_FORMAT,
+    Untrusted,
+    open_file,
+    paused_gc,
+    read_file,
+    stamp,
+    write_file,
+)
 from gitmem.reader import Skipped
 
 __all__ = [
@@ -154,6 +162,23 @@ class CacheFiles:
         path = self.root / name
         try:
             return read_file(path, kind)
+        except Untrusted as exc:
+            self.reject(path, exc)
+            return None
+
+    def open(self, name: str, kind: str) -> tuple[Any, int, BinaryIO] | None:
+        """Payload of the file ``name`` of ``kind``, the offset just after it, and the file, open.
+
+        The caller reads the tail from the handle and closes it (see
+        :func:`~gitmem.cache.fileformat.open_file`).
+
+        Returns:
+            ``None`` when the file is absent or untrusted (then deleted, with a notice).
+        """
+        path = self.root / name
+        try:
+            with self.lock:
+                return open_file(path, kind)
         except Untrusted as exc:
             self.reject(path, exc)
             return None
