@@ -39,6 +39,10 @@ record: ``author``, else ``updated_by``). 6: the provenance column holds the fin
 (verify judges rows), writes save deltas, and recall indexes hold raw postings."""
 
 _MAGIC = b"TURCACHE"
+#: Payload bytes from which unmarshalling pauses the garbage collector (:func:`paused_gc`): a
+#: small one builds too few objects to start a collection, and freezing then unfreezing every
+#: object of the process costs about a millisecond, several times a ``tur learn``.
+_PAUSE_GC_AT = 1 << 20
 
 
 class Untrusted(Exception):
@@ -126,11 +130,14 @@ def open_file(path: Path, kind: str) -> tuple[Any, int, BinaryIO] | None:
             raise Untrusted(f"unreadable: {exc}") from None
         if len(payload) != length or zlib.crc32(payload) != crc:
             raise Untrusted("length or checksum mismatch")
-        with paused_gc():
-            try:
+        try:
+            if length < _PAUSE_GC_AT:
                 value = marshal.loads(payload)
-            except (EOFError, ValueError, TypeError) as exc:
-                raise Untrusted(f"unreadable payload: {exc}") from None
+            else:
+                with paused_gc():
+                    value = marshal.loads(payload)
+        except (EOFError, ValueError, TypeError) as exc:
+            raise Untrusted(f"unreadable payload: {exc}") from None
     except BaseException:
         handle.close()
         raise
