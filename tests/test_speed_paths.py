@@ -315,3 +315,20 @@ def test_tur_turns_pydantic_plugins_off_unless_the_user_chose(switch, looked_up)
     assert report["looked_up"] is looked_up  # no entry-point scan, nor its import, when all are off
     assert report["confidence"] == 1.0 and report["validator"] == "SchemaValidator"
     assert report["group"] == "pydantic"  # any other name of the loader is the real module's
+
+
+def test_the_tur_entry_point_learns_and_reads_back_as_main_does(learned):
+    """``python -m gitmem`` (the console script's ``run``): plugins off, nothing collected at exit."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+
+    def tur(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "gitmem", "-C", str(learned), *args], env=env,
+                              capture_output=True, text=True, check=False)
+
+    learn = tur("learn", "Entry point note: it's #1")
+    assert learn.returncode == 0 and learn.stdout.startswith("fact-"), learn.stderr
+    shown = tur("show", learn.stdout.strip())
+    assert shown.returncode == 0 and "Entry point note: it's #1" in shown.stdout
+    bad = tur("learn", "")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1
