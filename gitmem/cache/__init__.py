@@ -29,7 +29,8 @@ file), with the module that owns each:
     or, for one derived after a write, its change to a whole one saved beside it.
 ``similar-<tree>.bin`` (:mod:`~gitmem.cache.statements`)
     A :class:`gitmem.similarity.StatementIndex` of the statements of one tree's live records,
-    or, for one derived after a write, its change to a whole one (``similar-<tree>-<base>.bin``).
+    read in parts as it is used, or, for one derived after a write, its change to a whole
+    one (``similar-<tree>-<base>.bin``).
 ``settings.bin`` (:mod:`~gitmem.cache.settings`)
     The validated ``.tur/config.yaml``, keyed by a digest of its bytes.
 ``verify.bin`` (:meth:`RecordCache.read_payload`, for :class:`gitmem.staleness.VerifyCache`)

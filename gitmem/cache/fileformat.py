@@ -2,13 +2,13 @@
 
 Every cache file is one header line ``TURCACHE <kind> <format> <gitmem version> <python>
 <marshal> <length> <crc32>`` and a marshal payload of plain tuples, lists, dicts, strings,
-numbers and bytes, optionally followed by a tail the caller indexes itself (the records
-section of a records file). marshal because it is the fastest loader in the standard library
-for such data (about 3x faster than pickle on 100,000 rows) and, unlike pickle, never calls
-code while loading; its format is tied to the Python version, which is therefore in the
-header. The CRC is checked before unmarshalling, so a damaged file is never trusted; one
-from another version is never read. Files are written to a temporary name and renamed, so
-readers never see half a file.
+numbers and bytes, optionally followed by a tail the caller indexes and checks itself (the
+records section of a records file, the parts of a statement index; see :func:`open_file`).
+marshal because it is the fastest loader in the standard library for such data (about 3x
+faster than pickle on 100,000 rows) and, unlike pickle, never calls code while loading; its
+format is tied to the Python version, which is therefore in the header. The CRC is checked
+before unmarshalling, so a damaged file is never trusted; one from another version is never
+read. Files are written to a temporary name and renamed, so readers never see half a file.
 
 This module knows nothing of what is cached and imports nothing of gitmem but the version,
 so that the store (its object lookups) and the read cache both build on it.
