@@ -300,6 +300,8 @@ class StatementIndex:
             ValueError: parts of lengths that do not fit ``rows``.
         """
         sizes = {name: parts.size(name) for name in _PART_NAMES}
+        if not isinstance(rows, int) or rows < 0:
+            raise ValueError(f"{rows!r} rows")
         if sizes["sizes"] != 4 * rows or sizes["dead"] != rows or sizes["offsets"] != 8 * (rows + 1) \
                 or sizes["idoffsets"] != 8 * (rows + 1) or sizes["spans"] % 8 or sizes["flat"] % 4:
             raise ValueError("parts of different lengths")
