@@ -13,7 +13,9 @@ Two readers, one writer:
   refused before composing (alias bombs never expand). ``ruamel.yaml`` is
   not imported on this path.
 * :func:`dump_new` and :func:`update` use ``ruamel.yaml`` round-trip mode
-  (imported lazily, one ``YAML`` object per indentation style, created once),
+  (imported lazily, one ``YAML`` object per indentation style, created once;
+  :func:`dump_new` writes the records ``tur learn`` makes itself, byte for byte
+  as ruamel would, and leaves other records to it),
   configured with the *same* core-schema resolver so that both readers agree
   on every scalar. :func:`update` applies a model onto the original YAML and
   keeps unknown keys, key order and comments; only edited lines change, and
@@ -32,10 +34,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from gitmem.yaml_reader import MAX_RECORD_BYTES, load, load_mapping, load_with_mapping
+from gitmem.limits import MAX_RECORD_BYTES
 
 if TYPE_CHECKING:
     from gitmem.models import Memory
+
+# The reader (PyYAML) and the round-trip writer (ruamel.yaml) are imported by the functions
+# that use them: a ``tur learn`` writes its new record with neither (see dump_new).
 
 __all__ = [
     "MAX_RECORD_BYTES",
@@ -46,6 +51,39 @@ __all__ = [
     "load_with_mapping",
     "update",
 ]
+
+
+def load(data: bytes, where: str) -> Memory:
+    """Parse and validate one record blob; see :func:`gitmem.yaml_reader.load`.
+
+    Raises:
+        MalformedRecord: not a safe YAML mapping, or not a valid record.
+    """
+    from gitmem.yaml_reader import load as _load
+
+    return _load(data, where)
+
+
+def load_mapping(data: bytes, where: str, *, allow_empty: bool = False) -> dict[str, Any]:
+    """Parse a YAML mapping with the fast safe reader; see :func:`gitmem.yaml_reader.load_mapping`.
+
+    Raises:
+        MalformedRecord: not a safe YAML mapping.
+    """
+    from gitmem.yaml_reader import load_mapping as _load_mapping
+
+    return _load_mapping(data, where, allow_empty=allow_empty)
+
+
+def load_with_mapping(data: bytes, where: str) -> tuple[Memory, dict[str, Any]]:
+    """:func:`load`, with the parsed mapping; see :func:`gitmem.yaml_reader.load_with_mapping`.
+
+    Raises:
+        MalformedRecord: as :func:`load`.
+    """
+    from gitmem.yaml_reader import load_with_mapping as _load_with_mapping
+
+    return _load_with_mapping(data, where)
 
 
 def dump_new(memory: Memory) -> bytes:

@@ -173,27 +173,58 @@ class _RequestsOnDemand(types.ModuleType):
         return getattr(importlib.import_module("requests"), name)
 
 
+class _InitOnDemand(types.ModuleType):
+    """The ``detect_secrets`` package, set up without running its ``__init__`` until a name is missed.
+
+    The package's ``__init__`` only re-exports ``SecretsCollection`` (what scans files and
+    baselines), whose module imports ``multiprocessing`` and ``pickle``: about 5 ms that an
+    in-memory scan never uses. Its submodules load as usual; while detect-secrets loads, a
+    missing name is a submodule the import system is about to load; afterwards any missing
+    name (``detect_secrets.SecretsCollection``) runs the ``__init__`` and is looked up again.
+    """
+
+    loading = True
+
+    def __getattr__(self, name: str) -> object:
+        if _InitOnDemand.loading:
+            raise AttributeError(name)
+        self.__class__ = types.ModuleType  # type: ignore[assignment]  # once: a plain module again
+        spec = self.__spec__
+        assert spec is not None and spec.loader is not None
+        spec.loader.exec_module(self)
+        return getattr(self, name)
+
+
 def _load_detect_secrets() -> None:
     """Import the parts of detect-secrets :func:`scan_texts` uses, without ``requests``.
 
     Lazy, from the function: detect-secrets loads ~30 plugin modules, which every
-    read-only command (wake, recall, list) would otherwise pay for.
+    read-only command (wake, recall, list) would otherwise pay for. Its package
+    ``__init__`` runs only if something asks for a name it defines (:class:`_InitOnDemand`).
     """
     if "detect_secrets.core.scan" in sys.modules:
         return
+    import importlib
+
     stand_in = None
     if "requests" not in sys.modules:
         stand_in = sys.modules["requests"] = _RequestsOnDemand("requests")
-    try:
-        import importlib
+    if "detect_secrets" not in sys.modules:
+        import importlib.util
 
+        spec = importlib.util.find_spec("detect_secrets")
+        if spec is not None and spec.loader is not None:
+            package = importlib.util.module_from_spec(spec)
+            package.__class__ = _InitOnDemand
+            sys.modules["detect_secrets"] = package
+    try:
         for name in ("settings", "core.scan", "filters.common", "plugins.high_entropy_strings"):
             importlib.import_module(f"detect_secrets.{name}")
         # The scan finds every plugin class by name: load them now, under the stand-in.
         importlib.import_module("detect_secrets.core.plugins.util") \
             .get_mapping_from_secret_type_to_class()
     finally:
-        _RequestsOnDemand.loading = False
+        _RequestsOnDemand.loading = _InitOnDemand.loading = False
         if stand_in is not None and sys.modules.get("requests") is stand_in:
             # later importers of ``requests`` get the real module; detect-secrets keeps this one
             del sys.modules["requests"]

@@ -18,14 +18,14 @@ from __future__ import annotations
 import re
 from array import array
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from gitmem.analysis import tokenize
 
-__all__ = ["MIN_OVERLAP", "MIN_SHARED", "Statement", "StatementIndex", "find_similar", "may_contradict",
-           "near_duplicate"]
+__all__ = ["MIN_OVERLAP", "MIN_SHARED", "ChangedIndex", "Statement", "StatementIndex", "StoredParts",
+           "find_similar", "may_contradict", "near_duplicate"]
 
 MIN_SHARED = 2
 """Terms two near-duplicates share at least."""
@@ -123,18 +123,21 @@ class StatementIndex:
     searching a newline-separated string of the terms. Rows are never renumbered:
     :meth:`derive` marks the rows of changed or removed statements dead and appends the
     new ones; the postings of the terms it touches are kept apart (``extra``) until there
-    are :data:`_FLATTEN_AT` of them. Build with :meth:`build`; :meth:`to_payload` /
-    :meth:`from_payload` convert to and from a plain marshal-able dict.
+    are :data:`_FLATTEN_AT` of them. Build with :meth:`build`; :meth:`to_parts` gives the
+    byte strings an index is saved as, :meth:`stored` an index that reads them as it needs
+    them.
     """
 
-    VERSION = "2"
-    """Changes when the analysis (:func:`gitmem.analysis.tokenize`) or the payload changes."""
+    VERSION = "3"
+    """Changes when the analysis (:func:`gitmem.analysis.tokenize`) or the parts change."""
 
     def __init__(self, ids: list[str], text: bytes, offsets: array, sizes: array, dead: bytearray,
                  terms: str, spans: array, flat: bytes, extra: dict[str, bytes | array]) -> None:
         self.ids = ids
         self.sizes = sizes
         self.dead = dead
+        self._joined: str | None = None  # "\n" + the ids joined by "\n" + "\n", made on first use
+        self._last_row: dict[str, int] | None = None  # id -> its last row, made on first use
         self._text = text
         self._offsets = offsets
         self._terms = terms
@@ -151,7 +154,7 @@ class StatementIndex:
 
     def __len__(self) -> int:
         """Rows that are not dead."""
-        return len(self.ids) - sum(self.dead)
+        return len(self.ids) - self.dead.count(1)
 
     def content(self, row: int) -> str:
         """The statement of ``row``."""
@@ -160,6 +163,29 @@ class StatementIndex:
     def statements(self) -> dict[str, str]:
         """Id -> content of every row that is not dead."""
         return {i: self.content(r) for r, i in enumerate(self.ids) if not self.dead[r]}
+
+    def statement(self, memory_id: str) -> str | None:
+        """The statement indexed for ``memory_id``, or ``None``."""
+        row = self._live_rows([memory_id]).get(memory_id)
+        return None if row is None else self.content(row)
+
+    def changes(self, changes: Mapping[str, str | None]) -> dict[str, str | None]:
+        """The part of ``changes`` (as for :meth:`derive`) that changes this index.
+
+        Statements that differ from the indexed ones, new ids, and removed ids that are
+        indexed: what :meth:`derive` acts on (e.g. a ``verify`` that changed no statement
+        changes nothing here).
+        """
+        rows = self._live_rows(changes)
+        out: dict[str, str | None] = {}
+        for memory_id, content in changes.items():
+            row = rows.get(memory_id)
+            if row is None:
+                if content is not None:
+                    out[memory_id] = content
+            elif content is None or self.content(row) != content:
+                out[memory_id] = content
+        return out
 
     def derive(self, changes: Mapping[str, str | None]) -> StatementIndex:
         """A new index with ``changes`` applied (id -> new content, ``None``: no longer indexed).
@@ -172,7 +198,7 @@ class StatementIndex:
                              bytearray(self.dead), self._terms, self._spans, self._flat, dict(self._extra))
         if changes:
             dead = out.dead
-            rows = {memory_id: row for row, memory_id in enumerate(out.ids) if not dead[row]}
+            rows = self._live_rows(changes)
             added: list[tuple[str, str]] = []
             for memory_id, content in changes.items():
                 row = rows.get(memory_id)
@@ -185,8 +211,42 @@ class StatementIndex:
             out._append(added)
         return out._flattened() if len(out._extra) >= _FLATTEN_AT else out
 
+    def _live_rows(self, wanted: Iterable[str]) -> dict[str, int]:
+        """The row of each id of ``wanted`` that is indexed (not dead).
+
+        An id's live row, if it has one, is its last: :meth:`derive` appends a changed
+        statement after marking its old row dead, and dead rows never come back. A few ids
+        are looked for in the joined ids (no dict of 100,000 ids for the one a ``learn``
+        adds); many through a dict made once.
+        """
+        wanted = list(wanted)
+        ids, dead = self.ids, self.dead
+        out: dict[str, int] = {}
+        if len(wanted) > _LOOKED_FOR_AT_MOST or self._last_row is not None:
+            if self._last_row is None:
+                self._last_row = dict(zip(ids, range(len(ids)), strict=True))
+            for memory_id in wanted:
+                row = self._last_row.get(memory_id)
+                if row is not None and not dead[row]:
+                    out[memory_id] = row
+            return out
+        if self._joined is None:
+            self._joined = "\n" + "\n".join(ids) + "\n"
+        joined = self._joined
+        for memory_id in wanted:
+            at = joined.rfind(f"\n{memory_id}\n") if "\n" not in memory_id else -1
+            if at >= 0:
+                row = joined.count("\n", 0, at)
+                if not dead[row]:
+                    out[memory_id] = row
+        return out
+
     def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3) -> list[str]:
         """:func:`find_similar` of ``text`` over the indexed statements but the ids in ``skip``."""
+        return [memory_id for _, memory_id in sorted(self._scored(text, set(skip)))[:limit]]
+
+    def _scored(self, text: str, skipped: Container[str]) -> list[tuple[float, str]]:
+        """``(-overlap, id)`` of the near-duplicates of ``text`` (:func:`find_similar`) not skipped."""
         new = Statement.of(text)
         if len(new.terms) < MIN_SHARED:
             return []
@@ -194,52 +254,58 @@ class StatementIndex:
         for term in new.terms:
             counts.update(self._rows(term))
         probes: Sequence[str] | None = None
-        skipped = set(skip)
-        size, dead, ids, rows = len(new.terms), self.dead, self.ids, len(self.ids)
+        size, ids, rows = len(new.terms), self.ids, len(self.ids)
         scored: list[tuple[float, str]] = []
         for row, shared in counts.items():
-            if shared < MIN_SHARED or row >= rows or dead[row] or ids[row] in skipped:
+            if shared < MIN_SHARED or row >= rows:
                 continue
+            # The overlap first: it leaves few rows, whose id a stored index reads one by one.
             overlap = shared / min(size, self.sizes[row])
-            if overlap < MIN_OVERLAP:
+            if overlap < MIN_OVERLAP or self.dead[row] or ids[row] in skipped:
                 continue
             if probes is None:
                 probes = _probes(text)
             if _probed(probes, self.content(row)):
                 scored.append((-overlap, ids[row]))
-        return [memory_id for _, memory_id in sorted(scored)[:limit]]
+        return scored
 
-    def to_payload(self) -> dict[str, Any]:
-        """The index as a plain dict of strings and bytes (for :mod:`marshal`)."""
-        return {"version": self.VERSION, "ids": "\n".join(self.ids), "text": self._text,
-                "offsets": self._offsets.tobytes(), "sizes": self.sizes.tobytes(), "dead": bytes(self.dead),
-                "terms": self._terms, "spans": self._spans.tobytes(), "flat": self._flat,
-                "extra": {t: p if isinstance(p, bytes) else p.tobytes() for t, p in self._extra.items()}}
+    def to_parts(self) -> tuple[int, dict[str, bytes]]:
+        """The number of rows and the index as named byte strings (what :meth:`stored` reads back).
+
+        ``ids`` (UTF-8, one a line) and ``idoffsets`` (where each starts), ``text`` and
+        ``offsets``, ``sizes``, ``dead``, ``terms`` (UTF-8, one a line) and ``spans``, ``flat``:
+        the postings kept apart by :meth:`derive` are moved into ``flat`` first.
+        """
+        self._flattened()
+        joined = "\n".join(self.ids).encode("utf-8", "surrogatepass")
+        starts = array("q", [0])
+        for memory_id in self.ids:
+            starts.append(starts[-1] + len(memory_id.encode("utf-8", "surrogatepass")) + 1)
+        return len(self.ids), {
+            "ids": joined, "idoffsets": starts.tobytes(), "text": self._text,
+            "offsets": self._offsets.tobytes(), "sizes": self.sizes.tobytes(), "dead": bytes(self.dead),
+            "terms": self._terms.encode("utf-8", "surrogatepass"), "spans": self._spans.tobytes(),
+            "flat": self._flat}
 
     @classmethod
-    def from_payload(cls, payload: Any) -> StatementIndex:
-        """The index :meth:`to_payload` gave.
+    def stored(cls, rows: int, parts: StoredParts) -> StatementIndex:
+        """The index :meth:`to_parts` gave, read from ``parts`` as it is used.
+
+        A lookup (:meth:`similar`, :meth:`statement`, :meth:`changes`) reads the terms, the
+        row sizes and dead marks, the ids when one is looked for, and only the postings and
+        texts of the rows it looks at; anything else (:meth:`derive`, :meth:`statements`)
+        reads every part. Whatever ``parts`` raises (a damaged part) passes through.
 
         Raises:
-            ValueError: another version, or parts that do not fit together.
-            KeyError, TypeError: not such a payload.
+            ValueError: parts of lengths that do not fit ``rows``.
         """
-        if payload["version"] != cls.VERSION:
-            raise ValueError(f"index version {payload['version']!r}, not {cls.VERSION!r}")
-        ids = payload["ids"].split("\n") if payload["ids"] else []
-        offsets, sizes, spans = array("q"), array("I"), array("q")
-        offsets.frombytes(payload["offsets"])
-        sizes.frombytes(payload["sizes"])
-        spans.frombytes(payload["spans"])
-        dead = bytearray(payload["dead"])
-        text, terms, flat, extra = payload["text"], payload["terms"], payload["flat"], payload["extra"]
-        if not (isinstance(text, bytes) and isinstance(terms, str) and isinstance(flat, bytes)
-                and isinstance(extra, dict)):
-            raise ValueError("parts of the wrong type")
-        if not len(ids) == len(sizes) == len(dead) == len(offsets) - 1 or offsets[-1] != len(text) \
-                or terms.count("\n") != len(spans) or spans[-1] * 4 != len(flat):
+        sizes = {name: parts.size(name) for name in _PART_NAMES}
+        if not isinstance(rows, int) or rows < 0:
+            raise ValueError(f"{rows!r} rows")
+        if sizes["sizes"] != 4 * rows or sizes["dead"] != rows or sizes["offsets"] != 8 * (rows + 1) \
+                or sizes["idoffsets"] != 8 * (rows + 1) or sizes["spans"] % 8 or sizes["flat"] % 4:
             raise ValueError("parts of different lengths")
-        return cls(ids, text, offsets, sizes, dead, terms, spans, flat, extra)
+        return _StoredIndex(rows, parts)
 
     def _rows(self, term: str) -> array:
         """The rows whose statement has ``term`` (empty when none)."""
@@ -260,6 +326,7 @@ class StatementIndex:
 
     def _append(self, statements: Iterable[tuple[str, str]]) -> None:
         """Add rows; the postings of their terms go to ``extra`` (copied, never changed in place)."""
+        self._joined = self._last_row = None
         grown: dict[str, array] = {}
         pieces = [self._text]
         end = self._offsets[-1]
@@ -303,8 +370,180 @@ class StatementIndex:
         return self
 
 
+class StoredParts(Protocol):
+    """Where a saved index's parts (:meth:`StatementIndex.to_parts`) are read from."""
+
+    def size(self, name: str) -> int:
+        """Bytes of the part ``name``."""
+
+    def read(self, name: str, start: int = 0, stop: int | None = None) -> bytes:
+        """Bytes ``start`` to ``stop`` (default: the end) of the part ``name``."""
+
+
+_PART_NAMES = ("ids", "idoffsets", "text", "offsets", "sizes", "dead", "terms", "spans", "flat")
+
+
+def _numbers(typecode: str, data: bytes) -> array:
+    found = array(typecode)
+    found.frombytes(data)
+    return found
+
+
+#: How each attribute of a :class:`_StoredIndex` is made from its whole part, when first used.
+_WHOLE: dict[str, Callable[[StoredParts], Any]] = {
+    "sizes": lambda parts: _numbers("I", parts.read("sizes")),
+    "dead": lambda parts: bytearray(parts.read("dead")),
+    "_text": lambda parts: parts.read("text"),
+    "_offsets": lambda parts: _numbers("q", parts.read("offsets")),
+    "_terms": lambda parts: parts.read("terms").decode("utf-8", "surrogatepass"),
+    "_spans": lambda parts: _numbers("q", parts.read("spans")),
+    "_flat": lambda parts: parts.read("flat"),
+}
+
+
+class _StoredIds(Sequence[str]):
+    """The ids of a stored index: one read by its row, or all of them (split once) when iterated."""
+
+    def __init__(self, rows: int, parts: StoredParts) -> None:
+        self._rows = rows
+        self._parts = parts
+        self._all: list[str] | None = None
+
+    def __len__(self) -> int:
+        return self._rows
+
+    def __getitem__(self, row: Any) -> Any:
+        if self._all is not None or not isinstance(row, int):
+            return list(self)[row]
+        if not 0 <= row < self._rows:
+            raise IndexError(row)
+        start, stop = _numbers("q", self._parts.read("idoffsets", 8 * row, 8 * row + 16))
+        return self._parts.read("ids", start, stop - 1).decode("utf-8", "surrogatepass")
+
+    def __iter__(self) -> Iterator[str]:
+        if self._all is None:
+            joined = self._parts.read("ids").decode("utf-8", "surrogatepass")
+            self._all = joined.split("\n") if self._rows else []
+        return iter(self._all)
+
+
+class _StoredIndex(StatementIndex):
+    """A :class:`StatementIndex` whose parts are read as it uses them (see :meth:`StatementIndex.stored`).
+
+    Each attribute of :data:`_WHOLE` is read whole the first time it is used (:meth:`__getattr__`);
+    a lookup reads postings and texts row by row instead (:meth:`_rows`, :meth:`content`).
+    """
+
+    def __init__(self, rows: int, parts: StoredParts) -> None:  # the parts are read on use
+        self.ids = _StoredIds(rows, parts)  # type: ignore[assignment]
+        self._parts = parts
+        self._joined = None
+        self._last_row = None
+        self._extra = {}
+
+    def __getattr__(self, name: str) -> Any:
+        make = _WHOLE.get(name)
+        if make is None:
+            raise AttributeError(name)
+        value = make(self._parts)
+        setattr(self, name, value)
+        return value
+
+    def content(self, row: int) -> str:
+        """The statement of ``row`` (its text alone, unless all of them are read)."""
+        if "_text" in self.__dict__:
+            return super().content(row)
+        start, stop = _numbers("q", self._parts.read("offsets", 8 * row, 8 * row + 16))
+        return self._parts.read("text", start, stop).decode("utf-8", "surrogatepass")
+
+    def _rows(self, term: str) -> array:
+        if "_flat" in self.__dict__:
+            return super()._rows(term)
+        rows = array("I")
+        at = self._terms.find(f"\n{term}\n") if "\n" not in term else -1
+        if at >= 0:
+            number = self._terms.count("\n", 0, at)
+            start, stop = _numbers("q", self._parts.read("spans", 8 * number, 8 * number + 16))
+            rows.frombytes(self._parts.read("flat", 4 * start, 4 * stop))
+        return rows
+
+    def _live_rows(self, wanted: Iterable[str]) -> dict[str, int]:
+        if self._joined is None and len(self.ids):
+            self._joined = "\n" + self._parts.read("ids").decode("utf-8", "surrogatepass") + "\n"
+        return super()._live_rows(wanted)
+
+
+class ChangedIndex:
+    """A whole :class:`StatementIndex` and the statements changed since it, not applied to it.
+
+    Answers as the whole index derived by the changes would (:meth:`whole`), without
+    copying it: the rows of the changed ids are left out of the whole index's answers and
+    the changed statements answer from a small index of their own. What a write saves as
+    its change to a whole index saved before (:mod:`gitmem.cache.statements`), so that a
+    reader at 100,000 memories analyses a few statements and copies none of the others.
+
+    Args:
+        base: the whole index.
+        changes: id -> statement, or ``None``: no longer indexed (as for
+            :meth:`StatementIndex.derive`).
+    """
+
+    def __init__(self, base: StatementIndex, changes: Mapping[str, str | None]) -> None:
+        self.base = base
+        self.changed = dict(changes)
+        self.added = StatementIndex.build([(i, c) for i, c in self.changed.items() if c is not None])
+
+    def __len__(self) -> int:
+        """Statements indexed."""
+        return len(self.base) - len(self.base._live_rows(self.changed)) + len(self.added)
+
+    def statements(self) -> dict[str, str]:
+        """Id -> content of every statement indexed."""
+        out = self.base.statements()
+        for memory_id, content in self.changed.items():
+            if content is None:
+                out.pop(memory_id, None)
+            else:
+                out[memory_id] = content
+        return out
+
+    def statement(self, memory_id: str) -> str | None:
+        """The statement indexed for ``memory_id``, or ``None``."""
+        if memory_id in self.changed:
+            return self.changed[memory_id]
+        return self.base.statement(memory_id)
+
+    def changes(self, changes: Mapping[str, str | None]) -> dict[str, str | None]:
+        """The part of ``changes`` that changes this index (see :meth:`StatementIndex.changes`)."""
+        out: dict[str, str | None] = {}
+        rest: dict[str, str | None] = {}
+        for memory_id, content in changes.items():
+            if memory_id not in self.changed:
+                rest[memory_id] = content
+            elif self.changed[memory_id] != content:
+                out[memory_id] = content
+        out.update(self.base.changes(rest))
+        return out
+
+    def derive(self, changes: Mapping[str, str | None]) -> ChangedIndex:
+        """A new index with ``changes`` applied after this one's (the whole index is shared, not copied)."""
+        return ChangedIndex(self.base, {**self.changed, **changes})
+
+    def whole(self) -> StatementIndex:
+        """The whole index derived by the changes (:meth:`StatementIndex.derive`)."""
+        return self.base.derive(self.changed)
+
+    def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3) -> list[str]:
+        """:meth:`StatementIndex.similar` of the whole index derived by the changes."""
+        skipped = set(skip)
+        scored = [*self.base._scored(text, skipped | self.changed.keys()), *self.added._scored(text, skipped)]
+        return [memory_id for _, memory_id in sorted(scored)[:limit]]
+
+
 #: Terms whose postings :meth:`StatementIndex.derive` keeps apart before flattening them all.
 _FLATTEN_AT = 4096
+#: Ids :meth:`StatementIndex.derive` looks for one by one in the joined ids; more go through a dict.
+_LOOKED_FOR_AT_MOST = 64
 
 
 def _probes(text: str) -> Sequence[str]:

@@ -16,6 +16,16 @@ from yaml.nodes import MappingNode, ScalarNode, SequenceNode
 from gitmem.errors import MalformedRecord
 from gitmem.limits import MAX_RECORD_BYTES
 from gitmem.models import Memory
+from gitmem.yaml_schema import (
+    BOOL_TAG,
+    CORE_RESOLVERS,
+    FLOAT_TAG,
+    INT_TAG,
+    MAP_TAG,
+    NULL_TAG,
+    SEQ_TAG,
+    STR_TAG,
+)
 
 __all__ = [
     "CORE_RESOLVERS",
@@ -30,21 +40,9 @@ __all__ = [
 
 
 _TAG = "tag:yaml.org,2002:"
-_STR, _NULL, _BOOL, _INT, _FLOAT = (_TAG + t for t in ("str", "null", "bool", "int", "float"))
-_MAP, _SEQ = _TAG + "map", _TAG + "seq"
-
-# YAML 1.2 core schema (https://yaml.org/spec/1.2.2/#1032-tag-resolution).
-_CORE_RESOLVERS: list[tuple[str, str, str]] = [
-    (_BOOL, r"^(?:true|True|TRUE|false|False|FALSE)$", "tTfF"),
-    (_NULL, r"^(?:~|null|Null|NULL|)$", "~nN"),
-    (_INT, r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$", "-+0123456789"),
-    (
-        _FLOAT,
-        r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
-        r"|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$",
-        "-+0123456789.",
-    ),
-]
+_STR, _NULL, _BOOL, _INT, _FLOAT = STR_TAG, NULL_TAG, BOOL_TAG, INT_TAG, FLOAT_TAG
+_MAP, _SEQ = MAP_TAG, SEQ_TAG
+_CORE_RESOLVERS = CORE_RESOLVERS
 
 
 # ---------------------------------------------------------------------------
@@ -296,8 +294,6 @@ def load_with_mapping(data: bytes, where: str) -> tuple[Memory, dict[str, Any]]:
         raise MalformedRecord(where, _validation_reason(exc)) from None
 
 
-#: Public names of the schema tables the writer shares with this reader.
-CORE_RESOLVERS = _CORE_RESOLVERS
-NULL_TAG = _NULL
-FLOAT_TAG = _FLOAT
+#: The reading of a float scalar, which the writer shares with this reader (the schema's tables
+#: are in :mod:`gitmem.yaml_schema`).
 parse_float = _float

@@ -1,7 +1,15 @@
 """The YAML writer: ruamel.yaml round-trip (imported lazily), for new records and read-modify-write.
 
 See :mod:`gitmem.codec` for the contract. It shares the YAML 1.2 core schema
-with :mod:`gitmem.yaml_reader`, so both read every unquoted value the same way.
+with :mod:`gitmem.yaml_reader` (:mod:`gitmem.yaml_schema`), so both read every
+unquoted value the same way.
+
+A new record whose every value is of a kind :func:`_emit` writes (the records
+``tur learn`` makes) is written without ruamel, byte for byte as ruamel writes
+it: :func:`_emit` decides each scalar's style by the rules of ruamel's emitter
+(``Emitter.analyze_scalar`` and ``choose_scalar_style``) and returns ``None``
+for anything else, which ruamel then writes. ``tests/test_codec.py`` compares
+the two on many records. Neither PyYAML nor ruamel.yaml is imported for it.
 """
 
 from __future__ import annotations
@@ -12,19 +20,17 @@ import re
 import threading
 from datetime import UTC, datetime
 from enum import Enum
-from functools import cache, lru_cache
+from functools import cache
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from gitmem.errors import MalformedRecord
 from gitmem.models import Decay, Memory, Provenance, Refutation, Relation
-from gitmem.yaml_reader import CORE_RESOLVERS as _CORE_RESOLVERS
-from gitmem.yaml_reader import FLOAT_TAG as _FLOAT
-from gitmem.yaml_reader import NULL_TAG as _NULL
-from gitmem.yaml_reader import load_mapping
-from gitmem.yaml_reader import parse_float as _float
+from gitmem.yaml_schema import CORE_RESOLVERS as _CORE_RESOLVERS
+from gitmem.yaml_schema import FLOAT_TAG as _FLOAT
+from gitmem.yaml_schema import NULL_TAG as _NULL
+from gitmem.yaml_schema import needs_quotes as _needs_quotes
 
 __all__ = ["dump_mapping", "dump_new", "update"]
 
@@ -155,6 +161,8 @@ def _ruamel_representer() -> type:
     from ruamel.yaml.representer import RoundTripRepresenter
     from ruamel.yaml.scalarfloat import ScalarFloat
 
+    from gitmem.yaml_reader import parse_float as _float
+
     class Representer(RoundTripRepresenter):
         """Round-trip representer that writes new floats exactly (see :func:`_float_text`)."""
 
@@ -178,40 +186,26 @@ def _ruamel_representer() -> type:
     return Representer
 
 
-@cache
-def _non_string_patterns() -> tuple[Any, ...]:
-    # Every implicit resolver of YAML 1.1 (PyYAML, ruamel) and 1.2 (ruamel,
-    # core): a plain scalar matching any of them is not read as a string by
-    # some YAML reader, so it must be quoted.
-    from ruamel.yaml.resolver import implicit_resolvers
-
-    patterns: dict[str, Any] = {}
-    for resolvers in yaml.resolver.Resolver.yaml_implicit_resolvers.values():
-        for _tag, regexp in resolvers:
-            patterns.setdefault(regexp.pattern, regexp)
-    for _versions, _tag, regexp, _first in implicit_resolvers:
-        patterns.setdefault(str(regexp.pattern), regexp)
-    for _tag, pattern, _first_chars in _CORE_RESOLVERS:
-        patterns.setdefault(pattern, re.compile(pattern))
-    return tuple(patterns.values())
-
-
-@lru_cache(maxsize=4096)  # keys and short values repeat in every record
-def _needs_quotes(text: str) -> bool:
-    """True when some YAML 1.1 or 1.2 reader would not read ``text`` unquoted as a string."""
-    return text == "" or any(p.match(text) for p in _non_string_patterns())
+def _str_style(text: str, key: Any = None) -> str:
+    """How a string value is written: ``'"'`` double-quoted, ``"|"`` literal block, ``""`` ruamel's choice."""
+    if key == "git_sha":
+        return '"'
+    if "\n" in text and _LITERAL_TEXT.fullmatch(text) and not _TRAILING_SPACE.search(text):
+        return "|"
+    if not _SIMPLE_TEXT.fullmatch(text) or _needs_quotes(text):
+        return '"'
+    # ruamel still picks single quotes when the syntax needs them ('# x', '- x', 'a: b').
+    return ""
 
 
 def _styled_str(text: str, key: Any = None) -> Any:
     from ruamel.yaml.scalarstring import DoubleQuotedScalarString, LiteralScalarString
 
-    if key == "git_sha":
+    style = _str_style(text, key)
+    if style == '"':
         return DoubleQuotedScalarString(text)
-    if "\n" in text and _LITERAL_TEXT.fullmatch(text) and not _TRAILING_SPACE.search(text):
+    if style == "|":
         return LiteralScalarString(text)
-    if not _SIMPLE_TEXT.fullmatch(text) or _needs_quotes(text):
-        return DoubleQuotedScalarString(text)
-    # ruamel still picks single quotes when the syntax needs them ('# x', '- x', 'a: b').
     return text
 
 
@@ -251,6 +245,130 @@ def _dump(node: Any, indent: tuple[int, int, int]) -> bytes:
     return buffer.getvalue()
 
 
+# -- new records without ruamel -------------------------------------------------------------
+
+#: Longest string :func:`_emit` writes (characters): far below ruamel's line width (2**20, see
+#: :func:`_rt_yaml`), so that ruamel does not fold it either.
+_EMIT_AT_MOST = 1 << 16
+#: Keys :func:`_emit` writes (every field name of a record), plain as ruamel writes them.
+_PLAIN_KEY = re.compile(r"[a-z][a-z_]*")
+#: What ruamel's emitter takes for white space around an indicator (``Emitter.analyze_scalar``).
+_WS = "\0 \t\r\n\x85\u2028\u2029"
+#: A ``: `` or `` #`` (or a ``:`` at the end): an indicator that a plain scalar may not hold.
+_INNER_INDICATOR = re.compile(f":(?:[{_WS}]|\\Z)|[{_WS}]#")
+#: What ruamel escapes in a double-quoted scalar (``Emitter.write_double_quoted``, with
+#: ``allow_unicode``): quotes, backslashes, special line breaks and BOM, and every character
+#: outside the printable ranges.
+_ESCAPED = re.compile('["\\\\\x85\u2028\u2029\ufeff\x00-\x1f\x7f-\x9f\ud800-\udfff\ufffe\uffff]')
+_ESCAPES = {"\0": "0", "\x07": "a", "\x08": "b", "\x09": "t", "\x0a": "n", "\x0b": "v", "\x0c": "f",
+            "\x0d": "r", "\x1b": "e", '"': '"', "\\": "\\", "\x85": "N", "\xa0": "_", "\u2028": "L",
+            "\u2029": "P"}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_CORE_FLOAT = re.compile(next(p for tag, p, _ in _CORE_RESOLVERS if tag == _FLOAT))
+
+
+class _Unwritten(Exception):
+    """A value :func:`_emit` leaves to ruamel."""
+
+
+def _emit(mapping: dict[str, Any]) -> str | None:
+    """``mapping`` (a record's plain values) as ruamel writes it with :data:`_DEFAULT_INDENT`, or ``None``.
+
+    Block mappings with plain keys; at the top level, sequences of scalars or of mappings of
+    scalars; strings (each in the style ruamel picks), floats and datetimes. ``None`` when
+    anything else is met (``None``, ``bool`` and ``int`` values, empty containers, long
+    strings, keys that need quotes, lone surrogates, literal blocks that keep trailing
+    newlines), for :func:`_dump` to write.
+    """
+    out: list[str] = []
+    try:
+        _emit_mapping(mapping, 0, out)
+    except _Unwritten:
+        return None
+    return "".join(out)
+
+
+def _emit_mapping(mapping: dict[str, Any], indent: int, out: list[str], first: str = "") -> None:
+    """Write a block mapping at ``indent``; its first key after ``first`` (``"  - "`` in a sequence)."""
+    if not mapping:
+        raise _Unwritten
+    pad = " " * indent
+    for key, value in mapping.items():
+        if not isinstance(key, str) or not _PLAIN_KEY.fullmatch(key) or _needs_quotes(key):
+            raise _Unwritten
+        out.append(f"{first or pad}{key}:")
+        first = ""
+        if isinstance(value, dict):
+            out.append("\n")
+            _emit_mapping(value, indent + 2, out)
+        elif isinstance(value, list):
+            if indent or not value:
+                raise _Unwritten
+            out.append("\n")
+            for item in value:
+                if isinstance(item, dict):
+                    if any(isinstance(v, dict | list) for v in item.values()):
+                        raise _Unwritten
+                    _emit_mapping(item, indent + 4, out, first=f"{pad}  - ")
+                else:
+                    out.append(f"{pad}  -{_emit_scalar(item, None, indent + 4, block=False)}\n")
+        else:
+            out.append(f"{_emit_scalar(value, key, indent)}\n")
+
+
+def _emit_scalar(value: Any, key: str | None, indent: int, block: bool = True) -> str:
+    """A scalar value as ruamel writes it after ``key:`` (or ``-``), its leading space included."""
+    if isinstance(value, datetime):
+        return " " + _double_quoted(_iso(value))
+    if isinstance(value, float):
+        text = _float_text(value)
+        if not _CORE_FLOAT.match(text):
+            raise _Unwritten
+        return " " + text
+    if not isinstance(value, str) or len(value) > _EMIT_AT_MOST:
+        raise _Unwritten
+    style = _str_style(value, key)
+    if style == '"':
+        return " " + _double_quoted(value)
+    if _SURROGATE.search(value):
+        raise _Unwritten  # ruamel escapes them (plain) or fails to encode them (literal)
+    if style == "|":
+        if not block or (value[-1] == "\n" and (len(value) == 1 or value[-2] == "\n")):
+            raise _Unwritten  # a literal kept with "+" (trailing line breaks)
+        body, chomp = (value, "-") if value[-1] != "\n" else (value[:-1], "")
+        pad = " " * (indent + 2)
+        return f" |{chomp}\n" + "\n".join(pad + line if line else "" for line in body.split("\n"))
+    # ruamel's choice (Emitter.choose_scalar_style) for text that is printable, on one line,
+    # and read back as a string by every reader: plain where a plain block scalar may stand,
+    # else double-quoted if it holds an apostrophe, else single-quoted.
+    if not (value[0] == " " or value[-1] == " " or _block_indicators(value)):
+        return " " + value
+    if "'" in value:
+        return " " + _double_quoted(value)
+    return " '" + value.replace("'", "''") + "'"
+
+
+def _block_indicators(text: str) -> bool:
+    """Whether ``text`` holds what ruamel's ``analyze_scalar`` calls block indicators."""
+    first = text[0]
+    followed = len(text) == 1 or text[1] in _WS
+    return (text.startswith(("---", "..."))
+            or first in "#,[]{}&*!|>'\"%@`"
+            or (first in "?-" and followed)
+            or _INNER_INDICATOR.search(text) is not None)
+
+
+def _double_quoted(text: str) -> str:
+    """``text`` double-quoted as ruamel's ``write_double_quoted`` writes a line shorter than its width."""
+    def escape(found: re.Match[str]) -> str:
+        ch = found.group()
+        if ch in _ESCAPES:
+            return "\\" + _ESCAPES[ch]
+        return f"\\x{ord(ch):02X}" if ch <= "\xff" else f"\\u{ord(ch):04X}"
+
+    return '"' + _ESCAPED.sub(escape, text) + '"'
+
+
 def dump_new(memory: Memory) -> bytes:
     """Serialise a new record in canonical form.
 
@@ -271,7 +389,11 @@ def dump_new(memory: Memory) -> bytes:
         TypeError: if an extra value is not YAML data (str, number, bool,
             None, datetime, list, dict).
     """
-    return _dump(_to_node(_plain(memory)), _DEFAULT_INDENT)
+    plain = _plain(memory)
+    text = _emit(plain)
+    if text is not None:  # what ruamel would write, without loading it (see _emit)
+        return text.encode("utf-8")
+    return _dump(_to_node(plain), _DEFAULT_INDENT)
 
 
 def dump_mapping(mapping: dict[str, Any]) -> bytes:
@@ -305,12 +427,16 @@ def _same_scalar(old: Any, new: Any) -> bool:
     return False
 
 
-_DATETIME: TypeAdapter[datetime] = TypeAdapter(datetime)
+@cache
+def _datetime_adapter() -> Any:
+    from pydantic import TypeAdapter
+
+    return TypeAdapter(datetime)
 
 
 def _same_time(old: Any, new: datetime) -> bool:
     try:
-        parsed = _DATETIME.validate_python(str(old) if isinstance(old, str) else old)
+        parsed = _datetime_adapter().validate_python(str(old) if isinstance(old, str) else old)
     except ValidationError:
         return False
     parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
@@ -531,6 +657,7 @@ _BLOCK_ORDER = {
 def _line_edit(text: str, mapping: dict[str, Any], memory: Memory, where: str) -> bytes | None:
     """The one-line scalar edits of :mod:`gitmem.yaml_lines`, kept only if they read back as ``memory``."""
     from gitmem.yaml_lines import edit_scalars
+    from gitmem.yaml_reader import load_mapping
 
     if text.startswith("---") or "\r" in text:
         return None
@@ -567,6 +694,8 @@ def update(original: bytes, memory: Memory, where: str = "record") -> bytes:
         MalformedRecord: if ``original`` is not a safe record mapping (see
             :func:`load_mapping`).
     """
+    from gitmem.yaml_reader import load_mapping
+
     mapping = load_mapping(original, where)  # refuses tags, aliases, oversize blobs first
     if _unchanged(mapping, memory):
         return original  # the common case, without the ~3 ms ruamel round-trip

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -694,3 +695,126 @@ def test_any_text_round_trips_through_dump_new_and_update(
         provenance=Provenance(observed_at=T1, source_agent=new_agent, git_sha="0192117"),
     )
     assert load(update(data, changed), WHERE) == changed
+
+
+# --- new records written without ruamel -------------------------------------------------
+
+def ruamel_dump(memory: Memory) -> bytes:
+    """What the round-trip writer makes of a new record (the canonical bytes)."""
+    plain = yaml_writer._plain(memory)
+    return yaml_writer._dump(yaml_writer._to_node(plain), yaml_writer._DEFAULT_INDENT)
+
+
+TRICKY = [
+    *RETYPED, *AWKWARD_CONTENT,
+    "a: b", "a:b", "a:", ":a", ": a", "? q", "?q", "- item", "-item", "-", "?", ":", "#", "# x",
+    "x #y", "x#y", "it's", "it's: here", "'quoted'", '"dq"', "it's \"both\"", "@at", "`tick`",
+    "%pct", "[x]", "{y}", "!tag", "&anchor", "*alias", "|pipe", ">gt", "a,b", ",lead",
+    "--- x", "...x", "-- x", "ünï cödé", "日本語 #5", "😀 emoji", "nbsp\xa0here", "\xa0lead",
+    " lead", "trail ", "two  spaces", "a\n\nb", "a\n", "a\n\n", "a \nb", "a\n b", "a\n\n  b\n",
+    "Name <me@example.com>", "src/a.py#L1-L3",
+    "sha256:" + "c" * 64, "back\\slash", "tab\there", "cr\rhere", "esc\x1bhere", "\u2028",
+    "HEAD had no commit when learned", "The API moved: see `docs/api.md` # not a comment",
+]
+
+
+def tricky_memory(rnd, text, when) -> Memory:
+    def pick(*options):
+        return rnd.choice(options)
+
+    content = text if text.strip() else f"x{text}"
+    kind = pick("fact", "insight", "axiom", "core", "preference")
+    memory = Memory(
+        id=f"{kind}-{rnd.randrange(16**8):08x}",
+        type=kind,
+        scope=pick("universal", "incarnation"),
+        content=content,
+        confidence=pick(1.0, 0.0, 0.5, 1e-7, 1 / 3, 0.95),
+        provenance=Provenance(
+            observed_at=when, git_sha=pick(None, SHA, "0192117"),
+            source_agent=pick(None, "claude", text), source_harness=pick(None, "claude-code", text),
+            context_ref=pick(None, "src/a.py#L1-L2", text), fingerprint=pick(None, "sha256:00ff")),
+        decay=Decay(half_life_days=pick(None, 14.0, 0.5, 90), last_verified_at=when,
+                    staleness_status=pick("fresh", "unanchored", "stale"),
+                    reason=pick(None, "HEAD had no commit when learned", text)),
+        relations=pick([], [Relation(type="supersedes", target="fact-11223344")],
+                       [Relation(type="supports", target="fact-1"),
+                        Relation(type="refines", target=text or "x")]),
+        author=pick(None, "Ada <ada@example.com>", text),
+        legacy_id=pick(None, "old-1", ["old-1", "old 2"]),
+    )
+    return memory.stamp(None, pick("Ada <ada@example.com>", text or "x"), when)
+
+
+def test_a_new_record_is_written_without_ruamel_exactly_as_ruamel_writes_it():
+    import random
+
+    rnd = random.Random(16)
+    texts = [*TRICKY, "x" * 70_000, "word " * 20_000 + "end", "y" * 60_000 + " #"]  # long: once each
+    texts += [rnd.choice(["", " ", "\n"]).join(rnd.choices(TRICKY, k=rnd.randint(2, 3))) for _ in range(900)]
+    emitted, kinds = 0, set()
+    for text in texts:
+        when = datetime(2026, 1, 1, tzinfo=UTC) + (T1 - T0) * rnd.random()
+        memory = tricky_memory(rnd, text, when)
+        fast = yaml_writer._emit(yaml_writer._plain(memory))
+        if fast is not None:
+            assert fast.encode() == ruamel_dump(memory), text
+            emitted += 1
+            kinds.update(line[8:10] for line in fast.splitlines() if line.startswith("content:"))
+    # Most records take the short path, in every style a string gets.
+    assert emitted > 0.9 * len(texts)
+    assert {" '", ' "', " |"} <= kinds and any(k[1] not in "'\"|" for k in kinds)
+
+
+@settings(derandomize=True, max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(content=TEXT.filter(lambda s: s.strip()), agent=TEXT, reason=TEXT)
+def test_any_new_record_without_ruamel_is_byte_for_byte_ruamels(content, agent, reason):
+    memory = full_memory(
+        content=content, author=agent,
+        provenance=Provenance(observed_at=T0, source_agent=agent, context_ref=agent),
+        decay=Decay(half_life_days=14.0, last_verified_at=T1, reason=reason or None),
+    ).stamp(None, agent or "x", T1)
+    assert dump_new(memory) == ruamel_dump(memory)
+
+
+def test_writing_a_new_record_loads_no_yaml_library():
+    code = (
+        "import sys\n"
+        "from gitmem.codec import dump_new\n"
+        "from gitmem.models import Memory\n"
+        "data = dump_new(Memory(id='fact-ab12cd34', type='fact', content=\"it's: multi\\nline\"))\n"
+        "assert data.startswith(b'id: fact-ab12cd34'), data\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('yaml', 'ruamel', '_ruamel_yaml')))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
+    assert out.stdout.strip() == "[]"
+
+
+def test_the_quoting_patterns_are_the_yaml_libraries_own():
+    """gitmem/yaml_schema.py writes the resolvers out; they must be exactly PyYAML's and ruamel's."""
+    import re
+    import re._parser as sre_parse  # type: ignore[import-not-found]
+
+    from ruamel.yaml.resolver import implicit_resolvers
+
+    from gitmem.yaml_schema import CORE_RESOLVERS, LIBRARY_PATTERNS
+
+    def tree(node):  # a parsed regular expression as plain tuples (verbose white space gone)
+        if isinstance(node, sre_parse.SubPattern):
+            return tuple(tree(d) for d in node.data)
+        if isinstance(node, list | tuple):
+            return tuple(tree(d) for d in node)
+        return node
+
+    def parsed(pattern: str, flags: int = 0):
+        return tree(sre_parse.parse(pattern, flags & re.VERBOSE))
+
+    pyyaml = yaml.resolver.Resolver.yaml_implicit_resolvers.values()
+    libraries = {parsed(r.pattern, r.flags) for resolvers in pyyaml for _tag, r in resolvers}
+    libraries |= {parsed(str(r.pattern), r.flags) for _versions, _tag, r, _first in implicit_resolvers}
+    ours = {parsed(pattern) for pattern in LIBRARY_PATTERNS}
+    assert ours == libraries
+    assert len(LIBRARY_PATTERNS) == len(ours)  # each written once
+    assert {parsed(p) for _tag, p, _first in CORE_RESOLVERS} - ours  # the core schema adds to them

@@ -160,6 +160,33 @@ def test_a_wake_or_recall_after_a_learn_reads_nothing_the_learn_wrote(learned):
     assert "jobs with backoff 2047" in recalled["out"] and recalled["heavy"] == []
 
 
+LEARN_PROBE = """
+import io, json, sys
+from gitmem.cli import Env, _pydantic_plugins_off, main
+_pydantic_plugins_off()  # as the tur entry point does
+out, err = io.StringIO(), io.StringIO()
+code = main(sys.argv[1:], Env(out=out, err=err))
+loaded = sorted({m.split(".")[0] for m in sys.modules} & {"yaml", "ruamel", "multiprocessing"}
+                | {m for m in sys.modules if m.startswith("importlib.metadata")})
+print(json.dumps({"code": code, "loaded": loaded, "err": err.getvalue()}))
+"""
+
+
+def test_a_learn_loads_no_yaml_library_nor_what_it_does_not_use(learned):
+    run_tur("-C", str(learned), "wake")  # a table is cached: learn compares with it
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    statement = "The queue retries failed jobs with exponential backoff, twice"
+    proc = subprocess.run([sys.executable, "-c", LEARN_PROBE, "-C", str(learned), "learn", statement],
+                          env=env, capture_output=True, text=True, check=True)
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert report["code"] == 0
+    # A near-duplicate is named with its statement, read from the statement index.
+    assert '("The queue retries failed jobs with exponential backoff")' in report["err"]
+    # The new record is written without ruamel, the warning read without PyYAML; no pydantic
+    # plugin lookup (importlib.metadata), no detect-secrets baseline machinery (multiprocessing).
+    assert report["loaded"] == []
+
+
 # -- writes read and rewrite one shard ----------------------------------------------------------
 
 
@@ -259,3 +286,49 @@ def test_the_first_wake_after_a_code_commit_loads_no_history(learned):
     # distances to the new HEAD come from those to its parent, read from its loose commit
     assert after["code"] == 0 and after["heavy"] == []
     assert after["out"] == warm["out"] and "never push to main" in after["out"]
+
+
+PLUGINS_PROBE = """
+import json, os, sys
+from gitmem.cli import _pydantic_plugins_off
+_pydantic_plugins_off()
+from gitmem.models import Memory
+memory = Memory(id="fact-ab12cd34", type="fact", content="x", confidence=1)
+looked_up = "importlib.metadata" in sys.modules
+import pydantic.plugin._loader as loader
+print(json.dumps({"switch": os.environ.get("PYDANTIC_DISABLE_PLUGINS"), "looked_up": looked_up,
+                  "confidence": memory.confidence, "group": loader.PYDANTIC_ENTRY_POINT_GROUP,
+                  "validator": type(Memory.__pydantic_validator__).__name__}))
+"""
+
+
+@pytest.mark.parametrize(("switch", "looked_up"), [(None, False), ("__all__", False), ("some-plugin", True)])
+def test_tur_turns_pydantic_plugins_off_unless_the_user_chose(switch, looked_up):
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    env["PYTHONPATH"] = str(ROOT)
+    if switch is not None:
+        env["PYDANTIC_DISABLE_PLUGINS"] = switch
+    proc = subprocess.run([sys.executable, "-c", PLUGINS_PROBE], env=env, capture_output=True, text=True,
+                          check=True)
+    report = json.loads(proc.stdout)
+    assert report["switch"] == (switch or "__all__")  # a user's own setting is kept
+    assert report["looked_up"] is looked_up  # no entry-point scan, nor its import, when all are off
+    assert report["confidence"] == 1.0 and report["validator"] == "SchemaValidator"
+    assert report["group"] == "pydantic"  # any other name of the loader is the real module's
+
+
+def test_the_tur_entry_point_learns_and_reads_back_as_main_does(learned):
+    """``python -m gitmem`` (the console script's ``run``): plugins off, nothing collected at exit."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+
+    def tur(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "gitmem", "-C", str(learned), *args], env=env,
+                              capture_output=True, text=True, check=False)
+
+    learn = tur("learn", "Entry point note: it's #1")
+    assert learn.returncode == 0 and learn.stdout.startswith("fact-"), learn.stderr
+    shown = tur("show", learn.stdout.strip())
+    assert shown.returncode == 0 and "Entry point note: it's #1" in shown.stdout
+    bad = tur("learn", "")
+    assert bad.returncode == 2 and bad.stderr.count("\n") == 1

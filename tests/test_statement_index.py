@@ -8,7 +8,7 @@ their order, must be those :func:`find_similar` finds over the same statements.
 
 from __future__ import annotations
 
-import marshal
+import os
 import random
 import shutil
 
@@ -93,18 +93,55 @@ def test_a_derived_index_finds_what_one_built_from_the_changed_statements_finds(
     assert base.statements() == dict(pairs)
 
 
-def test_an_index_read_back_from_its_payload_answers_the_same():
+class Parts:
+    """Saved parts held in memory, counting the bytes read (what a file of them would read)."""
+
+    def __init__(self, parts: dict[str, bytes]) -> None:
+        self.parts = parts
+        self.read_bytes = 0
+
+    def size(self, name: str) -> int:
+        return len(self.parts[name])
+
+    def read(self, name: str, start: int = 0, stop: int | None = None) -> bytes:
+        data = self.parts[name][start:stop]
+        self.read_bytes += len(data)
+        return data
+
+
+def stored(index: StatementIndex) -> StatementIndex:
+    """``index`` saved as its parts and read back as it is used."""
+    rows, parts = index.to_parts()
+    return StatementIndex.stored(rows, Parts(dict(parts)))
+
+
+def test_an_index_read_back_from_its_parts_answers_the_same():
     pairs = corpus(150, seed=8)
     index = StatementIndex.build(pairs).derive({pairs[0][0]: None, "fact-x": "API port is 1"})
-    again = StatementIndex.from_payload(marshal.loads(marshal.dumps(index.to_payload())))
+    again = stored(index)
     for query in queries(pairs, seed=9):
         assert again.similar(query) == index.similar(query)
-    with pytest.raises(ValueError, match="version"):
-        StatementIndex.from_payload({**index.to_payload(), "version": "0"})
+    assert again.statement("fact-x") == "API port is 1" and again.statement(pairs[0][0]) is None
+    assert again.statement(pairs[1][0]) == pairs[1][1]
+    assert again.changes({"fact-x": "API port is 1", pairs[1][0]: None}) == {pairs[1][0]: None}
+    assert again.statements() == index.statements() and len(again) == len(index)
+    rows, parts = index.to_parts()
     with pytest.raises(ValueError, match="lengths"):
-        StatementIndex.from_payload({**index.to_payload(), "ids": ""})
+        StatementIndex.stored(rows + 1, Parts(parts))
     with pytest.raises(ValueError, match="lengths"):
-        StatementIndex.from_payload({**index.to_payload(), "flat": b"1234"})
+        StatementIndex.stored(rows, Parts({**parts, "flat": parts["flat"] + b"12"}))
+
+
+def test_a_lookup_in_a_stored_index_reads_a_small_part_of_it():
+    pairs = corpus(3000, seed=13)
+    rows, saved = StatementIndex.build(pairs).to_parts()
+    parts = Parts(saved)
+    index = StatementIndex.stored(rows, parts)
+    assert index.similar("The queue retry policy caps retries at 5") == \
+        find_similar("The queue retry policy caps retries at 5", pairs)
+    index.statement("fact-00000003")
+    # the terms, sizes, dead marks and ids; of the texts and postings only what was looked at
+    assert parts.read_bytes < sum(map(len, saved.values())) / 2
 
 
 # -- through the read cache ---------------------------------------------------------------------
@@ -131,8 +168,8 @@ def test_each_write_saves_the_index_of_its_tree_derived_from_its_parents(repo):
         g = Gitmem.open(repo)
         step(g)
         tree = Store.discover(repo).subtree_id(g.store.tip(), "memories")
-        assert (files / f"similar-{tree}.bin").exists()
-        index = Gitmem.open(repo).records.latest_statements()
+        assert list(files.glob(f"similar-{tree}-*.bin"))  # saved as its change to a whole one
+        index = Gitmem.open(repo).records.latest_statements()[1]
         assert index.statements() == live_statements(repo)
     expected = find_similar("Queue retry policy: 7 attempts", sorted(live_statements(repo).items()))
     third = Gitmem.open(repo).learn("Queue retry policy: 7 attempts")
@@ -146,7 +183,7 @@ def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_fro
         gm.learn(f"Job {i} of the nightly batch retries {i % 4} times")
     gm.wake()
     files = cache_dir(Store.discover(repo))
-    index = Gitmem.open(repo).records.latest_statements()
+    index = Gitmem.open(repo).records.latest_statements()[1]
     assert index.statements() == live_statements(repo)
     # an index copied from another tree is refused, and the right one built
     Gitmem.open(repo).learn("A statement about nothing in particular")
@@ -156,10 +193,10 @@ def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_fro
     assert others
     shutil.copyfile(others[0], newest)
     fresh = Gitmem.open(repo)
-    assert fresh.records.latest_statements().statements() == live_statements(repo)
+    assert fresh.records.latest_statements()[1].statements() == live_statements(repo)
     # a tree with no index of its own: derived from the older one by the statements that differ
     newest.unlink()
-    assert Gitmem.open(repo).records.latest_statements().statements() == live_statements(repo)
+    assert Gitmem.open(repo).records.latest_statements()[1].statements() == live_statements(repo)
 
 
 def test_postings_kept_apart_by_derive_are_flattened_without_changing_an_answer(monkeypatch):
@@ -173,7 +210,7 @@ def test_postings_kept_apart_by_derive_are_flattened_without_changing_an_answer(
         changes: dict[str, str | None] = {f"fact-step{step}": f"API port is {step} and the queue retries"}
         victim = rnd.choice(sorted(current))
         changes[victim] = None if step % 2 else "Queue retry policy caps retries"
-        index = StatementIndex.from_payload(marshal.loads(marshal.dumps(index.derive(changes).to_payload())))
+        index = stored(index.derive(changes))
         for memory_id, text in changes.items():
             if text is None:
                 current.pop(memory_id, None)
@@ -190,3 +227,137 @@ def test_deriving_by_statements_that_did_not_change_keeps_their_rows():
     same = index.derive(dict(pairs[:30]))
     assert same.ids == index.ids and same.dead == index.dead
     assert same.similar(pairs[3][1]) == index.similar(pairs[3][1])
+
+
+# -- saved as its change; read as it is used; damaged files ---------------------------------
+
+def learned_repo(repo, statements=STATEMENTS) -> Gitmem:
+    gm = Gitmem.open(repo)
+    for text in statements:
+        if text.strip() and len(text) > 1:
+            gm.learn(text)
+    gm.wake()  # a table is cached: learn now compares with it
+    return gm
+
+
+def test_a_learn_after_indexes_saved_as_their_change_names_what_a_cold_cache_names(repo, tmp_path):
+    learned_repo(repo)
+    for text in ("Queue retries: 5 attempts at most", "The API listens on port 9090 now"):
+        Gitmem.open(repo).learn(text)  # each write saves its tree's index as a change
+    files = cache_dir(Store.discover(repo))
+    changes = sorted(files.glob("similar-*-*.bin"))
+    assert changes
+    for change in changes:  # a change is a few statements, on a whole index saved beside it
+        assert change.stat().st_size < 2000
+        assert (files / f"similar-{change.stem.split('-', 2)[2]}.bin").exists()
+    found_any = False
+    for text in ("Queue retry policy: 7 attempts", "API port is 9191", "Run the migrations before tests",
+                 "Workers die and restart at night"):
+        cold = tmp_path / f"cold-{len(text)}"
+        shutil.copytree(repo, cold)
+        Gitmem.open(cold).cache_clear()
+        Gitmem.open(cold).wake()
+        warm, fresh = Gitmem.open(repo).learn(text), Gitmem.open(cold).learn(text)
+        assert warm.similar == fresh.similar
+        assert warm.similar_statements == tuple(Gitmem.open(repo).get(i).content for i in warm.similar)
+        found_any = found_any or bool(warm.similar)
+    assert found_any
+
+
+def test_a_change_grown_past_its_bound_is_saved_whole_again(repo, monkeypatch):
+    import gitmem.cache.statements as statements
+
+    monkeypatch.setattr(statements, "CHANGE_STATEMENTS", 2)
+    learned_repo(repo)
+    files = cache_dir(Store.discover(repo))
+    Gitmem.open(repo).learn("Nightly batch job retries twice")
+
+    def wholes() -> set:
+        return {p for p in files.glob("similar-*.bin") if p.stem.count("-") == 1}
+
+    before = wholes()
+    for n in range(5):
+        Gitmem.open(repo).learn(f"Nightly batch job {n} retries {n} times")
+        assert Gitmem.open(repo).records.latest_statements()[1].statements() == live_statements(repo)
+    assert wholes() - before  # a later write saved a whole index again
+    for change in files.glob("similar-*-*.bin"):  # and the changes name whole indexes kept
+        assert (files / f"similar-{change.stem.split('-', 2)[2]}.bin").exists()
+
+
+def test_a_damaged_change_is_refused_reported_and_made_again(repo):
+    learned_repo(repo)
+    Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
+    files = cache_dir(Store.discover(repo))
+    (change,) = files.glob("similar-*-*.bin")
+    data = bytearray(change.read_bytes())
+    data[-3] ^= 0xFF
+    change.write_bytes(bytes(data))
+    gm = Gitmem.open(repo)
+    result = gm.learn("Queue retry policy: 7 attempts")
+    assert result.similar == tuple(find_similar("Queue retry policy: 7 attempts",
+                                                sorted((i, c) for i, c in live_statements(repo).items()
+                                                       if i != result.memory.id)))
+    assert result.similar
+    notices = [n.reason for n in gm.records.cache.take_notices()]
+    assert any(change.name in n and "damaged" in n for n in notices)
+
+
+def test_a_damaged_block_of_a_whole_index_is_met_reported_and_the_index_made_again(repo):
+    from gitmem.cache.fileformat import read_file
+
+    learned_repo(repo)
+    Gitmem.open(repo).learn("Queue retries: 5 attempts at most")  # a whole index, and a change on it
+    files = cache_dir(Store.discover(repo))
+    (whole,) = [p for p in files.glob("similar-*.bin") if p.stem.count("-") == 1]
+    payload, end = read_file(whole, "similar")
+    at, length = payload["index"]["parts"]["terms"]  # read by every lookup
+    data = bytearray(whole.read_bytes())
+    data[end + at + length // 2] ^= 0xFF
+    whole.write_bytes(bytes(data))
+    gm = Gitmem.open(repo)
+    text = "Queue retry policy: 7 attempts"
+    result = gm.learn(text)
+    expected = find_similar(text, sorted((i, c) for i, c in live_statements(repo).items()
+                                         if i != result.memory.id))
+    assert result.similar == tuple(expected) and result.similar
+    notices = [n.reason for n in gm.records.cache.take_notices()]
+    assert any(whole.name in n and "checksum" in n for n in notices)
+    # the index made again answers the next learn from its files
+    assert Gitmem.open(repo).records.latest_statements()[1].statements() == live_statements(repo)
+
+
+def test_an_index_of_another_version_is_rebuilt_as_a_file_of_an_older_gitmem(repo):
+    from gitmem.cache.fileformat import read_file, write_file
+
+    learned_repo(repo)
+    Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
+    files = cache_dir(Store.discover(repo))
+    (whole,) = [p for p in files.glob("similar-*.bin") if p.stem.count("-") == 1]
+    payload, end = read_file(whole, "similar")
+    tail = whole.read_bytes()[end:]
+    write_file(whole, "similar", {**payload, "key": (payload["key"][0], "2")}, [tail])
+    gm = Gitmem.open(repo)
+    assert gm.records.latest_statements()[1].statements() == live_statements(repo)
+    notices = [n.reason for n in gm.records.cache.take_notices()]
+    assert any(whole.name in n and "another version" in n for n in notices)
+
+
+def test_prune_keeps_the_whole_index_a_kept_change_is_made_on(tmp_path):
+    from gitmem.cache.files import CacheFiles
+
+    trees = {name: name * 40 for name in "abcdefw"}
+    root = tmp_path / "cache"
+    root.mkdir()
+    names = [f"records-{trees['a']}.bin", f"delta-{trees['b']}-{trees['a']}.bin",
+             f"delta-{trees['c']}-{trees['a']}.bin", f"similar-{trees['w']}.bin",
+             f"similar-{trees['c']}-{trees['w']}.bin", f"similar-{trees['e']}.bin",
+             f"similar-{trees['f']}-{trees['e']}.bin", f"tokens-{trees['w']}-x.bin"]
+    for n, name in enumerate(names):
+        (root / name).write_bytes(b"x")
+        os.utime(root / name, (1000 + n, 1000 + n))
+    CacheFiles(root).prune(trees["c"])
+    left = {p.name for p in root.iterdir()}
+    assert f"similar-{trees['w']}.bin" in left  # the whole index of a kept change
+    assert f"similar-{trees['c']}-{trees['w']}.bin" in left
+    assert f"tokens-{trees['w']}-x.bin" not in left  # the base tree's other files go
+    assert f"similar-{trees['e']}.bin" not in left and f"similar-{trees['f']}-{trees['e']}.bin" not in left

@@ -7,6 +7,7 @@ changed), built by a function of the current tip and committed with compare-and-
 
 from __future__ import annotations
 
+import functools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
@@ -33,8 +34,26 @@ if TYPE_CHECKING:
 __all__ = ["Curator"]
 
 _E = TypeVar("_E", MemoryType, Scope, RelationType)
+_F = TypeVar("_F", bound=Callable[..., Any])
 
 
+
+
+def _collector_paused(method: _F) -> _F:
+    """``method``, run with the cyclic garbage collector paused (:func:`gitmem.cache.fileformat.paused_gc`).
+
+    A ``tur learn`` loads pydantic, libgit2 and detect-secrets, several hundred thousand
+    objects that live as long as the process: the collector would walk them again and again
+    while they load (about 5 % of the command) and find nothing to collect.
+    """
+    @functools.wraps(method)
+    def paused(*args: Any, **kwargs: Any) -> Any:
+        from gitmem.cache.fileformat import paused_gc
+
+        with paused_gc():
+            return method(*args, **kwargs)
+
+    return cast(_F, paused)
 
 
 class Curator:
@@ -47,6 +66,7 @@ class Curator:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
 
+    @_collector_paused
     def learn(
         self,
         content: str,
@@ -175,10 +195,11 @@ class Curator:
         memory, created, collision = mutation.result  # type: ignore[union-attr, misc]
         # A statement already known was compared when it was first learned: naming its
         # neighbours again on every re-verification is noise.
-        similar = self._similar(memory, before, skip={target} if target else set()) if created else ()
+        similar, said = self._similar(memory, before, skip={target} if target else set()) if created \
+            else ((), ())
         self.ws.records.after_commit(commit, {memory.id: memory}, mutation)
         return LearnResult(memory=memory, created=created, commit=commit, similar=similar,
-                           collided_with=collision)
+                           collided_with=collision, similar_statements=said)
 
     def _supersedes_target(self, token: str | None, type_: MemoryType, content: str, digest: str,
                            tip: str | None) -> str | None:
@@ -193,12 +214,14 @@ class Curator:
         self._refuse_supersedes_cycle(own, target)
         return target
 
-    def _similar(self, memory: Memory, tip: str | None, skip: set[str]) -> tuple[str, ...]:
-        """Ids of live memories at ``tip`` that may say the same thing as ``memory``.
+    def _similar(self, memory: Memory, tip: str | None,
+                 skip: set[str]) -> tuple[tuple[str, ...], tuple[str | None, ...]]:
+        """Ids of live memories at ``tip`` that may say the same thing as ``memory``, and their statements.
 
         Those anchored to overlapping lines of the same file come first, then near-duplicate
         statements (:mod:`gitmem.similarity`); refuted memories, ``memory`` itself and ``skip``
-        are left out. At most three.
+        are left out. At most three. Their statements are those of the index, given when it
+        is the index of ``tip``'s tree (so that they are the stored ones), else ``None``.
 
         A write must cost the same with 100 or 100,000 memories, so this reads no record from
         git: it compares with the records table the read cache built last (every wake, recall,
@@ -209,16 +232,13 @@ class Curator:
         per tree; each write saves the one of the tree it makes), the anchors only for a
         memory with one.
         """
-        from gitmem.anchors import InvalidAnchor, parse_anchor
-
-        statements = self.ws.records.latest_statements()
-        if statements is None or not len(statements):
-            return ()
         skip = {*skip, memory.id, *memory.relation_targets(RelationType.SUPERSEDES)}
         found: list[str] = []
         ref = memory.provenance.context_ref if memory.provenance else None
         table = self.ws.records.latest_table() if ref else None
         if table is not None and ref:
+            from gitmem.anchors import InvalidAnchor, parse_anchor  # (only for a memory with an anchor)
+
             c = table.columns
             refuted = Status.REFUTED.value
             live = [r for r, status in enumerate(c["status"])
@@ -235,8 +255,14 @@ class Curator:
                     other = None
                 if other is not None and mine is not None and _overlap(mine, other):
                     found.append(table.ids[r])
-        found.extend(statements.similar(memory.content, skip={*skip, *found}, limit=3))
-        return tuple(i for i in found if i in self.ws.records.id_entries(i, tip))[:3]
+        got = self.ws.records.similar_statements(memory.content, {*skip, *found}, 3)
+        if got is None:  # no table cached: nothing to compare with
+            return (), ()
+        tree, near = got
+        similar = tuple(i for i in [*found, *near] if i in self.ws.records.id_entries(i, tip))[:3]
+        if not similar or tree != self.ws.store.subtree_id(tip, "memories"):
+            return similar, ()
+        return similar, self.ws.records.statements_of(tree, similar)
 
     def _holders(self, digest: str, tip: str | None) -> dict[str, tuple[Memory | None, str, str | None]]:
         """Stored records (any type) whose id's hex part is a prefix of ``digest``.

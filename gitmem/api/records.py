@@ -7,7 +7,7 @@ whole ref.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from gitmem.config import Settings
     from gitmem.models import Memory
     from gitmem.overlay import LocalEntry
-    from gitmem.similarity import StatementIndex
+    from gitmem.similarity import ChangedIndex, StatementIndex
 
 __all__ = ["Records", "Workspace"]
 
@@ -307,13 +307,24 @@ class Records:
         """
         return self.cache.latest_table()
 
-    def latest_statements(self) -> StatementIndex | None:
-        """The statements of :meth:`latest_table`'s live records, indexed; ``None`` without a table.
+    def latest_statements(self) -> tuple[str, StatementIndex | ChangedIndex] | None:
+        """:meth:`latest_table`'s tree and its live records' statements, indexed; ``None`` without a table.
 
         Reads no git object and, once the index of that tree is saved, no records file (see
         :meth:`gitmem.cache.RecordCache.latest_statements`).
         """
         return self.cache.latest_statements()
+
+    def similar_statements(self, text: str, skip: Iterable[str], limit: int) -> tuple[str, list[str]] | None:
+        """:meth:`latest_statements`'s tree and the ids of the near-duplicates of ``text`` in it.
+
+        Reads no git object (see :meth:`gitmem.cache.RecordCache.similar_statements`).
+        """
+        return self.cache.similar_statements(text, skip, limit)
+
+    def statements_of(self, tree: str, ids: Sequence[str]) -> tuple[str | None, ...]:
+        """The statements of ``ids`` in the saved statement index of ``tree`` (empty when not saved)."""
+        return self.cache.statements_of(tree, ids)
 
     def after_commit(self, tip: str | CommitInfo | None, updated: Mapping[str, Memory],
                      mutation: Mutation | None = None) -> None:

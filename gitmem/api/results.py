@@ -122,6 +122,9 @@ class LearnResult:
     """Ids of memories that may say the same thing (same anchored lines, or a near-duplicate
     statement: :mod:`gitmem.similarity`); the caller may suggest a ``supersedes`` link."""
     collided_with: str | None = None
+    similar_statements: tuple[str | None, ...] = ()
+    """The statement of each of ``similar``, in order, as stored on the tip the memory was
+    learned on, where the read cache holds it (``None``: read it with :meth:`Gitmem.get`)."""
 
 
 @dataclass

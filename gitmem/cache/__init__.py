@@ -28,7 +28,9 @@ file), with the module that owns each:
     A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list,
     or, for one derived after a write, its change to a whole one saved beside it.
 ``similar-<tree>.bin`` (:mod:`~gitmem.cache.statements`)
-    A :class:`gitmem.similarity.StatementIndex` of the statements of one tree's live records.
+    A :class:`gitmem.similarity.StatementIndex` of the statements of one tree's live records,
+    read in parts as it is used, or, for one derived after a write, its change to a whole
+    one (``similar-<tree>-<base>.bin``).
 ``settings.bin`` (:mod:`~gitmem.cache.settings`)
     The validated ``.tur/config.yaml``, keyed by a digest of its bytes.
 ``verify.bin`` (:meth:`RecordCache.read_payload`, for :class:`gitmem.staleness.VerifyCache`)
@@ -45,7 +47,7 @@ and a file from another version, or damaged, is deleted and rebuilt with a one-l
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -186,34 +188,60 @@ class RecordCache:
         with self._lock:
             return self._tables.latest_known()
 
-    def latest_statements(self) -> Any:
-        """The :class:`~gitmem.similarity.StatementIndex` of :meth:`latest_table`'s live records, or ``None``.
+    def latest_statements(self) -> tuple[str, Any] | None:
+        """The ``memories`` tree of :meth:`latest_table` and the statement index of its live records.
 
-        Live: not refuted. Reads no git object and, when the index of that tree is saved
-        (a write saves the index of the tree it makes), no records file. Otherwise the
-        table is read and its index made (see :meth:`StatementIndexes.for_table`), and, for
-        a table derived from another tree's records file, that tree's too: the next write
-        made on that tree derives its own from it.
+        The index is a :class:`~gitmem.similarity.StatementIndex` or a
+        :class:`~gitmem.similarity.ChangedIndex`; ``None`` without a table. Live: not
+        refuted. Reads no git object and, when the index of that tree is saved (a write
+        saves the index of the tree it makes), no records file. Otherwise the table is read
+        and its index made (see :meth:`StatementIndexes.for_table`), and, for a table
+        derived from another tree's records file, that tree's too: the next write made on
+        that tree derives its own from it.
         """
-        from gitmem.cache.statements import statements_name
-
         with self._lock:
             tree = self._tables.latest_tree()
             index = self._statements.load(tree) if tree is not None else None
-            if index is not None:
-                return index
+            if tree is not None and index is not None:
+                return tree, index
             table = self._tables.latest_known()
             if table is None or table.tree is None:
                 return None
             index = self._statements.for_table(table, _live_statements(table))
             base = table.base
             if base is not None and base != table.tree \
-                    and not self.files.path(statements_name(base)).exists():
+                    and not self._statements.saved(base):
                 base_table = self._tables.load_records(base)
                 if base_table is not None:
                     self._statements.for_table(base_table, _live_statements(base_table))
                     self._statements.load(table.tree)  # kept in memory as the latest
-            return index
+            return table.tree, index
+
+    def similar_statements(self, text: str, skip: Iterable[str], limit: int) -> tuple[str, list[str]] | None:
+        """The tree of :meth:`latest_statements` and the ids its index finds near-duplicates of ``text``.
+
+        ``StatementIndex.similar(text, skip, limit)`` (:mod:`gitmem.similarity`); ``None``
+        without a table. A saved index found damaged on the way is deleted, reported and made
+        again.
+        """
+        with self._lock:
+            def use() -> tuple[str, list[str]] | None:
+                latest = self.latest_statements()
+                return None if latest is None else (latest[0], latest[1].similar(text, skip, limit))
+
+            return self._statements.guarded(use, lambda: self._statements.guarded(use, lambda: None))
+
+    def statements_of(self, tree: str, ids: Sequence[str]) -> tuple[str | None, ...]:
+        """The statements of ``ids`` in the statement index of ``tree`` (``None`` for one not in it).
+
+        Empty when that index is not saved (or is found damaged: then deleted and reported).
+        """
+        with self._lock:
+            def use() -> tuple[str | None, ...]:
+                index = self._statements.load(tree)
+                return () if index is None else tuple(index.statement(i) for i in ids)
+
+            return self._statements.guarded(use, tuple)
 
     def snapshot(self, tip: str | None) -> Snapshot:
         """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.

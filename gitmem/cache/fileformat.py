@@ -2,13 +2,13 @@
 
 Every cache file is one header line ``TURCACHE <kind> <format> <gitmem version> <python>
 <marshal> <length> <crc32>`` and a marshal payload of plain tuples, lists, dicts, strings,
-numbers and bytes, optionally followed by a tail the caller indexes itself (the records
-section of a records file). marshal because it is the fastest loader in the standard library
-for such data (about 3x faster than pickle on 100,000 rows) and, unlike pickle, never calls
-code while loading; its format is tied to the Python version, which is therefore in the
-header. The CRC is checked before unmarshalling, so a damaged file is never trusted; one
-from another version is never read. Files are written to a temporary name and renamed, so
-readers never see half a file.
+numbers and bytes, optionally followed by a tail the caller indexes and checks itself (the
+records section of a records file, the parts of a statement index; see :func:`open_file`).
+marshal because it is the fastest loader in the standard library for such data (about 3x
+faster than pickle on 100,000 rows) and, unlike pickle, never calls code while loading; its
+format is tied to the Python version, which is therefore in the header. The CRC is checked
+before unmarshalling, so a damaged file is never trusted; one from another version is never
+read. Files are written to a temporary name and renamed, so readers never see half a file.
 
 This module knows nothing of what is cached and imports nothing of gitmem but the version,
 so that the store (its object lookups) and the read cache both build on it.
@@ -25,11 +25,11 @@ import zlib
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from gitmem.version import __version__
 
-__all__ = ["CACHE_FORMAT", "Untrusted", "paused_gc", "read_file", "stamp", "write_file"]
+__all__ = ["CACHE_FORMAT", "Untrusted", "open_file", "paused_gc", "read_file", "stamp", "write_file"]
 
 CACHE_FORMAT = 6
 """Version of the file layouts; part of every header. 3: the provenance column holds the
@@ -39,6 +39,10 @@ record: ``author``, else ``updated_by``). 6: the provenance column holds the fin
 (verify judges rows), writes save deltas, and recall indexes hold raw postings."""
 
 _MAGIC = b"TURCACHE"
+#: Payload bytes from which unmarshalling pauses the garbage collector (:func:`paused_gc`): a
+#: small one builds too few objects to start a collection, and freezing then unfreezing every
+#: object of the process costs about a millisecond, several times a ``tur learn``.
+_PAUSE_GC_AT = 1 << 20
 
 
 class Untrusted(Exception):
@@ -90,12 +94,29 @@ def read_file(path: Path, kind: str) -> tuple[Any, int] | None:
         Untrusted: not a cache file of ``kind``, from another version, truncated, failing
             its checksum or not unmarshallable. The caller deletes and rebuilds it.
     """
+    got = open_file(path, kind)
+    if got is None:
+        return None
+    value, end, handle = got
+    handle.close()
+    return value, end
+
+
+def open_file(path: Path, kind: str) -> tuple[Any, int, BinaryIO] | None:
+    """As :func:`read_file`, and the file, still open: for a caller that reads its tail in parts.
+
+    Reading the tail from this handle reads the file the payload came from, even if another
+    process has replaced it since. The caller closes the handle.
+
+    Raises:
+        Untrusted: as :func:`read_file` (the handle is then closed).
+    """
     try:
-        handle = open(path, "rb")  # noqa: SIM115 - closed below, on every path
+        handle = open(path, "rb")  # noqa: SIM115 - returned open, or closed below
     except OSError:
         return None
     try:
-        with handle:
+        try:
             header = handle.readline(512)
             parts = header.split()
             if len(parts) != 8 or parts[0] != _MAGIC or parts[1] != kind.encode():
@@ -105,16 +126,22 @@ def read_file(path: Path, kind: str) -> tuple[Any, int] | None:
                 raise Untrusted(f"{found} is not {stamp().decode()}", foreign=True)
             length, crc = int(parts[6]), int(parts[7])
             payload = handle.read(length)
-    except (OSError, ValueError) as exc:
-        raise Untrusted(f"unreadable: {exc}") from None
-    if len(payload) != length or zlib.crc32(payload) != crc:
-        raise Untrusted("length or checksum mismatch")
-    with paused_gc():
+        except (OSError, ValueError) as exc:
+            raise Untrusted(f"unreadable: {exc}") from None
+        if len(payload) != length or zlib.crc32(payload) != crc:
+            raise Untrusted("length or checksum mismatch")
         try:
-            value = marshal.loads(payload)
+            if length < _PAUSE_GC_AT:
+                value = marshal.loads(payload)
+            else:
+                with paused_gc():
+                    value = marshal.loads(payload)
         except (EOFError, ValueError, TypeError) as exc:
             raise Untrusted(f"unreadable payload: {exc}") from None
-    return value, len(header) + length
+    except BaseException:
+        handle.close()
+        raise
+    return value, len(header) + length, handle
 
 
 def write_file(path: Path, kind: str, payload: Any, tail: Iterable[bytes] = ()) -> int:

@@ -24,9 +24,17 @@ from collections.abc import Iterable
 from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from gitmem.cache.fileformat import CACHE_FORMAT, Untrusted, paused_gc, read_file, stamp, write_file
+from gitmem.cache.fileformat import (
+    CACHE_FORMAT,
+    Untrusted,
+    open_file,
+    paused_gc,
+    read_file,
+    stamp,
+    write_file,
+)
 from gitmem.reader import Skipped
 
 __all__ = [
@@ -158,6 +166,23 @@ class CacheFiles:
             self.reject(path, exc)
             return None
 
+    def open(self, name: str, kind: str) -> tuple[Any, int, BinaryIO] | None:
+        """Payload of the file ``name`` of ``kind``, the offset just after it, and the file, open.
+
+        The caller reads the tail from the handle and closes it (see
+        :func:`~gitmem.cache.fileformat.open_file`).
+
+        Returns:
+            ``None`` when the file is absent or untrusted (then deleted, with a notice).
+        """
+        path = self.root / name
+        try:
+            with self.lock:
+                return open_file(path, kind)
+        except Untrusted as exc:
+            self.reject(path, exc)
+            return None
+
     def write(self, name: str, kind: str, payload: Any, tail: Iterable[bytes] = ()) -> int:
         """Write the file ``name`` of ``kind``: ``payload`` (plain, marshal-able) then ``tail``.
 
@@ -204,7 +229,9 @@ class CacheFiles:
 
         A file belongs to a tree by its name (see :data:`TREE_KEYED`); the trees kept are
         those of the newest records and delta files, and the base of each kept delta
-        (``delta-<tree>-<base>.bin``). Files of the first cache format go too.
+        (``delta-<tree>-<base>.bin``). A statement index saved as a change
+        (``similar-<tree>-<base>.bin``) of a kept tree keeps the whole index it changes,
+        ``similar-<base>.bin``. Files of the first cache format go too.
         """
         try:
             files = self.newest_first("records-*.bin", "delta-*.bin")
@@ -215,8 +242,13 @@ class CacheFiles:
         keep_trees = {keep, *[t for t in trees if t != keep][: KEEP_TREES - 1]}
         keep_trees |= {p.stem.split("-", 2)[2] for p in files
                        if p.name.startswith("delta-") and p.stem.split("-", 2)[1] in keep_trees}
+        needed = {f"similar-{p.stem.split('-', 2)[2]}.bin" for p in paths
+                  if p.name.startswith("similar-") and p.stem.count("-") == 2
+                  and p.stem.split("-", 2)[1] in keep_trees}
         for path in paths:
             name = path.name
+            if name in needed:
+                continue
             # <prefix><tree id>[-<more>].bin; a tree id is 40 or (SHA-256) 64 hex digits.
             stale = name in _FORMER_FILES or any(
                 name.startswith(prefix)

@@ -196,9 +196,11 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
                              "similar": list(result.similar)}))
         return 0
     env.print(m.id)
-    for other in result.similar:
+    for n, other in enumerate(result.similar):
+        # The statement as the learn found it stored, else read (parsing the record).
+        known = result.similar_statements[n] if n < len(result.similar_statements) else None
         try:
-            said = f' ("{first_words(env.gm.get(other).content)}")'
+            said = f' ("{first_words(known if known is not None else env.gm.get(other).content)}")'
         except GitmemError:
             said = ""
         env.warn(f"warning: {m.id} may say the same as {other}{said}; if it replaces it: "
