@@ -174,7 +174,13 @@ class Verifier:
         committed verdicts are recorded on the ref. A background check (``explicit=False``)
         records only memories whose status or reason changed. With ``full_records=False``
         the rows of memories the check leaves unchanged carry read-only
-        :class:`gitmem.cache.MemoryView` stand-ins (``ids`` given: always full records).
+        :class:`gitmem.cache.MemoryView` stand-ins (``ids`` given: always full records), and
+        with ``write`` so do those of the records rewritten.
+
+        Without ``ids``, a verify that writes hands each changed record to
+        :class:`_Rewrites` as soon as its verdict is applied: its new blob is written and
+        only its row kept, so that memory does not grow with the number of records
+        rewritten; they are committed together (:meth:`_record_rewrites`).
 
         Raises:
             EmptyRepository: HEAD is unborn.

@@ -539,23 +539,19 @@ class Tables:
               staged: StagedRows | None = None) -> RecordTable:
         """Build, save and return the table of ``tip`` (whose ``memories`` tree is ``tree``).
 
-        Rows of the latest cached tree are reused by (id, blob id), then rows ``staged`` by
-        a bulk write by (id, blob id); other blobs are parsed (or taken from
-        :meth:`remember`). Malformed blobs become ``bad`` entries, entries that are not
-        records where their id says ``layout`` ones. The mappings go to a spool file as
-        they come and are copied into the records file at the end: memory holds the hot
-        columns, not the records section.
+        Rows of another tree's table (:meth:`_base_for`) are reused by (id, blob id), then
+        rows ``staged`` by a bulk write by (id, blob id) (``staged`` is closed once they are taken); other
+        blobs are parsed (or taken from :meth:`remember`). Malformed blobs become ``bad``
+        entries, entries that are not records where their id says ``layout`` ones. The
+        mappings go to a spool file as they come and are copied into the records file at
+        the end: memory holds the hot columns, not the records section.
         """
         from gitmem.cache.staged import Spool
 
         if layout is None:
             layout = self.store.record_layout(tip) if tip is not None else ({}, [])
         entries, problems = layout
-        base = None
-        if entries:
-            # The table held in memory (the parent's, after a write) rather than a second copy.
-            held = next(iter(self._tables.values()), None)
-            base = held if held is not None and held.tree not in (None, tree) else self.latest(tree)
+        base = self._base_for(tree) if entries else None
         reused = _reuser(base)
         base_bad: dict[tuple[str, str], str] = {}
         if base is not None:
@@ -605,6 +601,8 @@ class Tables:
                 crcs.append(crc)
                 for name, value in zip(COLUMNS, row, strict=True):
                     columns[name].append(value)
+        if staged is not None:
+            staged.close()  # its rows are in the table now
         table = RecordTable(tree, ids, blobs, columns, bad, list(entries),
                             [layout_skipped(p.path, p.object_id, p.reason) for p in problems],
                             offsets=offsets, crcs=crcs, parsed=parsed)
@@ -620,6 +618,15 @@ class Tables:
         finally:
             sink.close()
         return table
+
+    def _base_for(self, tree: str | None) -> RecordTable | None:
+        """The table whose rows a build of ``tree`` reuses, or ``None``.
+
+        The one held in memory (the parent's, after a write) rather than a second copy of
+        it, else the latest on disk.
+        """
+        held = next(iter(self._tables.values()), None)
+        return held if held is not None and held.tree not in (None, tree) else self.latest(tree)
 
     def _ticker(self, entries: Mapping[str, str], reused: Callable[[str, str], int | None],
                 bad: Mapping[tuple[str, str], str], staged: StagedRows | None = None,
