@@ -8,6 +8,7 @@ makes of each record on its own, race it with another writer, and read after it.
 
 from __future__ import annotations
 
+import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -102,11 +103,14 @@ def test_a_verify_that_rewrites_many_records_makes_one_commit_of_what_the_record
     assert len([line for line in message.splitlines() if line.split(":")[0] in changed]) == len(changed)
 
 
-def test_a_verify_that_rewrites_many_records_reports_its_progress_and_rewrites_nothing_after(bulk):
+def test_a_verify_that_rewrites_many_records_reports_progress_gives_stored_records_and_leaves_nothing(bulk):
     seen: list[tuple[int, int]] = []
     gm = Gitmem.open(bulk)
     outcome = gm.verify(now=NOW, progress=lambda done, total: seen.append((done, total)))
     assert outcome.commit is not None
+    # Full records (the default) of the records rewritten, bound to the blobs they are stored as.
+    after = Store.discover(bulk).entries(outcome.commit.sha)
+    assert all(r.memory.blob_id == after[r.memory_id] for r in outcome.rows if r.changed)
     assert seen and seen[-1] == (len(outcome.rows), len(outcome.rows))
     assert [done for done, _ in seen] == sorted(done for done, _ in seen)
     again = Gitmem.open(bulk).verify(now=NOW)
@@ -227,4 +231,25 @@ def test_a_verify_of_records_too_large_to_rewrite_leaves_them_and_writes_the_oth
     assert outcome.commit is not None and after[big] == before[big]
     assert next(r for r in outcome.rows if r.memory_id == big).changed
     assert sum(1 for i in after if after[i] != before[i]) > COMPACT_ROWS
+    assert reads(bulk) == cold_reads(bulk)
+
+
+def test_a_verify_that_rewrites_many_records_where_the_cache_cannot_be_written_commits_the_same(bulk):
+    store = Store.discover(bulk)
+    expected = _verdicts(bulk)
+    before = store.entries(store.tip())
+    root = cache_dir(store)
+    shutil.rmtree(root)
+    root.write_text("not a directory\n")  # nothing can be written there, not even a spool file
+    outcome = Gitmem.open(bulk).verify(now=NOW, full_records=False)
+    assert outcome.commit is not None
+    after = store.entries(outcome.commit.sha)
+    changed = {i for i, r in expected.items() if r.changed}
+    assert {i for i in after if after[i] != before[i]} == changed
+    for memory_id in changed:
+        data = store.read_blob(after[memory_id])
+        want = _as_written(expected[memory_id].memory, codec.load(data, memory_id))
+        assert data == codec.update(store.read_blob(before[memory_id]), want)
+    assert any("cannot write the gitmem cache" in str(s) for s in outcome.skipped)
+    root.unlink()
     assert reads(bulk) == cold_reads(bulk)

@@ -427,6 +427,14 @@ class Verifier:
             written = {i: m for i, m in few.items() if record_path(i) in mutation.changes}
             self.ws.records.after_commit(commit, written, mutation)
             return commit
+        # Rows that show full records (``full_records``) show them as stored, as a few do.
+        from gitmem import models
+
+        for row in rows:
+            if row.changed and row.local is None and isinstance(row.memory, models.Memory):
+                blob = mutation.written.get(record_path(row.memory.id))
+                if blob is not None:
+                    row.memory.bind_blob(blob)
         # Many: the new tree's table, from the parent's rows and the staged ones. What the
         # commit needed goes first: the table is built and saved with the least held.
         del mutation, build
