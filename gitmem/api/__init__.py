@@ -641,7 +641,9 @@ class Gitmem:
         With ``full_records=False`` the rows of memories whose record the check leaves as
         it is carry read-only :class:`gitmem.cache.MemoryView` stand-ins (what a caller
         that shows ids, statuses, weights and anchors wants): a verify with nothing to change
-        then builds no record model. Named ``ids`` always give full records.
+        then builds no record model; with ``write``, so do the rows of the records it
+        rewrites (a view of each as written), so that a verify rewriting most of 100,000
+        records holds none of them whole. Named ``ids`` always give full records.
 
         Raises:
             EmptyRepository: HEAD is unborn.

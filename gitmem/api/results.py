@@ -253,7 +253,7 @@ class AnchorStep:
         }
 
 
-@dataclass
+@dataclass(slots=True)  # a verify or status of 100,000 memories holds one per memory
 class StatusRow:
     """One memory with its status, reason, weight (in [0, 1]) and commit distance (commits).
 

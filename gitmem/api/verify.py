@@ -18,16 +18,20 @@ from gitmem.api.results import AnchorStep, StatusRow, StatusView, VerifyOutcome
 from gitmem.decay import weight
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
 from gitmem.reader import read_record, record_path
-from gitmem.store import CommitInfo, Mutation
+from gitmem.store import CommitInfo, Mutation, StoredBlob
 from gitmem.vocabulary import Status, utc_now
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
     from gitmem.api.weights import Weights
+    from gitmem.cache import RecordCache, RecordTable
+    from gitmem.cache.views import MemoryView
     from gitmem.models import Memory
+    from gitmem.overlay import LocalEntry
 
     # staleness imports the code history (libgit2): only verify needs it, not wake.
-    from gitmem.staleness import Verdict, VerifyCache
+    from gitmem.staleness import StalenessReport, Verdict, VerifyCache
+    from gitmem.store import Store
 
 __all__ = ["Verifier"]
 
@@ -54,6 +58,20 @@ _TRAVELS = (("renamed from", "renamed"), ("moved to", "moved"), ("reformatted", 
 
 def _itself(memory: Any) -> Memory:
     return cast("Memory", memory)
+
+
+def _full_of(cache: RecordCache, table: RecordTable) -> Callable[[Any], Memory]:
+    """A function: a view of ``table`` -> its full record, not kept in the table unless it was."""
+    def full(view: Any) -> Memory:
+        if view.row in table.parsed:
+            return cache.memory(table, view.row)
+        memory = cache.memory(table, view.row)
+        # Not kept in the table: a bulk verify that changes most records would
+        # otherwise hold each old record next to its new one (twice the memory).
+        table.parsed.pop(view.row, None)
+        return memory
+
+    return full
 
 
 class Verifier:
@@ -156,7 +174,13 @@ class Verifier:
         committed verdicts are recorded on the ref. A background check (``explicit=False``)
         records only memories whose status or reason changed. With ``full_records=False``
         the rows of memories the check leaves unchanged carry read-only
-        :class:`gitmem.cache.MemoryView` stand-ins (``ids`` given: always full records).
+        :class:`gitmem.cache.MemoryView` stand-ins (``ids`` given: always full records), and
+        with ``write`` so do those of the records rewritten.
+
+        Without ``ids``, a verify that writes hands each changed record to
+        :class:`_Rewrites` as soon as its verdict is applied: its new blob is written and
+        only its row kept, so that memory does not grow with the number of records
+        rewritten; they are committed together (:meth:`_record_rewrites`).
 
         Raises:
             EmptyRepository: HEAD is unborn.
@@ -165,12 +189,11 @@ class Verifier:
         """
         if confirm and not ids:
             raise InvalidInput("--confirm needs the ids of the memories you vouch for")
-        from gitmem.staleness import apply_verdict, check
-
         now = now or utc_now()
         store, records = self.ws.store, self.ws.records
         full: Callable[[Any], Memory]
         subjects: list[Any]  # records, or the cache's rows standing in for them
+        table: RecordTable | None = None
         if ids:
             subjects, skipped, judged = records.read_ids(ids)
             full = _itself
@@ -178,32 +201,75 @@ class Verifier:
             # The table's rows are judged (a row reads as its record does, for every field
             # the check reads); a full record is built only for a verdict that changes it.
             table, skipped = records.table(records.tip())
-            subjects, judged = table.committed_views(), dict(zip(table.ids, table.blobs, strict=True))
-            cache = records.cache
-
-            def full(view: Any) -> Memory:
-                if view.row in table.parsed:
-                    return cache.memory(table, view.row)
-                memory = cache.memory(table, view.row)
-                # Not kept in the table: a bulk verify that changes most records would
-                # otherwise hold each old record next to its new one (twice the memory).
-                table.parsed.pop(view.row, None)
-                return memory
+            subjects, judged = table.committed_views(), {}
+            full = _full_of(records.cache, table)
         if store.head_sha() is None:
             unborn = store.unborn_head()
             raise EmptyRepository(f"{unborn.message}: nothing to verify memories against", unborn.hint)
-        policy, options = self.ws.settings.decay, self.ws.settings.verify
+        report = self._check(subjects, progress)
+        from gitmem.overlay import save
+
+        # A bulk write: each new record is written as a blob as soon as its verdict is applied,
+        # and only its row is kept (see _Rewrites). Named ids: the few records themselves.
+        rewrites = _Rewrites(store, records.cache, table) if write and table is not None else None
+        try:
+            rows, updated, local = self._apply(subjects, report, full, rewrites, ids=ids,
+                                               explicit=explicit, confirm=confirm, now=now,
+                                               full_records=full_records)
+            save(store.git_dir, store.workdir, report.head_sha, (m.id for m in subjects), local)
+            # e.g. a damaged verify.bin, found after the records were read
+            outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped],
+                                    head=report.head_sha)
+            if rewrites is not None and rewrites.planned:
+                del subjects, table, full  # what the rows do not show can go before the commit
+                outcome.commit = self._record_rewrites(rewrites, rows)
+            elif write and updated and rewrites is None:
+                outcome.commit = self._record_verdicts(judged, updated, rows)
+        finally:
+            if rewrites is not None:
+                rewrites.close()
+        return outcome
+
+    def _check(self, subjects: list[Any], progress: Callable[[int, int], None] | None) -> StalenessReport:
+        """Verdicts on ``subjects`` (see :func:`gitmem.staleness.check`), with the outcomes of earlier runs.
+
+        The outcomes learned are saved (``verify.bin``); they are not held past the check.
+        """
+        from gitmem.staleness import check
+
+        store, policy, options = self.ws.store, self.ws.settings.decay, self.ws.settings.verify
         verify_cache = self._load_verify_cache(options.tag())
         known = len(verify_cache)
         report = check(cast("list[Memory]", subjects), store.code(), policy, cache=verify_cache,
                        options=options, progress=progress)
         self._save_verify_cache(verify_cache, report.head_sha, known)
-        from gitmem.overlay import LocalEntry, save
+        return report
 
+    def _apply(
+        self, subjects: list[Any], report: StalenessReport, full: Callable[[Any], Memory],
+        rewrites: _Rewrites | None, *, ids: list[str] | None, explicit: bool, confirm: bool,
+        now: datetime, full_records: bool,
+    ) -> tuple[list[StatusRow], dict[str, Memory], dict[str, LocalEntry]]:
+        """Apply each verdict of ``report`` to its subject: the rows, the changed records, the overlay.
+
+        The changed records are id -> new record; with ``rewrites``, each is handed to it
+        instead (and the dict holds only the ones it could not write, too large), and the
+        row carries its view unless ``full_records``.
+        """
+        from gitmem.overlay import LocalEntry
+        from gitmem.staleness import apply_verdict
+
+        store, policy = self.ws.store, self.ws.settings.decay
         updated: dict[str, Memory] = {}
+        changed: set[str] = set()
         local: dict[str, LocalEntry] = {}
         rows = []
-        for subject, verdict in zip(subjects, report.verdicts, strict=True):
+        # Each verdict is let go once applied (a bulk verify holds 100,000 of them): the
+        # report is this verify's own.
+        pending = report.verdicts
+        pending.reverse()
+        for subject in subjects:
+            verdict = pending.pop()
             memory: Memory = cast("Memory", subject)
             if (ids and (explicit or confirm) and memory.refutation is None
                     and (confirm or verdict.status is Status.FRESH)):
@@ -217,29 +283,30 @@ class Verifier:
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
             if confirm and ids and memory.refutation is None:
                 new = new.model_copy(update={"author": store.identity()})
+            shown: Memory | MemoryView = new
             if new is not memory and not new.same_as(memory):
                 new.stamp(memory, store.identity())
-                updated[memory.id] = new
+                changed.add(memory.id)
+                written = rewrites.add(new, subject.row) if rewrites is not None else None
+                if written is None:
+                    updated[memory.id] = new
+                elif not full_records:
+                    shown = written
             wt = verdict.worktree if memory.refutation is None else None
             if wt is not None:
                 ref = verdict.new_context_ref or (memory.provenance.context_ref if memory.provenance else "")
                 local[memory.id] = LocalEntry(wt, split_ref(ref or "")[0])
             rows.append(StatusRow(
-                memory=new.with_local(wt), status=Status.STALE if wt else verdict.status,
+                memory=shown.with_local(wt), status=Status.STALE if wt else verdict.status,
                 reason=wt or verdict.reason,
                 weight=weight(new, now, verdict.commit_distance, policy),
-                commit_distance=verdict.commit_distance, changed=memory.id in updated,
+                commit_distance=verdict.commit_distance, changed=memory.id in changed,
                 moved=bool(verdict.new_context_ref and memory.provenance
                            and verdict.new_context_ref != memory.provenance.context_ref),
                 new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
                 old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
             ))
-        save(store.git_dir, store.workdir, report.head_sha, (m.id for m in subjects), local)
-        # e.g. a damaged verify.bin, found after the records were read
-        outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped], head=report.head_sha)
-        if write and updated:
-            outcome.commit = self._record_verdicts(judged, updated, rows, bulk=not ids)
-        return outcome
+        return rows, updated, local
 
     def _load_verify_cache(self, tag: str) -> VerifyCache:
         """Outcomes of earlier runs with the same ``verify`` settings.
@@ -299,19 +366,9 @@ class Verifier:
 
     def _record_verdicts(
         self, judged_blobs: dict[str, str], updated: dict[str, Memory], rows: list[StatusRow],
-        bulk: bool = False,
     ) -> CommitInfo | None:
-        counts = Counter(r.status.value for r in rows if r.changed)
-        moved = sum(1 for r in rows if r.moved)
-        parts = [f"{n} {s}" for s, n in sorted(counts.items())]
-        if moved:
-            parts.append(f"{moved} re-anchored")
-        message = "verify: " + ", ".join(parts) + "\n\n" + "\n".join(
-            f"{r.memory_id}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
-            + (f" -> {r.new_ref}" if r.moved else "")
-            for r in rows if r.changed
-        )
-
+        """Commit the named records ``updated`` (as in a verify of ids); hand them to the cache."""
+        message = _message(rows)
         from gitmem import codec
         from gitmem.limits import MAX_RECORD_BYTES
 
@@ -339,14 +396,128 @@ class Verifier:
         if commit is None or mutation is None:
             return commit
         # Only what this commit wrote: a record a concurrent edit won keeps that edit's blob,
-        # not our content. A few records become the delta of the new tree (nothing is read);
-        # a bulk verify that rewrote many, having read every record, builds the whole table.
+        # not our content. They become the delta of the new tree (nothing is read).
         written = {i: m for i, m in updated.items() if record_path(i) in mutation.changes}
+        self.ws.records.after_commit(commit, written, mutation)
+        return commit
+
+    def _record_rewrites(self, rewrites: _Rewrites, rows: list[StatusRow]) -> CommitInfo | None:
+        """Commit the blobs a bulk verify wrote (:class:`_Rewrites`) in one commit; hand them to the cache.
+
+        On a retry (the ref moved) the tree is built again from the same blobs: a record a
+        concurrent writer changed since it was judged keeps that writer's blob.
+        """
+        message = _message(rows)
+        planned = rewrites.planned
+
+        def build(tip: str | None) -> Mutation | None:
+            at_tip = self.ws.store.entries(tip)
+            changes: dict[str, StoredBlob | None] = {}
+            for memory_id, (judged, blob) in planned.items():
+                if at_tip.get(memory_id) == judged:  # else a concurrent edit wins
+                    changes[record_path(memory_id)] = blob
+            return Mutation(changes, message) if changes else None
+
+        commit, mutation = self.ws.store.transact(build)
+        if commit is None or mutation is None:
+            return commit
+        few = rewrites.few
+        if few is not None:
+            # A few: the delta of the new tree, from the records themselves (nothing is read).
+            written = {i: m for i, m in few.items() if record_path(i) in mutation.changes}
+            self.ws.records.after_commit(commit, written, mutation)
+            return commit
+        # Rows that show full records (``full_records``) show them as stored, as a few do.
+        from gitmem import models
+
+        for row in rows:
+            if row.changed and row.local is None and isinstance(row.memory, models.Memory):
+                blob = mutation.written.get(record_path(row.memory.id))
+                if blob is not None:
+                    row.memory.bind_blob(blob)
+        # Many: the new tree's table, from the parent's rows and the staged ones. What the
+        # commit needed goes first: the table is built and saved with the least held.
+        del mutation, build
+        rewrites.committed()
+        self.ws.records.cache.after_bulk_write(commit.sha, rewrites.staged)
+        return commit
+
+
+class _Rewrites:
+    """The records a bulk verify rewrites, each written as a blob as soon as its verdict is applied.
+
+    What is kept of a record is its id, the blob it was judged as, the blob written, and
+    its row in the cache's :class:`~gitmem.cache.staged.StagedRows` (the hot fields, and
+    its mapping in a spool file): memory does not grow with full records or their bytes.
+    The records themselves are kept only while there are at most
+    :data:`~gitmem.cache.records.COMPACT_ROWS` (the cache then saves them as a delta).
+
+    Args:
+        store: the repository's store.
+        cache: the read cache (:meth:`~gitmem.cache.RecordCache.staged_rows`).
+        table: the table whose rows were judged.
+    """
+
+    def __init__(self, store: Store, cache: RecordCache, table: RecordTable) -> None:
         from gitmem.cache.records import COMPACT_ROWS
 
-        self.ws.records.after_commit(commit, written,
-                                     None if bulk and len(written) > COMPACT_ROWS else mutation)
-        return commit
+        self.store = store
+        self.table: RecordTable | None = table
+        self.staged = cache.staged_rows()
+        self.planned: dict[str, tuple[str, StoredBlob]] = {}
+        """id -> (the blob judged, the blob written)."""
+        self.few: dict[str, Memory] | None = {}
+        """The records written, while there are at most ``COMPACT_ROWS``; then ``None``."""
+        self._few_max = COMPACT_ROWS
+
+    def add(self, memory: Memory, row: int) -> MemoryView | None:
+        """Write ``memory`` over the record of ``row`` of the table; return a view of it as written.
+
+        ``None`` when it is not written: the new bytes would pass the record size limit
+        (a verdict that would make the record unreadable is not recorded).
+
+        Raises:
+            MalformedRecord: the record's YAML cannot be edited (as ``codec.update``).
+            ReadOnlyRepository: the object database cannot be written.
+        """
+        from gitmem import codec
+        from gitmem.limits import MAX_RECORD_BYTES
+
+        table = cast("RecordTable", self.table)
+        judged = table.blobs[row]
+        data = codec.update(self.store.read_blob(judged), memory)
+        if len(data) > MAX_RECORD_BYTES:
+            return None
+        blob = self.store.write_blob(data)
+        self.planned[memory.id] = (judged, blob)
+        if self.few is not None:
+            self.few[memory.id] = memory
+            if len(self.few) > self._few_max:
+                self.few = None
+        return self.staged.add(memory, blob.oid, like=table.values(row))
+
+    def committed(self) -> None:
+        """Let go of what only the commit needed (the blobs planned, the judged table)."""
+        self.planned = {}
+        self.table = None
+
+    def close(self) -> None:
+        """Delete the spool of staged rows."""
+        self.staged.close()
+
+
+def _message(rows: list[StatusRow]) -> str:
+    """The message of a verify commit: counts, then one line per changed memory."""
+    counts = Counter(r.status.value for r in rows if r.changed)
+    moved = sum(1 for r in rows if r.moved)
+    parts = [f"{n} {s}" for s, n in sorted(counts.items())]
+    if moved:
+        parts.append(f"{moved} re-anchored")
+    return "verify: " + ", ".join(parts) + "\n\n" + "\n".join(
+        f"{r.memory_id}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
+        + (f" -> {r.new_ref}" if r.moved else "")
+        for r in rows if r.changed
+    )
 
 
 def _verdict_reason(message: str, memory_id: str) -> str | None:

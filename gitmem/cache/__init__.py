@@ -61,6 +61,7 @@ from gitmem.cache.files import (
 )
 
 if TYPE_CHECKING:
+    from gitmem.cache.staged import StagedRows
     from gitmem.cache.table import RecordTable, RowViews
     from gitmem.cache.views import MemoryLike, MemoryView
     from gitmem.models import Memory
@@ -284,6 +285,32 @@ class RecordCache:
                     memory.bind_blob(blob)
                     self._tables.remember(blob, memory)
             self._tables.table(tip, layout)
+
+    def staged_rows(self) -> StagedRows:
+        """An empty :class:`~gitmem.cache.staged.StagedRows` spooling in this cache's directory.
+
+        For a write of many records: it hands each one over as it is written, then calls
+        :meth:`after_bulk_write` (and closes it).
+        """
+        from gitmem.cache.records import chunk_of, row_of
+        from gitmem.cache.staged import StagedRows
+
+        return StagedRows(self.files.root, row_of, chunk_of)
+
+    def after_bulk_write(self, tip: str, staged: StagedRows) -> None:
+        """Build and save the table of ``tip``, with the rows of the records written from ``staged``.
+
+        The rows of the latest cached table are reused by (id, blob id), then those of
+        ``staged`` by (id, blob id): a record a concurrent writer changed instead has
+        another blob and is parsed, as is anything else new. One walk of the tree at ``tip``.
+
+        Args:
+            tip: the commit just written on the memory ref.
+            staged: the records the write produced (:meth:`staged_rows`).
+        """
+        layout = self.store.record_layout(tip)
+        with self._lock:
+            self._tables.table(tip, layout, staged)
 
     def after_write(self, parent: str | None, tip: str,
                     changes: Mapping[str, tuple[str, Memory] | None]) -> bool:

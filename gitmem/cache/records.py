@@ -24,7 +24,8 @@ import marshal
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from itertools import chain, compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -38,6 +39,7 @@ from gitmem.ids import shard_of
 from gitmem.reader import Skipped, Snapshot, parse_record
 
 if TYPE_CHECKING:
+    from gitmem.cache.staged import StagedRows
     from gitmem.models import Memory
     from gitmem.store import LayoutProblem
 
@@ -302,19 +304,21 @@ class Tables:
         self.progress: Callable[[int, int], None] | None = None
         """Called as ``progress(parsed, to_parse)`` while :meth:`build` parses blobs."""
 
-    def table(self, tip: str | None, layout: Layout | None = None) -> RecordTable:
+    def table(self, tip: str | None, layout: Layout | None = None,
+              staged: StagedRows | None = None) -> RecordTable:
         """Every record at ``tip`` (a commit on the memory ref; ``None``: no records).
 
         Warm: one tree lookup and one file read. Otherwise the rows of the latest cached
-        tree are reused by (id, blob id), new blobs are parsed, and the file is written.
-        ``layout`` is ``store.record_layout(tip)`` when the caller has it already.
+        tree are reused by (id, blob id), new blobs are parsed (or taken from ``staged``),
+        and the file is written. ``layout`` is ``store.record_layout(tip)`` when the caller
+        has it already.
         """
         tree = self.store.subtree_id(tip, "memories") if tip is not None else None
         found = self._tables.get(tree)
         if found is None:
             found = self.load(tree) if tree is not None else None
             if found is None:
-                found = self.build(tip, tree, layout)
+                found = self.build(tip, tree, layout, staged)
             self._tables = {tree: found}
         return found
 
@@ -531,48 +535,53 @@ class Tables:
                     return table
         return None
 
-    def build(self, tip: str | None, tree: str | None, layout: Layout | None = None) -> RecordTable:
+    def build(self, tip: str | None, tree: str | None, layout: Layout | None = None,
+              staged: StagedRows | None = None) -> RecordTable:
         """Build, save and return the table of ``tip`` (whose ``memories`` tree is ``tree``).
 
-        Rows of the latest cached tree are reused by (id, blob id); other blobs are parsed
-        (or taken from :meth:`remember`). Malformed blobs become ``bad`` entries, entries
-        that are not records where their id says ``layout`` ones.
+        Rows of another tree's table (:meth:`_base_for`) are reused by (id, blob id), then
+        rows ``staged`` by a bulk write by (id, blob id) (``staged`` is closed once they are taken); other
+        blobs are parsed (or taken from :meth:`remember`). Malformed blobs become ``bad``
+        entries, entries that are not records where their id says ``layout`` ones. The
+        mappings go to a spool file as they come and are copied into the records file at
+        the end: memory holds the hot columns, not the records section.
         """
+        from gitmem.cache.staged import Spool
+
         if layout is None:
             layout = self.store.record_layout(tip) if tip is not None else ({}, [])
         entries, problems = layout
-        base = self.latest(tree) if entries else None
-        reuse: dict[tuple[str, str], int] = {}
+        base = self._base_for(tree) if entries else None
+        reused = _reuser(base)
         base_bad: dict[tuple[str, str], str] = {}
-        base_chunks: list[bytes] = []
         if base is not None:
-            reuse = {(mid, blob): i for i, (mid, blob) in enumerate(zip(base.ids, base.blobs, strict=True))}
             base_bad = {(s.memory_id, s.blob_id): s.reason for s in base.bad}
-            base_chunks = base.chunks() or []
-            if not base_chunks and base.ids:
-                base, reuse = None, {}
         ids: list[str] = []
         blobs: list[str] = []
-        chunks: list[bytes] = []
+        sink = Spool(self.files.root)
+        offsets = array("q", [0])
         crcs = array("I")
         bad: list[Skipped] = []
         columns: dict[str, list] = {name: [] for name in COLUMNS}
         parsed: dict[int, Memory] = {}
-        tick = self._ticker(entries, reuse, base_bad)
-        with paused_gc():
+        tick = self._ticker(entries, reused, base_bad, staged)
+        with paused_gc(), _chunks_of(base) as base_chunk:
             for memory_id in sorted(entries):
                 blob = entries[memory_id]
                 key = (memory_id, blob)
                 if key in base_bad:
                     bad.append(Skipped(memory_id, blob, base_bad[key]))
                     continue
-                old = reuse.get(key)
-                if old is not None and base is not None:
-                    chunk = base_chunks[old]
-                    row = tuple(base.columns[name][old] for name in COLUMNS)
+                old = reused(memory_id, blob)
+                chunk = base_chunk(old) if old is not None else None
+                got = staged.row(memory_id, blob) if staged is not None and chunk is None else None
+                if chunk is not None and base is not None and old is not None:
+                    row = base.values(old)
                     crc = base.crcs[old]
                     if old in base.parsed:
                         parsed[len(ids)] = base.parsed[old]
+                elif got is not None:
+                    row, crc, chunk = got
                 else:
                     tick()
                     try:
@@ -587,30 +596,47 @@ class Tables:
                     crc = zlib.crc32(chunk)
                 ids.append(memory_id)
                 blobs.append(blob)
-                chunks.append(chunk)
+                sink.write(chunk)
+                offsets.append(offsets[-1] + len(chunk))
                 crcs.append(crc)
                 for name, value in zip(COLUMNS, row, strict=True):
                     columns[name].append(value)
-        offsets = array("q", [0])
-        for chunk in chunks:
-            offsets.append(offsets[-1] + len(chunk))
+        if staged is not None:
+            staged.close()  # its rows are in the table now
         table = RecordTable(tree, ids, blobs, columns, bad, list(entries),
                             [layout_skipped(p.path, p.object_id, p.reason) for p in problems],
                             offsets=offsets, crcs=crcs, parsed=parsed)
-        if tree is not None:
-            self.save(table, chunks)
-            if base is not None:
-                self._carried(base, table)
-            self.files.prune(tree)
+        try:
+            if tree is not None:
+                if base is not None:
+                    self._carried(base, table)
+                # The base's rows are copied: it need not be held while the file is written.
+                del base, reused
+                self._tables = {}
+                self.save(table, sink.blocks())
+                self.files.prune(tree)
+        finally:
+            sink.close()
         return table
 
-    def _ticker(self, entries: Mapping[str, str], reuse: Mapping[tuple[str, str], int],
-                bad: Mapping[tuple[str, str], str]) -> Callable[[], None]:
+    def _base_for(self, tree: str | None) -> RecordTable | None:
+        """The table whose rows a build of ``tree`` reuses, or ``None``.
+
+        The one held in memory (the parent's, after a write) rather than a second copy of
+        it, else the latest on disk.
+        """
+        held = next(iter(self._tables.values()), None)
+        return held if held is not None and held.tree not in (None, tree) else self.latest(tree)
+
+    def _ticker(self, entries: Mapping[str, str], reused: Callable[[str, str], int | None],
+                bad: Mapping[tuple[str, str], str], staged: StagedRows | None = None,
+                ) -> Callable[[], None]:
         """A function to call before each blob :meth:`build` parses; it reports to :attr:`progress`."""
         report = self.progress
         if report is None:
             return _nothing
-        todo = sum(1 for key in entries.items() if key not in reuse and key not in bad)
+        todo = sum(1 for key in entries.items() if reused(*key) is None and key not in bad
+                   and (staged is None or staged.row_blob(key[0]) != key[1]))
         done = 0
 
         def tick() -> None:
@@ -630,8 +656,8 @@ class Tables:
             return known, known.model_dump(mode="json")
         return parse_record(self.store, memory_id, blob)
 
-    def save(self, table: RecordTable, chunks: list[bytes]) -> None:
-        """Write the records file of ``table`` (whose records section is ``chunks``).
+    def save(self, table: RecordTable, chunks: Iterable[bytes]) -> None:
+        """Write the records file of ``table`` (whose records section is ``chunks``, joined).
 
         On success ``table.path`` and ``table.records_at`` point into the new file.
         """
@@ -654,3 +680,29 @@ class Tables:
 
 def _nothing() -> None:
     return None
+
+
+def _reuser(base: RecordTable | None) -> Callable[[str, str], int | None]:
+    """A function: (id, blob id) -> the row of ``base`` that holds that record, or ``None``.
+
+    Rows are sorted by id, so a lookup is a bisection: no index of the base is built.
+    """
+    if base is None:
+        return lambda _id, _blob: None
+    ids, blobs = base.ids, base.blobs
+
+    def reused(memory_id: str, blob: str) -> int | None:
+        r = bisect_left(ids, memory_id)
+        return r if r < len(ids) and ids[r] == memory_id and blobs[r] == blob else None
+
+    return reused
+
+
+@contextmanager
+def _chunks_of(table: RecordTable | None) -> Iterator[Callable[[int], bytes | None]]:
+    """:meth:`RecordTable.reading_chunks` of ``table``; with none, a function that finds nothing."""
+    if table is None:
+        yield lambda _row: None
+        return
+    with table.reading_chunks() as chunk:
+        yield chunk

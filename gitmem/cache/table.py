@@ -10,10 +10,11 @@ from __future__ import annotations
 import marshal
 import zlib
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from gitmem.cache.files import Untrusted, paused_gc
 from gitmem.cache.views import STATUSES, TYPES, MemoryView
@@ -199,6 +200,11 @@ class RecordTable:
             self.local = local
             self._views = None
 
+    def values(self, row: int) -> tuple:
+        """The hot fields of ``row``, in :data:`COLUMNS` order (as :func:`gitmem.cache.records.row_of`)."""
+        columns = self.columns
+        return tuple(columns[name][row] for name in COLUMNS)
+
     def view(self, row: int, local: bool = True) -> MemoryView:
         """The :class:`MemoryView` of one row (from the list when it was built).
 
@@ -280,6 +286,41 @@ class RecordTable:
                 chunk = section[offsets[s]:offsets[s + 1]]
             out.append(chunk)
         return out
+
+    @contextmanager
+    def reading_chunks(self) -> Iterator[Callable[[int], bytes | None]]:
+        """A function: row -> its marshalled mapping, or ``None`` when it cannot be read.
+
+        Reads the records file through one buffered handle, open while the context lasts:
+        rows asked for in order cost one pass over the file, and no more than a block of it
+        is held at a time (unlike :meth:`chunks`).
+        """
+        handle: BinaryIO | None = None
+        if len(self.overlay) < len(self.ids) and self.path is not None:
+            try:
+                handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed below
+            except OSError:
+                handle = None
+        offsets, origin, overlay, at = self.offsets, self.origin, self.overlay, self.records_at
+
+        def chunk(row: int) -> bytes | None:
+            found = overlay.get(row)
+            if found is not None or handle is None:
+                return found
+            s = row if origin is None else origin[row]
+            length = offsets[s + 1] - offsets[s]
+            try:
+                handle.seek(at + offsets[s])
+                data = handle.read(length)
+            except OSError:
+                return None
+            return data if len(data) == length else None
+
+        try:
+            yield chunk
+        finally:
+            if handle is not None:
+                handle.close()
 
     def memories(self) -> list[Memory]:
         """Every readable record as a full model, sorted by id.

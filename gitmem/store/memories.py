@@ -46,6 +46,7 @@ __all__ = [
     "LayoutProblem",
     "Mutation",
     "Store",
+    "StoredBlob",
 ]
 
 if TYPE_CHECKING:
@@ -75,14 +76,27 @@ class CommitInfo:
     parents: tuple[str, ...] = ()
 
 
+@dataclass(frozen=True, slots=True)
+class StoredBlob:
+    """A blob already in the object database (written by :meth:`Store.write_blob`), by its id.
+
+    A :class:`Mutation` may map a path to one instead of bytes: a write of many records
+    then holds their ids, not their bytes, until the tree is built (and built again on a
+    retry).
+    """
+
+    oid: str
+
+
 @dataclass
 class Mutation:
     """A change to the memory tree: ``changes`` maps a tree path to new bytes, or ``None`` to delete.
 
-    ``parents_extra`` adds parents after the current tip (a sync merge).
+    New content is bytes, or a :class:`StoredBlob` already written. ``parents_extra`` adds
+    parents after the current tip (a sync merge).
     """
 
-    changes: Mapping[str, bytes | None]
+    changes: Mapping[str, bytes | StoredBlob | None]
     message: str
     parents_extra: tuple[str, ...] = ()
     allow_empty: bool = False
@@ -922,12 +936,28 @@ class Store:
         return [self.common_dir / "config", self.git_dir / "config", home / ".gitconfig",
                 home / ".config" / "git" / "config"]
 
-    def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | None],
+    def write_blob(self, data: bytes) -> StoredBlob:
+        """Write ``data`` as a blob to the object database now (no tree, no ref); return its id.
+
+        An id no commit ends up naming is left for ``git gc`` to prune, as the blobs of a
+        write that lost its compare-and-swap are.
+
+        Raises:
+            ReadOnlyRepository: writing the object database was denied.
+            OSError, pygit2.GitError: it failed otherwise (as :meth:`transact`'s writes).
+        """
+        try:
+            return StoredBlob(str(self.repo.create_blob(data)))
+        except (OSError, _pg().GitError) as exc:
+            raise self._write_error(exc) from None
+
+    def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | StoredBlob | None],
                    written: dict[str, str] | None = None) -> str:
         """Write the tree of ``base_commit`` with ``changes`` applied; return the new root tree id.
 
         Only trees on the changed paths are rewritten. Empty directories are pruned. The
-        blob id of each path written is put in ``written``, when given.
+        blob id of each path written (bytes, or a :class:`StoredBlob`) is put in
+        ``written``, when given.
         """
         root = self._root(base_commit)
         all_changes = dict(changes)
@@ -953,13 +983,14 @@ class Store:
                 if builder.get(name) is not None:
                     builder.remove(name)
             else:
-                blob = self.repo.create_blob(change)
+                blob = (_pg().Oid(hex=change.oid) if isinstance(change, StoredBlob)
+                        else self.repo.create_blob(change))
                 builder.insert(name, blob, _pg().enums.FileMode.BLOB)
                 if written is not None:
                     written[prefix + name] = str(blob)
         return builder.write()
 
-    def commit_on(self, base: str, changes: Mapping[str, bytes | None], message: str) -> str:
+    def commit_on(self, base: str, changes: Mapping[str, bytes | StoredBlob | None], message: str) -> str:
         """Write a commit whose parent is ``base`` and whose tree is base's with ``changes``; return it.
 
         The commit is only written to the object database: no ref moves (the caller
@@ -1032,7 +1063,8 @@ class Store:
             "try again",
         )
 
-    def _carry_lookups(self, parent: str, new: str, changes: Mapping[str, bytes | None]) -> None:
+    def _carry_lookups(self, parent: str, new: str,
+                       changes: Mapping[str, bytes | StoredBlob | None]) -> None:
         """Remember for ``new`` the lookups known for ``parent`` at paths its changes did not touch.
 
         ``new`` is ``parent``'s tree with ``changes``: what is at any other path (the persona,
@@ -1254,7 +1286,7 @@ def _pg():
     return pygit2
 
 
-def _nest(changes: Mapping[str, bytes | None]) -> dict:
+def _nest(changes: Mapping[str, bytes | StoredBlob | None]) -> dict:
     nested: dict = {}
     for path, data in changes.items():
         parts = path.strip("/").split("/")
