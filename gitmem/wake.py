@@ -33,9 +33,11 @@ __all__ = [
     "AssemblyEntry",
     "WakeResult",
     "WakeRows",
+    "SHOWABLE_MARGIN",
     "advisory_line",
     "compile_rows",
     "compile_wake",
+    "showable_rows",
 ]
 
 REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "truncated",
@@ -174,6 +176,12 @@ class WakeRows:
         trusted: per row, whether its author is trusted (docs/sharing.md, Trust): an axiom
             or core memory goes to Tier 1 only when it is; else it is ranked in Tier 2 (its
             entry then says it is an unconfirmed hypothesis). ``None``: every row is trusted.
+        degrees: row -> its number of distinct neighbours in the relation graph of the whole
+            store (rows without one left out), for rows that are only part of the store (a
+            wake plan's, see :func:`showable_rows`); ``None``: computed from ``ids`` and
+            ``relations`` (see :func:`gitmem.relations.linked_degrees`).
+        unlisted_stale: stale memories of the store that are not among the rows (a wake
+            plan leaves them out): counted in the advisory as if they were.
     """
 
     ids: Sequence[str]
@@ -187,6 +195,8 @@ class WakeRows:
     details: Callable[[int], dict] | None = None
     min_chars: Callable[[int], int] | None = None
     trusted: Sequence[bool] | None = None
+    degrees: Mapping[int, int] | None = None
+    unlisted_stale: int = 0
 
 
 @dataclass
@@ -407,7 +417,7 @@ def compile_rows(
         memory_section(1, _HEADERS["axioms"], tier1),
         memory_section(2, _HEADERS["salient"], tier2),
     ]
-    stale = sum(1 for r in reasons if r == "stale")
+    stale = sum(1 for r in reasons if r == "stale") + rows.unlisted_stale
     if budget or max_chars:
         text, used = _pack(sections, _Limits(budget or None, max_chars or None), shares, stale,
                            counter)
@@ -439,6 +449,36 @@ def compile_rows(
 
     shown = [rows.ids[s.items[pos]] for s in sections[2:] for pos in s.chosen]
     return WakeResult(text, used, budget or None, omitted, assembly, shown)
+
+
+SHOWABLE_MARGIN = 1e-9
+"""Relative margin below the threshold within which :func:`showable_rows` still keeps a row."""
+
+
+def showable_rows(rows: WakeRows, threshold: float) -> list[int]:
+    """The rows that a wake of ``rows`` at the time of ``rows.weights`` or later may show.
+
+    What a wake plan keeps (:mod:`gitmem.cache.wakeplan`). A row is left out when it is
+    refuted or stale (its status does not change with time) or weighs less than
+    ``threshold``: a weight only falls as time passes (its time factor is
+    ``2^(−days / half-life)`` with days growing; commit distances are fixed for one HEAD),
+    so a memory below the threshold now is below it later too. Rows less than a relative
+    :data:`SHOWABLE_MARGIN` below the threshold are kept all the same, so that the rounding
+    of a power (not monotonic to the last bit everywhere) can never bring back a row left
+    out. Superseded rows are kept: a memory is superseded only while its superseder weighs
+    enough.
+
+    Args:
+        rows: the memories, with their weights now.
+        threshold: the decay threshold (unitless, in [0, 1]).
+
+    Returns:
+        Row numbers, ascending.
+    """
+    refuted, stale = Status.REFUTED.value, Status.STALE.value
+    floor = threshold * (1.0 - SHOWABLE_MARGIN)
+    return [r for r, (status, w) in enumerate(zip(rows.statuses, rows.weights, strict=True))
+            if status != refuted and status != stale and w >= floor]
 
 
 def _check(budget: int | None, shares: Sequence[float]) -> None:
@@ -479,7 +519,8 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
 def _row_salience(rows: WakeRows) -> list[float]:
     """``weight × centrality(degree)`` per row; most rows have no relation (centrality 1)."""
     salience = list(rows.weights)
-    for r, degree in linked_degrees(rows.ids, rows.relations).items():
+    degrees = rows.degrees if rows.degrees is not None else linked_degrees(rows.ids, rows.relations)
+    for r, degree in degrees.items():
         salience[r] = rows.weights[r] * centrality(degree)
     return salience
 
