@@ -88,11 +88,15 @@ def test_a_warm_wake_imports_no_part_of_gitmem_it_does_not_use(learned):
     run_tur("-C", str(learned), "wake")
     warm = run_tur("-C", str(learned), "wake")
     assert warm["code"] == 0 and "never push to main" in warm["out"]
-    # Writes, hooks, verify, anchors and the result types load on first use, not for a read.
+    # Writes, hooks, verify, anchors and the result types load on first use, not for a read;
+    # a wake from its plan reads neither the records table (nor its views) nor any index.
     unused = {"gitmem.api.curate", "gitmem.api.hooks", "gitmem.api.verify", "gitmem.api.results",
-              "gitmem.hooks", "gitmem.anchors", "gitmem.secret_scan", "gitmem.similarity"}
+              "gitmem.hooks", "gitmem.anchors", "gitmem.secret_scan", "gitmem.similarity",
+              "gitmem.cache.records", "gitmem.cache.table", "gitmem.cache.views", "gitmem.shapes",
+              "gitmem.cache.recall_index", "gitmem.cache.statements", "gitmem.cache.distances",
+              "gitmem.cache.persona"}
     assert unused.isdisjoint(warm["gitmem"])
-    assert {"gitmem.api", "gitmem.wake", "gitmem.cache.records"} <= set(warm["gitmem"])
+    assert {"gitmem.api", "gitmem.wake", "gitmem.cache.wakeplan"} <= set(warm["gitmem"])
 
 
 def test_a_warm_recall_reads_no_yaml_and_builds_no_index(learned):

@@ -315,7 +315,7 @@ class ContextBuilder:
         (same blob, author shown and trust) are taken from it, not formatted again.
         """
         from gitmem.cache import CacheNotice
-        from gitmem.cache.wakeplan import latest_plan, save_plan
+        from gitmem.cache.wakeplan import latest_plan, same_entries, save_plan
         from gitmem.decay import microseconds
         from gitmem.defaults import PREVIEW_CHARS
         from gitmem.relations import linked_degrees
@@ -338,7 +338,7 @@ class ContextBuilder:
         ids, blobs, types, contents = table.ids, table.blobs, c["type"], c["content"]
         previous = latest_plan(cache.root)
         carried: dict[tuple, tuple[str, int, str | None]] = {}
-        if previous is not None and previous["key"][6].get("tokenizer") == settings.tokenizer:
+        if previous is not None and same_entries(previous["key"], key):
             old_short = previous["short"]
             for i, entry in enumerate(zip(previous["blobs"], previous["authors"], previous["trusted"],
                                           previous["types"], strict=True)):

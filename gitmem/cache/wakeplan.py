@@ -33,7 +33,7 @@ from typing import Any
 from gitmem.cache.fileformat import Untrusted, read_file
 
 __all__ = ["KEEP_PLANS", "PLAN_FORMAT", "WakePlan", "latest_plan", "plan_key", "plan_name", "read_plan",
-           "save_plan"]
+           "same_entries", "save_plan"]
 
 PLAN_FORMAT = 1
 """Version of the plan's layout; part of every key."""
@@ -81,6 +81,20 @@ def plan_key(tip: str, head: str | None, settings: dict[str, Any], identity: str
         entry_format: :data:`gitmem.entry.ENTRY_FORMAT` (the text of the entries held).
     """
     return (PLAN_FORMAT, entry_format, tip, head, identity, tuple(sorted(local.items())), settings)
+
+
+def same_entries(key: tuple, other: tuple) -> bool:
+    """Whether the entries of the plans of two keys have the same text and token count for a record.
+
+    True when both keys are of this plan format and entry format and of the same tokenizer:
+    the entry of a record then depends only on the record, the author it names and whether
+    it is a hypothesis, which a plan holds per row.
+    """
+    if len(key) != 7 or len(other) != 7 or key[:2] != other[:2] or key[0] != PLAN_FORMAT:
+        return False
+    mine, theirs = key[6], other[6]
+    return (isinstance(mine, dict) and isinstance(theirs, dict)
+            and mine.get("tokenizer") == theirs.get("tokenizer"))
 
 
 def plan_name(key: tuple) -> str:
