@@ -15,9 +15,8 @@ from __future__ import annotations
 import math
 from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
 from itertools import compress
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.defaults import DECAY_THRESHOLD, PREVIEW_CHARS, WAKE_SHARES, WAKE_TOKEN_BUDGET
 from gitmem.entry import entry_details, format_entry
@@ -58,8 +57,7 @@ _HEADERS = {
 _TIER1_TYPES = frozenset({MemoryType.AXIOM.value, MemoryType.CORE.value})
 
 
-@dataclass(frozen=True)
-class AssemblyEntry:
+class AssemblyEntry(NamedTuple):
     """What happened to one memory (or to the persona / continuity note) in a wake.
 
     Attributes:
@@ -75,6 +73,8 @@ class AssemblyEntry:
         status: the memory's status value, ``None`` for persona and continuity.
         status_reason: why the memory is not fresh, when it is not.
         author: the agent that learned it (``provenance.source_agent``), or ``None``.
+
+    A named tuple (not a dataclass, whose creation costs every wake a millisecond at import).
     """
 
     memory_id: str
@@ -151,7 +151,6 @@ class WakeResult:
         return {reason: n for reason, n in counts.items() if n}
 
 
-@dataclass(frozen=True)
 class WakeRows:
     """The memories of a wake as parallel columns: row *i* of every column is one memory.
 
@@ -184,35 +183,66 @@ class WakeRows:
             plan leaves them out): counted in the advisory as if they were.
     """
 
-    ids: Sequence[str]
-    types: Sequence[str]
-    statuses: Sequence[str]
-    weights: Sequence[float]
-    relations: Sequence[Sequence[tuple[str, str]]]
-    tokens: Sequence[int]
-    entry: Callable[[int], str]
-    compressed: Callable[[int], str] | None = None
-    details: Callable[[int], dict] | None = None
-    min_chars: Callable[[int], int] | None = None
-    trusted: Sequence[bool] | None = None
-    degrees: Mapping[int, int] | None = None
-    unlisted_stale: int = 0
+    __slots__ = ("compressed", "degrees", "details", "entry", "ids", "min_chars", "relations",
+                 "statuses", "tokens", "trusted", "types", "unlisted_stale", "weights")
+
+    def __init__(
+        self,
+        *,
+        ids: Sequence[str],
+        types: Sequence[str],
+        statuses: Sequence[str],
+        weights: Sequence[float],
+        relations: Sequence[Sequence[tuple[str, str]]],
+        tokens: Sequence[int],
+        entry: Callable[[int], str],
+        compressed: Callable[[int], str] | None = None,
+        details: Callable[[int], dict] | None = None,
+        min_chars: Callable[[int], int] | None = None,
+        trusted: Sequence[bool] | None = None,
+        degrees: Mapping[int, int] | None = None,
+        unlisted_stale: int = 0,
+    ) -> None:
+        self.ids = ids
+        self.types = types
+        self.statuses = statuses
+        self.weights = weights
+        self.relations = relations
+        self.tokens = tokens
+        self.entry = entry
+        self.compressed = compressed
+        self.details = details
+        self.min_chars = min_chars
+        self.trusted = trusted
+        self.degrees = degrees
+        self.unlisted_stale = unlisted_stale
 
 
-@dataclass
 class _Section:
-    """A block of the text: a header and items, each with its tokens and its text."""
+    """A block of the text: a header and items, each with its tokens and its text.
 
-    tier: int
-    header: str
-    key: str | None  # "persona" / "continuity" for line blocks; None: items are memory rows
-    items: list
-    tokens: list[int]
-    text: Callable[[int], str]  # item position -> text
-    chosen: list[int] = field(default_factory=list)  # item positions, in order
-    short: Callable[[int], str] | None = None  # item position -> compressed text
-    min_chars: Callable[[int], int] | None = None  # item position -> lower bound of len(text)
-    compressed: set[int] = field(default_factory=set)  # chosen positions shown compressed
+    ``key`` is ``"persona"`` / ``"continuity"`` for line blocks, ``None`` when the items are
+    memory rows; ``text`` gives an item's text by position, ``short`` its compressed text and
+    ``min_chars`` a lower bound of its length; ``chosen`` holds the positions packed, in
+    order, and ``compressed`` those shown compressed.
+    """
+
+    __slots__ = ("chosen", "compressed", "header", "items", "key", "min_chars", "short", "text",
+                 "tier", "tokens")
+
+    def __init__(self, tier: int, header: str, key: str | None, items: list, tokens: list[int],
+                 text: Callable[[int], str], short: Callable[[int], str] | None = None,
+                 min_chars: Callable[[int], int] | None = None) -> None:
+        self.tier = tier
+        self.header = header
+        self.key = key
+        self.items = items
+        self.tokens = tokens
+        self.text = text
+        self.short = short
+        self.min_chars = min_chars
+        self.chosen: list[int] = []
+        self.compressed: set[int] = set()
 
     def shown(self, pos: int) -> str:
         """The text of a chosen item as it is laid out (compressed or whole)."""
@@ -569,12 +599,14 @@ def _layout(sections: Sequence[_Section], advisory: str) -> str:
     return "\n".join(blocks)
 
 
-@dataclass(frozen=True)
 class _Limits:
     """The budgets a wake must hold: tokens and characters (``None``: no such cap)."""
 
-    tokens: int | None
-    chars: int | None
+    __slots__ = ("chars", "tokens")
+
+    def __init__(self, tokens: int | None, chars: int | None) -> None:
+        self.tokens = tokens
+        self.chars = chars
 
     def holds(self, text: str, tokens: int) -> bool:
         return (self.tokens is None or tokens <= self.tokens) and (

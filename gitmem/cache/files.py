@@ -22,9 +22,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitmem.cache.fileformat import CACHE_FORMAT, Untrusted, paused_gc, read_file, stamp, write_file
 from gitmem.reader import Skipped
@@ -79,8 +78,7 @@ class CacheNotice(Skipped):
         return f"warning: {self.reason}"
 
 
-@dataclass(frozen=True)
-class CacheInfo:
+class CacheInfo(NamedTuple):
     """What ``tur cache info`` shows: the directory, its files and their total size."""
 
     path: Path
