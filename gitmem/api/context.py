@@ -32,11 +32,6 @@ class _NotPlanned(Exception):
     """The packing of a wake from its plan needs what the plan does not hold."""
 
 
-def _entry_key(blob: str, author: str | None, trusted: bool, kind: str) -> tuple:
-    """What the text of a wake entry depends on: its record, the author shown, whether it is a hypothesis."""
-    return blob, author, kind in ("axiom", "core") and not trusted
-
-
 class ContextBuilder:
     """Builds wake and recall (EP-0132) from the read cache's columns.
 
@@ -300,7 +295,10 @@ class ContextBuilder:
             max_chars=max_chars or None,
         )
         if key is not None:
-            self._save_plan(key, table, rows, extras, now, persona, continuity, skipped)
+            from gitmem.cache.fileformat import paused_gc
+
+            with paused_gc():  # thousands of new rows, all alive: nothing for the collector
+                self._save_plan(key, table, rows, extras, now, persona, continuity, skipped)
         records.flush()
         return result, [*records.notices(), *skipped]
 
@@ -309,86 +307,103 @@ class ContextBuilder:
                    skipped: list[Skipped]) -> None:
         """Save the wake plan of ``key``: the rows of ``table`` that can be shown from ``now`` on.
 
-        Not saved when a row's commit distance is not settled (its observed commit is
+        Not saved when such a row's commit distance is not settled (its observed commit is
         unknown here, or named by an abbreviated SHA: a fetch can change it without
-        changing the key). The entries of rows whose text the newest plan holds already
-        (same blob, author shown and trust) are taken from it, not formatted again.
+        changing the key).
         """
         from gitmem.cache import CacheNotice
-        from gitmem.cache.wakeplan import latest_plan, same_entries, save_plan
+        from gitmem.cache.wakeplan import save_plan
         from gitmem.decay import microseconds
-        from gitmem.defaults import PREVIEW_CHARS
-        from gitmem.relations import linked_degrees
         from gitmem.wake import showable_rows
 
-        settings = self.ws.settings
-        store = self.ws.store
-        cache = self.ws.records.cache
+        keep = showable_rows(rows, self.ws.settings.decay.threshold)
         c = table.columns
-        keep = showable_rows(rows, settings.decay.threshold)
-        provs = c["prov"]
-        head = store.head_sha()
+        head = self.ws.store.head_sha()
         if head is not None:
-            known = cache.distances(head)
-            if any(provs[r] is not None and provs[r][1] is not None and provs[r][1] not in known
-                   for r in keep):
+            observed = {p[1] for p in map(c["prov"].__getitem__, keep) if p is not None}
+            if observed - {None} - self.ws.records.cache.distances(head).keys():
                 return
-        half, distances, shown, trusted = (extras["half"], extras["distances"], extras["shown"],
-                                           extras["trusted"])
-        ids, blobs, types, contents = table.ids, table.blobs, c["type"], c["content"]
-        previous = latest_plan(cache.root)
-        carried: dict[tuple, tuple[str, int, str | None]] = {}
-        if previous is not None and same_entries(previous["key"], key):
-            old_short = previous["short"]
-            for i, entry in enumerate(zip(previous["blobs"], previous["authors"], previous["trusted"],
-                                          previous["types"], strict=True)):
-                carried[_entry_key(*entry)] = (previous["texts"][i], previous["tokens"][i],
-                                               old_short.get(i))
-        counter = cache.counter(settings.tokenizer)
-        texts: list[str] = []
-        tokens: list[int] = []
-        short: dict[int, str] = {}
-        for i, r in enumerate(keep):
-            found = carried.get(_entry_key(blobs[r], shown[r] if shown else None,
-                                           trusted[r] if trusted else True, types[r]))
-            long = len(contents[r]) > PREVIEW_CHARS
-            if found is None or (long and found[2] is None):
-                text = rows.entry(r)
-                count = rows.tokens[r] if rows.tokens[r] >= 0 else counter(text)
-                compressed = rows.compressed(r) if long and rows.compressed is not None else None
-            else:
-                text, count, compressed = found
-                count = rows.tokens[r] if rows.tokens[r] >= 0 else count
-            texts.append(text)
-            tokens.append(count)
-            if compressed is not None:
-                short[i] = compressed
-        degrees = linked_degrees(ids, c["rels"])
+
+        def pick(column: Sequence[Any]) -> list[Any]:
+            return list(map(column.__getitem__, keep))
+
+        shown, trusted = extras["shown"], extras["trusted"]
+        authors = pick(shown) if shown else [None] * len(keep)
+        trust = pick(trusted) if trusted else [True] * len(keep)
+        blobs, chars = pick(table.blobs), list(map(len, pick(c["content"])))
+        entry_keys = list(zip(blobs, authors, trust, strict=True))
+        texts, tokens, short = self._plan_entries(key, rows, keep, entry_keys, chars)
+        degrees = rows.degrees or {}
         statuses = rows.statuses
-        save_plan(cache.files, key, {
+        save_plan(self.ws.records.cache.files, key, {
             "built": microseconds(now),
-            "ids": [ids[r] for r in keep],
-            "blobs": [blobs[r] for r in keep],
-            "types": [types[r] for r in keep],
-            "statuses": [statuses[r] for r in keep],
-            "conf": [c["conf"][r] for r in keep],
-            "half": [half[r] for r in keep],
-            "verified": [c["verified"][r] for r in keep],
-            "distances": [distances[r] for r in keep],
-            "rels": [c["rels"][r] for r in keep],
-            "trusted": [trusted[r] if trusted else True for r in keep],
-            "authors": [shown[r] if shown else None for r in keep],
+            "ids": pick(table.ids),
+            "blobs": blobs,
+            "types": pick(c["type"]),
+            "statuses": pick(statuses),
+            "conf": pick(c["conf"]),
+            "half": pick(extras["half"]),
+            "verified": pick(c["verified"]),
+            "distances": pick(extras["distances"]),
+            "rels": pick(c["rels"]),
+            "trusted": trust,
+            "authors": authors,
             "tokens": tokens,
             "texts": texts,
-            "chars": [len(contents[r]) for r in keep],
+            "chars": chars,
             "degrees": {i: degrees[r] for i, r in enumerate(keep) if r in degrees},
             "short": short,
-            "stale": sum(1 for status in statuses if status == "stale"),
+            "stale": statuses.count("stale"),
             "persona": persona,
             "continuity": continuity,
             "skipped": [(s.memory_id, s.blob_id, s.reason, s.path, s.hint) for s in skipped
                         if not isinstance(s, CacheNotice)],
         })
+
+    def _plan_entries(self, key: tuple, rows: WakeRows, keep: list[int], entry_keys: list[tuple],
+                      chars: list[int]) -> tuple[list[str], list[int], dict[int, str]]:
+        """The text and tokens of the entry of each row of ``keep``, and the compressed ones.
+
+        An entry depends only on its record, the author it names and whether that author is
+        trusted (``entry_keys``: blob id, author shown, trusted): the entries the newest plan
+        holds are taken from it, and only the others formatted (and counted, when the token
+        column has no count for them). Compressed entries are kept for memories whose
+        content is longer than a preview (see :data:`gitmem.defaults.PREVIEW_CHARS`).
+        """
+        from gitmem.cache.wakeplan import latest_plan, same_entries
+        from gitmem.defaults import PREVIEW_CHARS
+
+        cache = self.ws.records.cache
+        previous = latest_plan(cache.root)
+        carried: dict[tuple, tuple[str, int, str | None]] = {}
+        if previous is not None and same_entries(previous["key"], key):
+            old = previous["texts"]
+            entries = zip(old, previous["tokens"], map(previous["short"].get, range(len(old))),
+                          strict=True)
+            keys = zip(previous["blobs"], previous["authors"], previous["trusted"], strict=True)
+            carried = dict(zip(keys, entries, strict=True))
+        counter = cache.counter(self.ws.settings.tokenizer)
+        column = rows.tokens
+        texts: list[str] = []
+        tokens: list[int] = []
+        short: dict[int, str] = {}
+        for i, (r, found) in enumerate(zip(keep, map(carried.get, entry_keys), strict=True)):
+            long = chars[i] > PREVIEW_CHARS
+            count = column[r]
+            if found is None or (long and found[2] is None):
+                text = rows.entry(r)
+                compressed = rows.compressed(r) if long and rows.compressed is not None else None
+                if count < 0:  # as compile_rows counts it (an entry naming its author)
+                    count = counter(text)
+            else:
+                text, carried_count, compressed = found
+                if count < 0:
+                    count = carried_count
+            texts.append(text)
+            tokens.append(count)
+            if compressed is not None:
+                short[i] = compressed
+        return texts, tokens, short
 
     def _wake_rows(self, table: RecordTable, now: datetime, extras: dict[str, Any] | None = None) -> WakeRows:
         """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory.
@@ -401,6 +416,7 @@ class ContextBuilder:
         """
         from gitmem.defaults import PREVIEW_CHARS
         from gitmem.entry import entry_details, format_entry
+        from gitmem.relations import linked_degrees
         from gitmem.wake import WakeRows
 
         c = table.columns
@@ -422,6 +438,8 @@ class ContextBuilder:
                 tokens[r] = -1
         tier1 = {"axiom", "core"}
         types = c["type"]
+        # Once here, for the ranking and for the plan.
+        degrees = linked_degrees(table.ids, c["rels"])
 
         def entry(row: int, compress: int | None = None) -> str:
             return format_entry(table.view(row), compress=compress, author=shown[row],
@@ -439,6 +457,7 @@ class ContextBuilder:
             details=lambda row: entry_details(table.view(row)),
             min_chars=lambda row: len(contents[row]),
             trusted=trusted,
+            degrees=degrees,
         )
 
     def _authors(self, table: RecordTable) -> tuple[list[str | None], list[bool]]:

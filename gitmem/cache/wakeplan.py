@@ -25,6 +25,7 @@ the records table nor its views.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Iterable
 from contextlib import suppress
 from itertools import compress
 from pathlib import Path
@@ -148,16 +149,22 @@ def _check(payload: Any, key: tuple) -> WakePlan | None:
     return WakePlan(payload)
 
 
-def _check_shape(payload: dict[str, Any]) -> None:
-    """Check every field of a plan's payload (a few milliseconds for 10,000 rows).
+_ENTRIES = ("blobs", "authors", "trusted", "texts", "tokens")
+"""The columns a new plan takes the entries of unchanged rows from (see :func:`latest_plan`)."""
+
+
+def _check_shape(payload: dict[str, Any], columns: Iterable[str] = _COLUMNS) -> None:
+    """Check the fields of a plan's payload: all but the columns, and those in ``columns``.
+
+    A few milliseconds for 10,000 rows.
 
     Raises:
         Untrusted: a field is missing or holds a value :func:`save_plan` never writes.
     """
     try:
         n = len(payload["ids"])
-        for name, allowed in _COLUMNS.items():
-            column = payload[name]
+        for name in columns:
+            allowed, column = _COLUMNS[name], payload[name]
             if type(column) is not list or len(column) != n or not set(map(type, column)) <= allowed:
                 raise Untrusted(f"bad structure: column {name}")
         # Only the few related rows are walked in Python (compress picks them in C).
@@ -209,7 +216,7 @@ def latest_plan(root: Path) -> dict[str, Any] | None:
             got = read_file(path, _KIND)
             if got is None or not isinstance(got[0], dict) or not isinstance(got[0].get("key"), tuple):
                 continue
-            _check_shape(got[0])
+            _check_shape(got[0], _ENTRIES)
         except Untrusted:
             continue
         return got[0]
