@@ -15,7 +15,8 @@ from __future__ import annotations
 import math
 from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import compress
+from itertools import compress, repeat
+from operator import is_
 from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.defaults import DECAY_THRESHOLD, PREVIEW_CHARS, WAKE_SHARES, WAKE_TOKEN_BUDGET
@@ -403,13 +404,10 @@ def compile_rows(
     n = len(rows.ids)
     reasons = _row_reasons(rows, threshold)
     salience = _row_salience(rows)
-    negated = [-value for value in salience]
-    # Rows are sorted by id and sort() is stable: equal salience stays in id order.
-    ranked = sorted(range(n), key=negated.__getitem__)
-    types, trusted = rows.types, rows.trusted
-    tier1 = [r for r in ranked if types[r] in _TIER1_TYPES and (trusted is None or trusted[r])]
-    placed = set(tier1)
-    tier2 = [r for r in ranked if r not in placed]
+    # Only the rows that compete for the budget are ranked here (a tenth of a large store);
+    # the assembly record ranks every row, on first use. A stable sort of some rows keeps
+    # their order in the sort of all.
+    competing = _tiers(rows, salience, list(compress(range(n), map(is_, reasons, repeat(None)))))
     texts: dict[int, str] = {}
 
     def entry(row: int) -> str:
@@ -426,8 +424,7 @@ def compile_rows(
             value = tokens[row] = counter(entry(row))
         return value
 
-    def memory_section(tier: int, header: str, ordered: list[int]) -> _Section:
-        active = [r for r in ordered if reasons[r] is None]
+    def memory_section(tier: int, header: str, active: list[int]) -> _Section:
         short = rows.compressed
         least = rows.min_chars
         # Known counts read inline: a call per row costs ~10 ms at 100,000 rows.
@@ -444,10 +441,10 @@ def compile_rows(
                  [counter(line) for line in persona_lines], persona_lines.__getitem__),
         _Section(1, _HEADERS["continuity"], CONTINUITY_ID, continuity_lines,
                  [counter(line) for line in continuity_lines], continuity_lines.__getitem__),
-        memory_section(1, _HEADERS["axioms"], tier1),
-        memory_section(2, _HEADERS["salient"], tier2),
+        memory_section(1, _HEADERS["axioms"], competing[0]),
+        memory_section(2, _HEADERS["salient"], competing[1]),
     ]
-    stale = sum(1 for r in reasons if r == "stale") + rows.unlisted_stale
+    stale = reasons.count("stale") + rows.unlisted_stale
     if budget or max_chars:
         text, used = _pack(sections, _Limits(budget or None, max_chars or None), shares, stale,
                            counter)
@@ -465,6 +462,7 @@ def compile_rows(
     def assembly() -> tuple[AssemblyEntry, ...]:
         entries = list(blocks)
         ids = rows.ids
+        tier1, tier2 = _tiers(rows, salience, list(range(n)))
         for tier, ordered, included in ((1, tier1, chosen[0]), (2, tier2, chosen[1])):
             for r in ordered:
                 reason = reasons[r] or (None if r in included else "over_budget")
@@ -546,6 +544,17 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
         if target is not None and reasons[target] is None:
             reasons[target] = "superseded"
     return reasons
+
+
+def _tiers(rows: WakeRows, salience: list[float], candidates: list[int]) -> tuple[list[int], list[int]]:
+    """``candidates`` (rows, ascending) in rank order, split into tiers 1 and 2."""
+    negated = [-salience[r] for r in candidates]
+    # Rows are sorted by id and sort() is stable: equal salience stays in id order.
+    ranked = [candidates[i] for i in sorted(range(len(candidates)), key=negated.__getitem__)]
+    types, trusted = rows.types, rows.trusted
+    tier1 = [r for r in ranked if types[r] in _TIER1_TYPES and (trusted is None or trusted[r])]
+    placed = set(tier1)
+    return tier1, [r for r in ranked if r not in placed]
 
 
 def _row_salience(rows: WakeRows) -> list[float]:
