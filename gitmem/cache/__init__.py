@@ -35,6 +35,10 @@ file), with the module that owns each:
     Outcomes of anchor checks.
 ``objects.bin`` (:class:`gitmem.store.Store`)
     Lookups of immutable objects.
+``wake-<crc>.bin`` (:mod:`~gitmem.cache.wakeplan`)
+    The wake plan of one state (memory ref tip, HEAD, overlay, settings, identity): the
+    memories that can still be shown, with their entries, so that a warm wake reads
+    neither the records file nor the token column.
 
 Format: see :mod:`gitmem.cache.files` (a checked header and a marshal payload), which every
 file above goes through. The CRC is checked before unmarshalling and the structure after,

@@ -242,7 +242,10 @@ def save_plan(files: Any, key: tuple, payload: dict[str, Any]) -> None:
         payload: the plan's fields, plain marshal-able values.
     """
     name = plan_name(key)
-    if not files.write(name, _KIND, {**payload, "key": key}):
+    try:
+        if not files.write(name, _KIND, {**payload, "key": key}):
+            return
+    except ValueError:  # a value marshal cannot write (a persona of another tool?): no plan
         return
     for path in _plans(files.root)[KEEP_PLANS:]:
         with suppress(OSError):
