@@ -408,3 +408,10 @@ def test_a_session_start_hook_from_the_plan_prints_what_a_cold_one_prints(planne
     fresh = json.dumps({"session_id": "s2", "source": "startup", "hook_event_name": "SessionStart"})
     code, out, _ = tur(planned, "hook", "session-start", stdin=fresh)
     assert code == 0 and out == cold_out and "never push to main" in out
+
+
+def test_the_plan_checks_half_lives_against_the_decay_modules_marker():
+    from gitmem.cache import wakeplan
+    from gitmem.decay import FROM_POLICY
+
+    assert wakeplan._FROM_POLICY == FROM_POLICY

@@ -45,6 +45,7 @@ KEEP_PLANS = 4
 _KIND = "wakeplan"
 _PREFIX = "wake-"
 _NONE = type(None)
+_FROM_POLICY = "from-policy"  # gitmem.decay.FROM_POLICY: the one text a half-life may be
 
 # Column -> the types its values may have (checked after loading: the CRC covers damage, this
 # covers a file written by a gitmem that made a mistake).
@@ -167,6 +168,8 @@ def _check_shape(payload: dict[str, Any], columns: Iterable[str] = _COLUMNS) -> 
             allowed, column = _COLUMNS[name], payload[name]
             if type(column) is not list or len(column) != n or not set(map(type, column)) <= allowed:
                 raise Untrusted(f"bad structure: column {name}")
+        if "half" in columns and not {h for h in payload["half"] if type(h) is str} <= {_FROM_POLICY}:
+            raise Untrusted("bad structure: column half")
         # Only the few related rows are walked in Python (compress picks them in C).
         for links in compress(payload["rels"], payload["rels"]):
             if not all(type(link) is tuple and len(link) == 2 and type(link[0]) is str
