@@ -177,9 +177,9 @@ class WakeRows:
             or core memory goes to Tier 1 only when it is; else it is ranked in Tier 2 (its
             entry then says it is an unconfirmed hypothesis). ``None``: every row is trusted.
         degrees: row -> its number of distinct neighbours in the relation graph of the whole
-            store (rows without one left out), for rows that are only part of the store (a
-            wake plan's, see :func:`showable_rows`); ``None``: computed from ``ids`` and
-            ``relations`` (see :func:`gitmem.relations.linked_degrees`).
+            store (rows without one left out), when the caller has it; what rows that are
+            only part of the store need (a wake plan's, see :func:`showable_rows`). ``None``:
+            computed from ``ids`` and ``relations`` (:func:`gitmem.relations.linked_degrees`).
         unlisted_stale: stale memories of the store that are not among the rows (a wake
             plan leaves them out): counted in the advisory as if they were.
     """
