@@ -16,7 +16,6 @@ Nothing else is changed: no hard wrapping.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Mapping, Sequence
 from datetime import UTC
@@ -295,6 +294,8 @@ def format_hits(hits: Sequence[HitLike], fmt: str, query: str = "") -> str:
         ValueError: unknown format.
     """
     if fmt == "json":
+        import json  # lazily: a wake (which formats entries too) writes no JSON
+
         return json.dumps(
             {"query": query, "hits": [_hit_json(hit) for hit in hits]},
             ensure_ascii=False,

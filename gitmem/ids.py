@@ -9,7 +9,6 @@ change.
 
 from __future__ import annotations
 
-import hashlib
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -49,7 +48,14 @@ def normalise_content(content: str) -> str:
 
 def content_digest(content: str) -> str:
     """Return the 64-hex SHA-256 of the normalised content; every id's hex part is a prefix of it."""
-    return hashlib.sha256(normalise_content(content).encode("utf-8")).hexdigest()
+    return _sha256_hex(normalise_content(content))
+
+
+def _sha256_hex(text: str) -> str:
+    # hashlib lazily: it loads OpenSSL (~2 ms), and a read (which finds ids) hashes nothing.
+    from hashlib import sha256
+
+    return sha256(text.encode("utf-8")).hexdigest()
 
 
 def content_key(content: str) -> str:
@@ -92,7 +98,7 @@ def pick_id(type_: MemoryType | str, content: str, held: Mapping[str, str | None
         ``(id, known)``.
     """
     norm = normalise_content(content)
-    digest = hashlib.sha256(norm.encode("utf-8")).hexdigest()
+    digest = _sha256_hex(norm)
     same = sorted((len(found), found) for found, other in held.items() if other == norm)
     if same:
         return same[0][1], True

@@ -14,12 +14,11 @@ else drops it, so an overlay never outlives the change it describes; the next ``
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable, Mapping
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 __all__ = ["OVERLAY_NAME", "LocalEntry", "load", "save"]
 
@@ -28,8 +27,7 @@ OVERLAY_NAME = "worktree.json"
 _VERSION = 1
 
 
-@dataclass(frozen=True)
-class LocalEntry:
+class LocalEntry(NamedTuple):
     """Why uncommitted changes make one memory stale, and the file they are in.
 
     Attributes:
@@ -55,8 +53,14 @@ def _file(git_dir: Path) -> Path:
 
 def _read(git_dir: Path) -> dict:
     try:
-        doc = json.loads(_file(git_dir).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        text = _file(git_dir).read_text(encoding="utf-8")
+    except OSError:
+        return {}
+    import json  # lazily: a clone without an overlay file (most) parses no JSON
+
+    try:
+        doc = json.loads(text)
+    except ValueError:
         return {}
     if not isinstance(doc, dict) or doc.get("version") != _VERSION:
         return {}
@@ -109,6 +113,8 @@ def save(git_dir: Path, workdir: Path | None, head: str | None, judged: Iterable
     target = _file(git_dir)
     if not kept and not target.exists():
         return
+    import json
+
     with suppress(OSError):
         target.parent.mkdir(parents=True, exist_ok=True)
         tmp = target.with_name(f"{OVERLAY_NAME}.{os.getpid()}.tmp")

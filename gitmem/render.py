@@ -7,7 +7,6 @@ entries and recall measures its token budget on the formatted hits.
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING
 
 from gitmem.entry import format_hits
@@ -41,6 +40,8 @@ def render_hook(text: str, event: str, fmt: str = "text") -> str:
     if fmt == "json":
         if not text:
             return "{}\n"
+        import json  # lazily, as below: markdown needs none
+
         body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
         return json.dumps(body, ensure_ascii=False) + "\n"
     raise ValueError(f"unknown hook format {fmt!r}; expected one of {HOOK_FORMATS}")
@@ -73,6 +74,8 @@ def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
     if fmt == "markdown":
         return result.text
     if fmt == "json":
+        import json  # lazily: a plain wake prints its text and loads no JSON module
+
         payload = {
             "budget": result.budget,
             "tokens": result.tokens,

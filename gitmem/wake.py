@@ -15,9 +15,9 @@ from __future__ import annotations
 import math
 from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
-from itertools import compress
-from typing import TYPE_CHECKING
+from itertools import compress, repeat
+from operator import is_
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.defaults import DECAY_THRESHOLD, PREVIEW_CHARS, WAKE_SHARES, WAKE_TOKEN_BUDGET
 from gitmem.entry import entry_details, format_entry
@@ -33,9 +33,11 @@ __all__ = [
     "AssemblyEntry",
     "WakeResult",
     "WakeRows",
+    "SHOWABLE_MARGIN",
     "advisory_line",
     "compile_rows",
     "compile_wake",
+    "showable_rows",
 ]
 
 REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "truncated",
@@ -56,8 +58,7 @@ _HEADERS = {
 _TIER1_TYPES = frozenset({MemoryType.AXIOM.value, MemoryType.CORE.value})
 
 
-@dataclass(frozen=True)
-class AssemblyEntry:
+class AssemblyEntry(NamedTuple):
     """What happened to one memory (or to the persona / continuity note) in a wake.
 
     Attributes:
@@ -73,6 +74,8 @@ class AssemblyEntry:
         status: the memory's status value, ``None`` for persona and continuity.
         status_reason: why the memory is not fresh, when it is not.
         author: the agent that learned it (``provenance.source_agent``), or ``None``.
+
+    A named tuple (not a dataclass, whose creation costs every wake a millisecond at import).
     """
 
     memory_id: str
@@ -149,7 +152,6 @@ class WakeResult:
         return {reason: n for reason, n in counts.items() if n}
 
 
-@dataclass(frozen=True)
 class WakeRows:
     """The memories of a wake as parallel columns: row *i* of every column is one memory.
 
@@ -174,35 +176,74 @@ class WakeRows:
         trusted: per row, whether its author is trusted (docs/sharing.md, Trust): an axiom
             or core memory goes to Tier 1 only when it is; else it is ranked in Tier 2 (its
             entry then says it is an unconfirmed hypothesis). ``None``: every row is trusted.
+        degrees: row -> its number of distinct neighbours in the relation graph of the whole
+            store (rows without one left out), when the caller has it; what rows that are
+            only part of the store need (a wake plan's, see :func:`showable_rows`). ``None``:
+            computed from ``ids`` and ``relations`` (:func:`gitmem.relations.linked_degrees`).
+        unlisted_stale: stale memories of the store that are not among the rows (a wake
+            plan leaves them out): counted in the advisory as if they were.
     """
 
-    ids: Sequence[str]
-    types: Sequence[str]
-    statuses: Sequence[str]
-    weights: Sequence[float]
-    relations: Sequence[Sequence[tuple[str, str]]]
-    tokens: Sequence[int]
-    entry: Callable[[int], str]
-    compressed: Callable[[int], str] | None = None
-    details: Callable[[int], dict] | None = None
-    min_chars: Callable[[int], int] | None = None
-    trusted: Sequence[bool] | None = None
+    __slots__ = ("compressed", "degrees", "details", "entry", "ids", "min_chars", "relations",
+                 "statuses", "tokens", "trusted", "types", "unlisted_stale", "weights")
+
+    def __init__(
+        self,
+        *,
+        ids: Sequence[str],
+        types: Sequence[str],
+        statuses: Sequence[str],
+        weights: Sequence[float],
+        relations: Sequence[Sequence[tuple[str, str]]],
+        tokens: Sequence[int],
+        entry: Callable[[int], str],
+        compressed: Callable[[int], str] | None = None,
+        details: Callable[[int], dict] | None = None,
+        min_chars: Callable[[int], int] | None = None,
+        trusted: Sequence[bool] | None = None,
+        degrees: Mapping[int, int] | None = None,
+        unlisted_stale: int = 0,
+    ) -> None:
+        self.ids = ids
+        self.types = types
+        self.statuses = statuses
+        self.weights = weights
+        self.relations = relations
+        self.tokens = tokens
+        self.entry = entry
+        self.compressed = compressed
+        self.details = details
+        self.min_chars = min_chars
+        self.trusted = trusted
+        self.degrees = degrees
+        self.unlisted_stale = unlisted_stale
 
 
-@dataclass
 class _Section:
-    """A block of the text: a header and items, each with its tokens and its text."""
+    """A block of the text: a header and items, each with its tokens and its text.
 
-    tier: int
-    header: str
-    key: str | None  # "persona" / "continuity" for line blocks; None: items are memory rows
-    items: list
-    tokens: list[int]
-    text: Callable[[int], str]  # item position -> text
-    chosen: list[int] = field(default_factory=list)  # item positions, in order
-    short: Callable[[int], str] | None = None  # item position -> compressed text
-    min_chars: Callable[[int], int] | None = None  # item position -> lower bound of len(text)
-    compressed: set[int] = field(default_factory=set)  # chosen positions shown compressed
+    ``key`` is ``"persona"`` / ``"continuity"`` for line blocks, ``None`` when the items are
+    memory rows; ``text`` gives an item's text by position, ``short`` its compressed text and
+    ``min_chars`` a lower bound of its length; ``chosen`` holds the positions packed, in
+    order, and ``compressed`` those shown compressed.
+    """
+
+    __slots__ = ("chosen", "compressed", "header", "items", "key", "min_chars", "short", "text",
+                 "tier", "tokens")
+
+    def __init__(self, tier: int, header: str, key: str | None, items: list, tokens: list[int],
+                 text: Callable[[int], str], short: Callable[[int], str] | None = None,
+                 min_chars: Callable[[int], int] | None = None) -> None:
+        self.tier = tier
+        self.header = header
+        self.key = key
+        self.items = items
+        self.tokens = tokens
+        self.text = text
+        self.short = short
+        self.min_chars = min_chars
+        self.chosen: list[int] = []
+        self.compressed: set[int] = set()
 
     def shown(self, pos: int) -> str:
         """The text of a chosen item as it is laid out (compressed or whole)."""
@@ -363,13 +404,10 @@ def compile_rows(
     n = len(rows.ids)
     reasons = _row_reasons(rows, threshold)
     salience = _row_salience(rows)
-    negated = [-value for value in salience]
-    # Rows are sorted by id and sort() is stable: equal salience stays in id order.
-    ranked = sorted(range(n), key=negated.__getitem__)
-    types, trusted = rows.types, rows.trusted
-    tier1 = [r for r in ranked if types[r] in _TIER1_TYPES and (trusted is None or trusted[r])]
-    placed = set(tier1)
-    tier2 = [r for r in ranked if r not in placed]
+    # Only the rows that compete for the budget are ranked here (a tenth of a large store);
+    # the assembly record ranks every row, on first use. A stable sort of some rows keeps
+    # their order in the sort of all.
+    competing = _tiers(rows, salience, list(compress(range(n), map(is_, reasons, repeat(None)))))
     texts: dict[int, str] = {}
 
     def entry(row: int) -> str:
@@ -386,8 +424,7 @@ def compile_rows(
             value = tokens[row] = counter(entry(row))
         return value
 
-    def memory_section(tier: int, header: str, ordered: list[int]) -> _Section:
-        active = [r for r in ordered if reasons[r] is None]
+    def memory_section(tier: int, header: str, active: list[int]) -> _Section:
         short = rows.compressed
         least = rows.min_chars
         # Known counts read inline: a call per row costs ~10 ms at 100,000 rows.
@@ -404,10 +441,10 @@ def compile_rows(
                  [counter(line) for line in persona_lines], persona_lines.__getitem__),
         _Section(1, _HEADERS["continuity"], CONTINUITY_ID, continuity_lines,
                  [counter(line) for line in continuity_lines], continuity_lines.__getitem__),
-        memory_section(1, _HEADERS["axioms"], tier1),
-        memory_section(2, _HEADERS["salient"], tier2),
+        memory_section(1, _HEADERS["axioms"], competing[0]),
+        memory_section(2, _HEADERS["salient"], competing[1]),
     ]
-    stale = sum(1 for r in reasons if r == "stale")
+    stale = reasons.count("stale") + rows.unlisted_stale
     if budget or max_chars:
         text, used = _pack(sections, _Limits(budget or None, max_chars or None), shares, stale,
                            counter)
@@ -425,6 +462,7 @@ def compile_rows(
     def assembly() -> tuple[AssemblyEntry, ...]:
         entries = list(blocks)
         ids = rows.ids
+        tier1, tier2 = _tiers(rows, salience, list(range(n)))
         for tier, ordered, included in ((1, tier1, chosen[0]), (2, tier2, chosen[1])):
             for r in ordered:
                 reason = reasons[r] or (None if r in included else "over_budget")
@@ -439,6 +477,38 @@ def compile_rows(
 
     shown = [rows.ids[s.items[pos]] for s in sections[2:] for pos in s.chosen]
     return WakeResult(text, used, budget or None, omitted, assembly, shown)
+
+
+SHOWABLE_MARGIN = 1e-9
+"""Relative margin below the threshold within which :func:`showable_rows` still keeps a row."""
+
+
+def showable_rows(rows: WakeRows, threshold: float) -> list[int]:
+    """The rows that a wake of ``rows`` at the time of ``rows.weights`` or later may show.
+
+    What a wake plan keeps (:mod:`gitmem.cache.wakeplan`). A row is left out when it is
+    refuted or stale (its status does not change with time) or weighs less than
+    ``threshold``: a weight only falls as time passes (its time factor is
+    ``2^(−days / half-life)`` with days growing; commit distances are fixed for one HEAD),
+    so a memory below the threshold now is below it later too. Rows less than a relative
+    :data:`SHOWABLE_MARGIN` below the threshold are kept all the same, so that the rounding
+    of a power (not monotonic to the last bit everywhere) can never bring back a row left
+    out. Superseded rows are kept: a memory is superseded only while its superseder weighs
+    enough.
+
+    Args:
+        rows: the memories, with their weights now.
+        threshold: the decay threshold (unitless, in [0, 1]).
+
+    Returns:
+        Row numbers, ascending.
+    """
+    refuted, stale = Status.REFUTED.value, Status.STALE.value
+    floor = threshold * (1.0 - SHOWABLE_MARGIN)
+    statuses = rows.statuses
+    # The weights are compared in C; most rows of a large store weigh too little.
+    heavy = compress(range(len(rows.weights)), map(floor.__le__, rows.weights))
+    return [r for r in heavy if statuses[r] != refuted and statuses[r] != stale]
 
 
 def _check(budget: int | None, shares: Sequence[float]) -> None:
@@ -476,10 +546,22 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
     return reasons
 
 
+def _tiers(rows: WakeRows, salience: list[float], candidates: list[int]) -> tuple[list[int], list[int]]:
+    """``candidates`` (rows, ascending) in rank order, split into tiers 1 and 2."""
+    negated = [-salience[r] for r in candidates]
+    # Rows are sorted by id and sort() is stable: equal salience stays in id order.
+    ranked = [candidates[i] for i in sorted(range(len(candidates)), key=negated.__getitem__)]
+    types, trusted = rows.types, rows.trusted
+    tier1 = [r for r in ranked if types[r] in _TIER1_TYPES and (trusted is None or trusted[r])]
+    placed = set(tier1)
+    return tier1, [r for r in ranked if r not in placed]
+
+
 def _row_salience(rows: WakeRows) -> list[float]:
     """``weight × centrality(degree)`` per row; most rows have no relation (centrality 1)."""
     salience = list(rows.weights)
-    for r, degree in linked_degrees(rows.ids, rows.relations).items():
+    degrees = rows.degrees if rows.degrees is not None else linked_degrees(rows.ids, rows.relations)
+    for r, degree in degrees.items():
         salience[r] = rows.weights[r] * centrality(degree)
     return salience
 
@@ -528,12 +610,14 @@ def _layout(sections: Sequence[_Section], advisory: str) -> str:
     return "\n".join(blocks)
 
 
-@dataclass(frozen=True)
 class _Limits:
     """The budgets a wake must hold: tokens and characters (``None``: no such cap)."""
 
-    tokens: int | None
-    chars: int | None
+    __slots__ = ("chars", "tokens")
+
+    def __init__(self, tokens: int | None, chars: int | None) -> None:
+        self.tokens = tokens
+        self.chars = chars
 
     def holds(self, text: str, tokens: int) -> bool:
         return (self.tokens is None or tokens <= self.tokens) and (

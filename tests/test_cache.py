@@ -395,8 +395,8 @@ def test_tur_cache_clear_deletes_everything_and_loses_nothing(varied):
     assert list(cache_dir(Store.discover(varied)).iterdir()) == []
     assert fresh(varied).wake(now=NOW)[0] == before
     code, out, _ = run_cli(varied, "cache", "info")
-    # records, tokens, counts, distances, and the writers of records stored without one
-    assert code == 0 and ".git/tur/cache: 6 files, 0." in out.splitlines()[0]  # 0.0 or 0.1 MB
+    # records, tokens, counts, distances, the writers of records stored without one, the wake plan
+    assert code == 0 and ".git/tur/cache: 7 files, 0." in out.splitlines()[0]  # 0.0 or 0.1 MB
 
 
 # -- the recall index ---------------------------------------------------------------------------

@@ -88,11 +88,28 @@ def test_a_warm_wake_imports_no_part_of_gitmem_it_does_not_use(learned):
     run_tur("-C", str(learned), "wake")
     warm = run_tur("-C", str(learned), "wake")
     assert warm["code"] == 0 and "never push to main" in warm["out"]
-    # Writes, hooks, verify, anchors and the result types load on first use, not for a read.
+    # Writes, hooks, verify, anchors and the result types load on first use, not for a read;
+    # a wake from its plan reads neither the records table (nor its views) nor any index.
     unused = {"gitmem.api.curate", "gitmem.api.hooks", "gitmem.api.verify", "gitmem.api.results",
-              "gitmem.hooks", "gitmem.anchors", "gitmem.secret_scan", "gitmem.similarity"}
+              "gitmem.hooks", "gitmem.anchors", "gitmem.secret_scan", "gitmem.similarity",
+              "gitmem.cache.records", "gitmem.cache.table", "gitmem.cache.views", "gitmem.shapes",
+              "gitmem.cache.recall_index", "gitmem.cache.statements", "gitmem.cache.distances",
+              "gitmem.cache.persona"}
     assert unused.isdisjoint(warm["gitmem"])
-    assert {"gitmem.api", "gitmem.wake", "gitmem.cache.records"} <= set(warm["gitmem"])
+    assert {"gitmem.api", "gitmem.wake", "gitmem.cache.wakeplan"} <= set(warm["gitmem"])
+
+
+def test_a_warm_wake_from_its_plan_loads_no_hashing_json_or_dataclass_module_it_does_not_use(learned):
+    probe = ("import sys; from gitmem.cli import main; code = main(sys.argv[1:]);"
+             "print(sorted(m for m in ('hashlib', '_hashlib', 'json', 'gitmem.cache.records')"
+             " if m in sys.modules), file=sys.stderr)")
+    argv = [sys.executable, "-c", probe, "-C", str(learned), "wake"]
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    cold = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    warm = subprocess.run(argv, env=env, capture_output=True, text=True, check=True)
+    assert warm.stdout == cold.stdout and "never push to main" in warm.stdout
+    # OpenSSL (hashlib), the JSON module and the records table are for other commands.
+    assert warm.stderr.strip() == "[]"
 
 
 def test_a_warm_recall_reads_no_yaml_and_builds_no_index(learned):

@@ -702,6 +702,9 @@ class Gitmem:
 
         A memory longer than its tier's share is shown compressed (a preview, its citation
         and ``tur show ID``; its assembly entry says ``compressed``), never silently dropped.
+        A wake of a state read before (same memories, HEAD, working-tree overlay, settings
+        and identity) reads the plan that read saved: the same result, without the records
+        table (docs/performance.md, Warm wake).
 
         Args:
             token_budget: tokens; ``None`` takes the configured default
@@ -764,8 +767,8 @@ class Gitmem:
     def warm(self, now: datetime | None = None) -> None:
         """Build what the next :meth:`wake` and :meth:`recall` at the current tip read.
 
-        The record table, wake's token counts and commit distances, and recall's index of
-        the default candidates are built and saved in the read cache; at a tip already warm
+        The record table, wake's token counts, commit distances and plan, and recall's index
+        of the default candidates are built and saved in the read cache; at a tip already warm
         nothing is built. A long-running surface (``tur mcp``) calls it after each write, so
         that the next wake and recall are as fast as before the write.
 

@@ -28,6 +28,10 @@ PERSONA_PATH = "persona.yaml"
 CONTINUITY_DIR = "continuity"
 
 
+class _NotPlanned(Exception):
+    """The packing of a wake from its plan needs what the plan does not hold."""
+
+
 class ContextBuilder:
     """Builds wake and recall (EP-0132) from the read cache's columns.
 
@@ -158,12 +162,16 @@ class ContextBuilder:
              max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
         """Compile the wake prompt within ``token_budget`` tokens (see :meth:`gitmem.api.Gitmem.wake`).
 
+        Warm, from the wake plan of the current state (:mod:`gitmem.cache.wakeplan`): only
+        the rows that can still be shown are read, weighed for ``now`` and packed. Else
+        from the whole records table, and the plan is saved for the next wake. Both give
+        the same result; the assembly record of a wake from a plan is built from the table
+        on first use.
+
         Raises:
             InvalidInput: negative budget or character cap.
             TokenizerUnavailable: the configured encoding cannot be loaded offline.
         """
-        from gitmem.wake import compile_rows
-
         settings = self.ws.settings
         budget = settings.wake.token_budget if token_budget is None else token_budget
         if budget < 0:
@@ -171,38 +179,254 @@ class ContextBuilder:
         if max_chars is not None and max_chars < 0:
             raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
         now = now or utc_now()
+        tip = self.ws.records.tip()  # one tip for records, persona and note: a learn meanwhile waits
+        key = self.plan_key(tip)
+        save = key is not None
+        if key is not None:
+            planned, save = self._planned_wake(key, tip, now, budget, max_chars)
+            if planned is not None:
+                return planned
+        return self._table_wake(tip, now, budget, max_chars, key if save else None)
+
+    def plan_key(self, tip: str | None) -> tuple | None:
+        """The key of the wake plan of ``tip`` in this clone now (see :func:`gitmem.cache.wakeplan.plan_key`).
+
+        ``None`` when there is no memory ref yet (nothing to plan).
+        """
+        if tip is None:
+            return None
+        from gitmem.cache.wakeplan import plan_key
+        from gitmem.entry import ENTRY_FORMAT
+
+        store = self.ws.store
+        return plan_key(tip, store.head_sha(), self.ws.settings.to_plain(), store.identity(),
+                        self.ws.records.local_reasons(), ENTRY_FORMAT)
+
+    def _planned_wake(self, key: tuple, tip: str | None, now: datetime, budget: int,
+                      max_chars: int | None) -> tuple[tuple[WakeResult, list[Skipped]] | None, bool]:
+        """The wake from the plan of ``key``, or ``None``; and whether a plan should be saved.
+
+        ``None`` when there is no plan of ``key``, it was built after ``now``, or the packing
+        needs what the plan does not hold (the compressed entry of a short memory, under a
+        tiny budget): the caller then compiles from the table.
+        """
+        from gitmem.cache.fileformat import Untrusted
+        from gitmem.cache.wakeplan import plan_name, read_plan
+        from gitmem.decay import microseconds, weight_column
+        from gitmem.wake import WakeResult, WakeRows, compile_rows
+
         records = self.ws.records
-        tip = records.tip()  # one tip for records, persona and note: a learn meanwhile waits
+        cache = records.cache
+        try:
+            plan = read_plan(cache.root, key)
+        except Untrusted as exc:
+            cache.files.reject(cache.files.path(plan_name(key)), exc)
+            return None, True
+        if plan is None or plan.built > microseconds(now):
+            return None, True
+        settings = self.ws.settings
+        c = plan.columns
+        short = plan.short
+
+        def compressed(row: int) -> str:
+            text = short.get(row)
+            if text is None:
+                raise _NotPlanned
+            return text
+
+        rows = WakeRows(
+            ids=c["ids"],
+            types=c["types"],
+            statuses=c["statuses"],
+            weights=weight_column(c["types"], c["statuses"], c["conf"], c["half"], c["verified"],
+                                  c["distances"], now, settings.decay),
+            relations=c["rels"],
+            tokens=c["tokens"],
+            entry=c["texts"].__getitem__,
+            compressed=compressed,
+            min_chars=c["chars"].__getitem__,
+            trusted=c["trusted"],
+            degrees=plan.degrees,
+            unlisted_stale=plan.stale,
+        )
+        try:
+            result = compile_rows(
+                rows,
+                persona=plan.persona,
+                continuity=plan.continuity,
+                budget=budget or None,
+                shares=settings.wake.shares,
+                threshold=settings.decay.threshold,
+                counter=cache.counter(settings.tokenizer),
+                max_chars=max_chars or None,
+            )
+        except _NotPlanned:
+            return None, False
+        records.flush()
+
+        def assembly() -> tuple:
+            # The plan holds only the rows that can be shown; the record names every memory.
+            return self._table_wake(tip, now, budget, max_chars, None)[0].assembly
+
+        wake = WakeResult(result.text, result.tokens, result.budget, result.omitted, assembly,
+                          result.shown)
+        return (wake, [*records.notices(), *(Skipped(*entry) for entry in plan.skipped)]), False
+
+    def _table_wake(self, tip: str | None, now: datetime, budget: int, max_chars: int | None,
+                    key: tuple | None) -> tuple[WakeResult, list[Skipped]]:
+        """The wake compiled from the whole records table; with ``key``, its plan is saved too."""
+        from gitmem.wake import compile_rows
+
+        settings = self.ws.settings
+        records = self.ws.records
         table, skipped = records.table(tip)
+        extras: dict[str, Any] = {}
+        rows = self._wake_rows(table, now, extras)
+        persona = self._persona_or_warn(skipped, tip)
+        continuity = self.continuity(tip, skipped)
         result = compile_rows(
-            self._wake_rows(table, now),
-            persona=self._persona_or_warn(skipped, tip),
-            continuity=self.continuity(tip, skipped),
+            rows,
+            persona=persona,
+            continuity=continuity,
             budget=budget or None,
             shares=settings.wake.shares,
             threshold=settings.decay.threshold,
             counter=records.cache.counter(settings.tokenizer),
             max_chars=max_chars or None,
         )
+        if key is not None:
+            from gitmem.cache.fileformat import paused_gc
+
+            with paused_gc():  # thousands of new rows, all alive: nothing for the collector
+                self._save_plan(key, table, rows, extras, now, persona, continuity, skipped)
         records.flush()
         return result, [*records.notices(), *skipped]
 
-    def _wake_rows(self, table: RecordTable, now: datetime) -> WakeRows:
+    def _save_plan(self, key: tuple, table: RecordTable, rows: WakeRows, extras: dict[str, Any],
+                   now: datetime, persona: dict[str, Any] | None, continuity: str | None,
+                   skipped: list[Skipped]) -> None:
+        """Save the wake plan of ``key``: the rows of ``table`` that can be shown from ``now`` on.
+
+        Not saved when such a row's commit distance is not settled (its observed commit is
+        unknown here, or named by an abbreviated SHA: a fetch can change it without
+        changing the key).
+        """
+        from gitmem.cache import CacheNotice
+        from gitmem.cache.wakeplan import save_plan
+        from gitmem.decay import microseconds
+        from gitmem.wake import showable_rows
+
+        keep = showable_rows(rows, self.ws.settings.decay.threshold)
+        c = table.columns
+        head = self.ws.store.head_sha()
+        if head is not None:
+            observed = {p[1] for p in map(c["prov"].__getitem__, keep) if p is not None}
+            if observed - {None} - self.ws.records.cache.distances(head).keys():
+                return
+
+        def pick(column: Sequence[Any]) -> list[Any]:
+            return list(map(column.__getitem__, keep))
+
+        shown, trusted = extras["shown"], extras["trusted"]
+        authors = pick(shown) if shown else [None] * len(keep)
+        trust = pick(trusted) if trusted else [True] * len(keep)
+        blobs, chars = pick(table.blobs), list(map(len, pick(c["content"])))
+        entry_keys = list(zip(blobs, authors, trust, strict=True))
+        texts, tokens, short = self._plan_entries(key, rows, keep, entry_keys, chars)
+        degrees = rows.degrees or {}
+        statuses = rows.statuses
+        save_plan(self.ws.records.cache.files, key, {
+            "built": microseconds(now),
+            "ids": pick(table.ids),
+            "blobs": blobs,
+            "types": pick(c["type"]),
+            "statuses": pick(statuses),
+            "conf": pick(c["conf"]),
+            "half": pick(extras["half"]),
+            "verified": pick(c["verified"]),
+            "distances": pick(extras["distances"]),
+            "rels": pick(c["rels"]),
+            "trusted": trust,
+            "authors": authors,
+            "tokens": tokens,
+            "texts": texts,
+            "chars": chars,
+            "degrees": {i: degrees[r] for i, r in enumerate(keep) if r in degrees},
+            "short": short,
+            "stale": statuses.count("stale"),
+            "persona": persona,
+            "continuity": continuity,
+            "skipped": [(s.memory_id, s.blob_id, s.reason, s.path, s.hint) for s in skipped
+                        if not isinstance(s, CacheNotice)],
+        })
+
+    def _plan_entries(self, key: tuple, rows: WakeRows, keep: list[int], entry_keys: list[tuple],
+                      chars: list[int]) -> tuple[list[str], list[int], dict[int, str]]:
+        """The text and tokens of the entry of each row of ``keep``, and the compressed ones.
+
+        An entry depends only on its record, the author it names and whether that author is
+        trusted (``entry_keys``: blob id, author shown, trusted): the entries the newest plan
+        holds are taken from it, and only the others formatted (and counted, when the token
+        column has no count for them). Compressed entries are kept for memories whose
+        content is longer than a preview (see :data:`gitmem.defaults.PREVIEW_CHARS`).
+        """
+        from gitmem.cache.wakeplan import latest_plan, same_entries
+        from gitmem.defaults import PREVIEW_CHARS
+
+        cache = self.ws.records.cache
+        previous = latest_plan(cache.root)
+        carried: dict[tuple, tuple[str, int, str | None]] = {}
+        if previous is not None and same_entries(previous["key"], key):
+            old = previous["texts"]
+            entries = zip(old, previous["tokens"], map(previous["short"].get, range(len(old))),
+                          strict=True)
+            keys = zip(previous["blobs"], previous["authors"], previous["trusted"], strict=True)
+            carried = dict(zip(keys, entries, strict=True))
+        counter = cache.counter(self.ws.settings.tokenizer)
+        column = rows.tokens
+        texts: list[str] = []
+        tokens: list[int] = []
+        short: dict[int, str] = {}
+        for i, (r, found) in enumerate(zip(keep, map(carried.get, entry_keys), strict=True)):
+            long = chars[i] > PREVIEW_CHARS
+            count = column[r]
+            if found is None or (long and found[2] is None):
+                text = rows.entry(r)
+                compressed = rows.compressed(r) if long and rows.compressed is not None else None
+                if count < 0:  # as compile_rows counts it (an entry naming its author)
+                    count = counter(text)
+            else:
+                text, carried_count, compressed = found
+                if count < 0:
+                    count = carried_count
+            texts.append(text)
+            tokens.append(count)
+            if compressed is not None:
+                short[i] = compressed
+        return texts, tokens, short
+
+    def _wake_rows(self, table: RecordTable, now: datetime, extras: dict[str, Any] | None = None) -> WakeRows:
         """The columns of a :class:`gitmem.cache.RecordTable` as wake ranks them: no object per memory.
 
         Trust (docs/sharing.md): an axiom or core memory whose author is neither the local git
         identity nor listed in ``trust.authors`` is not trusted (Tier 2, marked a hypothesis);
-        the entry of every memory stated by someone else names its author.
+        the entry of every memory stated by someone else names its author. ``extras``, when
+        given, receives the half-lives and distances the weights were computed from and the
+        author shown and trust of each row (what a wake plan keeps).
         """
         from gitmem.defaults import PREVIEW_CHARS
         from gitmem.entry import entry_details, format_entry
+        from gitmem.relations import linked_degrees
         from gitmem.wake import WakeRows
 
         c = table.columns
         contents = c["content"]
-        weights, _ = self.weights.table_weights(table, now)
+        inputs = self.weights.inputs(table)
+        weights, _ = self.weights.table_weights(table, now, inputs)
         column = self.ws.records.cache.token_column(table, self.ws.settings.tokenizer)
         shown, trusted = self._authors(table)
+        if extras is not None:
+            extras.update(half=inputs[0], distances=inputs[1], shown=shown, trusted=trusted)
         tokens: Sequence[int] = column
         if any(shown):
             # The cached counts are of entries without an author: count those rows afresh.
@@ -214,6 +438,8 @@ class ContextBuilder:
                 tokens[r] = -1
         tier1 = {"axiom", "core"}
         types = c["type"]
+        # Once here, for the ranking and for the plan.
+        degrees = linked_degrees(table.ids, c["rels"])
 
         def entry(row: int, compress: int | None = None) -> str:
             return format_entry(table.view(row), compress=compress, author=shown[row],
@@ -231,6 +457,7 @@ class ContextBuilder:
             details=lambda row: entry_details(table.view(row)),
             min_chars=lambda row: len(contents[row]),
             trusted=trusted,
+            degrees=degrees,
         )
 
     def _authors(self, table: RecordTable) -> tuple[list[str | None], list[bool]]:
@@ -321,7 +548,7 @@ class ContextBuilder:
     def warm(self, now: datetime | None = None) -> None:
         """Build what the next wake and recall at the current tip read, so that both are warm.
 
-        The record table, wake's token column and commit distances, and recall's index of the
+        The record table, wake's token column, commit distances and plan, and recall's index of the
         default candidates (stale memories left out) are built and saved; a call at a tip
         already warm reads what is cached and builds nothing. What a long-running surface
         (``tur mcp``) does after a write, so that the next wake and recall pay nothing for it.
@@ -329,10 +556,10 @@ class ContextBuilder:
         Raises:
             TokenizerUnavailable: a new entry must be counted and the encoding cannot load.
         """
+        self.wake(now=now)  # saves the plan of this state (and the token counts and distances)
         records = self.ws.records
         cache = records.cache
         table, _ = records.table(records.tip())
-        self._wake_rows(table, now or utc_now())
         candidates, _ = table.recall_selection(False)
         if candidates:
             cache.recall_index(table.tree)(candidates)

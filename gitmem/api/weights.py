@@ -87,11 +87,13 @@ class Weights:
                     known[sha] = d + 1
         cache.mark_distances()
 
-    def table_weights(self, table: RecordTable, now: datetime) -> tuple[list[float], list[int | None]]:
-        """Weights and commit distances of every row of ``table``, in row order.
+    def inputs(self, table: RecordTable) -> tuple[list[float | str | None], list[int | None]]:
+        """What :func:`gitmem.decay.weight_column` reads of ``table`` besides its columns, in row order.
 
-        The columns go through :func:`gitmem.decay.weight_column` (equal to
-        :func:`gitmem.decay.weight` of each record) without an object per memory.
+        Returns:
+            Half-lives as ``weight_column`` takes them (the record's own, :data:`FROM_POLICY`,
+            or ``None`` for a legacy record) and commit distances to HEAD (commits; ``None``:
+            no observed commit, or unknown).
         """
         c = table.columns
         provs, decays = c["prov"], c["decay"]
@@ -99,6 +101,19 @@ class Weights:
                                          self.ws.store.head_sha())
         half_lives = [d[0] if d is not None else FROM_POLICY if p is not None else None
                       for d, p in zip(decays, provs, strict=True)]
+        return half_lives, distances
+
+    def table_weights(self, table: RecordTable, now: datetime,
+                      inputs: tuple[list[float | str | None], list[int | None]] | None = None,
+                      ) -> tuple[list[float], list[int | None]]:
+        """Weights and commit distances of every row of ``table``, in row order.
+
+        The columns go through :func:`gitmem.decay.weight_column` (equal to
+        :func:`gitmem.decay.weight` of each record) without an object per memory.
+        ``inputs`` is :meth:`inputs` of ``table`` when the caller has it already.
+        """
+        c = table.columns
+        half_lives, distances = inputs if inputs is not None else self.inputs(table)
         weights = weight_column(c["type"], c["status"], c["conf"], half_lives, c["verified"],
                                 distances, now, self.ws.settings.decay)
         return weights, distances

@@ -37,6 +37,10 @@ file), with the module that owns each:
     Outcomes of anchor checks.
 ``objects.bin`` (:class:`gitmem.store.Store`)
     Lookups of immutable objects.
+``wake-<crc>.bin`` (:mod:`~gitmem.cache.wakeplan`)
+    The wake plan of one state (memory ref tip, HEAD, overlay, settings, identity): the
+    memories that can still be shown, with their entries, so that a warm wake reads
+    neither the records file nor the token column.
 
 Format: see :mod:`gitmem.cache.files` (a checked header and a marshal payload), which every
 file above goes through. The CRC is checked before unmarshalling and the structure after,
@@ -48,8 +52,9 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from importlib import import_module
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from gitmem.cache.files import (
     CACHE_FORMAT,
@@ -61,8 +66,15 @@ from gitmem.cache.files import (
 )
 
 if TYPE_CHECKING:
+    from gitmem.cache.distances import Distances
+    from gitmem.cache.persona import PersonaMemo
+    from gitmem.cache.recall_index import RecallIndexes
+    from gitmem.cache.records import Tables
+    from gitmem.cache.settings import SettingsFile
     from gitmem.cache.staged import StagedRows
+    from gitmem.cache.statements import StatementIndexes
     from gitmem.cache.table import RecordTable, RowViews
+    from gitmem.cache.tokens import TokenCounts
     from gitmem.cache.views import MemoryLike, MemoryView
     from gitmem.models import Memory
     from gitmem.reader import Snapshot
@@ -94,11 +106,34 @@ def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
-
     value = getattr(import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
+
+
+_T = TypeVar("_T")
+
+
+class _Part(Generic[_T]):
+    """A part of :class:`RecordCache`, built on first use (under the cache's lock) and then kept.
+
+    A descriptor without ``__set__``: once built, the part is an attribute of the instance.
+    """
+
+    def __init__(self) -> None:
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, cache: RecordCache, owner: type | None = None) -> _T:
+        found = cache.__dict__.get(self.name)
+        if found is None:
+            with cache._lock:
+                found = cache.__dict__.get(self.name)
+                if found is None:
+                    found = cache.__dict__[self.name] = cache._new(self.name)
+        return found
 
 
 class RecordCache:
@@ -114,24 +149,57 @@ class RecordCache:
     """
 
     def __init__(self, store: Any, root: Path | None = None) -> None:
-        from gitmem.cache.distances import Distances
-        from gitmem.cache.persona import PersonaMemo
-        from gitmem.cache.recall_index import RecallIndexes
-        from gitmem.cache.records import Tables
-        from gitmem.cache.settings import SettingsFile
-        from gitmem.cache.statements import StatementIndexes
-        from gitmem.cache.tokens import TokenCounts
-
         self.store = store
         self.files = CacheFiles(root if root is not None else cache_dir(store))
         self._lock = self.files.lock
-        self._tokens = TokenCounts(self.files)
-        self._tables = Tables(store, self.files, carried=self._tokens.carry)
-        self._distances = Distances(self.files)
-        self._persona = PersonaMemo(self.files)
-        self._settings = SettingsFile(self.files)
-        self._recall = RecallIndexes(self.files)
-        self._statements = StatementIndexes(self.files)
+        self._progress: Callable[[int, int], None] | None = None
+
+    # Each part is built (and its module imported) on first use: a wake from its plan reads
+    # token counts and settings only, not the records table and its views, nor any index.
+    _tokens: _Part[TokenCounts] = _Part()
+    _tables: _Part[Tables] = _Part()
+    _distances: _Part[Distances] = _Part()
+    _persona: _Part[PersonaMemo] = _Part()
+    _settings: _Part[SettingsFile] = _Part()
+    _recall: _Part[RecallIndexes] = _Part()
+    _statements: _Part[StatementIndexes] = _Part()
+
+    def _new(self, part: str) -> Any:
+        """A new part ``part`` (one of the attributes above), its module imported here."""
+        files = self.files
+        if part == "_tokens":
+            from gitmem.cache.tokens import TokenCounts
+
+            return TokenCounts(files)
+        if part == "_tables":
+            from gitmem.cache.records import Tables
+
+            tables = Tables(self.store, files, carried=self._tokens.carry)
+            tables.progress = self._progress
+            return tables
+        if part == "_distances":
+            from gitmem.cache.distances import Distances
+
+            return Distances(files)
+        if part == "_persona":
+            from gitmem.cache.persona import PersonaMemo
+
+            return PersonaMemo(files)
+        if part == "_settings":
+            from gitmem.cache.settings import SettingsFile
+
+            return SettingsFile(files)
+        if part == "_recall":
+            from gitmem.cache.recall_index import RecallIndexes
+
+            return RecallIndexes(files)
+        from gitmem.cache.statements import StatementIndexes
+
+        return StatementIndexes(files)
+
+    def _built(self, part: str) -> bool:
+        """Whether the part ``part`` (an attribute name) has been built."""
+        return part in self.__dict__
 
     @classmethod
     def for_store(cls, store: Any) -> RecordCache:
@@ -140,7 +208,9 @@ class RecordCache:
 
     def set_progress(self, progress: Callable[[int, int], None] | None) -> None:
         """Report ``progress(parsed, to_parse)`` while a records table is built from blobs."""
-        self._tables.progress = progress
+        self._progress = progress
+        if self._built("_tables"):
+            self._tables.progress = progress
 
     @property
     def root(self) -> Path:
@@ -426,17 +496,16 @@ class RecordCache:
     def flush(self) -> None:
         """Save token counts and distances gathered in this process (no-op when none)."""
         with self._lock:
-            self._tokens.flush()
-            self._distances.flush()
+            for part in ("_tokens", "_distances"):
+                if self._built(part):
+                    getattr(self, part).flush()
 
     def clear(self) -> int:
         """Delete every cache file; return how many were deleted. Nothing is lost."""
         with self._lock:
-            self._tables.forget()
-            self._tokens.forget()
-            self._distances.forget()
-            self._recall.forget()
-            self._statements.forget()
+            for part in ("_tables", "_tokens", "_distances", "_recall", "_statements"):
+                if self._built(part):
+                    getattr(self, part).forget()
             return self.files.clear()
 
     def info(self) -> CacheInfo:

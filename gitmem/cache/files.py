@@ -22,9 +22,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, NamedTuple
 
 from gitmem.cache.fileformat import (
     CACHE_FORMAT,
@@ -87,8 +86,7 @@ class CacheNotice(Skipped):
         return f"warning: {self.reason}"
 
 
-@dataclass(frozen=True)
-class CacheInfo:
+class CacheInfo(NamedTuple):
     """What ``tur cache info`` shows: the directory, its files and their total size."""
 
     path: Path

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
+
+try:  # hashlib's own BLAKE2b: importing hashlib loads OpenSSL (~2 ms), which no read needs
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
 
 from gitmem.cache.files import CacheFiles
 
@@ -13,7 +17,7 @@ _NAME, _KIND = "settings.bin", "settings"
 
 
 def _digest(data: bytes) -> bytes:
-    return hashlib.blake2b(data, digest_size=16).digest()
+    return blake2b(data, digest_size=16).digest()
 
 
 class SettingsFile:

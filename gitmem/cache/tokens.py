@@ -14,14 +14,20 @@ row count matches.
 
 from __future__ import annotations
 
-import hashlib
 from array import array
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+try:  # hashlib's own BLAKE2b: importing hashlib loads OpenSSL (~2 ms), which no read needs
+    from _blake2 import blake2b
+except ImportError:  # a Python built without it
+    from hashlib import blake2b
 
 from gitmem.cache.files import CacheFiles, Untrusted, safe_name
-from gitmem.cache.table import RecordTable
 from gitmem.entry import ENTRY_FORMAT
+
+if TYPE_CHECKING:
+    from gitmem.cache.table import RecordTable
 
 __all__ = ["TokenCounts"]
 
@@ -235,7 +241,7 @@ class TokenCounts:
         memo = self._memo(encoding)[0]
 
         def count(text: str) -> int:
-            key = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+            key = blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
             value = memo.get(key)
             if not isinstance(value, int):
                 value = memo[key] = self.count(encoding, text)
