@@ -133,6 +133,15 @@ def origin(tmp_path) -> Path:
     return remote
 
 
+def legacy_records(directory: Path, count: int) -> Path:
+    """Write ``count`` pre-gitmem YAML records (``concept-<i>``) into ``directory``; return it."""
+    directory.mkdir()
+    for i in range(count):
+        (directory / f"{i}.yaml").write_text(
+            f'id: "concept-{i}"\ntype: preference\ncontent: Prefer retries with jitter {i}\n')
+    return directory
+
+
 def clone(origin: Path, name: str, who: str | None = None) -> Path:
     """A clone of ``origin``; ``who`` sets its own git identity (``Name``, email name@example.com)."""
     dest = origin.parent / name

@@ -18,7 +18,7 @@ from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
 from gitmem.recall import RecallIndex, bm25_scores, trigram_scores
 from gitmem.store import Store
-from tests.conftest import clone, commit_file, git
+from tests.conftest import clone, commit_file, git, legacy_records
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 QUERIES = ("queue retries backoff", "billing invoices", "migrations tests", "jitter job",
@@ -128,11 +128,7 @@ def test_verify_of_one_memory_then_reads_equal_a_cold_read(warm):
 
 
 def test_import_then_reads_equal_a_cold_read(warm, tmp_path):
-    legacy = tmp_path / "legacy"
-    legacy.mkdir()
-    for i in range(4):
-        (legacy / f"{i}.yaml").write_text(
-            f'id: "concept-{i}"\ntype: preference\ncontent: Prefer retries with jitter {i}\n')
+    legacy = legacy_records(tmp_path / "legacy", 4)
     assert Gitmem.open(warm).import_legacy([legacy]).commit is not None
     assert deltas(warm)
     assert reads(warm) == cold_reads(warm)

@@ -25,7 +25,7 @@ from gitmem.cache.fileformat import write_file
 from gitmem.cache.wakeplan import plan_name
 from gitmem.cli import Env, main
 from gitmem.store import Mutation, Store
-from tests.conftest import clone, commit_file, git
+from tests.conftest import clone, commit_file, git, legacy_records
 
 BASE = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 """The fixture's memories are observed up to this time; wakes happen at it or later."""
@@ -231,11 +231,7 @@ def test_a_code_commit_moves_the_decay_of_anchored_memories(planned):
 
 
 def test_import(planned, tmp_path):
-    legacy = tmp_path / "legacy"
-    legacy.mkdir()
-    for i in range(3):
-        (legacy / f"{i}.yaml").write_text(
-            f'id: "concept-{i}"\ntype: preference\ncontent: Prefer retries with jitter {i}\n')
+    legacy = legacy_records(tmp_path / "legacy", 3)
     assert Gitmem.open(planned).import_legacy([legacy]).commit is not None
     assert_changed_state_equals_cold(planned, BASE)
 
