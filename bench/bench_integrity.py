@@ -22,9 +22,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from gitmem import codec
-from gitmem.ids import memory_id
-from gitmem.models import Decay, Memory, Provenance
-from gitmem.reader import record_path
+from gitmem.cache.reader import record_path
+from gitmem.record.ids import memory_id
+from gitmem.record.models import Decay, Memory, Provenance
 from gitmem.store import MEMORY_REF, Mutation, Store
 
 TUR = [sys.executable, "-m", "gitmem"]

@@ -29,9 +29,8 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from gitmem.analysis import STOPWORDS  # noqa: E402
-from gitmem.models import Memory  # noqa: E402
-from gitmem.recall import (  # noqa: E402
+from gitmem.context.analysis import STOPWORDS  # noqa: E402
+from gitmem.context.recall import (  # noqa: E402
     BM25_B,
     BM25_K1,
     RRF_K,
@@ -43,6 +42,7 @@ from gitmem.recall import (  # noqa: E402
     rank_memories,
     trigram_scores,
 )
+from gitmem.record.models import Memory  # noqa: E402
 
 K = 5
 LOCOMO = ROOT.parent / "shared" / "eval" / "locomo-dev"

@@ -31,8 +31,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem.anchors import Anchor, fingerprint
-from gitmem.models import Decay, Memory, Provenance
+from gitmem.record.anchors import Anchor, fingerprint
+from gitmem.record.models import Decay, Memory, Provenance
 
 OBSERVED = datetime(2026, 1, 1, tzinfo=UTC)
 ROOT = Path(__file__).resolve().parents[1]
@@ -47,7 +47,7 @@ def git(cwd: Path, *args: str) -> str:
 def build(root: Path, memories: int) -> Path:
     """The source repository: files, one commit, memories written in one ref update."""
     from gitmem import codec
-    from gitmem.reader import record_path
+    from gitmem.cache.reader import record_path
     from gitmem.store import Mutation, Store
 
     repo = root / "source"

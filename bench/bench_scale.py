@@ -125,7 +125,7 @@ def _iso(moment: datetime) -> str:
 
 
 def _memory_id(kind: str, content: str) -> str:
-    from gitmem.ids import memory_id
+    from gitmem.record.ids import memory_id
 
     return memory_id(kind, content)
 
@@ -234,7 +234,7 @@ def _code_history(commits: int = 40) -> bytes:
 
 
 def _memory_commit(records: list[_Record]) -> bytes:
-    from gitmem.ids import shard_of
+    from gitmem.record.ids import shard_of
 
     stream = bytearray(b"commit refs/tur/memories\n")
     stream += f"committer Bench <bench@example.com> {int(_NOW.timestamp())} +0000\n".encode()

@@ -33,9 +33,9 @@ import pygit2
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from gitmem.anchors import Anchor, fingerprint
-from gitmem.decay import DecayPolicy
-from gitmem.models import Decay, Memory, Provenance
+from gitmem.record.anchors import Anchor, fingerprint
+from gitmem.record.decay import DecayPolicy
+from gitmem.record.models import Decay, Memory, Provenance
 from gitmem.staleness import VerifyCache, apply_verdict, check
 from gitmem.store.code import CodeHistory
 
@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
 def full_verify(repo: Path, memories) -> None:
     """Whole ``tur verify`` processes: read the ref, check, commit the changes; then again."""
     from gitmem import codec
-    from gitmem.reader import record_path
+    from gitmem.cache.reader import record_path
     from gitmem.store import Mutation, Store
 
     t0 = time.perf_counter()

@@ -16,7 +16,7 @@ __all__ = ["Gitmem", "GitmemError", "Memory", "__version__"]
 if TYPE_CHECKING:
     from gitmem.api import Gitmem
     from gitmem.errors import GitmemError
-    from gitmem.models import Memory
+    from gitmem.record.models import Memory
 
 
 def __getattr__(name: str):
@@ -29,7 +29,7 @@ def __getattr__(name: str):
 
         return GitmemError
     if name == "Memory":
-        from gitmem.models import Memory
+        from gitmem.record.models import Memory
 
         return Memory
     raise AttributeError(name)

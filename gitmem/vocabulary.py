@@ -1,7 +1,7 @@
 """The record vocabulary: memory types, statuses, scopes, relation types, the id pattern.
 
 Plain enums with no pydantic, so that the read path (``wake``, ``recall`` from the cache)
-can name them without building the record models; :mod:`gitmem.models` re-exports them.
+can name them without building the record models; :mod:`gitmem.record.models` re-exports them.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ RECALL_FORMATS = ("markdown-prompt", "json", "plain")
 
 #: Ids are ``<type>-<8 hex>``; the hex part is the start of the SHA-256 of the normalised
 #: content. A memory whose 8 hex digits are taken by a different statement gets 16 (and,
-#: should those be taken too, all 64): see :data:`gitmem.ids.ID_HEX_LENGTHS`.
+#: should those be taken too, all 64): see :data:`gitmem.record.ids.ID_HEX_LENGTHS`.
 ID_PATTERN = re.compile(r"^(axiom|core|fact|insight|preference)-(?:[0-9a-f]{8}|[0-9a-f]{16}|[0-9a-f]{64})$")
 
 

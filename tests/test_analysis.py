@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from bm25s.stopwords import STOPWORDS_EN_PLUS
 
-from gitmem.analysis import STOPWORDS, VERSION, identifier_parts, stem, tokenize, words
-from gitmem.models import Memory
-from gitmem.recall import RecallIndex, rank_memories, recall
+from gitmem.context.analysis import STOPWORDS, VERSION, identifier_parts, stem, tokenize, words
+from gitmem.context.recall import RecallIndex, rank_memories, recall
+from gitmem.record.models import Memory
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
     ("HTTPServer", ["http", "server"]),
     ("parse_record()", ["pars", "record"]),
     ("src/auth/jwt_tokens.py", ["src", "auth", "jwt", "token", "py"]),
-    ("gitmem/recall.py#L10-L20", ["gitmem", "recal", "py", "l", "10", "l", "20"]),
+    ("gitmem/context/recall.py#L10-L20", ["gitmem", "recal", "py", "l", "10", "l", "20"]),
     ("utf8 and sha256", ["utf", "8", "sha", "256"]),
     ("MAX_QUERY_CHARS", ["max", "queri", "char"]),
 ])
@@ -86,7 +86,7 @@ def test_the_analysis_version_names_the_stemmer():
 
 
 def test_importing_the_analysis_loads_neither_bm25s_nor_numpy():
-    probe = ("import sys, gitmem.analysis as a; a.tokenize('warm up the stemmer');"
+    probe = ("import sys, gitmem.context.analysis as a; a.tokenize('warm up the stemmer');"
              "print(sorted(m for m in ('bm25s', 'numpy') if m in sys.modules))")
     proc = subprocess.run([sys.executable, "-c", probe], env=dict(os.environ, PYTHONPATH=str(ROOT)),
                           capture_output=True, text=True, check=True)

@@ -6,7 +6,8 @@ import os
 
 import pytest
 
-from gitmem.anchors import (
+from gitmem.errors import InvalidAnchor
+from gitmem.record.anchors import (
     Anchor,
     Hunk,
     LinesChanged,
@@ -27,7 +28,6 @@ from gitmem.anchors import (
     split_lines,
     squeeze,
 )
-from gitmem.errors import InvalidAnchor
 
 # -- parse_anchor -------------------------------------------------------------
 
@@ -298,7 +298,7 @@ def test_map_window_covers_what_became_of_the_range(hunks, window):
 
 
 def test_a_hash_in_a_file_name_belongs_to_the_path(repo):
-    from gitmem.anchors import parse_anchor, split_ref
+    from gitmem.record.anchors import parse_anchor, split_ref
     from tests.conftest import commit_file
     from tests.test_cli import tur
 

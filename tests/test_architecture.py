@@ -14,7 +14,7 @@ GITMEM = ROOT / "gitmem"
 PYGIT2_ALLOWED = {"gitmem/store"}
 #: Only configuration and the CLI read the environment (gitcli only passes it on to git,
 #: with GIT_OBJECT_DIRECTORY or GIT_TERMINAL_PROMPT added).
-ENVIRON_ALLOWED = {"gitmem/config.py", "gitmem/cli/__init__.py", "gitmem/store/gitcli.py"}
+ENVIRON_ALLOWED = {"gitmem/config/__init__.py", "gitmem/cli/__init__.py", "gitmem/store/gitcli.py"}
 
 
 def _imports(path: Path) -> set[str]:
@@ -100,15 +100,15 @@ def test_import_gitmem_and_tur_help_load_no_heavy_modules():
 
 
 #: The surfaces over the library: each imports only the facade and the errors.
-SURFACES = {"gitmem/cli": "gitmem.cli", "gitmem/watch.py": "gitmem.watch",
-            "gitmem/mcp_server.py": "gitmem.mcp_server", "tui": "tui"}
+SURFACES = {"gitmem/cli": "gitmem.cli", "gitmem/watch/__init__.py": "gitmem.watch",
+            "gitmem/mcp/server.py": "gitmem.mcp.server", "tui": "tui"}
 #: What a surface may import of gitmem besides its own package: the facade, the errors, and the
 #: leaf modules of plain names (enums and format names, defaults, the version, text escaping),
 #: which the command line needs to build its parser without loading the facade.
 SURFACE_ALLOWED = {"gitmem.api", "gitmem.errors", "gitmem.vocabulary", "gitmem.defaults",
                    "gitmem.version", "gitmem.text"}
 #: The CLI also runs the watcher, the TUI and the MCP server.
-SURFACE_EXTRA = {"gitmem.cli": {"gitmem.watch", "tui.make_app", "gitmem.mcp_server"}}
+SURFACE_EXTRA = {"gitmem.cli": {"gitmem.watch", "tui.make_app", "gitmem.mcp.server"}}
 
 
 def _module_imports(path: Path) -> set[str]:

@@ -19,10 +19,10 @@ from gitmem import codec
 from gitmem.api import Gitmem
 from gitmem.api.results import StatusRow
 from gitmem.cache import MemoryView, cache_dir
+from gitmem.cache.reader import record_path
 from gitmem.cache.records import COMPACT_ROWS
 from gitmem.errors import RefConflict
-from gitmem.limits import MAX_RECORD_BYTES
-from gitmem.reader import record_path
+from gitmem.record.limits import MAX_RECORD_BYTES
 from gitmem.store import Mutation, Store
 from tests.conftest import add_filler_memories, commit_file, git
 from tests.test_incremental import cold_reads, reads

@@ -13,12 +13,10 @@ import yaml
 
 from gitmem.api import Gitmem
 from gitmem.cache import CACHE_FORMAT, CacheNotice, MemoryView, RecordCache, cache_dir
+from gitmem.cache.reader import Skipped, Snapshot, read_record
 from gitmem.cli import Env, main
-from gitmem.decay import weight
-from gitmem.entry import format_entry
-from gitmem.errors import MalformedRecord
-from gitmem.reader import Skipped, Snapshot, read_record
-from gitmem.recall import (
+from gitmem.context.entry import format_entry
+from gitmem.context.recall import (
     RecallIndex,
     bm25_scores,
     observed_times,
@@ -26,9 +24,11 @@ from gitmem.recall import (
     recall,
     trigram_scores,
 )
+from gitmem.context.tokens import TokenCounter
+from gitmem.context.wake import compile_wake
+from gitmem.errors import MalformedRecord
+from gitmem.record.decay import weight
 from gitmem.store import Mutation, Store
-from gitmem.tokens import TokenCounter
-from gitmem.wake import compile_wake
 from tests.conftest import commit_file, git
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -419,7 +419,7 @@ def test_the_recall_index_scores_exactly_as_indexing_at_query_time():
 
 
 def test_rank_memories_with_an_index_equals_without():
-    from gitmem.models import Memory
+    from gitmem.record.models import Memory
 
     documents, queries = labelled_documents()
     memories = [Memory(id=f"fact-{i:08x}", type="fact", content=text,
@@ -476,7 +476,7 @@ def test_damaged_object_and_verify_caches_are_never_trusted(varied, name, comman
 
 @pytest.mark.parametrize("include_stale", [False, True])
 def test_recall_selection_from_columns_equals_selection_from_records(varied, include_stale):
-    from gitmem.recall import select_candidates
+    from gitmem.context.recall import select_candidates
 
     gm = fresh(varied)
     table = gm.records.cache.table(gm.store.tip())
@@ -566,7 +566,7 @@ def test_records_and_views_share_the_memory_like_surface(varied):
 def test_after_commit_binds_the_new_blob_ids_and_parses_none_of_them(repo, monkeypatch):
     import gitmem.cache.records
     from gitmem import codec
-    from gitmem.reader import record_path
+    from gitmem.cache.reader import record_path
 
     gm = Gitmem.open(repo)
     ids = [gm.learn(f"memory {i} about the write path").memory.id for i in range(3)]
@@ -614,7 +614,7 @@ def test_a_record_a_concurrent_edit_won_is_not_cached_as_verify_wrote_it(repo):
 
 
 def test_entry_token_counts_are_keyed_by_the_entry_format(repo):
-    from gitmem.entry import ENTRY_FORMAT
+    from gitmem.context.entry import ENTRY_FORMAT
 
     gm = Gitmem.open(repo)
     gm.learn("The queue uses WAL mode", file="src/app.py")

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 
-from gitmem import yaml_writer
 from gitmem.codec import MAX_RECORD_BYTES, dump_new, load, load_mapping, update
+from gitmem.codec import write as yaml_writer
 from gitmem.errors import MalformedRecord
-from gitmem.models import Decay, Memory, Provenance, Refutation, Relation, Status
+from gitmem.record.models import Decay, Memory, Provenance, Refutation, Relation, Status
 from tests.conftest import changed_lines
 
 WHERE = "blob 3f2a1b9 (memories/ab/fact-ab12cd34.yaml)"
@@ -782,7 +782,7 @@ def test_writing_a_new_record_loads_no_yaml_library():
     code = (
         "import sys\n"
         "from gitmem.codec import dump_new\n"
-        "from gitmem.models import Memory\n"
+        "from gitmem.record.models import Memory\n"
         "data = dump_new(Memory(id='fact-ab12cd34', type='fact', content=\"it's: multi\\nline\"))\n"
         "assert data.startswith(b'id: fact-ab12cd34'), data\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('yaml', 'ruamel', '_ruamel_yaml')))\n"
@@ -793,13 +793,13 @@ def test_writing_a_new_record_loads_no_yaml_library():
 
 
 def test_the_quoting_patterns_are_the_yaml_libraries_own():
-    """gitmem/yaml_schema.py writes the resolvers out; they must be exactly PyYAML's and ruamel's."""
+    """gitmem/codec/scalars.py writes the resolvers out; they must be exactly PyYAML's and ruamel's."""
     import re
     import re._parser as sre_parse  # type: ignore[import-not-found]
 
     from ruamel.yaml.resolver import implicit_resolvers
 
-    from gitmem.yaml_schema import CORE_RESOLVERS, LIBRARY_PATTERNS
+    from gitmem.codec.scalars import CORE_RESOLVERS, LIBRARY_PATTERNS
 
     def tree(node):  # a parsed regular expression as plain tuples (verbose white space gone)
         if isinstance(node, sre_parse.SubPattern):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from gitmem.codec import dump_new, load, update
-from gitmem.models import Status
+from gitmem.record.models import Status
 from tests.conftest import changed_lines
 
 RECORD = b"""\
@@ -28,7 +28,7 @@ decay:
 
 def no_round_trip(monkeypatch):
     """Make the ruamel round-trip fail, so a test passes only through the line-edit path."""
-    from gitmem import yaml_writer
+    from gitmem.codec import write as yaml_writer
 
     def refuse(*args, **kwargs):
         raise AssertionError("ruamel round-trip used")

@@ -9,7 +9,7 @@ import pytest
 from gitmem.api import Gitmem
 from gitmem.config import load_settings
 from gitmem.errors import ConfigError
-from gitmem.models import MemoryType
+from gitmem.record.models import MemoryType
 from tests.test_cli import assert_one_line_error, tur
 
 
@@ -108,7 +108,7 @@ def test_the_stock_cl100k_name_means_its_bundled_offline_twin(repo):
 
 def test_an_empty_file_validates_to_the_defaults_of_a_missing_one(repo):
     from gitmem.config import Settings
-    from gitmem.config_schema import validate_settings
+    from gitmem.config.schema import validate_settings
 
     assert validate_settings(None, "config.yaml") == Settings() == load_settings(repo)
 

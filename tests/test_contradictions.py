@@ -8,8 +8,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from gitmem.api import Gitmem
-from gitmem.ids import content_key
-from gitmem.similarity import Statement, find_similar, may_contradict, near_duplicate
+from gitmem.context.similarity import Statement, find_similar, may_contradict, near_duplicate
+from gitmem.record.ids import content_key
 from tests.conftest import git
 from tests.test_cli import tur
 

@@ -9,7 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from gitmem.decay import (
+from gitmem.context.wake import compile_wake
+from gitmem.errors import ConfigError
+from gitmem.record.decay import (
     FROM_POLICY,
     DecayPolicy,
     half_life_for,
@@ -17,9 +19,7 @@ from gitmem.decay import (
     weight,
     weight_column,
 )
-from gitmem.errors import ConfigError
-from gitmem.models import Decay, Memory, MemoryType, Provenance, Refutation, Status
-from gitmem.wake import compile_wake
+from gitmem.record.models import Decay, Memory, MemoryType, Provenance, Refutation, Status
 
 NOW = datetime(2026, 3, 1, 12, 0, tzinfo=UTC)
 POLICY = DecayPolicy.default()

@@ -137,7 +137,7 @@ def test_every_command_and_option_is_in_docs_commands(name):
 
 
 def test_every_configuration_key_is_documented():
-    from gitmem.config_schema import SettingsFile
+    from gitmem.config.schema import SettingsFile
 
     keys = []
     for name, field in SettingsFile.model_fields.items():

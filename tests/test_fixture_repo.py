@@ -245,7 +245,7 @@ def _legacy(name: str) -> dict:
 
 
 def _as_memory(data: dict):
-    from gitmem.models import Memory
+    from gitmem.record.models import Memory
 
     # Legacy ids (concept-<hex>) are not gitmem ids; an import assigns new ones.
     return Memory.model_validate({**data, "id": f"{data['type']}-{data['id'][-8:]}"})
@@ -263,7 +263,7 @@ def test_legacy_records_are_four_concept_ids_that_validate_once_re_ided():
 
 
 def test_legacy_record_without_provenance_is_unanchored_with_full_confidence():
-    from gitmem.models import Status
+    from gitmem.record.models import Status
 
     data = _legacy("concept-3c7d9e10")
     assert set(data) == {"id", "type", "scope", "content"}

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.api import Gitmem
-from gitmem.models import Status
+from gitmem.record.models import Status
 
 ROOT = Path(__file__).resolve().parent.parent
 

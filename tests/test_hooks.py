@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from gitmem.api import Gitmem
-from gitmem.hooks import SESSION_TTL_SECONDS, SessionLog, parse_payload, patch_files
+from gitmem.harness.hooks import SESSION_TTL_SECONDS, SessionLog, parse_payload, patch_files
 from tests.conftest import commit_file, git
 from tests.test_cli import assert_one_line_error, tur
 

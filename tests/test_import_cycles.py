@@ -30,10 +30,11 @@ PACKAGES = ("gitmem", "tui")
 KNOWN_CYCLE_EDGES: set[tuple[str, str]] = set()
 
 #: The algorithms: pure computations on records and columns, below every surface.
-ALGORITHMS = ("gitmem.wake", "gitmem.recall", "gitmem.decay", "gitmem.staleness", "gitmem.relocate",
-              "gitmem.relations", "gitmem.entry")
+ALGORITHMS = ("gitmem.context.wake", "gitmem.context.recall", "gitmem.record.decay", "gitmem.staleness",
+              "gitmem.staleness.relocate",
+              "gitmem.record.relations", "gitmem.context.entry")
 #: What an algorithm must never import: the renderer and the command line sit above them.
-ABOVE_ALGORITHMS = ("gitmem.render", "gitmem.cli")
+ABOVE_ALGORITHMS = ("gitmem.context.render", "gitmem.cli")
 
 Edge = tuple[str, str, str]  # (importer, imported, "path:line" of the import)
 
@@ -182,7 +183,7 @@ def test_the_graph_reader_resolves_every_import_form():
     # `from gitmem.store.code import CodeHistory`, lazily inside a method of the store.
     assert ("gitmem.store.memories", "gitmem.store.code") in pairs
     # Only-for-type-checking imports count too: a layering does not loop for annotations either.
-    assert ("gitmem.render", "gitmem.wake") in pairs
+    assert ("gitmem.context.render", "gitmem.context.wake") in pairs
     # The command modules the CLI loads by name with importlib.
     assert ("gitmem.cli", "gitmem.cli.memory_cmds") in pairs
 

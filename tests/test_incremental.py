@@ -16,7 +16,7 @@ import pytest
 
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
-from gitmem.recall import RecallIndex, bm25_scores, trigram_scores
+from gitmem.context.recall import RecallIndex, bm25_scores, trigram_scores
 from gitmem.store import Store
 from tests.conftest import clone, commit_file, git, legacy_records
 
@@ -244,7 +244,7 @@ def _writers(repo: Path) -> tuple[list, object]:
 
 
 def test_writers_of_records_stored_without_one_carry_over_a_write_as_a_cold_read_finds_them(repo):
-    from gitmem.reader import record_path
+    from gitmem.cache.reader import record_path
     from gitmem.store import Mutation
 
     gm = Gitmem.open(repo)

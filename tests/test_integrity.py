@@ -22,11 +22,11 @@ from pathlib import Path
 import pytest
 
 from gitmem.api import Gitmem
+from gitmem.cache.reader import record_path
 from gitmem.cli import Env, main
 from gitmem.errors import InvalidInput, TooLarge
-from gitmem.ids import content_key, memory_id, pick_id
-from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
-from gitmem.reader import record_path
+from gitmem.record.ids import content_key, memory_id, pick_id
+from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
 from gitmem.store import MEMORY_REF, Mutation
 from gitmem.vocabulary import ID_PATTERN
 from tests.conftest import clone, git, remote_tip

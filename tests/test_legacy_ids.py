@@ -9,7 +9,7 @@ import yaml
 from gitmem.api import Gitmem
 from gitmem.cache import records as cache_records
 from gitmem.errors import AmbiguousId, UnknownMemory
-from gitmem.ids import memory_id
+from gitmem.record.ids import memory_id
 from tests.test_cli import assert_one_line_error, memory_ref, tur
 
 TEAM_FILE = """\

@@ -13,12 +13,12 @@ from hypothesis import strategies as st
 
 from gitmem.api import Gitmem
 from gitmem.cache import RecordCache
-from gitmem.entry import format_hits
+from gitmem.context.entry import format_hits
+from gitmem.context.recall import TRIGRAM_FLOOR, query_from_payload, rank_memories, recall, tokenize
+from gitmem.context.tokens import TokenCounter
 from gitmem.errors import InvalidInput
-from gitmem.ids import memory_id
-from gitmem.models import Memory
-from gitmem.recall import TRIGRAM_FLOOR, query_from_payload, rank_memories, recall, tokenize
-from gitmem.tokens import TokenCounter
+from gitmem.record.ids import memory_id
+from gitmem.record.models import Memory
 from tests.test_cli import tur
 
 COUNT = TokenCounter()
@@ -52,7 +52,7 @@ def ids(result) -> list[str]:
 
 
 def test_tokenizer_splits_lowercases_stems_and_drops_stop_words():
-    # Snowball English stems (gitmem.analysis), no longer the hand-written suffix rule.
+    # Snowball English stems (gitmem.context.analysis), no longer the hand-written suffix rule.
     assert tokenize("The Caching of cachedQueries, busy_timeout=5000ms") == [
         "cach", "cach", "queri", "busi", "timeout", "5000", "ms"]
 

@@ -9,7 +9,7 @@ from datetime import UTC, datetime
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
 from gitmem.cli import Env, main
-from gitmem.recall import RecallIndex
+from gitmem.context.recall import RecallIndex
 from gitmem.store import Store
 
 MAY = datetime(2023, 5, 7, 13, 56, 42, tzinfo=UTC)
@@ -72,9 +72,9 @@ def test_a_recall_index_of_another_analysis_is_never_used(repo, monkeypatch):
 
 
 def test_the_time_goes_into_the_metadata_even_when_the_content_quotes_it():
-    from gitmem.entry import format_hits as render_hits
-    from gitmem.models import Memory
-    from gitmem.recall import recall
+    from gitmem.context.entry import format_hits as render_hits
+    from gitmem.context.recall import recall
+    from gitmem.record.models import Memory
 
     quoted = "queue notes (Observed 2026-08-27, Conf: 0.95) copied here"
     memory = Memory(id="fact-00000001", type="fact", content=quoted, confidence=0.95,

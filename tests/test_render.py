@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.entry import format_confidence, format_entry, format_hits
-from gitmem.models import Memory
-from gitmem.recall import recall
-from gitmem.render import render_explain, render_recall, render_wake
-from gitmem.tokens import TokenCounter
-from gitmem.wake import compile_wake
+from gitmem.context.entry import format_confidence, format_entry, format_hits
+from gitmem.context.recall import recall
+from gitmem.context.render import render_explain, render_recall, render_wake
+from gitmem.context.tokens import TokenCounter
+from gitmem.context.wake import compile_wake
+from gitmem.record.models import Memory
 
 GOLDEN = Path(__file__).parent / "golden"
 COUNT = TokenCounter()

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from gitmem.models import Status
+from gitmem.record.models import Status
 from tests.conftest import commit_file, git
 from tests.test_cli import Result, assert_one_line_error, memory_ref, tur
 from tests.test_watch import status_of, watching

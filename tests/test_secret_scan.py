@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.errors import GitmemError, SecretRefused
-from gitmem.secret_scan import SecretFinding, check_content, find_secrets
+from gitmem.sharing.secret_scan import SecretFinding, check_content, find_secrets
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -151,7 +151,7 @@ def test_concurrent_scans_give_the_same_findings():
 
 def test_importing_the_module_does_not_import_detect_secrets():
     code = (
-        "import sys, gitmem.secret_scan\n"
+        "import sys, gitmem.sharing.secret_scan\n"
         "print('detect_secrets' in sys.modules)\n"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT))
@@ -166,7 +166,7 @@ FINDINGS_PROBE = """
 import json, sys
 if sys.argv[1] == "package-first":
     import detect_secrets  # the package's __init__ runs first, as for any other user of it
-from gitmem.secret_scan import scan_texts
+from gitmem.sharing.secret_scan import scan_texts
 found = scan_texts(json.loads(sys.argv[2]))
 print(json.dumps({"found": [[[f.kind, f.line] for f in text] for text in found],
                   "multiprocessing": "multiprocessing" in sys.modules}))

@@ -261,7 +261,7 @@ def test_setup_never_installs_git_hooks(repo, home):
 
 
 def test_setup_says_when_tur_is_not_on_path(repo, tmp_path, monkeypatch):
-    from gitmem.setup import run
+    from gitmem.harness import run
 
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
     report = run("claude", "project", "setup", repo, tmp_path / "home")

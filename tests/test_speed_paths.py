@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from gitmem.api import Gitmem
-from gitmem.ids import content_key
+from gitmem.record.ids import content_key
 from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("ruamel", "yaml", "tiktoken", "numpy", "bm25s", "textual", "watchfiles",
-         "detect_secrets", "gitmem.codec", "pygit2", "pydantic", "gitmem.models")
+         "detect_secrets", "gitmem.codec", "pygit2", "pydantic", "gitmem.record.models")
 
 PROBE = f"HEAVY = {HEAVY!r}" + """
 import io, json, sys
@@ -91,12 +91,13 @@ def test_a_warm_wake_imports_no_part_of_gitmem_it_does_not_use(learned):
     # Writes, hooks, verify, anchors and the result types load on first use, not for a read;
     # a wake from its plan reads neither the records table (nor its views) nor any index.
     unused = {"gitmem.api.curate", "gitmem.api.hooks", "gitmem.api.verify", "gitmem.api.results",
-              "gitmem.hooks", "gitmem.anchors", "gitmem.secret_scan", "gitmem.similarity",
-              "gitmem.cache.records", "gitmem.cache.table", "gitmem.cache.views", "gitmem.shapes",
+              "gitmem.harness.hooks", "gitmem.record.anchors", "gitmem.sharing.secret_scan",
+              "gitmem.context.similarity",
+              "gitmem.cache.records", "gitmem.cache.table", "gitmem.cache.views", "gitmem.record.shapes",
               "gitmem.cache.recall_index", "gitmem.cache.statements", "gitmem.cache.distances",
               "gitmem.cache.persona"}
     assert unused.isdisjoint(warm["gitmem"])
-    assert {"gitmem.api", "gitmem.wake", "gitmem.cache.wakeplan"} <= set(warm["gitmem"])
+    assert {"gitmem.api", "gitmem.context.wake", "gitmem.cache.wakeplan"} <= set(warm["gitmem"])
 
 
 def test_a_warm_wake_from_its_plan_loads_no_hashing_json_or_dataclass_module_it_does_not_use(learned):
@@ -130,7 +131,7 @@ def test_a_warm_list_builds_no_record_model(learned):
     assert warm["code"] == 0 and warm["heavy"] == []
     assert warm["out"] == cold["out"] and "exponential backoff" in warm["out"]
     as_json = run_tur("-C", str(learned), "list", "--format", "json")
-    assert "gitmem.models" in as_json["heavy"]  # full records, as `tur show` gives them
+    assert "gitmem.record.models" in as_json["heavy"]  # full records, as `tur show` gives them
     assert {row["id"] for row in json.loads(as_json["out"])} == {
         line.split()[0] for line in warm["out"].splitlines()[1:]}
 
@@ -309,7 +310,7 @@ PLUGINS_PROBE = """
 import json, os, sys
 from gitmem.cli import _pydantic_plugins_off
 _pydantic_plugins_off()
-from gitmem.models import Memory
+from gitmem.record.models import Memory
 memory = Memory(id="fact-ab12cd34", type="fact", content="x", confidence=1)
 looked_up = "importlib.metadata" in sys.modules
 import pydantic.plugin._loader as loader

@@ -10,10 +10,10 @@ from pathlib import Path
 import pygit2
 import pytest
 
-from gitmem.anchors import anchor_fingerprint, fingerprint, parse_anchor
-from gitmem.decay import DecayPolicy
 from gitmem.errors import EmptyRepository
-from gitmem.models import Decay, Memory, Provenance, Refutation, Status
+from gitmem.record.anchors import anchor_fingerprint, fingerprint, parse_anchor
+from gitmem.record.decay import DecayPolicy
+from gitmem.record.models import Decay, Memory, Provenance, Refutation, Status
 from gitmem.staleness import UNSHALLOW_HINT, VerifyCache, apply_verdict, check
 from gitmem.store.code import CodeHistory
 from tests.conftest import commit_file, git

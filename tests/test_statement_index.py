@@ -16,7 +16,7 @@ import pytest
 
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
-from gitmem.similarity import StatementIndex, find_similar
+from gitmem.context.similarity import StatementIndex, find_similar
 from gitmem.store import Store
 from gitmem.vocabulary import Status
 
@@ -200,7 +200,7 @@ def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_fro
 
 
 def test_postings_kept_apart_by_derive_are_flattened_without_changing_an_answer(monkeypatch):
-    import gitmem.similarity as similarity
+    import gitmem.context.similarity as similarity
 
     monkeypatch.setattr(similarity, "_FLATTEN_AT", 8)
     pairs = corpus(120, seed=10)

@@ -13,11 +13,11 @@ from conftest import clone, commit_file, git, remote_tip
 
 from gitmem import codec
 from gitmem.api import Gitmem
+from gitmem.cache.reader import record_path
 from gitmem.cli import Env, main
 from gitmem.errors import FormatVersion, RemoteError
-from gitmem.reader import record_path
+from gitmem.sharing.sync import merge_plan
 from gitmem.store import MEMORY_REF, Mutation
-from gitmem.sync import merge_plan
 
 T1 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 T2 = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)

@@ -341,7 +341,7 @@ def test_front_matter_is_read_as_tur_reads_it_yaml_1_1(tmp_path, monkeypatch):
     from tur.models import Memory as TurMemory
     from tur.models import MemoryDecay, MemoryProvenance, MemoryScope, MemoryType
 
-    from gitmem import tur_store
+    from gitmem.importers import tur_store
 
     monkeypatch.setenv("TUR_RUNTIME_DIR", str(tmp_path / "runtime"))  # Tur's lock files
     persona_dir = tmp_path / "proj" / ".tur" / "personas" / "p1"

@@ -12,12 +12,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from gitmem.entry import format_entry
+from gitmem.context.entry import format_entry
+from gitmem.context.tokens import TokenCounter, offline_encodings
+from gitmem.context.wake import advisory_line, compile_wake
 from gitmem.errors import InvalidInput, TokenizerUnavailable
-from gitmem.models import Memory
-from gitmem.relations import centrality
-from gitmem.tokens import TokenCounter, offline_encodings
-from gitmem.wake import advisory_line, compile_wake
+from gitmem.record.models import Memory
+from gitmem.record.relations import centrality
 
 COUNT = TokenCounter()
 OBSERVED = datetime(2026, 8, 27, 15, 0, tzinfo=UTC)
@@ -403,7 +403,8 @@ def test_only_offline_encodings_are_accepted():
 
 
 def test_importing_tokens_wake_and_recall_loads_no_tiktoken_or_bm25s():
-    code = ("import sys, gitmem.tokens, gitmem.wake, gitmem.recall, gitmem.render; "
+    code = ("import sys, gitmem.context.tokens, gitmem.context.wake, gitmem.context.recall, "
+            "gitmem.context.render; "
             "print(sorted(m for m in ('tiktoken', 'bm25s', 'numpy') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
                          text=True, check=True)

@@ -408,6 +408,6 @@ def test_a_session_start_hook_from_the_plan_prints_what_a_cold_one_prints(planne
 
 def test_the_plan_checks_half_lives_against_the_decay_modules_marker():
     from gitmem.cache import wakeplan
-    from gitmem.decay import FROM_POLICY
+    from gitmem.record.decay import FROM_POLICY
 
     assert wakeplan._FROM_POLICY == FROM_POLICY

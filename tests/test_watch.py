@@ -21,7 +21,7 @@ import pytest
 
 from gitmem.api import Gitmem
 from gitmem.cli import Env, main
-from gitmem.models import Status
+from gitmem.record.models import Status
 from gitmem.watch import Watcher, WatchEvent, anchored_paths
 from tests.conftest import add_filler_memories, commit_file, git
 

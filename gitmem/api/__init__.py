@@ -65,10 +65,10 @@ if TYPE_CHECKING:
         WakeResult,
     )
     from gitmem.api.verify import Verifier
+    from gitmem.cache.reader import Snapshot
     from gitmem.config import Settings
-    from gitmem.models import Memory
-    from gitmem.reader import Snapshot
-    from gitmem.tokens import TokenCounter
+    from gitmem.context.tokens import TokenCounter
+    from gitmem.record.models import Memory
 
 __all__ = [
     "AnchorStep",
@@ -96,27 +96,27 @@ _LAZY = {
     **{name: ("gitmem.api.results", name) for name in (
         "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnResult", "RepoPaths",
         "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
-    "Memory": ("gitmem.models", "Memory"),
+    "Memory": ("gitmem.record.models", "Memory"),
     "MemoryView": ("gitmem.cache", "MemoryView"),
     "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),
-    "AssemblyEntry": ("gitmem.wake", "AssemblyEntry"),
+    "AssemblyEntry": ("gitmem.context.wake", "AssemblyEntry"),
     "CacheInfo": ("gitmem.cache", "CacheInfo"),
-    "Hit": ("gitmem.recall", "Hit"),
-    "RecallResult": ("gitmem.recall", "RecallResult"),
-    "SyncResult": ("gitmem.sync", "SyncResult"),
-    "WakeResult": ("gitmem.wake", "WakeResult"),
+    "Hit": ("gitmem.context.recall", "Hit"),
+    "RecallResult": ("gitmem.context.recall", "RecallResult"),
+    "SyncResult": ("gitmem.sharing.sync", "SyncResult"),
+    "WakeResult": ("gitmem.context.wake", "WakeResult"),
     "WAKE_FORMATS": ("gitmem.vocabulary", "WAKE_FORMATS"),
     "RECALL_FORMATS": ("gitmem.vocabulary", "RECALL_FORMATS"),
-    "render_wake": ("gitmem.render", "render_wake"),
-    "render_explain": ("gitmem.render", "render_explain"),
-    "render_recall": ("gitmem.render", "render_recall"),
-    "split_anchor_ref": ("gitmem.anchors", "split_ref"),
-    "render_hook": ("gitmem.render", "render_hook"),
-    "HOOK_FORMATS": ("gitmem.render", "HOOK_FORMATS"),
+    "render_wake": ("gitmem.context.render", "render_wake"),
+    "render_explain": ("gitmem.context.render", "render_explain"),
+    "render_recall": ("gitmem.context.render", "render_recall"),
+    "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
+    "render_hook": ("gitmem.context.render", "render_hook"),
+    "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),
     "HookOutput": ("gitmem.api.results", "HookOutput"),
-    "SetupReport": ("gitmem.setup", "SetupReport"),
-    "SetupItem": ("gitmem.setup", "SetupItem"),
-    "HARNESSES": ("gitmem.setup", "HARNESSES"),
+    "SetupReport": ("gitmem.harness", "SetupReport"),
+    "SetupItem": ("gitmem.harness", "SetupItem"),
+    "HARNESSES": ("gitmem.harness", "HARNESSES"),
 }
 
 
@@ -325,7 +325,7 @@ class Gitmem:
         since reverting their code makes them fresh again. Paths and ids are sorted; an
         anchor that does not parse is left out.
         """
-        from gitmem.anchors import InvalidAnchor, parse_anchor
+        from gitmem.record.anchors import InvalidAnchor, parse_anchor
 
         table, _ = self.records.table(self.tip())
         out: dict[str, list[str]] = {}
@@ -407,7 +407,7 @@ class Gitmem:
                 ``supersedes`` target that is the memory itself or would close a cycle.
             SecretRefused: the content, agent, harness or anchor contains a credential and
                 ``allow_secret`` is false.
-            TooLarge: the record would be larger than ``gitmem.limits.MAX_RECORD_BYTES``
+            TooLarge: the record would be larger than ``gitmem.record.limits.MAX_RECORD_BYTES``
                 (1 MiB), the size every reader accepts.
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
             UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
@@ -673,7 +673,7 @@ class Gitmem:
 
         Raises:
             MalformedRecord: not a safe YAML mapping.
-            TooLarge: larger than ``gitmem.limits.MAX_PERSONA_BYTES`` (64 KiB).
+            TooLarge: larger than ``gitmem.record.limits.MAX_PERSONA_BYTES`` (64 KiB).
             SecretRefused: a line looks like a credential and ``allow_secret`` is false.
         """
         return self._context.set_persona(data, where, allow_secret)
@@ -683,7 +683,7 @@ class Gitmem:
 
         Raises:
             InvalidInput: empty text.
-            TooLarge: larger than ``gitmem.limits.MAX_NOTE_BYTES`` (64 KiB).
+            TooLarge: larger than ``gitmem.record.limits.MAX_NOTE_BYTES`` (64 KiB).
             SecretRefused: the note looks like it holds a credential and ``allow_secret`` is false.
         """
         return self._context.spark(text, now, allow_secret)
@@ -714,7 +714,7 @@ class Gitmem:
                 caps hold.
 
         Returns:
-            The :class:`~gitmem.wake.WakeResult` (text + assembly record) and the skipped blobs.
+            The :class:`~gitmem.context.wake.WakeResult` (text + assembly record) and the skipped blobs.
 
         Raises:
             InvalidInput: negative budget or character cap.
@@ -738,7 +738,7 @@ class Gitmem:
 
         Refuted memories never appear; stale ones only with ``include_stale``. With
         ``full_records=False`` hits may carry read-only :class:`gitmem.cache.MemoryView`
-        stand-ins (every field :mod:`gitmem.entry` formats) instead of full records, which
+        stand-ins (every field :mod:`gitmem.context.entry` formats) instead of full records, which
         spares building the record models: what a caller that only renders wants.
 
         With ``file``, the memories anchored to that file come first (those the query
@@ -804,7 +804,7 @@ class Gitmem:
                  max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
         """The recall block for a harness hook payload; its text is ``""`` when nothing matches.
 
-        The prompt is found as :func:`gitmem.recall.query_from_payload` does (a JSON
+        The prompt is found as :func:`gitmem.context.recall.query_from_payload` does (a JSON
         object's ``prompt`` field, a message list, or the raw text). A memory already sent
         in the payload's ``session_id`` (by any hook) is not sent again unless it changed
         since; the log is kept in ``<git common dir>/tur/sessions`` for a day.
@@ -864,7 +864,7 @@ class Gitmem:
             home: the user's home directory (default: ``Path.home()``).
 
         Returns:
-            The :class:`~gitmem.setup.SetupReport`: one item per entry, and notes.
+            The :class:`~gitmem.harness.SetupReport`: one item per entry, and notes.
 
         Raises:
             InvalidInput: an unknown harness or scope, or ``check`` with ``remove``.
@@ -899,7 +899,7 @@ class Gitmem:
 
     def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5,
              allow_secret: bool = False) -> SyncResult:
-        """Fetch, merge record by record and push the memory ref (see :mod:`gitmem.sync`).
+        """Fetch, merge record by record and push the memory ref (see :mod:`gitmem.sharing.sync`).
 
         An incoming version that a reader would refuse (too large, not where its id says),
         or in which the credential scan finds something, is not adopted: the local version

@@ -7,9 +7,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.cache.reader import Skipped
 from gitmem.errors import InvalidInput, MalformedRecord
-from gitmem.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
-from gitmem.reader import Skipped
+from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
 from gitmem.store import CommitInfo, Mutation
 from gitmem.text import first_words
 from gitmem.vocabulary import utc_now
@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from gitmem.api.records import Workspace
     from gitmem.api.weights import Weights
     from gitmem.cache import RecordTable
-    from gitmem.recall import RecallResult
-    from gitmem.tokens import TokenCounter
-    from gitmem.wake import WakeResult, WakeRows
+    from gitmem.context.recall import RecallResult
+    from gitmem.context.tokens import TokenCounter
+    from gitmem.context.wake import WakeResult, WakeRows
 
 __all__ = ["CONTINUITY_DIR", "PERSONA_PATH", "ContextBuilder"]
 
@@ -88,7 +88,8 @@ class ContextBuilder:
             TooLarge: larger than ``MAX_PERSONA_BYTES`` (64 KiB).
             SecretRefused: a line looks like a credential and ``allow_secret`` is false.
         """
-        from gitmem import codec, secret_scan
+        from gitmem import codec
+        from gitmem.sharing import secret_scan
 
         check_size(data, MAX_PERSONA_BYTES, f"the persona {where}")
         codec.load_mapping(data, where)
@@ -116,7 +117,7 @@ class ContextBuilder:
             raise InvalidInput("the continuity note is not valid UTF-8 text") from None
         check_size(data, MAX_NOTE_BYTES, "the continuity note",
                    "keep the note to what the next session needs first; put the rest in memories")
-        from gitmem import secret_scan
+        from gitmem.sharing import secret_scan
 
         secret_scan.check_fields([("the note", text)], allow=allow_secret)
         import secrets  # lazily: it loads OpenSSL, which no read needs
@@ -154,7 +155,7 @@ class ContextBuilder:
 
     def token_counter(self) -> TokenCounter:
         """The configured tokenizer (loaded lazily on first count)."""
-        from gitmem.tokens import TokenCounter
+        from gitmem.context.tokens import TokenCounter
 
         return TokenCounter(self.ws.settings.tokenizer)
 
@@ -196,7 +197,7 @@ class ContextBuilder:
         if tip is None:
             return None
         from gitmem.cache.wakeplan import plan_key
-        from gitmem.entry import ENTRY_FORMAT
+        from gitmem.context.entry import ENTRY_FORMAT
 
         store = self.ws.store
         return plan_key(tip, store.head_sha(), self.ws.settings.to_plain(), store.identity(),
@@ -212,8 +213,8 @@ class ContextBuilder:
         """
         from gitmem.cache.fileformat import Untrusted
         from gitmem.cache.wakeplan import plan_name, read_plan
-        from gitmem.decay import microseconds, weight_column
-        from gitmem.wake import WakeResult, WakeRows, compile_rows
+        from gitmem.context.wake import WakeResult, WakeRows, compile_rows
+        from gitmem.record.decay import microseconds, weight_column
 
         records = self.ws.records
         cache = records.cache
@@ -275,7 +276,7 @@ class ContextBuilder:
     def _table_wake(self, tip: str | None, now: datetime, budget: int, max_chars: int | None,
                     key: tuple | None) -> tuple[WakeResult, list[Skipped]]:
         """The wake compiled from the whole records table; with ``key``, its plan is saved too."""
-        from gitmem.wake import compile_rows
+        from gitmem.context.wake import compile_rows
 
         settings = self.ws.settings
         records = self.ws.records
@@ -313,8 +314,8 @@ class ContextBuilder:
         """
         from gitmem.cache import CacheNotice
         from gitmem.cache.wakeplan import save_plan
-        from gitmem.decay import microseconds
-        from gitmem.wake import showable_rows
+        from gitmem.context.wake import showable_rows
+        from gitmem.record.decay import microseconds
 
         keep = showable_rows(rows, self.ws.settings.decay.threshold)
         c = table.columns
@@ -414,10 +415,10 @@ class ContextBuilder:
         given, receives the half-lives and distances the weights were computed from and the
         author shown and trust of each row (what a wake plan keeps).
         """
+        from gitmem.context.entry import entry_details, format_entry
+        from gitmem.context.wake import WakeRows
         from gitmem.defaults import PREVIEW_CHARS
-        from gitmem.entry import entry_details, format_entry
-        from gitmem.relations import linked_degrees
-        from gitmem.wake import WakeRows
+        from gitmem.record.relations import linked_degrees
 
         c = table.columns
         contents = c["content"]
@@ -506,7 +507,7 @@ class ContextBuilder:
             InvalidInput: empty query without a file, ``top_k`` < 1, negative budget, or a
                 file outside the repository.
         """
-        from gitmem.recall import recall
+        from gitmem.context.recall import recall
 
         if file is not None:
             files = [*files, self.repo_path(file)]
@@ -606,7 +607,7 @@ class ContextBuilder:
         A memory is matched by the path its anchor names now: verify moves the anchor of a
         memory whose file was renamed, so a renamed file's memories follow it once verified.
         """
-        from gitmem.anchors import split_ref  # lazily: a wake reads no anchor
+        from gitmem.record.anchors import split_ref  # lazily: a wake reads no anchor
 
         wanted = set(paths)
         c = table.columns

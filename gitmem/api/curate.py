@@ -16,20 +16,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from gitmem.api.results import DoctorReport, ImportResult, LearnResult, TurImportResult
-from gitmem.decay import half_life_for
+from gitmem.cache.reader import read_record, record_path
 from gitmem.errors import GitmemError, InvalidInput, MalformedRecord, UnknownMemory
-from gitmem.ids import ID_HEX_LENGTHS, content_digest, id_hex, normalise_content, pick_id
-from gitmem.limits import MAX_RECORD_BYTES, check_size
-from gitmem.reader import read_record, record_path
+from gitmem.record.decay import half_life_for
+from gitmem.record.ids import ID_HEX_LENGTHS, content_digest, id_hex, normalise_content, pick_id
+from gitmem.record.limits import MAX_RECORD_BYTES, check_size
 from gitmem.store import FORMAT_PATH, CommitInfo, Mutation
 from gitmem.text import first_words
 from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Status, precise_now, utc_now
 
 if TYPE_CHECKING:
-    from gitmem.anchors import Anchor
     from gitmem.api.records import Workspace
-    from gitmem.models import Memory, Provenance
-    from gitmem.tur_store import Converted, RepoView, TurNote, TurPersona, TurStore
+    from gitmem.importers.tur_store import Converted, RepoView, TurNote, TurPersona, TurStore
+    from gitmem.record.anchors import Anchor
+    from gitmem.record.models import Memory, Provenance
 
 __all__ = ["Curator"]
 
@@ -105,8 +105,9 @@ class Curator:
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
             UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
         """
-        from gitmem import codec, secret_scan
-        from gitmem.models import Decay, Memory, Provenance, Relation
+        from gitmem import codec
+        from gitmem.record.models import Decay, Memory, Provenance, Relation
+        from gitmem.sharing import secret_scan
 
         type_ = _parse_enum(MemoryType, type, "type")
         scope_ = _parse_enum(Scope, scope, "scope")
@@ -219,7 +220,7 @@ class Curator:
         """Ids of live memories at ``tip`` that may say the same thing as ``memory``, and their statements.
 
         Those anchored to overlapping lines of the same file come first, then near-duplicate
-        statements (:mod:`gitmem.similarity`); refuted memories, ``memory`` itself and ``skip``
+        statements (:mod:`gitmem.context.similarity`); refuted memories, ``memory`` itself and ``skip``
         are left out. At most three. Their statements are those of the index, given when it
         is the index of ``tip``'s tree (so that they are the stored ones), else ``None``.
 
@@ -228,7 +229,7 @@ class Curator:
         list and status builds one; the pre-turn hook, each turn), and keeps only ids still at
         ``tip`` (one shard listing each). Memories learned since that table are not compared,
         and with no table cached there is nothing to compare with. The statements are
-        compared through that table's :class:`~gitmem.similarity.StatementIndex` (saved
+        compared through that table's :class:`~gitmem.context.similarity.StatementIndex` (saved
         per tree; each write saves the one of the tree it makes), the anchors only for a
         memory with one.
         """
@@ -237,7 +238,10 @@ class Curator:
         ref = memory.provenance.context_ref if memory.provenance else None
         table = self.ws.records.latest_table() if ref else None
         if table is not None and ref:
-            from gitmem.anchors import InvalidAnchor, parse_anchor  # (only for a memory with an anchor)
+            from gitmem.record.anchors import (  # (only for a memory with an anchor)
+                InvalidAnchor,
+                parse_anchor,
+            )
 
             c = table.columns
             refuted = Status.REFUTED.value
@@ -290,8 +294,8 @@ class Curator:
         Raises:
             InvalidAnchor: bare repository, bad path or range, or a file not in HEAD.
         """
-        from gitmem import anchors
         from gitmem.errors import InvalidAnchor
+        from gitmem.record import anchors
 
         root = self.ws.store.workdir
         if root is None:
@@ -358,8 +362,8 @@ class Curator:
         """
         if not reason or not reason.strip():
             raise InvalidInput("a refutation needs a reason", 'pass --reason "why it is wrong"')
-        from gitmem import secret_scan
-        from gitmem.models import Refutation
+        from gitmem.record.models import Refutation
+        from gitmem.sharing import secret_scan
 
         check_size(reason.encode("utf-8", "surrogatepass"), MAX_RECORD_BYTES, "the reason")
         secret_scan.check_fields([("--reason", reason), *([("--by", by)] if by else [])],
@@ -420,8 +424,8 @@ class Curator:
             InvalidAnchor: as :meth:`learn`'s ``file``.
             UnknownMemory, AmbiguousId: bad id.
         """
-        from gitmem import secret_scan
-        from gitmem.models import Decay, Provenance
+        from gitmem.record.models import Decay, Provenance
+        from gitmem.sharing import secret_scan
 
         if content is None and type is None and file is None:
             raise InvalidInput("nothing to edit", "pass --content, --type or --file")
@@ -495,7 +499,7 @@ class Curator:
             raise InvalidInput("a memory cannot be linked to itself", "name two different memories")
         if kind_ is RelationType.SUPERSEDES:
             self._refuse_supersedes_cycle(source_id, target_id)
-        from gitmem.models import Relation
+        from gitmem.record.models import Relation
 
         def edit(m: Memory) -> Memory:
             if not any(r.type == kind_ and r.target == target_id for r in m.relations):
@@ -637,8 +641,10 @@ class Curator:
         An abbreviated ``provenance.git_sha`` naming a commit of this repository is stored
         in full, as ``learn`` stores it: a short SHA can become ambiguous as history grows.
         """
-        from gitmem import codec, legacy, secret_scan
-        from gitmem.anchors import parse_anchor
+        from gitmem import codec
+        from gitmem.importers import legacy
+        from gitmem.record.anchors import parse_anchor
+        from gitmem.sharing import secret_scan
 
         parsed: list[tuple[str, Memory, bytes]] = []
         for number, path in enumerate(files, 1):
@@ -682,8 +688,9 @@ class Curator:
         Raises:
             InvalidInput: a path does not exist.
         """
-        from gitmem import codec, legacy
+        from gitmem import codec
         from gitmem.errors import TooLarge
+        from gitmem.importers import legacy
 
         result = ImportResult(dry_run=dry_run)
         parsed = self._read_legacy(legacy.expand_paths(paths), allow_secret, result, progress)
@@ -760,7 +767,7 @@ class Curator:
 
         A stored record of the same type and statement is replaced (re-importing an edited
         file); a different statement keeps its id and the import gets a longer one
-        (:func:`gitmem.ids.pick_id`). ``stored`` memoises the normalised contents read.
+        (:func:`gitmem.record.ids.pick_id`). ``stored`` memoises the normalised contents read.
         """
         digest = content_digest(memory.content)
         held: dict[str, str | None] = {}
@@ -818,7 +825,7 @@ class Curator:
         Raises:
             InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
         """
-        from gitmem import tur_store
+        from gitmem.importers import tur_store
 
         found = tur_store.find_store(self._tur_path(path), self._tur_path(home) if home else None, persona)
         result = TurImportResult(
@@ -863,8 +870,9 @@ class Curator:
     def _convert_tur(self, found: TurStore, result: TurImportResult,
                      allow_secret: bool) -> tuple[list[Converted], dict[str, Converted]]:
         """Map every file of ``found``; fold duplicates; refuse credentials (failures into ``result``)."""
-        from gitmem import secret_scan, tur_store
-        from gitmem.ids import normalise_content
+        from gitmem.importers import tur_store
+        from gitmem.record.ids import normalise_content
+        from gitmem.sharing import secret_scan
 
         view = self._repo_view(found.project)
         converted: list[tur_store.Converted] = []
@@ -898,7 +906,7 @@ class Curator:
         return (self.ws.cwd / Path(path).expanduser()).resolve()
 
     def _repo_view(self, project: Path | None) -> RepoView:
-        from gitmem.tur_store import RepoView
+        from gitmem.importers.tur_store import RepoView
 
         workdir = self.ws.store.workdir
         base = ""
@@ -919,9 +927,10 @@ class Curator:
         A dry run leaves the new records' bytes empty: it only counts them, and
         serialising is most of an import's time.
         """
-        from gitmem import codec, legacy, tur_store
+        from gitmem import codec
         from gitmem.api.context import PERSONA_PATH
-        from gitmem.ids import normalise_content
+        from gitmem.importers import legacy, tur_store
+        from gitmem.record.ids import normalise_content
 
         result.imported.clear()
         result.merged.clear()
@@ -1015,7 +1024,7 @@ def _count(result: TurImportResult, converted: list[Converted], kept: dict[str, 
 
 def _merged(stored: Memory, imported: Memory | None, supersedes: list[str]) -> Memory | None:
     """``stored`` with the legacy ids and relations an import adds, or ``None`` when it has them all."""
-    from gitmem.models import Relation
+    from gitmem.record.models import Relation
 
     names = list(dict.fromkeys([*stored.legacy_ids, *(imported.legacy_ids if imported else [])]))
     relations = list(stored.relations)
@@ -1073,7 +1082,7 @@ def _reverify(
     Without a new anchor the old one is kept, with the status its last check gave; a
     stale one is then left as it is (its time decay does not restart).
     """
-    from gitmem.models import Decay
+    from gitmem.record.models import Decay
 
     memory = existing.model_copy(deep=True)
     old = memory.provenance

@@ -1,8 +1,8 @@
 """The harness hooks, for the facade: what a session start, a prompt and a tool call inject.
 
-Each hook reads the harness's JSON payload (:mod:`gitmem.hooks`), builds its text from
+Each hook reads the harness's JSON payload (:mod:`gitmem.harness.hooks`), builds its text from
 :class:`~gitmem.api.context.ContextBuilder` and remembers, per ``session_id``, what it put
-into the agent's context (:class:`gitmem.hooks.SessionLog` in ``<git common dir>/tur/
+into the agent's context (:class:`gitmem.harness.hooks.SessionLog` in ``<git common dir>/tur/
 sessions``), so that no later hook of the same session sends a memory again unless it changed.
 """
 
@@ -15,17 +15,17 @@ from typing import TYPE_CHECKING, Any
 from gitmem.api.results import HookOutput
 from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import InvalidInput
-from gitmem.hooks import SessionLog, parse_payload
+from gitmem.harness.hooks import SessionLog, parse_payload
 
 if TYPE_CHECKING:
     from gitmem.api.context import ContextBuilder
     from gitmem.api.records import Workspace
-    from gitmem.recall import RecallResult
+    from gitmem.context.recall import RecallResult
 
 __all__ = ["SESSIONS_DIR", "Hooks"]
 
 SESSIONS_DIR = "sessions"
-"""Under ``<git common dir>/tur/``: one log per session (see :class:`gitmem.hooks.SessionLog`)."""
+"""Under ``<git common dir>/tur/``: one log per session (see :class:`gitmem.harness.hooks.SessionLog`)."""
 
 _FRESH_CONTEXT = frozenset({"clear", "compact"})
 
@@ -71,7 +71,7 @@ class Hooks:
             InvalidInput: ``top_k`` < 1, negative budget or character cap.
             GitmemError: the store cannot be read.
         """
-        from gitmem.recall import query_from_payload
+        from gitmem.context.recall import query_from_payload
 
         hook = parse_payload(payload)
         event = hook.event or "UserPromptSubmit"
@@ -120,7 +120,7 @@ class Hooks:
         return lambda memory: sent.get(memory.id) == memory.blob_id
 
     def _deliver(self, session_id: str, result: RecallResult) -> str:
-        from gitmem.render import render_recall
+        from gitmem.context.render import render_recall
 
         if not result.hits:
             self.ws.records.flush()

@@ -12,17 +12,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitmem.cache.reader import Skipped, Snapshot, read_record, record_path
 from gitmem.errors import MalformedRecord, UnknownMemory
-from gitmem.ids import resolve_id, resolve_legacy_id
-from gitmem.reader import Skipped, Snapshot, read_record, record_path
+from gitmem.record.ids import resolve_id, resolve_legacy_id
 from gitmem.store import CommitInfo, Mutation, Store
 
 if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.config import Settings
-    from gitmem.models import Memory
-    from gitmem.overlay import LocalEntry
-    from gitmem.similarity import ChangedIndex, StatementIndex
+    from gitmem.context.similarity import ChangedIndex, StatementIndex
+    from gitmem.record.models import Memory
+    from gitmem.staleness.overlay import LocalEntry
 
 __all__ = ["Records", "Workspace"]
 
@@ -128,9 +128,9 @@ class Records:
     def local(self) -> dict[str, LocalEntry]:
         """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
 
-        Only entries that still hold (same HEAD, same file); see :mod:`gitmem.overlay`.
+        Only entries that still hold (same HEAD, same file); see :mod:`gitmem.staleness.overlay`.
         """
-        from gitmem import overlay
+        from gitmem.staleness import overlay
 
         store = self.store
         return overlay.load(store.git_dir, store.workdir, store.head_sha())
@@ -358,7 +358,7 @@ class Records:
         ``None`` when a record it wrote is not in ``updated``, or it changed something under
         ``memories/`` that is not a record where its id says (a layout repair).
         """
-        from gitmem.ids import shard_of
+        from gitmem.record.ids import shard_of
         from gitmem.vocabulary import ID_PATTERN
 
         changes: dict[str, tuple[str, Memory] | None] = {}

@@ -2,7 +2,7 @@
 
 The surfaces (CLI, TUI, watcher) import result types from here through
 :mod:`gitmem.api`, never from the modules that build them. Types defined elsewhere
-(``WakeResult`` in :mod:`gitmem.wake`, ``RecallResult`` in :mod:`gitmem.recall`, …) are
+(``WakeResult`` in :mod:`gitmem.context.wake`, ``RecallResult`` in :mod:`gitmem.context.recall`, …) are
 re-exported lazily, so that importing this module loads no algorithm module.
 """
 
@@ -14,19 +14,19 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.reader import Skipped
+from gitmem.cache.reader import Skipped
 from gitmem.store import CommitInfo
 from gitmem.vocabulary import Status
 
 if TYPE_CHECKING:
     from gitmem.cache import CacheInfo
-    from gitmem.models import Memory
-    from gitmem.recall import Hit, RecallResult
-    from gitmem.setup import SetupItem, SetupReport
-    from gitmem.shapes import MemoryLike
+    from gitmem.context.recall import Hit, RecallResult
+    from gitmem.context.wake import AssemblyEntry, WakeResult
+    from gitmem.harness import SetupItem, SetupReport
+    from gitmem.record.models import Memory
+    from gitmem.record.shapes import MemoryLike
+    from gitmem.sharing.sync import SyncResult
     from gitmem.store.worktree_diff import AnchoredDiff
-    from gitmem.sync import SyncResult
-    from gitmem.wake import AssemblyEntry, WakeResult
 
 __all__ = [
     "AnchorStep",
@@ -57,14 +57,14 @@ _ORDER = (Status.FRESH, Status.STALE, Status.UNANCHORED, Status.REFUTED)
 #: Result types built by other modules: name -> module, imported on first access.
 _ELSEWHERE = {
     "AnchoredDiff": "gitmem.store.worktree_diff",
-    "AssemblyEntry": "gitmem.wake",
+    "AssemblyEntry": "gitmem.context.wake",
     "CacheInfo": "gitmem.cache",
-    "Hit": "gitmem.recall",
-    "RecallResult": "gitmem.recall",
-    "SetupItem": "gitmem.setup",
-    "SetupReport": "gitmem.setup",
-    "SyncResult": "gitmem.sync",
-    "WakeResult": "gitmem.wake",
+    "Hit": "gitmem.context.recall",
+    "RecallResult": "gitmem.context.recall",
+    "SetupItem": "gitmem.harness",
+    "SetupReport": "gitmem.harness",
+    "SyncResult": "gitmem.sharing.sync",
+    "WakeResult": "gitmem.context.wake",
 }
 
 
@@ -120,7 +120,7 @@ class LearnResult:
     commit: CommitInfo | None
     similar: tuple[str, ...] = ()
     """Ids of memories that may say the same thing (same anchored lines, or a near-duplicate
-    statement: :mod:`gitmem.similarity`); the caller may suggest a ``supersedes`` link."""
+    statement: :mod:`gitmem.context.similarity`); the caller may suggest a ``supersedes`` link."""
     collided_with: str | None = None
     similar_statements: tuple[str | None, ...] = ()
     """The statement of each of ``similar``, in order, as stored on the tip the memory was

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from gitmem.errors import InvalidInput
 
 if TYPE_CHECKING:
-    from gitmem.setup import SetupReport
+    from gitmem.harness import SetupReport
     from gitmem.store import Store
 
 __all__ = ["HarnessSetup"]
@@ -33,7 +33,7 @@ class HarnessSetup:
                 scope in a bare repository.
             HarnessConfigError: a settings file cannot be read or written.
         """
-        from gitmem.setup import run
+        from gitmem.harness import run
 
         if check and remove:
             raise InvalidInput("--check and --remove do not go together",

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from gitmem.errors import GitmemError
 
 if TYPE_CHECKING:
+    from gitmem.sharing.sync import SyncResult
     from gitmem.store import Store
-    from gitmem.sync import SyncResult
 
 __all__ = ["Sharing", "guard_lost_tip"]
 
@@ -23,7 +23,7 @@ def guard_lost_tip(store: Store, current: str | None) -> None:
     in a process. Cheap when nothing happened (two small files read). When the ref moved to
     a commit that does not contain the last tip gitmem wrote (``<common dir>/tur/tip``) — a
     fetch refspec such as ``+refs/tur/*:refs/tur/*``, a ``git update-ref``, a reset — that tip
-    is merged back exactly as ``tur sync`` merges (:func:`gitmem.sync.recover_lost_tip`) and
+    is merged back exactly as ``tur sync`` merges (:func:`gitmem.sharing.sync.recover_lost_tip`) and
     one line on stderr says so. A deleted ref is restored to it. A move that keeps the tip
     (a fast-forward by ``git fetch``) is only remembered.
     """
@@ -41,7 +41,7 @@ def guard_lost_tip(store: Store, current: str | None) -> None:
         if current is not None and store.is_ancestor(last, current):
             store.note_tip(current)
             return
-        from gitmem.sync import recover_lost_tip
+        from gitmem.sharing.sync import recover_lost_tip
 
         line = recover_lost_tip(store, last, current)
         if line is not None:
@@ -68,7 +68,7 @@ class Sharing:
         Raises:
             RemoteError: no such remote, or the git config could not be written.
         """
-        from gitmem.sync import setup_remote
+        from gitmem.sharing.sync import setup_remote
 
         return setup_remote(self.store, remote)
 
@@ -80,7 +80,7 @@ class Sharing:
             RemoteError: unknown or unreachable remote, refused push, or a remote that kept moving.
             FormatVersion: the remote's ref is not a gitmem memory history.
         """
-        from gitmem.sync import sync
+        from gitmem.sharing.sync import sync
 
         return sync(self.store, remote, dry_run=dry_run, attempts=attempts, allow_secret=allow_secret)
 

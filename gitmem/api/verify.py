@@ -13,11 +13,11 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from gitmem.anchors import split_ref
 from gitmem.api.results import AnchorStep, StatusRow, StatusView, VerifyOutcome
-from gitmem.decay import weight
+from gitmem.cache.reader import read_record, record_path
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
-from gitmem.reader import read_record, record_path
+from gitmem.record.anchors import split_ref
+from gitmem.record.decay import weight
 from gitmem.store import CommitInfo, Mutation, StoredBlob
 from gitmem.vocabulary import Status, utc_now
 
@@ -26,11 +26,11 @@ if TYPE_CHECKING:
     from gitmem.api.weights import Weights
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.cache.views import MemoryView
-    from gitmem.models import Memory
-    from gitmem.overlay import LocalEntry
+    from gitmem.record.models import Memory
 
     # staleness imports the code history (libgit2): only verify needs it, not wake.
     from gitmem.staleness import StalenessReport, Verdict, VerifyCache
+    from gitmem.staleness.overlay import LocalEntry
     from gitmem.store import Store
 
 __all__ = ["Verifier"]
@@ -170,7 +170,7 @@ class Verifier:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
         See :meth:`gitmem.api.Gitmem.verify` for the contract. What uncommitted changes do
-        goes to this clone's overlay (:mod:`gitmem.overlay`), written on every run; only the
+        goes to this clone's overlay (:mod:`gitmem.staleness.overlay`), written on every run; only the
         committed verdicts are recorded on the ref. A background check (``explicit=False``)
         records only memories whose status or reason changed. With ``full_records=False``
         the rows of memories the check leaves unchanged carry read-only
@@ -207,7 +207,7 @@ class Verifier:
             unborn = store.unborn_head()
             raise EmptyRepository(f"{unborn.message}: nothing to verify memories against", unborn.hint)
         report = self._check(subjects, progress)
-        from gitmem.overlay import save
+        from gitmem.staleness.overlay import save
 
         # A bulk write: each new record is written as a blob as soon as its verdict is applied,
         # and only its row is kept (see _Rewrites). Named ids: the few records themselves.
@@ -256,8 +256,8 @@ class Verifier:
         instead (and the dict holds only the ones it could not write, too large), and the
         row carries its view unless ``full_records``.
         """
-        from gitmem.overlay import LocalEntry
         from gitmem.staleness import apply_verdict
+        from gitmem.staleness.overlay import LocalEntry
 
         store, policy = self.ws.store, self.ws.settings.decay
         updated: dict[str, Memory] = {}
@@ -349,7 +349,7 @@ class Verifier:
 
     def _anchor_at_head(self, context_ref: str, head: str) -> tuple[str | None, str | None]:
         """The same path and lines at HEAD (clamped to the file), with their fingerprint."""
-        from gitmem.anchors import Anchor, InvalidAnchor, fingerprint, parse_anchor, split_lines
+        from gitmem.record.anchors import Anchor, InvalidAnchor, fingerprint, parse_anchor, split_lines
 
         try:
             anchor = parse_anchor(context_ref)
@@ -370,7 +370,7 @@ class Verifier:
         """Commit the named records ``updated`` (as in a verify of ids); hand them to the cache."""
         message = _message(rows)
         from gitmem import codec
-        from gitmem.limits import MAX_RECORD_BYTES
+        from gitmem.record.limits import MAX_RECORD_BYTES
 
         def build(tip: str | None) -> Mutation | None:
             # A few records: look each one up (O(1) trees); many: one walk of the tree.
@@ -428,7 +428,7 @@ class Verifier:
             self.ws.records.after_commit(commit, written, mutation)
             return commit
         # Rows that show full records (``full_records``) show them as stored, as a few do.
-        from gitmem import models
+        from gitmem.record import models
 
         for row in rows:
             if row.changed and row.local is None and isinstance(row.memory, models.Memory):
@@ -481,7 +481,7 @@ class _Rewrites:
             ReadOnlyRepository: the object database cannot be written.
         """
         from gitmem import codec
-        from gitmem.limits import MAX_RECORD_BYTES
+        from gitmem.record.limits import MAX_RECORD_BYTES
 
         table = cast("RecordTable", self.table)
         judged = table.blobs[row]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from gitmem.decay import FROM_POLICY, weight_column
+from gitmem.record.decay import FROM_POLICY, weight_column
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
@@ -88,7 +88,7 @@ class Weights:
         cache.mark_distances()
 
     def inputs(self, table: RecordTable) -> tuple[list[float | str | None], list[int | None]]:
-        """What :func:`gitmem.decay.weight_column` reads of ``table`` besides its columns, in row order.
+        """What :func:`~gitmem.record.decay.weight_column` reads of ``table`` besides its columns, by row.
 
         Returns:
             Half-lives as ``weight_column`` takes them (the record's own, :data:`FROM_POLICY`,
@@ -108,8 +108,8 @@ class Weights:
                       ) -> tuple[list[float], list[int | None]]:
         """Weights and commit distances of every row of ``table``, in row order.
 
-        The columns go through :func:`gitmem.decay.weight_column` (equal to
-        :func:`gitmem.decay.weight` of each record) without an object per memory.
+        The columns go through :func:`gitmem.record.decay.weight_column` (equal to
+        :func:`gitmem.record.decay.weight` of each record) without an object per memory.
         ``inputs`` is :meth:`inputs` of ``table`` when the caller has it already.
         """
         c = table.columns

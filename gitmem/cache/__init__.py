@@ -12,7 +12,7 @@ file), with the module that owns each:
     Every record of one ``memories`` tree: a *hot* section with, per record, its id, blob
     id and the few fields wake and recall read (enough for :class:`MemoryView`), then a
     *records* section with each record's YAML mapping, so that a full
-    :class:`~gitmem.models.Memory` is ``Memory.model_validate(mapping)`` (exactly what
+    :class:`~gitmem.record.models.Memory` is ``Memory.model_validate(mapping)`` (exactly what
     :func:`gitmem.codec.load` does after parsing the YAML) without reading YAML. A new tree
     reuses the rows of the latest cached tree by (id, blob id) and parses only new blobs.
 ``tokens-<tree>-<encoding>.bin`` (:mod:`~gitmem.cache.tokens`)
@@ -25,10 +25,10 @@ file), with the module that owns each:
 ``persona.bin`` (:mod:`~gitmem.cache.persona`)
     The parsed ``persona.yaml`` mapping of one blob.
 ``recall-<tree>-<digest>.bin`` (:mod:`~gitmem.cache.recall_index`)
-    A :class:`gitmem.recall.RecallIndex` (BM25 and trigram postings) of one candidate list,
+    A :class:`gitmem.context.recall.RecallIndex` (BM25 and trigram postings) of one candidate list,
     or, for one derived after a write, its change to a whole one saved beside it.
 ``similar-<tree>.bin`` (:mod:`~gitmem.cache.statements`)
-    A :class:`gitmem.similarity.StatementIndex` of the statements of one tree's live records,
+    A :class:`gitmem.context.similarity.StatementIndex` of the statements of one tree's live records,
     read in parts as it is used, or, for one derived after a write, its change to a whole
     one (``similar-<tree>-<base>.bin``).
 ``settings.bin`` (:mod:`~gitmem.cache.settings`)
@@ -68,6 +68,7 @@ from gitmem.cache.files import (
 if TYPE_CHECKING:
     from gitmem.cache.distances import Distances
     from gitmem.cache.persona import PersonaMemo
+    from gitmem.cache.reader import Snapshot
     from gitmem.cache.recall_index import RecallIndexes
     from gitmem.cache.records import Tables
     from gitmem.cache.settings import SettingsFile
@@ -76,8 +77,7 @@ if TYPE_CHECKING:
     from gitmem.cache.table import RecordTable, RowViews
     from gitmem.cache.tokens import TokenCounts
     from gitmem.cache.views import MemoryLike, MemoryView
-    from gitmem.models import Memory
-    from gitmem.reader import Snapshot
+    from gitmem.record.models import Memory
 
 __all__ = [
     "CACHE_FORMAT",
@@ -262,8 +262,8 @@ class RecordCache:
     def latest_statements(self) -> tuple[str, Any] | None:
         """The ``memories`` tree of :meth:`latest_table` and the statement index of its live records.
 
-        The index is a :class:`~gitmem.similarity.StatementIndex` or a
-        :class:`~gitmem.similarity.ChangedIndex`; ``None`` without a table. Live: not
+        The index is a :class:`~gitmem.context.similarity.StatementIndex` or a
+        :class:`~gitmem.context.similarity.ChangedIndex`; ``None`` without a table. Live: not
         refuted. Reads no git object and, when the index of that tree is saved (a write
         saves the index of the tree it makes), no records file. Otherwise the table is read
         and its index made (see :meth:`StatementIndexes.for_table`), and, for a table
@@ -291,7 +291,7 @@ class RecordCache:
     def similar_statements(self, text: str, skip: Iterable[str], limit: int) -> tuple[str, list[str]] | None:
         """The tree of :meth:`latest_statements` and the ids its index finds near-duplicates of ``text``.
 
-        ``StatementIndex.similar(text, skip, limit)`` (:mod:`gitmem.similarity`); ``None``
+        ``StatementIndex.similar(text, skip, limit)`` (:mod:`gitmem.context.similarity`); ``None``
         without a table. A saved index found damaged on the way is deleted, reported and made
         again.
         """
@@ -315,7 +315,7 @@ class RecordCache:
             return self._statements.guarded(use, tuple)
 
     def snapshot(self, tip: str | None) -> Snapshot:
-        """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.
+        """All records at ``tip`` as :func:`gitmem.cache.reader.read_snapshot` returns them.
 
         Notices about untrusted cache files come first in ``skipped``.
         """
@@ -432,7 +432,7 @@ class RecordCache:
     def counter(self, encoding: str) -> Callable[[str], int]:
         """A token counter for ``encoding`` that remembers counts across processes.
 
-        Same results as :class:`gitmem.tokens.TokenCounter` (a count depends only on the
+        Same results as :class:`gitmem.context.tokens.TokenCounter` (a count depends only on the
         text and the encoding); the BPE tables load only for a text never counted before.
         """
         with self._lock:

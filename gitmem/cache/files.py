@@ -34,7 +34,7 @@ from gitmem.cache.fileformat import (
     stamp,
     write_file,
 )
-from gitmem.reader import Skipped
+from gitmem.cache.reader import Skipped
 
 __all__ = [
     "CACHE_FORMAT",

@@ -22,14 +22,14 @@ CHANGE_DOCUMENTS = 512
 
 
 class RecallIndexes:
-    """:class:`gitmem.recall.RecallIndex` objects saved per candidate list.
+    """:class:`gitmem.context.recall.RecallIndex` objects saved per candidate list.
 
     An index is keyed by the ``memories`` tree and a digest of the candidate ids, which
     fix every document's text, and of :attr:`RecallIndex.VERSION`, which fixes the analysis.
     The payload is ``{"key": (tree, digest, version), "index": RecallIndex.to_payload()}``;
     an index whose key is not the one asked for (a file copied from another tree) is deleted
     and reported, never used. A missing index is derived from the most recently saved one
-    (:meth:`gitmem.recall.RecallIndex.derive`: after a write, only the memories it changed
+    (:meth:`gitmem.context.recall.RecallIndex.derive`: after a write, only the memories it changed
     are indexed), or built. The last :data:`KEPT` indexes provided (one per candidate list:
     with and without stale memories) are also kept in memory under their file names, so that
     a long-running process (``tur mcp``) recalling again at the same tip reads no file.
@@ -56,7 +56,7 @@ class RecallIndexes:
         and ``content``). With ``tree`` ``None`` (no records) nothing is saved. A saved index
         of the wrong structure is deleted, reported and built again.
         """
-        from gitmem.recall import RecallIndex, observed_times
+        from gitmem.context.recall import RecallIndex, observed_times
 
         def provide(candidates: Sequence[Any]) -> RecallIndex:
             listed = candidates.ids if isinstance(candidates, RowViews) else [m.id for m in candidates]
@@ -117,7 +117,7 @@ class RecallIndexes:
         Raises:
             ValueError, TypeError, KeyError: a payload of the wrong structure.
         """
-        from gitmem.recall import RecallIndex
+        from gitmem.context.recall import RecallIndex
 
         if "index" in payload:
             return None, RecallIndex.from_payload(payload["index"])

@@ -2,7 +2,7 @@
 
 The file's payload holds the hot columns of every record (see
 :class:`gitmem.cache.table.RecordTable`), its tail the *records section*: each record's YAML
-mapping, marshalled, so that a full :class:`~gitmem.models.Memory` is
+mapping, marshalled, so that a full :class:`~gitmem.record.models.Memory` is
 ``Memory.model_validate(mapping)`` without reading YAML. A new tree reuses the rows of the
 latest cached tree by (id, blob id) and parses only new blobs, or none when the records were
 written by this process (:meth:`Tables.remember`).
@@ -31,16 +31,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.cache.files import CacheFiles, Untrusted, paused_gc
+from gitmem.cache.reader import Skipped, Snapshot, parse_record
 from gitmem.cache.table import COLUMNS, RecordTable
 from gitmem.cache.views import RELATIONS, STATUSES, TYPES
-from gitmem.decay import microseconds
 from gitmem.errors import MalformedRecord
-from gitmem.ids import shard_of
-from gitmem.reader import Skipped, Snapshot, parse_record
+from gitmem.record.decay import microseconds
+from gitmem.record.ids import shard_of
 
 if TYPE_CHECKING:
     from gitmem.cache.staged import StagedRows
-    from gitmem.models import Memory
+    from gitmem.record.models import Memory
     from gitmem.store import LayoutProblem
 
     Layout = tuple[Mapping[str, str], list[LayoutProblem]]
@@ -338,7 +338,7 @@ class Tables:
         self._known[blob_id] = memory
 
     def snapshot(self, tip: str | None) -> Snapshot:
-        """All records at ``tip`` as :func:`gitmem.reader.read_snapshot` returns them.
+        """All records at ``tip`` as :func:`gitmem.cache.reader.read_snapshot` returns them.
 
         A damaged records section is reported, and the table is built again from git.
         """

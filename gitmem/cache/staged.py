@@ -21,7 +21,7 @@ from typing import IO, TYPE_CHECKING
 from gitmem.cache.views import STATUSES, TYPES, MemoryView
 
 if TYPE_CHECKING:
-    from gitmem.models import Memory
+    from gitmem.record.models import Memory
 
 __all__ = ["Spool", "StagedRows"]
 

@@ -1,13 +1,13 @@
 """Statement indexes, ``similar-<tree>.bin``: the terms of every live memory's statement.
 
 What a write compares a new statement with (the near-duplicate warning of ``learn``): a
-:class:`gitmem.similarity.StatementIndex` of the records of one ``memories`` tree that are
+:class:`gitmem.context.similarity.StatementIndex` of the records of one ``memories`` tree that are
 not refuted, so that the comparison counts postings instead of analysing every record.
 
 An index is saved whole (``similar-<tree>.bin``) or, after a write, as its change to a whole
 one (``similar-<tree>-<base>.bin``: the statements changed or removed since ``<base>``'s,
 cumulated over the writes since that one), which its reader lays over the whole index
-(:class:`~gitmem.similarity.ChangedIndex`: only those statements are analysed). At 100,000
+(:class:`~gitmem.context.similarity.ChangedIndex`: only those statements are analysed). At 100,000
 memories a whole index is about 15 MB; a change, a few hundred bytes. Past
 :data:`CHANGE_STATEMENTS` statements a write saves the index whole again. Both are named by
 tree ids and the change names its base, so a reader never applies a change to another
@@ -15,7 +15,7 @@ tree's index; :meth:`gitmem.cache.files.CacheFiles.prune` keeps the whole index 
 change needs.
 
 A whole index is read as it is used: its payload says where each part
-(:meth:`~gitmem.similarity.StatementIndex.to_parts`) lies in the file's tail and holds the
+(:meth:`~gitmem.context.similarity.StatementIndex.to_parts`) lies in the file's tail and holds the
 CRC of each 4 KiB block of the tail, and a block is checked when it is first read. A
 comparison reads the terms, the row sizes and marks, the ids it looks for, and the postings
 and texts of the rows it looks at: about 4 of the 16 MB at 100,000 memories. A damaged
@@ -137,7 +137,7 @@ def _check_key(payload: Any, tree: str) -> None:
             older gitmem).
         ValueError: another tree, or not such a payload.
     """
-    from gitmem.similarity import StatementIndex
+    from gitmem.context.similarity import StatementIndex
 
     key = payload.get("key") if isinstance(payload, dict) else None
     if isinstance(key, tuple) and len(key) == 2 and key[0] == tree and key[1] != StatementIndex.VERSION:
@@ -147,7 +147,7 @@ def _check_key(payload: Any, tree: str) -> None:
 
 
 class StatementIndexes:
-    """:class:`~gitmem.similarity.StatementIndex` objects saved per ``memories`` tree.
+    """:class:`~gitmem.context.similarity.StatementIndex` objects saved per ``memories`` tree.
 
     A whole index's payload is ``{"key": (tree, version), "index": {"rows": n, "parts":
     {name: (offset, length)}, "crcs": bytes}}`` and its tail the parts; a change's
@@ -194,8 +194,8 @@ class StatementIndexes:
     def load(self, tree: str) -> Any:
         """The saved index of ``tree``, or ``None`` (absent, or untrusted: then deleted and reported).
 
-        A :class:`~gitmem.similarity.StatementIndex`, or for a change a
-        :class:`~gitmem.similarity.ChangedIndex` on the whole index it names; a change whose
+        A :class:`~gitmem.context.similarity.StatementIndex`, or for a change a
+        :class:`~gitmem.context.similarity.ChangedIndex` on the whole index it names; a change whose
         whole index is gone is not used (the caller derives or builds the index again).
         """
         found = self._kept.get(tree)
@@ -216,7 +216,7 @@ class StatementIndexes:
         Loaded; else derived from the latest saved index by the statements that differ;
         else built. Saved.
         """
-        from gitmem.similarity import StatementIndex
+        from gitmem.context.similarity import StatementIndex
 
         tree = table.tree
         index = self.load(tree)
@@ -257,7 +257,7 @@ class StatementIndexes:
 
     def _load_whole(self, tree: str) -> Any:
         """The index saved whole for ``tree`` (held in memory, or read as it is used), or ``None``."""
-        from gitmem.similarity import StatementIndex
+        from gitmem.context.similarity import StatementIndex
 
         kept = self._kept.get(tree)
         if isinstance(kept, StatementIndex) and tree in self._saved and self._saved[tree] is None:
@@ -297,7 +297,7 @@ class StatementIndexes:
 
     def _load_change(self, tree: str, base: str) -> Any:
         """``tree``'s index from its change to ``base``'s whole index, or ``None``."""
-        from gitmem.similarity import ChangedIndex
+        from gitmem.context.similarity import ChangedIndex
 
         name = statements_name(tree, base)
         payload = self.files.read_payload(name, "similar")
@@ -329,7 +329,7 @@ class StatementIndexes:
         As a change to the whole index ``index`` is or changes, when that one is saved and
         the change stays within :data:`CHANGE_STATEMENTS`; else whole.
         """
-        from gitmem.similarity import ChangedIndex, StatementIndex
+        from gitmem.context.similarity import ChangedIndex, StatementIndex
 
         base = self._saved.get(parent, "")
         whole: StatementIndex | None = None
@@ -347,7 +347,7 @@ class StatementIndexes:
 
     def _save_whole(self, tree: str, index: Any) -> Any:
         """Write ``index`` (a whole one) as ``tree``'s and keep it in memory; return it."""
-        from gitmem.similarity import StatementIndex
+        from gitmem.context.similarity import StatementIndex
 
         rows, parts = index.to_parts()
         where, tail, crcs = _tail(parts)

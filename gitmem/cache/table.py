@@ -17,12 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
 from gitmem.cache.files import Untrusted, paused_gc
+from gitmem.cache.reader import Skipped, Snapshot
 from gitmem.cache.views import STATUSES, TYPES, MemoryView
-from gitmem.reader import Skipped, Snapshot
 from gitmem.vocabulary import RelationType, Status
 
 if TYPE_CHECKING:
-    from gitmem.models import Memory
+    from gitmem.record.models import Memory
 
 __all__ = ["COLUMNS", "RecordTable", "RowViews"]
 
@@ -163,7 +163,7 @@ class RecordTable:
         return self._views
 
     def recall_selection(self, include_stale: bool) -> tuple[RowViews, dict[str, str]]:
-        """:func:`gitmem.recall.select_candidates` of this table's views, from the columns.
+        """:func:`gitmem.context.recall.select_candidates` of this table's views, from the columns.
 
         Equal to it (same candidates in the same order, same superseded map) without a view
         per record: the candidates are a :class:`RowViews` that builds views on access.
@@ -351,7 +351,7 @@ class RecordTable:
             raise Untrusted(f"records file unreadable: {exc.strerror}") from None
 
     def _from_chunk(self, row: int, chunk: bytes) -> Memory:
-        from gitmem.models import Memory
+        from gitmem.record.models import Memory
 
         if zlib.crc32(chunk) != self.crcs[row]:
             raise Untrusted(f"record {self.ids[row]} fails its checksum")
@@ -373,7 +373,7 @@ class RecordTable:
         return self.memory(row).with_local(self.local.get(row))
 
     def snapshot(self, tip: str | None) -> Snapshot:
-        """A :class:`~gitmem.reader.Snapshot` with full records, in the tree's entry order.
+        """A :class:`~gitmem.cache.reader.Snapshot` with full records, in the tree's entry order.
 
         Raises:
             Untrusted: a stored mapping is damaged.

@@ -1,10 +1,10 @@
 """Token counts, kept so that a warm wake never loads the BPE tables.
 
 ``tokens-<tree>-e<entry format>-<encoding>.bin`` holds a column per records table (the tokens
-of each record's entry, as :func:`gitmem.entry.format_entry` of that
-:data:`~gitmem.entry.ENTRY_FORMAT` writes it: a count of an older entry text is never read),
+of each record's entry, as :func:`gitmem.context.entry.format_entry` of that
+:data:`~gitmem.context.entry.ENTRY_FORMAT` writes it: a count of an older entry text is never read),
 ``counts-<encoding>.bin`` a memo of other texts keyed by their digest, and the counts of the
-pieces tiktoken splits texts into (:func:`gitmem.tokens.light_pieces`): a text never counted
+pieces tiktoken splits texts into (:func:`gitmem.context.tokens.light_pieces`): a text never counted
 before whose pieces all were (a memory just learned, the wake text after a write) is counted
 without loading the BPE tables. Each payload records the exact key it was built for (tree,
 tokenizer and row count; the tokenizer), and a file whose key is not the one asked for is
@@ -24,7 +24,7 @@ except ImportError:  # a Python built without it
     from hashlib import blake2b
 
 from gitmem.cache.files import CacheFiles, Untrusted, safe_name
-from gitmem.entry import ENTRY_FORMAT
+from gitmem.context.entry import ENTRY_FORMAT
 
 if TYPE_CHECKING:
     from gitmem.cache.table import RecordTable
@@ -158,7 +158,7 @@ class TokenCounts:
         """
         counts = self._column(table, encoding)
         if -1 in counts:
-            from gitmem.entry import format_entry
+            from gitmem.context.entry import format_entry
 
             for row, value in enumerate(counts):
                 if value < 0:
@@ -186,13 +186,13 @@ class TokenCounts:
     def count(self, encoding: str, text: str) -> int:
         """Tokens of ``text``: the sum of its pieces' saved counts, or tiktoken's count.
 
-        Only pieces never counted before, or a text :func:`gitmem.tokens.light_pieces`
+        Only pieces never counted before, or a text :func:`gitmem.context.tokens.light_pieces`
         cannot split, load the BPE tables.
 
         Raises:
             TokenizerUnavailable: the encoding must be loaded and cannot be.
         """
-        from gitmem.tokens import TokenCounter, light_pieces
+        from gitmem.context.tokens import TokenCounter, light_pieces
 
         counter = self._counters.get(encoding)
         if counter is None:
@@ -234,7 +234,7 @@ class TokenCounts:
     def counter(self, encoding: str) -> Callable[[str], int]:
         """A token counter for ``encoding`` that remembers counts across processes.
 
-        Same results as :class:`gitmem.tokens.TokenCounter` (a count depends only on the
+        Same results as :class:`gitmem.context.tokens.TokenCounter` (a count depends only on the
         text and the encoding); the BPE tables load only for a text whose pieces were never
         counted before (see :meth:`count`). The memo is keyed by a BLAKE2b digest of the text.
         """

@@ -1,4 +1,4 @@
-"""Light stand-ins for records, and the surface they share with :class:`gitmem.models.Memory`.
+"""Light stand-ins for records, and the surface they share with :class:`gitmem.record.models.Memory`.
 
 :class:`MemoryView` is one row of a :class:`gitmem.cache.table.RecordTable` as a read-only
 record, about thirty times cheaper to build than a validated model. :class:`MemoryLike` names
@@ -10,7 +10,7 @@ from __future__ import annotations
 import copy
 from datetime import datetime
 
-from gitmem.shapes import DecayLike, MemoryLike, ProvenanceLike, RefutationLike, RelationLike
+from gitmem.record.shapes import DecayLike, MemoryLike, ProvenanceLike, RefutationLike, RelationLike
 from gitmem.vocabulary import MemoryType, RelationType, Status
 
 __all__ = ["DecayLike", "MemoryLike", "MemoryView", "ProvenanceLike", "RefutationLike", "RelationLike"]
@@ -43,7 +43,7 @@ class _RefutationView:
 
 
 class MemoryView:
-    """A read-only stand-in for :class:`~gitmem.models.Memory`: a :class:`MemoryLike`.
+    """A read-only stand-in for :class:`~gitmem.record.models.Memory`: a :class:`MemoryLike`.
 
     Same values as the record: every field of :class:`MemoryLike`, plus ``verified_us``
     (``last_verified_at`` in microseconds) and ``row`` (its row in the table). To build one

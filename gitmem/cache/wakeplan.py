@@ -5,12 +5,12 @@ A wake's text depends on the clock only through the decay weights. Everything el
 working-tree overlay, the settings and the local identity) is fixed by the *key* a plan is
 built for (:func:`plan_key`). Of the rows of that state, only those neither refuted nor
 stale and weighing at least the threshold can be shown, now or at any later time (a weight
-only falls as time passes: :func:`gitmem.wake.showable_rows`): usually a tenth of the store.
+only falls as time passes: :func:`gitmem.context.wake.showable_rows`): usually a tenth of the store.
 The plan holds those rows with what wake reads of them (the inputs of their weights, their
 tier, relation degree in the whole store, token count and the text of their entry), the
 number of stale memories left out, the persona, the continuity note and the warnings about
 entries that were skipped. A warm wake reads it, weighs its rows for today and packs them
-(:func:`gitmem.wake.compile_rows`): the same text as from the whole table.
+(:func:`gitmem.context.wake.compile_rows`): the same text as from the whole table.
 
 The file is named by a checksum of the key, and the payload holds the key itself, which a
 reader compares with its own in full: a plan of another state is never used. The format is
@@ -45,7 +45,7 @@ KEEP_PLANS = 4
 _KIND = "wakeplan"
 _PREFIX = "wake-"
 _NONE = type(None)
-_FROM_POLICY = "from-policy"  # gitmem.decay.FROM_POLICY: the one text a half-life may be
+_FROM_POLICY = "from-policy"  # gitmem.record.decay.FROM_POLICY: the one text a half-life may be
 
 # Column -> the types its values may have (checked after loading: the CRC covers damage, this
 # covers a file written by a gitmem that made a mistake).
@@ -75,12 +75,12 @@ def plan_key(tip: str, head: str | None, settings: dict[str, Any], identity: str
         tip: the memory ref's commit (it fixes the records, their writers, the persona and
             the continuity note, and the entries skipped).
         head: HEAD's commit (it fixes the commit distances), or ``None``.
-        settings: :meth:`gitmem.settings.Settings.to_plain` (decay, tokenizer, trust...).
+        settings: :meth:`gitmem.config.settings.Settings.to_plain` (decay, tokenizer, trust...).
         identity: the local git identity (``Name <email>``): it decides whose memories are
             trusted and which entries name their author.
         local: this clone's working-tree overlay, memory id -> reason (only entries that
             still hold).
-        entry_format: :data:`gitmem.entry.ENTRY_FORMAT` (the text of the entries held).
+        entry_format: :data:`gitmem.context.entry.ENTRY_FORMAT` (the text of the entries held).
     """
     return (PLAN_FORMAT, entry_format, tip, head, identity, tuple(sorted(local.items())), settings)
 
@@ -111,7 +111,7 @@ class WakePlan:
         built: when it was built, in microseconds from the Unix epoch (it holds for that
             moment and every later one).
         columns: the columns of :data:`_COLUMNS` (row *i* of each is one memory): ids, blob
-            ids, types, statuses, confidences, half-lives as :func:`gitmem.decay.weight_column`
+            ids, types, statuses, confidences, half-lives as :func:`gitmem.record.decay.weight_column`
             reads them, ``last_verified_at`` in microseconds, commit distances, relations,
             whether each author is trusted, the author shown (``None``: the local identity),
             tokens and text of each entry, and characters of each content.

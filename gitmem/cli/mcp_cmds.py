@@ -47,7 +47,7 @@ def cmd_mcp(args: argparse.Namespace, env: Env) -> int:
     gm = Gitmem.open(args.repo or env.path)  # a bad path fails here, as one line
     try:
         # Lazy: the SDK (starlette, pydantic settings, …) costs ~0.8 s to import.
-        from gitmem.mcp_server import serve
+        from gitmem.mcp.server import serve
     except ImportError as exc:
         from gitmem.errors import InvalidInput
 

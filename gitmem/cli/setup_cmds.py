@@ -12,7 +12,7 @@ if TYPE_CHECKING:
 
 __all__ = ["PARSERS"]
 
-# The same names as gitmem.setup.HARNESSES; spelled out so that `tur --help` imports nothing.
+# The same names as gitmem.harness.HARNESSES; spelled out so that `tur --help` imports nothing.
 HARNESSES = ("claude", "codex", "cursor", "copilot", "gemini")
 
 _VERBS = {"added": "added", "updated": "updated", "unchanged": "already there",

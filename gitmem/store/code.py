@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, FileMode, FileStatus, SortMode
 
-from gitmem.anchors import Hunk, LinesChanged, is_binary, map_range
+from gitmem.record.anchors import Hunk, LinesChanged, is_binary, map_range
 from gitmem.store.fallback import GitAccess
 
 __all__ = ["CodeHistory", "Distance", "WorktreeChange", "WorktreeState"]

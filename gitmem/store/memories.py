@@ -33,7 +33,7 @@ from gitmem.errors import (
     RefConflict,
     RefLocked,
 )
-from gitmem.ids import shard_of
+from gitmem.record.ids import shard_of
 from gitmem.store.gitdir import Located, Unsupported, foreign_owner, locate, read_ref
 from gitmem.vocabulary import ID_PATTERN
 

@@ -1,0 +1,1 @@
+"""What the agent is shown: wake, recall, their entries, token counts and rendering."""

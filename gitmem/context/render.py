@@ -1,0 +1,134 @@
+"""The output of finished results: wake as markdown, JSON or an explain table; recall in its formats.
+
+This module sits above the algorithms and only renders what they return: the text of one
+memory entry and of a list of hits lives below them, in :mod:`gitmem.context.entry`, because wake packs
+entries and recall measures its token budget on the formatted hits.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gitmem.context.entry import format_hits
+from gitmem.vocabulary import WAKE_FORMATS
+
+if TYPE_CHECKING:  # only for annotations: results are rendered, never computed, here
+    from gitmem.context.recall import RecallResult
+    from gitmem.context.wake import WakeResult
+
+__all__ = ["HOOK_FORMATS", "WAKE_FORMATS", "render_explain", "render_hook", "render_recall",
+           "render_wake"]
+
+HOOK_FORMATS = ("text", "json")
+"""How a hook prints: ``text`` (the markdown itself) or ``json`` (the harness envelope)."""
+
+
+
+def render_hook(text: str, event: str, fmt: str = "text") -> str:
+    """What a hook prints: ``text`` as is, or the JSON envelope harnesses read context from.
+
+    The envelope is ``{"hookSpecificOutput": {"hookEventName": event, "additionalContext":
+    text}}``, the documented way to add context from Claude Code's PreToolUse, Codex's hooks
+    and every Gemini CLI hook (whose stdout must be JSON only). Nothing to add gives ``""``
+    in ``text`` and ``{}`` in ``json`` (an empty answer a JSON-reading harness accepts).
+
+    Raises:
+        ValueError: unknown format.
+    """
+    if fmt == "text":
+        return text
+    if fmt == "json":
+        if not text:
+            return "{}\n"
+        import json  # lazily, as below: markdown needs none
+
+        body = {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+        return json.dumps(body, ensure_ascii=False) + "\n"
+    raise ValueError(f"unknown hook format {fmt!r}; expected one of {HOOK_FORMATS}")
+
+
+def render_recall(result: RecallResult, fmt: str = "markdown-prompt") -> str:
+    """Render a :class:`~gitmem.context.recall.RecallResult` in ``fmt`` (one of ``entry.RECALL_FORMATS``).
+
+    The hits' text as :func:`gitmem.context.entry.format_hits` gives it, with the result's query in
+    the ``json`` form; no hits gives ``""`` in the text formats.
+
+    Raises:
+        ValueError: unknown format.
+    """
+    return format_hits(result.hits, fmt, result.query)
+
+
+def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
+    """Render a :class:`~gitmem.context.wake.WakeResult` as ``markdown`` (its text) or ``json``.
+
+    The JSON object holds the budget, the token count and the text (the budget bounds the
+    text, which is what an agent reads), the advisory counts, ``entries`` (each memory in the
+    text, in text order, with what an agent needs to check it: ``anchor``, ``status``,
+    ``reason`` — why it is not fresh —, ``author`` and whether it is ``compressed``) and the
+    assembly record (every memory, included or not, with why).
+
+    Raises:
+        ValueError: unknown format.
+    """
+    if fmt == "markdown":
+        return result.text
+    if fmt == "json":
+        import json  # lazily: a plain wake prints its text and loads no JSON module
+
+        payload = {
+            "budget": result.budget,
+            "tokens": result.tokens,
+            "omitted": result.omitted,
+            "excluded": result.excluded_counts(),
+            "text": result.text,
+            "entries": [
+                {
+                    "id": e.memory_id,
+                    "tier": e.tier,
+                    "anchor": e.anchor,
+                    "status": e.status,
+                    "reason": e.status_reason,
+                    "author": e.author,
+                    "compressed": e.reason == "compressed",
+                }
+                for e in result.assembly
+                if e.included and e.status is not None
+            ],
+            "assembly": [
+                {
+                    "id": e.memory_id,
+                    "tier": e.tier,
+                    "tokens": e.tokens,
+                    "included": e.included,
+                    "reason": e.reason,
+                    "salience": None if e.salience is None else round(e.salience, 6),
+                }
+                for e in result.assembly
+            ],
+        }
+        return json.dumps(payload, ensure_ascii=False, indent=2) + "\n"
+    raise ValueError(f"unknown wake format {fmt!r}; expected one of {WAKE_FORMATS}")
+
+
+def render_explain(result: WakeResult) -> str:
+    """The assembly record as a text table (``tur wake --explain``), one row per entry.
+
+    Columns: tier, id, tokens, salience, and ``included`` or ``excluded: <reason>``; a first
+    line sums up tokens used against the budget and the exclusions by reason.
+    """
+    budget = "unbounded" if result.budget is None else str(result.budget)
+    counts = result.excluded_counts()
+    summary = ", ".join(f"{n} {reason}" for reason, n in counts.items()) or "none"
+    lines = [
+        f"wake: {result.tokens}/{budget} tokens; excluded: {summary}",
+        f"{'tier':<4}  {'id':<20}  {'tokens':>6}  {'salience':>8}  outcome",
+    ]
+    for e in result.assembly:
+        salience = "-" if e.salience is None else f"{e.salience:.3f}"
+        outcome = "included" if e.included else f"excluded: {e.reason}"
+        if e.included and e.reason:
+            outcome = f"included: {e.reason}"
+        lines.append(f"{e.tier:<4}  {e.memory_id:<20}  {e.tokens:>6}  {salience:>8}  {outcome}")
+    return "\n".join(lines) + "\n"
+

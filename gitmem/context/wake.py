@@ -1,0 +1,862 @@
+"""Token-budgeted wake compilation (EP-0132, docs/design.md#ep-0132): tiered packing plus an assembly record.
+
+Layout of the text (sections without content are left out, blocks are separated by one
+blank line)::
+
+    ## Identity and invariants        <- Tier 0: persona, line by line
+    ## Continuity                     <- Tier 1: latest spark note, line by line
+    ## Axioms and core memories       <- Tier 1: active axiom/core records
+    ## Salient memories               <- Tier 2: other records by salience
+    [Tur Context Manager]: ...        <- advisory, when anything was omitted or is stale
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import insort
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from itertools import compress, repeat
+from operator import is_
+from typing import TYPE_CHECKING, NamedTuple
+
+from gitmem.context.entry import entry_details, format_entry
+from gitmem.defaults import DECAY_THRESHOLD, PREVIEW_CHARS, WAKE_SHARES, WAKE_TOKEN_BUDGET
+from gitmem.errors import InvalidInput
+from gitmem.record.relations import centrality, linked_degrees, row_finder
+from gitmem.vocabulary import MemoryType, RelationType, Status
+
+if TYPE_CHECKING:
+    from gitmem.record.models import Memory
+
+__all__ = [
+    "REASONS",
+    "AssemblyEntry",
+    "WakeResult",
+    "WakeRows",
+    "SHOWABLE_MARGIN",
+    "advisory_line",
+    "compile_rows",
+    "compile_wake",
+    "showable_rows",
+]
+
+REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "truncated",
+           "compressed")
+"""Every reason an assembly entry can carry. ``truncated`` and ``compressed`` are reasons of
+*included* entries: only part of the persona or continuity note fitted; a memory longer than
+its tier's share is shown as a preview with its citation and ``tur show ID``."""
+
+PERSONA_ID = "persona"
+CONTINUITY_ID = "continuity"
+
+_HEADERS = {
+    "persona": "## Identity and invariants\n",
+    "continuity": "## Continuity\n",
+    "axioms": "## Axioms and core memories\n",
+    "salient": "## Salient memories\n",
+}
+_TIER1_TYPES = frozenset({MemoryType.AXIOM.value, MemoryType.CORE.value})
+
+
+class AssemblyEntry(NamedTuple):
+    """What happened to one memory (or to the persona / continuity note) in a wake.
+
+    Attributes:
+        memory_id: the memory id, or ``"persona"`` / ``"continuity"``.
+        tier: 0, 1 or 2.
+        tokens: tokens of the entry (for a truncated or omitted block: of the lines
+            included, or of the whole block when nothing was included).
+        included: whether (some of) it is in the text.
+        reason: ``None`` when fully included, else one of :data:`REASONS`.
+        salience: weight × centrality for memories, ``None`` for persona and continuity.
+        anchor: the memory's anchor (``path#Lx-Ly`` or ``path``), ``None`` when it has none
+            (and for persona and continuity).
+        status: the memory's status value, ``None`` for persona and continuity.
+        status_reason: why the memory is not fresh, when it is not.
+        author: the agent that learned it (``provenance.source_agent``), or ``None``.
+
+    A named tuple (not a dataclass, whose creation costs every wake a millisecond at import).
+    """
+
+    memory_id: str
+    tier: int
+    tokens: int
+    included: bool
+    reason: str | None
+    salience: float | None
+    anchor: str | None = None
+    status: str | None = None
+    status_reason: str | None = None
+    author: str | None = None
+
+
+class WakeResult:
+    """A compiled wake.
+
+    Attributes:
+        text: the markdown an agent reads; ``tokens <= budget`` always holds.
+        tokens: tokens of ``text``, counted on the final string by the counter.
+        budget: the budget in tokens, ``None`` when unbounded.
+        omitted: memories excluded for budget (reason ``over_budget``); the advisory's number.
+        assembly: one entry per memory given (and per persona / continuity block), in tier
+            and rank order; nothing is left out. Built on first use: a plain wake of
+            100,000 memories prints the text and never needs 100,000 entries.
+        shown: ids of the memories in the text, in text order (cheap, unlike ``assembly``).
+    """
+
+    __slots__ = ("_assembly", "_build", "budget", "omitted", "shown", "text", "tokens")
+
+    def __init__(
+        self,
+        text: str,
+        tokens: int,
+        budget: int | None,
+        omitted: int,
+        assembly: Iterable[AssemblyEntry] | Callable[[], Iterable[AssemblyEntry]],
+        shown: Iterable[str] = (),
+    ) -> None:
+        self.text = text
+        self.shown = tuple(shown)
+        self.tokens = tokens
+        self.budget = budget
+        self.omitted = omitted
+        self._build = assembly if callable(assembly) else None
+        self._assembly = None if callable(assembly) else tuple(assembly)
+
+    @property
+    def assembly(self) -> tuple[AssemblyEntry, ...]:
+        """The assembly record (see the class docstring)."""
+        if self._assembly is None:
+            self._assembly = tuple(self._build())  # type: ignore[misc]
+            self._build = None
+        return self._assembly
+
+    def _key(self) -> tuple:
+        return (self.text, self.tokens, self.budget, self.omitted, self.assembly)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, WakeResult) and self._key() == other._key()
+
+    # Equal results may be built apart, so results are not hashable.
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"WakeResult(tokens={self.tokens}, budget={self.budget}, omitted={self.omitted})"
+
+    def excluded_counts(self) -> dict[str, int]:
+        """Excluded entries by reason, in :data:`REASONS` order, reasons with none left out."""
+        counts = {reason: 0 for reason in REASONS}
+        for entry in self.assembly:
+            if not entry.included and entry.reason:
+                counts[entry.reason] += 1
+        return {reason: n for reason, n in counts.items() if n}
+
+
+class WakeRows:
+    """The memories of a wake as parallel columns: row *i* of every column is one memory.
+
+    The shape :func:`compile_rows` ranks, so that a caller holding columns (the read cache)
+    needs no object per memory; :func:`compile_wake` builds it from records.
+
+    Attributes:
+        ids: memory ids, sorted ascending and unique (ties in salience are broken by row).
+        types: :class:`~gitmem.vocabulary.MemoryType` values (``"fact"``...).
+        statuses: effective :class:`~gitmem.vocabulary.Status` values (``"stale"``...).
+        weights: decay weights in [0, 1] (see :func:`gitmem.record.decay.weight`).
+        relations: per row, the ``(relation type value, target id)`` pairs it links with.
+        tokens: per row, tokens of :func:`gitmem.context.entry.format_entry` of the memory, or a
+            negative number when not known (then it is counted when needed).
+        entry: row -> :func:`gitmem.context.entry.format_entry` text of that memory.
+        compressed: row -> the compressed entry of that memory (``format_entry(m,
+            compress=PREVIEW_CHARS)``), for a memory longer than its tier's share.
+        details: row -> :func:`gitmem.context.entry.entry_details` of that memory (for the
+            assembly record).
+        min_chars: row -> a lower bound of ``len(entry(row))`` that costs no formatting
+            (the content's length), so that a character cap skips long rows unformatted.
+        trusted: per row, whether its author is trusted (docs/sharing.md, Trust): an axiom
+            or core memory goes to Tier 1 only when it is; else it is ranked in Tier 2 (its
+            entry then says it is an unconfirmed hypothesis). ``None``: every row is trusted.
+        degrees: row -> its number of distinct neighbours in the relation graph of the whole
+            store (rows without one left out), when the caller has it; what rows that are
+            only part of the store need (a wake plan's, see :func:`showable_rows`). ``None``:
+            computed from ``ids`` and ``relations`` (:func:`gitmem.record.relations.linked_degrees`).
+        unlisted_stale: stale memories of the store that are not among the rows (a wake
+            plan leaves them out): counted in the advisory as if they were.
+    """
+
+    __slots__ = ("compressed", "degrees", "details", "entry", "ids", "min_chars", "relations",
+                 "statuses", "tokens", "trusted", "types", "unlisted_stale", "weights")
+
+    def __init__(
+        self,
+        *,
+        ids: Sequence[str],
+        types: Sequence[str],
+        statuses: Sequence[str],
+        weights: Sequence[float],
+        relations: Sequence[Sequence[tuple[str, str]]],
+        tokens: Sequence[int],
+        entry: Callable[[int], str],
+        compressed: Callable[[int], str] | None = None,
+        details: Callable[[int], dict] | None = None,
+        min_chars: Callable[[int], int] | None = None,
+        trusted: Sequence[bool] | None = None,
+        degrees: Mapping[int, int] | None = None,
+        unlisted_stale: int = 0,
+    ) -> None:
+        self.ids = ids
+        self.types = types
+        self.statuses = statuses
+        self.weights = weights
+        self.relations = relations
+        self.tokens = tokens
+        self.entry = entry
+        self.compressed = compressed
+        self.details = details
+        self.min_chars = min_chars
+        self.trusted = trusted
+        self.degrees = degrees
+        self.unlisted_stale = unlisted_stale
+
+
+class _Section:
+    """A block of the text: a header and items, each with its tokens and its text.
+
+    ``key`` is ``"persona"`` / ``"continuity"`` for line blocks, ``None`` when the items are
+    memory rows; ``text`` gives an item's text by position, ``short`` its compressed text and
+    ``min_chars`` a lower bound of its length; ``chosen`` holds the positions packed, in
+    order, and ``compressed`` those shown compressed.
+    """
+
+    __slots__ = ("chosen", "compressed", "header", "items", "key", "min_chars", "short", "text",
+                 "tier", "tokens")
+
+    def __init__(self, tier: int, header: str, key: str | None, items: list, tokens: list[int],
+                 text: Callable[[int], str], short: Callable[[int], str] | None = None,
+                 min_chars: Callable[[int], int] | None = None) -> None:
+        self.tier = tier
+        self.header = header
+        self.key = key
+        self.items = items
+        self.tokens = tokens
+        self.text = text
+        self.short = short
+        self.min_chars = min_chars
+        self.chosen: list[int] = []
+        self.compressed: set[int] = set()
+
+    def shown(self, pos: int) -> str:
+        """The text of a chosen item as it is laid out (compressed or whole)."""
+        return self.short(pos) if self.short is not None and pos in self.compressed else self.text(pos)
+
+    @property
+    def prefix_only(self) -> bool:
+        # Lines of a persona or continuity note are taken as a prefix (their order is their
+        # meaning); memories are packed greedily, skipping those that do not fit.
+        return self.key is not None
+
+
+def advisory_line(omitted: int, stale: int, *, short: bool = False) -> str:
+    """The advisory that closes a wake (EP-0132 wording), or ``""`` when there is nothing to say.
+
+    Args:
+        omitted: memories left out for budget; the advisory's first clause.
+        stale: stale memories excluded; a second clause says ``--include-stale`` recalls them.
+            Low-weight memories are not mentioned: a plain recall still finds them.
+        short: the fallback wording used when the full line does not fit an empty wake.
+    """
+    def plural(n: int, word: str) -> str:
+        return f"{n} {word}{'y' if n == 1 else 'ies'}"
+
+    if short:
+        total = omitted + stale
+        return f"[Tur Context Manager]: {plural(total, 'memor')} omitted." if total else ""
+    clauses = []
+    if omitted:
+        clauses.append(
+            f"{plural(omitted, 'lower-salience memor')} omitted to preserve token budget. "
+            "Use `tur recall --query ...` for on-demand retrieval."
+        )
+    if stale:
+        clauses.append(
+            f"{plural(stale, 'stale memor')} excluded (recall with `--include-stale`)."
+        )
+    return f"[Tur Context Manager]: {' '.join(clauses)}" if clauses else ""
+
+
+def compile_wake(
+    memories: Sequence[Memory],
+    *,
+    weights: Mapping[str, float],
+    persona: Mapping[str, object] | str | None = None,
+    continuity: str | None = None,
+    budget: int | None = WAKE_TOKEN_BUDGET,
+    shares: Sequence[float] = WAKE_SHARES,
+    threshold: float = DECAY_THRESHOLD,
+    counter: Callable[[str], int] | None = None,
+    entry_tokens: Mapping[str, int] | None = None,
+    max_chars: int | None = None,
+) -> WakeResult:
+    """Compile the wake text of ``memories`` within ``budget`` tokens (and ``max_chars`` characters).
+
+    Tiers: 0 the persona; 1 the continuity note, then active ``axiom``/``core`` records
+    (with :func:`compile_rows`, only those whose author is trusted); 2 every other active
+    record. Within tiers 1 and 2 memories are ranked by
+    ``salience = weight × centrality(degree)`` (ties by id), where ``weight`` is the decay
+    module's weight, which already is ``confidence × time decay × commit-distance decay``
+    (docs/staleness.md#weight), so confidence is not multiplied in twice; see
+    :func:`gitmem.record.relations.centrality`.
+
+    Exclusions, in order of precedence: ``refuted``; ``stale``; ``low_weight`` (weight below
+    ``threshold``); ``superseded`` (target of a ``supersedes`` relation from a memory that
+    passed the first three checks); then ``over_budget``. ``unanchored`` memories are not
+    excluded for their status: their weight decides.
+
+    Budget: tier *i* may spend ``floor(budget × (share_0 + … + share_i))`` minus what the
+    tiers above spent, so a tier's unused share flows down. Headers are paid by the tier that
+    opens them. Memories are packed greedily by rank (one that does not fit is skipped and a
+    smaller one may follow); persona and continuity lines are taken as a prefix. Unless every
+    memory fits, the advisory's room is kept free while packing (it caps the total, not the
+    tiers' shares). The advisory is then appended and the final string counted with
+    ``counter``; while it exceeds the budget the lowest-ranked included entry is dropped
+    (becoming ``over_budget``) and the advisory recounted; memories that fit the room still
+    unused are then added (a few tries, on the whole text). When the full advisory leaves no
+    memory, the packing is done again around the short advisory (a memory is worth more than
+    the long wording); with no memory either way, the full advisory alone is the wake. So
+    ``counter(text) <= budget`` holds exactly, even where the count of a concatenation is not
+    the sum of its parts. ``max_chars`` is a second budget, in characters, packed and held the
+    same way (tier *i* may spend its share of both); both hold.
+
+    A memory longer than its share (its entry alone exceeds its tier's allowance in tokens or
+    characters) is never silently dropped: it is shown compressed, a preview of its content
+    with its citation and how to read the rest (``tur show ID``), when that fits; its
+    assembly entry says ``compressed``.
+
+    Args:
+        memories: every memory of the store; each gets one assembly entry.
+        weights: decay weight per memory id; a missing id falls back to its confidence.
+        persona: Tier 0 as a parsed mapping (rendered as indented ``key: value`` lines) or text.
+        continuity: the latest spark note.
+        budget: tokens; ``None`` or ``0`` is unbounded (every active memory, no truncation).
+        shares: budget shares of tiers 0, 1, 2: non-negative, summing to at most 1.
+        threshold: minimum weight to be in wake.
+        counter: token counter; default :class:`gitmem.context.tokens.TokenCounter`.
+        entry_tokens: precomputed ``counter(format_entry(memory))`` per memory id (a cache);
+            ids not in it are counted.
+        max_chars: characters; ``None`` or ``0`` is no character cap.
+
+    Returns:
+        The :class:`WakeResult`.
+
+    Raises:
+        InvalidInput: negative budget, or shares that are not three non-negative numbers
+            summing to at most 1.
+        TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
+    """
+    ordered = sorted(memories, key=lambda m: m.id)
+    cached = entry_tokens or {}
+    rows = WakeRows(
+        ids=[m.id for m in ordered],
+        types=[m.type for m in ordered],
+        statuses=[m.status for m in ordered],
+        weights=[weights.get(m.id, m.confidence) for m in ordered],
+        relations=[[(r.type, r.target) for r in m.relations] for m in ordered],
+        tokens=[cached.get(m.id, -1) for m in ordered],
+        entry=lambda row: format_entry(ordered[row]),
+        compressed=lambda row: format_entry(ordered[row], compress=PREVIEW_CHARS),
+        details=lambda row: entry_details(ordered[row]),
+        min_chars=lambda row: len(ordered[row].content),
+    )
+    return compile_rows(rows, persona=persona, continuity=continuity, budget=budget,
+                        shares=shares, threshold=threshold, counter=counter, max_chars=max_chars)
+
+
+def compile_rows(
+    rows: WakeRows,
+    *,
+    persona: Mapping[str, object] | str | None = None,
+    continuity: str | None = None,
+    budget: int | None = WAKE_TOKEN_BUDGET,
+    shares: Sequence[float] = WAKE_SHARES,
+    threshold: float = DECAY_THRESHOLD,
+    counter: Callable[[str], int] | None = None,
+    max_chars: int | None = None,
+) -> WakeResult:
+    """Compile the wake text of the memories in ``rows``: :func:`compile_wake` on columns.
+
+    Same tiers, exclusions, ranking, packing and exact budget as :func:`compile_wake`. Costs
+    no object per memory: an excluded or over-budget memory is never formatted, a memory
+    whose tokens are known is never counted, and the assembly record is built on first use
+    of :attr:`WakeResult.assembly`.
+
+    Raises:
+        InvalidInput: negative budget, or shares that are not three non-negative numbers
+            summing to at most 1.
+        TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
+    """
+    _check(budget, shares)
+    if max_chars is not None and max_chars < 0:
+        raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
+    if counter is None:
+        from gitmem.context.tokens import TokenCounter
+
+        counter = TokenCounter()
+    n = len(rows.ids)
+    reasons = _row_reasons(rows, threshold)
+    salience = _row_salience(rows)
+    # Only the rows that compete for the budget are ranked here (a tenth of a large store);
+    # the assembly record ranks every row, on first use. A stable sort of some rows keeps
+    # their order in the sort of all.
+    competing = _tiers(rows, salience, list(compress(range(n), map(is_, reasons, repeat(None)))))
+    texts: dict[int, str] = {}
+
+    def entry(row: int) -> str:
+        found = texts.get(row)
+        if found is None:
+            found = texts[row] = rows.entry(row)
+        return found
+
+    tokens = list(rows.tokens)
+
+    def tokens_of(row: int) -> int:
+        value = tokens[row]
+        if value < 0:
+            value = tokens[row] = counter(entry(row))
+        return value
+
+    def memory_section(tier: int, header: str, active: list[int]) -> _Section:
+        short = rows.compressed
+        least = rows.min_chars
+        # Known counts read inline: a call per row costs ~10 ms at 100,000 rows.
+        counts = [n if (n := tokens[r]) >= 0 else tokens_of(r) for r in active]
+        return _Section(tier, header, None, active, counts,
+                        lambda pos: entry(active[pos]),
+                        short=(lambda pos: short(active[pos])) if short is not None else None,
+                        min_chars=(lambda pos: least(active[pos])) if least is not None else None)
+
+    persona_lines = _persona_lines(persona)
+    continuity_lines = _text_lines(continuity)
+    sections = [
+        _Section(0, _HEADERS["persona"], PERSONA_ID, persona_lines,
+                 [counter(line) for line in persona_lines], persona_lines.__getitem__),
+        _Section(1, _HEADERS["continuity"], CONTINUITY_ID, continuity_lines,
+                 [counter(line) for line in continuity_lines], continuity_lines.__getitem__),
+        memory_section(1, _HEADERS["axioms"], competing[0]),
+        memory_section(2, _HEADERS["salient"], competing[1]),
+    ]
+    stale = reasons.count("stale") + rows.unlisted_stale
+    if budget or max_chars:
+        text, used = _pack(sections, _Limits(budget or None, max_chars or None), shares, stale,
+                           counter)
+    else:
+        for section in sections:
+            section.chosen = list(range(len(section.items)))
+        text = _layout(sections, advisory_line(0, stale))
+        used = counter(text)
+    omitted = sum(len(s.items) - len(s.chosen) for s in sections[2:])
+    blocks = [_block_entry(s) for s in sections[:2] if s.items]
+    chosen = [{s.items[pos] for pos in s.chosen} for s in sections[2:]]
+    shortened = {s.items[pos] for s in sections[2:] for pos in s.compressed}
+    details = rows.details
+
+    def assembly() -> tuple[AssemblyEntry, ...]:
+        entries = list(blocks)
+        ids = rows.ids
+        tier1, tier2 = _tiers(rows, salience, list(range(n)))
+        for tier, ordered, included in ((1, tier1, chosen[0]), (2, tier2, chosen[1])):
+            for r in ordered:
+                reason = reasons[r] or (None if r in included else "over_budget")
+                if reason is None and r in shortened:
+                    reason = "compressed"
+                about = details(r) if details is not None else {}
+                entries.append(AssemblyEntry(
+                    ids[r], tier, tokens_of(r), reason in (None, "compressed"), reason,
+                    salience[r], about.get("anchor"), about.get("status"), about.get("reason"),
+                    about.get("author")))
+        return tuple(entries)
+
+    shown = [rows.ids[s.items[pos]] for s in sections[2:] for pos in s.chosen]
+    return WakeResult(text, used, budget or None, omitted, assembly, shown)
+
+
+SHOWABLE_MARGIN = 1e-9
+"""Relative margin below the threshold within which :func:`showable_rows` still keeps a row."""
+
+
+def showable_rows(rows: WakeRows, threshold: float) -> list[int]:
+    """The rows that a wake of ``rows`` at the time of ``rows.weights`` or later may show.
+
+    What a wake plan keeps (:mod:`gitmem.cache.wakeplan`). A row is left out when it is
+    refuted or stale (its status does not change with time) or weighs less than
+    ``threshold``: a weight only falls as time passes (its time factor is
+    ``2^(−days / half-life)`` with days growing; commit distances are fixed for one HEAD),
+    so a memory below the threshold now is below it later too. Rows less than a relative
+    :data:`SHOWABLE_MARGIN` below the threshold are kept all the same, so that the rounding
+    of a power (not monotonic to the last bit everywhere) can never bring back a row left
+    out. Superseded rows are kept: a memory is superseded only while its superseder weighs
+    enough.
+
+    Args:
+        rows: the memories, with their weights now.
+        threshold: the decay threshold (unitless, in [0, 1]).
+
+    Returns:
+        Row numbers, ascending.
+    """
+    refuted, stale = Status.REFUTED.value, Status.STALE.value
+    floor = threshold * (1.0 - SHOWABLE_MARGIN)
+    statuses = rows.statuses
+    # The weights are compared in C; most rows of a large store weigh too little.
+    heavy = compress(range(len(rows.weights)), map(floor.__le__, rows.weights))
+    return [r for r in heavy if statuses[r] != refuted and statuses[r] != stale]
+
+
+def _check(budget: int | None, shares: Sequence[float]) -> None:
+    if budget is not None and budget < 0:
+        raise InvalidInput(f"token budget must be >= 0, got {budget}", "0 means unbounded")
+    if len(shares) != 3 or any(s < 0 for s in shares) or sum(shares) > 1 + 1e-9:
+        raise InvalidInput(
+            f"wake shares must be three non-negative fractions summing to <= 1, got {list(shares)}",
+            f"the default is {', '.join(f'{share:.2f}' for share in WAKE_SHARES)}",
+        )
+
+
+def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
+    """Why each row is excluded before packing (``None``: it competes for the budget)."""
+    refuted, stale = Status.REFUTED.value, Status.STALE.value
+    reasons: list[str | None] = [
+        "refuted" if status == refuted
+        else "stale" if status == stale
+        else "low_weight" if w < threshold
+        else None
+        for status, w in zip(rows.statuses, rows.weights, strict=True)
+    ]
+    # A supersedes relation counts only from a memory that passed the checks above.
+    supersedes = RelationType.SUPERSEDES.value
+    row_of = row_finder(rows.ids)
+    targets: list[int | None] = []
+    relations = rows.relations
+    for r in compress(range(len(relations)), relations):  # linked rows only, picked in C
+        links = relations[r]
+        if reasons[r] is None:
+            targets.extend(row_of(t) for kind, t in links if kind == supersedes and t != rows.ids[r])
+    for target in targets:
+        if target is not None and reasons[target] is None:
+            reasons[target] = "superseded"
+    return reasons
+
+
+def _tiers(rows: WakeRows, salience: list[float], candidates: list[int]) -> tuple[list[int], list[int]]:
+    """``candidates`` (rows, ascending) in rank order, split into tiers 1 and 2."""
+    negated = [-salience[r] for r in candidates]
+    # Rows are sorted by id and sort() is stable: equal salience stays in id order.
+    ranked = [candidates[i] for i in sorted(range(len(candidates)), key=negated.__getitem__)]
+    types, trusted = rows.types, rows.trusted
+    tier1 = [r for r in ranked if types[r] in _TIER1_TYPES and (trusted is None or trusted[r])]
+    placed = set(tier1)
+    return tier1, [r for r in ranked if r not in placed]
+
+
+def _row_salience(rows: WakeRows) -> list[float]:
+    """``weight × centrality(degree)`` per row; most rows have no relation (centrality 1)."""
+    salience = list(rows.weights)
+    degrees = rows.degrees if rows.degrees is not None else linked_degrees(rows.ids, rows.relations)
+    for r, degree in degrees.items():
+        salience[r] = rows.weights[r] * centrality(degree)
+    return salience
+
+
+def _scalar(value: object) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _persona_lines(persona: Mapping[str, object] | str | None, indent: str = "") -> list[str]:
+    if persona is None or isinstance(persona, str):
+        return _text_lines(persona)
+    lines: list[str] = []
+    for key, value in persona.items():
+        if isinstance(value, Mapping | list | tuple):
+            if isinstance(value, Mapping):
+                nested = _persona_lines(value, indent + "  ")
+            else:
+                nested = [_item_lines(_scalar(item), f"{indent}  - ", indent + "    ")
+                          for item in value]
+            # A heading travels with its first item: a budget that cuts the persona never
+            # leaves a heading with nothing under it.
+            heading = f"{indent}{key}:\n"
+            lines.extend([heading + nested[0], *nested[1:]] if nested else [heading])
+        else:
+            lines.append(_item_lines(_scalar(value), f"{indent}{key}: ", indent + "  "))
+    return lines
+
+
+def _item_lines(text: str, first: str, rest: str) -> str:
+    # A multi-line value stays one unit so that it is included or dropped whole.
+    return first + text.rstrip("\n").replace("\n", "\n" + rest) + "\n"
+
+
+def _text_lines(text: str | None) -> list[str]:
+    if not text or not text.strip():
+        return []
+    return [line + "\n" for line in text.strip("\n").split("\n")]
+
+
+def _layout(sections: Sequence[_Section], advisory: str) -> str:
+    blocks = [s.header + "".join(s.shown(pos) for pos in s.chosen) for s in sections if s.chosen]
+    if advisory:
+        blocks.append(advisory + "\n")
+    return "\n".join(blocks)
+
+
+class _Limits:
+    """The budgets a wake must hold: tokens and characters (``None``: no such cap)."""
+
+    __slots__ = ("chars", "tokens")
+
+    def __init__(self, tokens: int | None, chars: int | None) -> None:
+        self.tokens = tokens
+        self.chars = chars
+
+    def holds(self, text: str, tokens: int) -> bool:
+        return (self.tokens is None or tokens <= self.tokens) and (
+            self.chars is None or len(text) <= self.chars)
+
+
+
+_MIN_ENTRY_CHARS = 32
+"""No entry is shorter (``- [fact-xxxxxxxx] x (Conf: 1.0)`` and a newline): with less room left,
+a character-capped packing stops looking."""
+
+
+class _Room:
+    """What a tier may still spend, in tokens and characters (``None``: no cap)."""
+
+    def __init__(self, tokens: float | None, chars: float | None) -> None:
+        self.tokens = tokens
+        self.chars = chars
+
+    def fits(self, tokens: int, chars: int) -> bool:
+        return (self.tokens is None or tokens <= self.tokens) and (
+            self.chars is None or chars <= self.chars)
+
+    def spend(self, tokens: int, chars: int) -> None:
+        if self.tokens is not None:
+            self.tokens -= tokens
+        if self.chars is not None:
+            self.chars -= chars
+
+
+def _pack(
+    sections: list[_Section],
+    limits: _Limits,
+    shares: Sequence[float],
+    stale: int,
+    counter: Callable[[str], int],
+) -> tuple[str, int]:
+    """Pack the sections and lay the wake out within ``limits``: ``(text, tokens)``.
+
+    The advisory's room is kept free while packing, so that the greedy pass may take a
+    smaller memory that fits beside it (dropping entries after packing would leave that
+    room unused). Tried in order, the first that includes a memory wins:
+
+    1. no room kept, when every memory could fit (then no advisory is needed for budget);
+    2. room for the full advisory (EP-0132 wording);
+    3. room for the short one: a small budget shows a memory rather than the long wording.
+       When 2 shows fewer than three memories, 3 is tried too and wins if its best memory
+       ranks above 2's (the best memory that fits rather than a smaller, lower-ranked
+       one); more memories alone do not win.
+
+    When none includes a memory, the full advisory alone, else the short one, else ``""``.
+    """
+    memory_sections = [s for s in sections if not s.prefix_only]
+    all_memories = sum(len(s.items) for s in memory_sections)
+    if limits.tokens is None or sum(sum(s.tokens) for s in sections) <= limits.tokens:
+        _greedy(sections, limits, shares, counter)
+        if all(len(s.chosen) == len(s.items) for s in memory_sections):
+            found = _fit(sections, limits, stale, counter, short=False)
+            if found is not None:
+                return found
+    fallback: tuple[str, int] | None = None
+    kept: tuple[tuple[str, int], list[tuple[list[int], set[int]]], list[tuple[int, int]]] | None = None
+    for short in (False, True):
+        advisory = "\n" + advisory_line(all_memories, stale, short=short) + "\n"
+        _greedy(sections, limits, shares, counter, keep=(counter(advisory), len(advisory)))
+        found = _fit(sections, limits, stale, counter, short=short)
+        if found is None:
+            continue
+        shown = [(i, pos) for i, s in enumerate(memory_sections) for pos in s.chosen]
+        if kept is not None:  # the full wording's few memories against the short one's
+            if _ranks_above(kept[2], shown):
+                for section, (chosen, compressed) in zip(sections, kept[1], strict=True):
+                    section.chosen, section.compressed = chosen, compressed
+                return kept[0]
+            return found
+        if not all_memories:
+            return found
+        if shown and (short or len(shown) >= _FEW):
+            return found
+        if shown:  # a small budget: the short wording may leave room for better memories
+            kept = found, [(list(s.chosen), set(s.compressed)) for s in sections], shown
+            continue
+        fallback = fallback or found
+    return fallback or ("", 0)
+
+
+_FEW = 3
+"""Below this many memories shown with the full advisory, the short one is tried too."""
+
+
+def _ranks_above(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> bool:
+    """Whether the best memory ``first`` shows ranks at least as well as ``second``'s best.
+
+    Each is ``(section, position)`` in rank order (tier 1 before tier 2), not empty. Only
+    the best memory counts: the full advisory (``first``) tells the agent how to recall
+    the rest, which is worth about as much as one more memory of similar rank.
+    """
+    return first[0] <= second[0]
+
+
+def _greedy(
+    sections: list[_Section], limits: _Limits, shares: Sequence[float], counter: Callable[[str], int],
+    keep: tuple[int, int] = (0, 0),
+) -> None:
+    """Choose each section's items within ``limits``, tier by tier (see :func:`compile_wake`).
+
+    ``keep`` (tokens, characters) stays free for the advisory: it caps the total, not the
+    tiers' shares, which stay shares of the whole budget.
+    """
+    for section in sections:
+        section.chosen, section.compressed = [], set()
+    used_tokens = used_chars = 0
+    opened = False
+    cumulative = 0.0
+    for tier in range(3):
+        cumulative += shares[tier]
+        room = _Room(
+            None if limits.tokens is None else
+            min(math.floor(limits.tokens * cumulative), limits.tokens - keep[0]) - used_tokens,
+            None if limits.chars is None else
+            min(math.floor(limits.chars * cumulative), limits.chars - keep[1]) - used_chars,
+        )
+        share = _Room(room.tokens, room.chars)  # a memory longer than this is shown compressed
+        for section in (s for s in sections if s.tier == tier):
+            head_text = ("\n" if opened else "") + section.header
+            head = (counter(head_text), len(head_text))
+            for pos, tokens in enumerate(section.tokens):
+                if room.chars is not None and room.chars < _MIN_ENTRY_CHARS:
+                    break
+                paid = (0, 0) if section.chosen else head
+                cost = _cost(section, pos, tokens, room, share, counter)
+                if cost is None:
+                    if section.prefix_only:
+                        break
+                    continue
+                total = (cost[0] + paid[0], cost[1] + paid[1])
+                if room.fits(*total):
+                    section.chosen.append(pos)
+                    if cost[2]:
+                        section.compressed.add(pos)
+                    room.spend(*total)
+                    used_tokens += total[0]
+                    used_chars += total[1]
+                    opened = True
+                elif section.prefix_only:
+                    break
+
+
+def _cost(section: _Section, pos: int, tokens: int, room: _Room, share: _Room,
+          counter: Callable[[str], int]) -> tuple[int, int, bool] | None:
+    """(tokens, characters, compressed) of an item as it would be shown, or ``None``: skip it.
+
+    A memory longer than its share is costed compressed; the characters of an entry are only
+    measured under a character cap, and not at all when even its content is too long to fit.
+    """
+    whole_fits_share = share.tokens is None or tokens <= share.tokens
+    if room.chars is None:
+        if whole_fits_share or section.short is None:
+            return tokens, 0, False
+        return counter(section.short(pos)), 0, True
+    least = section.min_chars(pos) if section.min_chars is not None else 0
+    if whole_fits_share and least <= room.chars:
+        chars = len(section.text(pos))
+        if share.chars is None or chars <= share.chars or section.short is None:
+            return tokens, chars, False
+    elif whole_fits_share and (share.chars is None or least <= share.chars or section.short is None):
+        return None  # fits its share but not the room left: a lower-ranked memory may
+    if section.short is None:
+        return None
+    short = section.short(pos)
+    return counter(short), len(short), True
+
+
+def _fit(
+    sections: list[_Section], limits: _Limits, stale: int, counter: Callable[[str], int], *,
+    short: bool,
+) -> tuple[str, int] | None:
+    """Lay the chosen items out with the advisory; drop the lowest-ranked until it holds.
+
+    The count of a concatenation is not always the sum of its parts, hence the loop on the
+    whole text. ``None`` when not even the advisory alone holds.
+    """
+    memory_sections = [s for s in sections if not s.prefix_only]
+    all_memories = sum(len(s.items) for s in memory_sections)
+    while True:
+        included = sum(len(s.chosen) for s in memory_sections)
+        text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
+        tokens = counter(text)
+        if limits.holds(text, tokens):
+            return _top_up(sections, limits, stale, counter, short, text, tokens)
+        last = next((s for s in reversed(sections) if s.chosen), None)
+        if last is None:
+            return None
+        last.compressed.discard(last.chosen.pop())
+
+
+_TOP_UP_TRIES = 8
+"""At most this many left-out memories are tried in the room a packed wake leaves unused."""
+
+
+def _top_up(sections: list[_Section], limits: _Limits, stale: int, counter: Callable[[str], int],
+            short: bool, text: str, tokens: int) -> tuple[str, int]:
+    """Add left-out memories, in tier and rank order, that fit in the room still unused.
+
+    The room kept for the advisory is an estimate (a token count of a concatenation is not
+    the sum of its parts), and dropping an entry to fit may leave room a smaller one could
+    use: each memory whose entry alone fits what is left is tried on the whole text.
+    """
+    memory_sections = [s for s in sections if not s.prefix_only]
+    all_memories = sum(len(s.items) for s in memory_sections)
+    tries = 0
+    for section in memory_sections:
+        if limits.tokens is not None and min(section.tokens, default=0) > limits.tokens - tokens:
+            continue  # nothing left out here fits: no walk over every row of a large store
+        taken = set(section.chosen)
+        for pos, cost in enumerate(section.tokens):
+            if pos in taken or (limits.tokens is not None and cost > limits.tokens - tokens):
+                continue
+            if limits.chars is not None and len(section.text(pos)) > limits.chars - len(text):
+                continue
+            if tries == _TOP_UP_TRIES:
+                return text, tokens
+            tries += 1
+            insort(section.chosen, pos)
+            included = sum(len(s.chosen) for s in memory_sections)
+            trial = _layout(sections, advisory_line(all_memories - included, stale, short=short))
+            counted = counter(trial)
+            if limits.holds(trial, counted):
+                text, tokens = trial, counted
+                taken.add(pos)
+            else:
+                section.chosen.remove(pos)
+    return text, tokens
+
+
+def _block_entry(section: _Section) -> AssemblyEntry:
+    key = section.key or ""
+    if not section.chosen:
+        return AssemblyEntry(key, section.tier, sum(section.tokens), False, "over_budget", None)
+    partial = len(section.chosen) < len(section.items)
+    tokens = sum(section.tokens[pos] for pos in section.chosen)
+    return AssemblyEntry(key, section.tier, tokens, True, "truncated" if partial else None, None)

@@ -1,0 +1,119 @@
+"""``tur setup <harness>``: wiring gitmem into an agent harness in one idempotent command.
+
+One module per harness (:mod:`.claude`, :mod:`.codex`, :mod:`.cursor`, :mod:`.copilot`,
+:mod:`.gemini`) says which files to write and what goes into them, in that harness's
+documented format (sources in docs/harness.md); :mod:`.merge` merges those entries into the
+user's files, keeping everything it did not write, and takes exactly them out again. Never a
+git hook: only the harness's own settings, MCP configuration and instructions files, under the
+repository's working tree (``--scope project``) or the user's home (``--scope user``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from gitmem.errors import InvalidInput
+from gitmem.harness.merge import Outcome
+
+__all__ = ["ACTIONS", "HARNESSES", "SCOPES", "SetupItem", "SetupReport", "run"]
+
+HARNESSES = ("claude", "codex", "cursor", "copilot", "gemini")
+"""The harnesses ``tur setup`` knows."""
+SCOPES = ("project", "user")
+"""``project``: files in the repository's working tree; ``user``: files in the home directory."""
+ACTIONS = ("setup", "check", "remove")
+"""Write what is missing; report what is wired; take out what ``setup`` wrote."""
+
+SetupItem = Outcome
+"""One entry of one file and what happened to it (see :class:`gitmem.harness.merge.Outcome`)."""
+
+_MISSING = frozenset({"missing", "differs"})
+
+
+@dataclass(frozen=True)
+class SetupReport:
+    """What ``tur setup`` did (or, with ``check``, found) for one harness.
+
+    Attributes:
+        harness: one of :data:`HARNESSES`.
+        scope: one of :data:`SCOPES`.
+        action: one of :data:`ACTIONS`.
+        items: one per entry, in the order the files are listed.
+        notes: what could not be wired for this harness, and what was used instead.
+    """
+
+    harness: str
+    scope: str
+    action: str
+    items: tuple[SetupItem, ...]
+    notes: tuple[str, ...] = ()
+
+    @property
+    def missing(self) -> list[SetupItem]:
+        """The entries a ``check`` found missing or different from what ``setup`` writes."""
+        return [item for item in self.items if item.state in _MISSING]
+
+    @property
+    def changed(self) -> list[SetupItem]:
+        """The entries this run added, updated or removed."""
+        return [item for item in self.items if item.state in ("added", "updated", "removed")]
+
+
+def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupReport:
+    """Set up, check or remove ``harness``'s wiring.
+
+    Args:
+        harness: one of :data:`HARNESSES`.
+        scope: ``project`` (files under ``root``) or ``user`` (files under ``home``).
+        action: one of :data:`ACTIONS`.
+        root: the repository's working tree.
+        home: the user's home directory.
+
+    Raises:
+        InvalidInput: an unknown harness, scope or action.
+        HarnessConfigError: a settings file is not JSON/TOML, or cannot be written; no file
+            of that harness was changed after it.
+    """
+    if harness not in HARNESSES:
+        raise InvalidInput(f"unknown harness {harness!r}", f"use one of {', '.join(HARNESSES)}")
+    if scope not in SCOPES:
+        raise InvalidInput(f"unknown scope {scope!r}", f"use one of {', '.join(SCOPES)}")
+    if action not in ACTIONS:
+        raise InvalidInput(f"unknown action {action!r}", f"use one of {', '.join(ACTIONS)}")
+    module = importlib.import_module(f"gitmem.harness.{harness}")
+    plan = module.plan(scope, root, home)
+    if action != "check":
+        for target in plan.files:  # refuse before writing anything if a file cannot be read
+            target.check()
+    items: list[SetupItem] = []
+    for target in plan.files:
+        if action == "setup":
+            items += target.apply()
+        elif action == "remove":
+            items += target.remove()
+        else:
+            items += target.check()
+    if action == "remove":
+        _prune_dirs([t.path for t in plan.files], stop={root, home})
+    notes = list(plan.notes)
+    if action != "remove" and shutil.which("tur") is None:
+        # The wiring runs `tur` by name: without it on PATH every hook and server fails.
+        notes.append("`tur` is not on PATH, and the harness runs it by name: install gitmem so "
+                     "that `tur` is on PATH (e.g. pip install into the environment the harness "
+                     "starts from), or put this checkout's .venv/bin on PATH")
+    return SetupReport(harness, scope, action, tuple(items), tuple(notes))
+
+
+def _prune_dirs(paths: list[Path], stop: set[Path]) -> None:
+    """Delete the directories ``setup`` created for files ``remove`` deleted, if left empty."""
+    for path in paths:
+        parent = path.parent
+        while not path.exists() and parent not in stop and parent.parent != parent:
+            try:
+                parent.rmdir()  # only an empty directory goes
+            except OSError:
+                break
+            path, parent = parent, parent.parent

@@ -1,0 +1,45 @@
+"""Codex CLI: hooks in ``hooks.json``, the MCP server in ``config.toml``, instructions in ``AGENTS.md``.
+
+Formats (docs/harness.md#codex-cli has the sources):
+
+- hooks: ``.codex/hooks.json`` (project) or ``~/.codex/hooks.json`` (user), the same shape
+  as Claude Code's (``hooks.<Event>`` = list of matcher groups). SessionStart's matcher is the
+  source (``startup|resume|clear``); its plain stdout, and UserPromptSubmit's, is added to
+  the context. PreToolUse fires for ``apply_patch`` (Codex's file edits), with the patch in
+  ``tool_input.command``; it adds context through ``hookSpecificOutput.additionalContext``.
+  Codex moves a hook's text past 2,500 tokens out of the context, so the session start is
+  capped at 2,400 tokens.
+- MCP: ``[mcp_servers.<name>]`` with ``command`` and ``args`` in ``.codex/config.toml``
+  (project, for trusted projects) or ``~/.codex/config.toml``; edited with tomlkit, which
+  keeps the user's comments and formatting.
+- instructions: ``AGENTS.md`` at the project root, or ``~/.codex/AGENTS.md``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from gitmem.harness.instructions import instructions
+from gitmem.harness.merge import Block, HookEntry, JsonFile, KeyEntry, MarkdownFile, TomlFile
+from gitmem.harness.plan import MCP_LABEL, Plan
+
+__all__ = ["plan"]
+
+MCP_SERVER = {"command": "tur", "args": ["mcp"]}
+
+
+def plan(scope: str, root: Path, home: Path) -> Plan:
+    """What ``tur setup codex`` writes: ``project`` scope under ``root``, ``user`` under ``home``."""
+    user = scope == "user"
+    base = home / ".codex" if user else root / ".codex"
+    hooks = JsonFile(base / "hooks.json", [
+        HookEntry("SessionStart", "startup|clear", "tur hook session-start --token-budget 2400"),
+        HookEntry("UserPromptSubmit", None, "tur hook pre-turn"),
+        HookEntry("PreToolUse", "apply_patch", "tur hook pre-tool"),
+    ])
+    mcp = TomlFile(base / "config.toml", [KeyEntry(("mcp_servers", "tur"), MCP_SERVER, MCP_LABEL)])
+    text = instructions("codex", hooks=True, tool_hook=True, user=user)
+    guide = MarkdownFile(base / "AGENTS.md" if user else root / "AGENTS.md", Block(text))
+    notes = ["Codex runs hooks.json while its hooks feature is on (the default in current "
+             "releases; older ones need `[features] codex_hooks = true` in config.toml)."]
+    return Plan([hooks, mcp, guide], notes)

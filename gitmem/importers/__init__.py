@@ -1,0 +1,1 @@
+"""Reading memories written by other tools into gitmem records."""

@@ -1,0 +1,1 @@
+"""The MCP server: gitmem's tools over the Model Context Protocol (a surface over the facade)."""

@@ -1,0 +1,1 @@
+"""Sharing memories with teammates: record-level sync and the credential scan before a push."""
