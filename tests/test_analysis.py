@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
     ("HTTPServer", ["http", "server"]),
     ("parse_record()", ["pars", "record"]),
     ("src/auth/jwt_tokens.py", ["src", "auth", "jwt", "token", "py"]),
-    ("gitmem/context/recall.py#L10-L20", ["gitmem", "recal", "py", "l", "10", "l", "20"]),
+    ("gitmem/recall.py#L10-L20", ["gitmem", "recal", "py", "l", "10", "l", "20"]),
     ("utf8 and sha256", ["utf", "8", "sha", "256"]),
     ("MAX_QUERY_CHARS", ["max", "queri", "char"]),
 ])
