@@ -36,7 +36,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from gitmem.record.anchors import Anchor, fingerprint
 from gitmem.record.decay import DecayPolicy
 from gitmem.record.models import Decay, Memory, Provenance
-from gitmem.staleness import VerifyCache, apply_verdict, check
+from gitmem.staleness.verdicts import VerifyCache, apply_verdict, check
 from gitmem.store.code import CodeHistory
 
 OBSERVED = datetime(2026, 1, 1, tzinfo=UTC)

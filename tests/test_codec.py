@@ -616,7 +616,7 @@ def test_pure_python_fallback_reader_is_just_as_strict():
         "del yaml.CSafeLoader\n"
         "from gitmem import codec\n"
         "from gitmem.errors import MalformedRecord\n"
-        "from gitmem import yaml_reader\n"
+        "from gitmem.codec import read as yaml_reader\n"
         "assert yaml_reader._CoreLoader.__mro__[1] is yaml.SafeLoader\n"
         "assert codec.load_mapping(b'a: [yes, 010, 0x1F, 1e3, ~]\\n', 'x') == "
         "{'a': ['yes', 10, 31, 1000.0, None]}\n"

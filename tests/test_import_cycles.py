@@ -30,8 +30,8 @@ PACKAGES = ("gitmem", "tui")
 KNOWN_CYCLE_EDGES: set[tuple[str, str]] = set()
 
 #: The algorithms: pure computations on records and columns, below every surface.
-ALGORITHMS = ("gitmem.context.wake", "gitmem.context.recall", "gitmem.record.decay", "gitmem.staleness",
-              "gitmem.staleness.relocate",
+ALGORITHMS = ("gitmem.context.wake", "gitmem.context.recall", "gitmem.record.decay",
+              "gitmem.staleness.verdicts", "gitmem.staleness.relocate",
               "gitmem.record.relations", "gitmem.context.entry")
 #: What an algorithm must never import: the renderer and the command line sit above them.
 ABOVE_ALGORITHMS = ("gitmem.context.render", "gitmem.cli")

@@ -232,16 +232,16 @@ def test_outcomes_remembered_under_other_settings_are_not_reused(tmp_path):
 
 
 def test_moved_code_is_not_searched_for_lines_still_in_place(tmp_path, monkeypatch):
-    import gitmem.staleness
+    import gitmem.staleness.verdicts
 
     calls = []
-    real = gitmem.staleness.find_moved
+    real = gitmem.staleness.verdicts.find_moved
 
     def counting(*args, **kwargs):
         calls.append(args)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(gitmem.staleness, "find_moved", counting)
+    monkeypatch.setattr(gitmem.staleness.verdicts, "find_moved", counting)
     fixture, ids = _learned(tmp_path / "proxy-app", keys={"report_total", "chunked", "audit"})
     rows = Gitmem.open(fixture.path).verify().rows
     assert sorted(r.status.value for r in rows) == ["fresh", "fresh", "stale"]

@@ -14,7 +14,7 @@ from gitmem.errors import EmptyRepository
 from gitmem.record.anchors import anchor_fingerprint, fingerprint, parse_anchor
 from gitmem.record.decay import DecayPolicy
 from gitmem.record.models import Decay, Memory, Provenance, Refutation, Status
-from gitmem.staleness import UNSHALLOW_HINT, VerifyCache, apply_verdict, check
+from gitmem.staleness.verdicts import UNSHALLOW_HINT, VerifyCache, apply_verdict, check
 from gitmem.store.code import CodeHistory
 from tests.conftest import commit_file, git
 

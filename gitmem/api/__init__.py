@@ -610,7 +610,7 @@ class Gitmem:
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
-        Every memory (or those in ``ids``) gets a verdict (see :mod:`gitmem.staleness`).
+        Every memory (or those in ``ids``) gets a verdict (see :mod:`gitmem.staleness.verdicts`).
         With ``write``, every changed record (status, reason, moved or corroborated
         anchor) is rewritten in one commit ``verify: …``, stamped with the time and the
         local git identity; a memory another process changed meanwhile is left to that

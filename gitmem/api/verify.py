@@ -27,10 +27,10 @@ if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.cache.views import MemoryView
     from gitmem.record.models import Memory
+    from gitmem.staleness.overlay import LocalEntry
 
     # staleness imports the code history (libgit2): only verify needs it, not wake.
-    from gitmem.staleness import StalenessReport, Verdict, VerifyCache
-    from gitmem.staleness.overlay import LocalEntry
+    from gitmem.staleness.verdicts import StalenessReport, Verdict, VerifyCache
     from gitmem.store import Store
 
 __all__ = ["Verifier"]
@@ -235,7 +235,7 @@ class Verifier:
 
         The outcomes learned are saved (``verify.bin``); they are not held past the check.
         """
-        from gitmem.staleness import check
+        from gitmem.staleness.verdicts import check
 
         store, policy, options = self.ws.store, self.ws.settings.decay, self.ws.settings.verify
         verify_cache = self._load_verify_cache(options.tag())
@@ -256,8 +256,8 @@ class Verifier:
         instead (and the dict holds only the ones it could not write, too large), and the
         row carries its view unless ``full_records``.
         """
-        from gitmem.staleness import apply_verdict
         from gitmem.staleness.overlay import LocalEntry
+        from gitmem.staleness.verdicts import apply_verdict
 
         store, policy = self.ws.store, self.ws.settings.decay
         updated: dict[str, Memory] = {}
@@ -313,7 +313,7 @@ class Verifier:
 
         Keys are immutable SHAs, so they never go stale.
         """
-        from gitmem.staleness import VerifyCache
+        from gitmem.staleness.verdicts import VerifyCache
 
         plain = self.ws.records.cache.read_payload(*VERIFY_CACHE)
         return VerifyCache.from_plain(plain, tag) if plain is not None else VerifyCache(tag)

@@ -1,6 +1,6 @@
 """Where anchored text went: matches modulo white space, moves to other files, similar regions.
 
-The searches behind two verdicts of :mod:`gitmem.staleness` (docs/staleness.md):
+The searches behind two verdicts of :mod:`gitmem.staleness.verdicts` (docs/staleness.md):
 
 - *reformatted*: the anchored lines are found in their file again, changed only in white
   space (:func:`gitmem.record.anchors.squeeze`), their relative indentation kept where it
