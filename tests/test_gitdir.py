@@ -80,5 +80,5 @@ def test_the_memo_of_tree_lookups_is_keyed_by_immutable_ids(repo):
     # A second store (another process) answers from the memo file, without libgit2.
     again = Store.discover(repo)
     assert again.blob_id_at(head, "src/app.py") == rev(repo, f"{head}:src/app.py")
-    assert again._repo is None
+    assert not again.opened
     assert again.blob_id_at(head, "missing.py") is None

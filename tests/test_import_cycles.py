@@ -181,7 +181,7 @@ def test_the_graph_reader_resolves_every_import_form():
     # `from gitmem import codec` (a submodule, inside a function) and `from gitmem.store import Store`.
     assert ("gitmem.api.curate", "gitmem.codec") in pairs and ("gitmem.api", "gitmem.store") in pairs
     # `from gitmem.store.code import CodeHistory`, lazily inside a method of the store.
-    assert ("gitmem.store.memories", "gitmem.store.code") in pairs
+    assert ("gitmem.store.repo", "gitmem.store.code") in pairs
     # Only-for-type-checking imports count too: a layering does not loop for annotations either.
     assert ("gitmem.context.render", "gitmem.context.wake") in pairs
     # The command modules the CLI loads by name with importlib.

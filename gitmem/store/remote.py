@@ -21,7 +21,8 @@ from datetime import UTC, datetime
 import pygit2
 
 from gitmem.errors import RemoteError
-from gitmem.store.memories import MEMORY_REF, Store, _info
+from gitmem.store.memories import Store
+from gitmem.store.refs import MEMORY_REF, commit_info
 
 __all__ = [
     "Graph",
@@ -298,7 +299,7 @@ class Graph:
 
     def commit_time(self, commit: str) -> datetime:
         """Committer time of a commit (UTC)."""
-        return _info(self._commit(commit)).time
+        return commit_info(self._commit(commit)).time
 
     def last_change(self, tip: str, path: str, stop: str | None) -> datetime:
         """Committer time of the newest commit reachable from ``tip`` (not from ``stop``) that set ``path``.
