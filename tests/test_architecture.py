@@ -156,3 +156,106 @@ def test_the_facade_is_composed_not_mixed_in():
 
     assert Gitmem.__bases__ == (object,)
     assert not list(GITMEM.glob("facade_*.py"))
+
+
+# -- the layers, checked on the import graph ------------------------------------------------
+
+#: What may sit directly in gitmem/: the leaf names every layer may import, the package's own
+#: entry points (``__init__`` re-exports the facade lazily, ``__main__`` runs the CLI), and packages.
+TOP_LEVEL_MODULES = {"__init__.py", "__main__.py", "errors.py", "version.py", "vocabulary.py",
+                     "defaults.py", "text.py"}
+
+#: Each package's layer, bottom (0) to top: a package imports only packages of its own layer or
+#: below. Read off the real import graph (tests/test_import_cycles.import_graph, which counts
+#: lazy and type-checking imports too); docs/architecture.md draws the same table.
+LAYERS: dict[str, int] = {
+    # 0: leaf names
+    "gitmem.errors": 0, "gitmem.version": 0, "gitmem.vocabulary": 0, "gitmem.defaults": 0,
+    "gitmem.text": 0,
+    "gitmem.record": 1,  # the record and its pure rules: no I/O, no YAML
+    "gitmem.codec": 2,  # YAML <-> record
+    "gitmem.config": 3,  # .tur/config.yaml and the plain settings
+    "gitmem.store": 4,  # the only code that touches git
+    # 5: the algorithms, none of which imports another
+    "gitmem.staleness": 5, "gitmem.context": 5, "gitmem.sharing": 5, "gitmem.importers": 5,
+    "gitmem.harness": 5,
+    "gitmem.cache": 6,  # above the algorithms: it stores their payloads (recall index, tokens)
+    "gitmem.api": 7, "gitmem": 7,  # the facade; `gitmem/__init__.py` re-exports it
+    # 8: the surfaces
+    "gitmem.cli": 8, "gitmem.mcp": 8, "gitmem.watch": 8, "tui": 8, "gitmem.__main__": 8,
+}
+
+#: Imports from a package to one of a higher layer that are still there, as (importer package,
+#: imported package): each must still happen (one that is gone is deleted from here).
+KNOWN_UPWARD_IMPORTS = {
+    # The store's object memo reads and writes its file in the cache's checked format
+    # (gitmem/store/memories.py, _ObjectMemo): being replaced by a memo the cache injects.
+    ("gitmem.store", "gitmem.cache"),
+    # The config schema checks `tokenizer` against the encodings available offline
+    # (gitmem/config/schema.py, lazily, gitmem.context.tokens.offline_encodings): reported, open.
+    ("gitmem.config", "gitmem.context"),
+}
+
+
+def _package_of(module: str) -> str:
+    """``gitmem.store.refs`` -> ``gitmem.store``; a top-level module or ``tui.*`` is its own entry."""
+    parts = module.split(".")
+    if parts[0] == "tui":
+        return "tui"
+    return ".".join(parts[:2])
+
+
+def _package_edges() -> dict[tuple[str, str], list[str]]:
+    from tests.test_import_cycles import import_graph
+
+    _, edges = import_graph()
+    found: dict[tuple[str, str], list[str]] = {}
+    for source, target, where in edges:
+        pair = (_package_of(source), _package_of(target))
+        if pair[0] != pair[1]:
+            found.setdefault(pair, []).append(where)
+    return found
+
+
+def test_the_top_of_gitmem_holds_only_the_leaf_names_and_packages():
+    stray = sorted(p.name for p in GITMEM.glob("*.py") if p.name not in TOP_LEVEL_MODULES)
+    assert stray == [], f"modules directly in gitmem/ (put each in the package of its layer): {stray}"
+    packages = {f"gitmem.{p.name}" for p in GITMEM.iterdir() if (p / "__init__.py").is_file()}
+    unplaced = sorted(packages - set(LAYERS))
+    assert unplaced == [], f"packages with no layer in LAYERS (and docs/architecture.md): {unplaced}"
+
+
+def test_each_package_imports_only_its_own_layer_or_below():
+    upward = sorted(
+        f"{source} ({LAYERS[source]}) -> {target} ({LAYERS[target]}): {', '.join(sorted(where)[:3])}"
+        for (source, target), where in _package_edges().items()
+        if LAYERS[target] > LAYERS[source] and (source, target) not in KNOWN_UPWARD_IMPORTS
+    )
+    assert upward == [], "imports from a lower layer to a higher one:\n" + "\n".join(upward)
+
+
+def test_every_known_upward_import_still_happens():
+    edges = _package_edges()
+    gone = sorted(f"{s} -> {t}" for s, t in KNOWN_UPWARD_IMPORTS if (s, t) not in edges)
+    assert gone == [], f"no longer imported: delete from KNOWN_UPWARD_IMPORTS: {gone}"
+
+
+#: No module is longer than this many lines: past it, a module holds more than one job.
+MAX_MODULE_LINES = 900
+#: Modules still longer, each being split by another change (delete a line once it is done).
+BEING_SPLIT_ELSEWHERE = {"gitmem/api/curate.py", "gitmem/api/__init__.py", "gitmem/context/recall.py"}
+
+
+def _long_modules() -> set[str]:
+    return {_rel(p) for base in (GITMEM, ROOT / "tui") for p in base.rglob("*.py")
+            if len(p.read_text().splitlines()) > MAX_MODULE_LINES}
+
+
+def test_no_module_is_over_900_lines():
+    too_long = sorted(_long_modules() - BEING_SPLIT_ELSEWHERE)
+    assert too_long == [], f"modules over {MAX_MODULE_LINES} lines (split them along their jobs): {too_long}"
+
+
+def test_every_module_being_split_elsewhere_is_still_long():
+    done = sorted(BEING_SPLIT_ELSEWHERE - _long_modules())
+    assert done == [], f"now at most {MAX_MODULE_LINES} lines: delete from BEING_SPLIT_ELSEWHERE: {done}"
