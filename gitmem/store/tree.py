@@ -432,7 +432,8 @@ class Trees:
 
         Raises:
             ReadOnlyRepository: writing the object database was denied.
-            OSError, pygit2.GitError: it failed otherwise (as :meth:`transact`'s writes).
+            OSError, pygit2.GitError: it failed otherwise (as the writes of
+                :meth:`~gitmem.store.refs.Refs.transact`).
         """
         try:
             return StoredBlob(str(self._repository.repo.create_blob(data)))
