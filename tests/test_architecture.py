@@ -191,9 +191,6 @@ KNOWN_UPWARD_IMPORTS = {
     # The store's object memo reads and writes its file in the cache's checked format
     # (gitmem/store/memories.py, _ObjectMemo): being replaced by a memo the cache injects.
     ("gitmem.store", "gitmem.cache"),
-    # The config schema checks `tokenizer` against the encodings available offline
-    # (gitmem/config/schema.py, lazily, gitmem.context.tokens.offline_encodings): reported, open.
-    ("gitmem.config", "gitmem.context"),
 }
 
 

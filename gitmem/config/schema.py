@@ -130,7 +130,7 @@ class SettingsFile(_Section):
     def _offline(cls, value: str) -> str:
         # Checked here, not at the first count, so that a bad name is a config error
         # naming the key for every command, not a failure of wake alone.
-        from gitmem.context.tokens import offline_encodings
+        from gitmem.config.encodings import offline_encodings
 
         available = offline_encodings()
         if value not in available and f"{value}_offline" not in available:

