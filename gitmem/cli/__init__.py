@@ -14,7 +14,6 @@ import importlib
 import os
 import re
 import sys
-import types
 from collections.abc import Sequence
 from typing import NoReturn
 
@@ -213,50 +212,47 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         return 1
 
 
-class _NoPydanticPlugins(types.ModuleType):
-    """Stands for ``pydantic.plugin._loader`` in a process where pydantic's plugins are off.
-
-    pydantic asks its loader for plugins each time it builds a validator; the loader module
-    imports ``importlib.metadata`` (with ``email``, ``zipfile``, ``csv``: about 10 ms) only to
-    look them up, which the switch skips. With the switch set, this module answers what the
-    loader answers, no plugin; anything else loads the real module.
-    """
-
-    @staticmethod
-    def get_plugins() -> tuple[()]:
-        """No plugin: what ``pydantic.plugin._loader.get_plugins`` returns when they are off."""
-        return ()
-
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("__"):  # e.g. ``__path__``, which the import system looks for
-            raise AttributeError(name)
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-        return getattr(importlib.import_module(self.__name__), name)
-
-
 def _pydantic_plugins_off() -> None:
     """Turn pydantic's plugins off for this process, unless the user chose otherwise.
 
     A pydantic plugin (entry point group ``pydantic``) observes every validation; gitmem
     registers none, and its records' validation is no other package's to observe. Looking
-    them up reads the metadata of every installed distribution and loads
-    ``importlib.metadata`` (5-10 ms, then about 10 ms): a sixth of a ``tur learn``.
-    ``PYDANTIC_DISABLE_PLUGINS`` is pydantic's own switch; only the entry points set it.
+    them up reads the metadata of every installed distribution (5-10 ms on the first
+    validation). ``PYDANTIC_DISABLE_PLUGINS`` is pydantic's documented switch; only the
+    entry point sets it, as a process-level setting (an application embedding
+    :mod:`gitmem.api` keeps its own choice).
     """
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") \
-            and "pydantic.plugin._loader" not in sys.modules:
-        sys.modules["pydantic.plugin._loader"] = _NoPydanticPlugins("pydantic.plugin._loader")
+
+
+def exempt_survivors(*, collect: bool = False) -> None:
+    """Move every live object out of the cyclic garbage collector's reach (``gc.freeze``).
+
+    The one place gitmem touches the collector; only entry points call it, because the
+    collector is the process's, not a library's. Frozen objects are still freed when no
+    longer referenced; the collector just stops walking them again.
+
+    Args:
+        collect: first unfreeze and collect, so that cycles among objects frozen earlier are
+            found. ``tur mcp`` does this once per tip of the memory ref (what a tip's reads keep,
+            the record table and the recall index, is hundreds of thousands of objects at 10,000
+            memories, and every full collection would walk them: 50-80 ms each on 2 cores,
+            landing inside later calls). The CLI's exit does not: a collection there would cost
+            what freezing saves.
+    """
+    if collect:
+        gc.unfreeze()
+        gc.collect()
+    gc.freeze()
 
 
 def run() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: process-level settings, :func:`main`, exit with its code."""
     _pydantic_plugins_off()
     code = main()
     # What is still alive goes with the process. Out of the cyclic collector's reach, it is
     # not walked again by the collections the interpreter runs while it shuts down (a few
     # tens of milliseconds after a command that loaded pydantic, libgit2 and detect-secrets).
     # Python never promised finalizers at exit; gitmem closes what it writes as it goes.
-    gc.freeze()
+    exempt_survivors()
     sys.exit(code)
