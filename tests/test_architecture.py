@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 GITMEM = ROOT / "gitmem"
 
@@ -54,7 +56,7 @@ def test_only_config_and_cli_read_the_environment():
 #: The one place that sets the garbage collector: the entry point, which owns the process
 #: (``tur`` at exit, ``tur mcp`` once per tip). ``gitmem/cache/fileformat.py`` (``paused_gc``)
 #: is the one known exception left; the cache rewrite deletes it.
-GC_ALLOWED = {"gitmem/cli/__init__.py", "gitmem/cache/fileformat.py"}
+GC_ALLOWED = {"gitmem/cli/process.py", "gitmem/cache/fileformat.py"}
 
 
 def _interpreter_edits(path: Path) -> list[str]:
@@ -204,3 +206,46 @@ def test_the_facade_is_composed_not_mixed_in():
 
     assert Gitmem.__bases__ == (object,)
     assert not list(GITMEM.glob("facade_*.py"))
+
+
+#: Modules that serve names through a PEP 562 ``__getattr__`` table, and the table's name.
+#: (``gitmem/cache/__init__.py`` has one too; the cache rewrite owns it.)
+LAZY_TABLES = {"gitmem/api/__init__.py": "_LAZY", "gitmem/api/results.py": "_ELSEWHERE"}
+
+
+def _type_checking_names(tree: ast.Module) -> set[str]:
+    names: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING":
+            for stmt in ast.walk(node):
+                if isinstance(stmt, ast.ImportFrom):
+                    names.update(a.asname or a.name for a in stmt.names)
+    return names
+
+
+@pytest.mark.parametrize(("module", "table"), sorted(LAZY_TABLES.items()))
+def test_every_lazily_served_name_is_imported_for_the_type_checker(module, table):
+    tree = ast.parse((ROOT / module).read_text())
+    served = next(_table_keys(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == table for t in n.targets))
+    missing = served - _type_checking_names(tree)
+    assert not missing, f"{module}: lazy names mypy would see as Any: {sorted(missing)}"
+
+
+def test_the_package_serves_its_names_typed_too():
+    tree = ast.parse((GITMEM / "__init__.py").read_text())
+    exported = set(ast.literal_eval(next(n.value for n in tree.body if isinstance(n, ast.Assign)
+                                         and ast.unparse(n.targets[0]) == "__all__")))
+    assert exported - {"__version__"} <= _type_checking_names(tree)
+
+
+def _table_keys(node: ast.expr) -> set[str]:
+    """The string keys of a dict display, ``**{name: ... for name in (...)}`` parts included."""
+    keys: set[str] = set()
+    assert isinstance(node, ast.Dict)
+    for key, value in zip(node.keys, node.values, strict=True):
+        if key is not None:
+            keys.add(ast.literal_eval(key))
+        elif isinstance(value, ast.DictComp):
+            keys.update(ast.literal_eval(value.generators[0].iter))
+    return keys

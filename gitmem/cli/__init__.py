@@ -9,7 +9,6 @@ builds only its sub-parser, and ``tur --help`` lists the commands from the stati
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import re
@@ -19,6 +18,7 @@ from typing import NoReturn
 
 from gitmem.cli.commands import COMMANDS, EXAMPLES
 from gitmem.cli.env import Env
+from gitmem.cli.process import exempt_survivors
 
 __all__ = ["Env", "build_parser", "main"]
 
@@ -223,27 +223,6 @@ def _pydantic_plugins_off() -> None:
     :mod:`gitmem.api` keeps its own choice).
     """
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
-
-def exempt_survivors(*, collect: bool = False) -> None:
-    """Move every live object out of the cyclic garbage collector's reach (``gc.freeze``).
-
-    The one place gitmem touches the collector; only entry points call it, because the
-    collector is the process's, not a library's. Frozen objects are still freed when no
-    longer referenced; the collector just stops walking them again.
-
-    Args:
-        collect: first unfreeze and collect, so that cycles among objects frozen earlier are
-            found. ``tur mcp`` does this once per tip of the memory ref (what a tip's reads keep,
-            the record table and the recall index, is hundreds of thousands of objects at 10,000
-            memories, and every full collection would walk them: 50-80 ms each on 2 cores,
-            landing inside later calls). The CLI's exit does not: a collection there would cost
-            what freezing saves.
-    """
-    if collect:
-        gc.unfreeze()
-        gc.collect()
-    gc.freeze()
 
 
 def run() -> None:
