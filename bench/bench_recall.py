@@ -37,12 +37,12 @@ from gitmem.context.recall import (  # noqa: E402
     RRF_WEIGHTS,
     TRIGRAM_FLOOR,
     RecallIndex,
-    bm25_scores,
     observed_times,
     rank_memories,
     trigram_scores,
 )
 from gitmem.record.models import Memory  # noqa: E402
+from tests.bm25_oracle import bm25_scores  # noqa: E402 - the bm25s oracle (test extra)
 
 K = 5
 LOCOMO = ROOT.parent / "shared" / "eval" / "locomo-dev"

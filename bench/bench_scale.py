@@ -463,7 +463,7 @@ def specs_for(code: Code, size: int, runs: int, cold_runs: int) -> list[Spec]:
         Spec("import gitmem", runs, lambda i: [py, "-c", "import gitmem"]),
         Spec("import gitmem.api", runs, lambda i: [py, "-c", "import gitmem.api"]),
         Spec("import secret scanner", runs, lambda i: [
-            py, "-c", "from gitmem import secret_scan; secret_scan.find_secrets('x = 1')"]),
+            py, "-c", "from gitmem.sharing import secret_scan; secret_scan.find_secrets('x = 1')"]),
         Spec("tur --help", runs, lambda i: [*tur, "--help"]),
         Spec("wake cold", cold_runs, lambda i: [*tur, "wake"], before=clear),
         Spec("wake warm", runs, lambda i: [*tur, "wake"], prime=prime([*tur, "wake"])),

@@ -18,7 +18,6 @@ from gitmem.cli import Env, main
 from gitmem.context.entry import format_entry
 from gitmem.context.recall import (
     RecallIndex,
-    bm25_scores,
     observed_times,
     rank_memories,
     recall,
@@ -29,6 +28,7 @@ from gitmem.context.wake import compile_wake
 from gitmem.errors import MalformedRecord
 from gitmem.record.decay import weight
 from gitmem.store import Mutation, Store
+from tests.bm25_oracle import bm25_scores
 from tests.conftest import commit_file, git
 
 ROOT = Path(__file__).resolve().parent.parent

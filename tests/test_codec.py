@@ -792,29 +792,35 @@ def test_writing_a_new_record_loads_no_yaml_library():
     assert out.stdout.strip() == "[]"
 
 
-def test_the_quoting_patterns_are_the_yaml_libraries_own():
-    """gitmem/codec/scalars.py writes the resolvers out; they must be exactly PyYAML's and ruamel's."""
-    import re
-    import re._parser as sre_parse  # type: ignore[import-not-found]
+#: Strings some YAML reader takes for something else when unquoted: YAML 1.1 booleans (PyYAML,
+#: ruamel 1.1), nulls, 1.1 and 1.2 numbers (octal, binary, hex, sexagesimal, underscores,
+#: exponents), timestamps, the merge key, value and yaml indicators.
+NOT_STRINGS_UNQUOTED = (
+    "yes", "No", "ON", "off", "y", "N", "~", "null", "NULL", "", "true", "False",
+    "0x1F", "0o17", "010", "0b101", "1_000", "1e3", "1E+3", "+7", "-0.5", ".5", "1.", ".inf", "-.Inf",
+    ".NaN", "12:30:00", "190:20:30", "1:20.5", "2024-01-02", "2024-1-2 3:04:05", "2024-01-02T03:04:05Z",
+    "<<", "=", "!", "&", "*",
+)
 
-    from ruamel.yaml.resolver import implicit_resolvers
 
-    from gitmem.codec.scalars import CORE_RESOLVERS, LIBRARY_PATTERNS
+@pytest.mark.parametrize("text", NOT_STRINGS_UNQUOTED)
+def test_a_string_any_reader_would_misread_is_written_so_every_reader_reads_it_back(text):
+    """Behaviour, not the libraries' patterns: PyYAML (1.1), ruamel (1.1, 1.2, round-trip) and
+    gitmem's reader all read each written string back as the same string."""
+    memory = full_memory(content=f"note {text}", provenance=Provenance(observed_at=T0, source_agent=text),
+                         extra_value=text)
+    data = dump_new(memory)
+    readers = {
+        "pyyaml": lambda b: yaml.safe_load(b),
+        "ruamel-1.2": lambda b: YAML(typ="safe", pure=True).load(b),
+        "ruamel-1.1": lambda b: YAML(typ="safe", pure=True).load(b"%YAML 1.1\n---\n" + b),
+        "ruamel-rt": lambda b: YAML(typ="rt").load(b),
+        "gitmem": lambda b: load_mapping(b, WHERE),
+    }
+    for name, read in readers.items():
+        mapping = read(data)
+        assert mapping["extra_value"] == text, (name, data)
+        assert mapping["provenance"]["source_agent"] == text, (name, data)
+    assert load(data, WHERE) == memory
 
-    def tree(node):  # a parsed regular expression as plain tuples (verbose white space gone)
-        if isinstance(node, sre_parse.SubPattern):
-            return tuple(tree(d) for d in node.data)
-        if isinstance(node, list | tuple):
-            return tuple(tree(d) for d in node)
-        return node
 
-    def parsed(pattern: str, flags: int = 0):
-        return tree(sre_parse.parse(pattern, flags & re.VERBOSE))
-
-    pyyaml = yaml.resolver.Resolver.yaml_implicit_resolvers.values()
-    libraries = {parsed(r.pattern, r.flags) for resolvers in pyyaml for _tag, r in resolvers}
-    libraries |= {parsed(str(r.pattern), r.flags) for _versions, _tag, r, _first in implicit_resolvers}
-    ours = {parsed(pattern) for pattern in LIBRARY_PATTERNS}
-    assert ours == libraries
-    assert len(LIBRARY_PATTERNS) == len(ours)  # each written once
-    assert {parsed(p) for _tag, p, _first in CORE_RESOLVERS} - ours  # the core schema adds to them

@@ -16,8 +16,9 @@ import pytest
 
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
-from gitmem.context.recall import RecallIndex, bm25_scores, trigram_scores
+from gitmem.context.recall import RecallIndex, trigram_scores
 from gitmem.store import Store
+from tests.bm25_oracle import bm25_scores
 from tests.conftest import clone, commit_file, git, legacy_records
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)

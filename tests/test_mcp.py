@@ -384,3 +384,18 @@ def test_status_reports_what_verify_would_record_and_verify_records_it(repo, tmp
     assert verified["reason"] == status["changes"][0]["reason"]
     assert [m["id"] for m in listed["memories"]] == [mid]
     assert json.loads(tur(repo, "list", "--format", "json").out)[0]["status"] == "stale"
+
+
+def test_the_owner_hears_of_each_new_tip_once(repo):
+    from gitmem.mcp.server import GitmemTools
+
+    heard: list[str | None] = []
+    tur(repo, "learn", "A first commit on the memory ref")
+    gm = Gitmem.open(repo)
+    tools = GitmemTools(gm, on_new_tip=lambda: heard.append(gm.tip()))
+    tools.call(lambda: tools.wake(None, None, False))
+    tools.call(lambda: tools.wake(None, None, False))
+    assert heard == [gm.tip()]  # the same tip: told once
+    tur(repo, "learn", "The owner hears of this commit")
+    tools.call(lambda: tools.wake(None, None, False))
+    assert len(heard) == 2 and heard[1] == gm.tip() != heard[0]

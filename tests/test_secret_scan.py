@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -162,32 +161,3 @@ def test_importing_the_module_does_not_import_detect_secrets():
     assert out.stdout.strip() == "False"
 
 
-FINDINGS_PROBE = """
-import json, sys
-if sys.argv[1] == "package-first":
-    import detect_secrets  # the package's __init__ runs first, as for any other user of it
-from gitmem.sharing.secret_scan import scan_texts
-found = scan_texts(json.loads(sys.argv[2]))
-print(json.dumps({"found": [[[f.kind, f.line] for f in text] for text in found],
-                  "multiprocessing": "multiprocessing" in sys.modules}))
-import detect_secrets
-assert detect_secrets.SecretsCollection.__name__ == "SecretsCollection"
-from detect_secrets import SecretsCollection  # the package still offers all it defines
-"""
-
-
-def test_the_scan_finds_the_same_without_running_the_detect_secrets_package_init():
-    texts = [*PROSE, *SHAS, f"key {AWS_KEY}", f"CI pushes with {GITHUB_TOKEN}", PRIVATE_KEY_HEADER,
-             f"bot token {SLACK_TOKEN}", 'password = "hunter2hunter2"',
-             f"aws_secret_access_key = {AWS_SECRET}", "postgres://admin:s3cr3tpw@db.internal:5432/app",
-             f"{AWS_KEY}\n\n{GITHUB_TOKEN}"]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    reports = {}
-    for how in ("package-first", "scan-only"):
-        out = subprocess.run([sys.executable, "-c", FINDINGS_PROBE, how, json.dumps(texts)], cwd=ROOT,
-                             env=env, capture_output=True, text=True, check=True)
-        reports[how] = json.loads(out.stdout)
-    assert reports["scan-only"]["found"] == reports["package-first"]["found"]
-    assert sum(map(len, reports["scan-only"]["found"])) >= 8
-    # what only a scan of files and baselines loads (SecretsCollection's multiprocessing) is not
-    assert reports["package-first"]["multiprocessing"] and not reports["scan-only"]["multiprocessing"]

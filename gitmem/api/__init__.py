@@ -41,6 +41,8 @@ from gitmem.defaults import (
 from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
+# Under TYPE_CHECKING, every name _LAZY serves too (``X as X``: re-exported), so that mypy
+# sees its real type where the surfaces use it.
 if TYPE_CHECKING:
     from gitmem.api.curate import Curator
     from gitmem.api.hooks import Hooks
@@ -65,10 +67,23 @@ if TYPE_CHECKING:
         WakeResult,
     )
     from gitmem.api.verify import Verifier
+    from gitmem.cache import MemoryView as MemoryView
     from gitmem.cache.reader import Snapshot
     from gitmem.config import Settings
+    from gitmem.context.recall import Hit as Hit
+    from gitmem.context.render import HOOK_FORMATS as HOOK_FORMATS
+    from gitmem.context.render import render_explain as render_explain
+    from gitmem.context.render import render_hook as render_hook
+    from gitmem.context.render import render_recall as render_recall
+    from gitmem.context.render import render_wake as render_wake
     from gitmem.context.tokens import TokenCounter
+    from gitmem.context.wake import AssemblyEntry as AssemblyEntry
+    from gitmem.harness import HARNESSES as HARNESSES
+    from gitmem.harness import SetupItem as SetupItem
+    from gitmem.record.anchors import split_ref as split_anchor_ref  # noqa: F401 - served by _LAZY
     from gitmem.record.models import Memory
+    from gitmem.vocabulary import RECALL_FORMATS as RECALL_FORMATS
+    from gitmem.vocabulary import WAKE_FORMATS as WAKE_FORMATS
 
 __all__ = [
     "AnchorStep",
@@ -91,7 +106,9 @@ __all__ = [
 ]
 
 #: Names served on first access: name -> (module, attribute). The result types too: a warm
-#: wake builds none of them, and their module creates some thirty dataclasses.
+#: wake builds none of them, and their module creates some thirty dataclasses. Each is also
+#: imported under ``TYPE_CHECKING`` above, so that mypy sees its real type at the call sites
+#: (``tests/test_architecture.py`` checks that none is missing).
 _LAZY = {
     **{name: ("gitmem.api.results", name) for name in (
         "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnResult", "RepoPaths",

@@ -9,17 +9,16 @@ builds only its sub-parser, and ``tur --help`` lists the commands from the stati
 from __future__ import annotations
 
 import argparse
-import gc
 import importlib
 import os
 import re
 import sys
-import types
 from collections.abc import Sequence
 from typing import NoReturn
 
 from gitmem.cli.commands import COMMANDS, EXAMPLES
 from gitmem.cli.env import Env
+from gitmem.cli.process import exempt_survivors
 
 __all__ = ["Env", "build_parser", "main"]
 
@@ -213,50 +212,26 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         return 1
 
 
-class _NoPydanticPlugins(types.ModuleType):
-    """Stands for ``pydantic.plugin._loader`` in a process where pydantic's plugins are off.
-
-    pydantic asks its loader for plugins each time it builds a validator; the loader module
-    imports ``importlib.metadata`` (with ``email``, ``zipfile``, ``csv``: about 10 ms) only to
-    look them up, which the switch skips. With the switch set, this module answers what the
-    loader answers, no plugin; anything else loads the real module.
-    """
-
-    @staticmethod
-    def get_plugins() -> tuple[()]:
-        """No plugin: what ``pydantic.plugin._loader.get_plugins`` returns when they are off."""
-        return ()
-
-    def __getattr__(self, name: str) -> object:
-        if name.startswith("__"):  # e.g. ``__path__``, which the import system looks for
-            raise AttributeError(name)
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]
-        return getattr(importlib.import_module(self.__name__), name)
-
-
 def _pydantic_plugins_off() -> None:
     """Turn pydantic's plugins off for this process, unless the user chose otherwise.
 
     A pydantic plugin (entry point group ``pydantic``) observes every validation; gitmem
     registers none, and its records' validation is no other package's to observe. Looking
-    them up reads the metadata of every installed distribution and loads
-    ``importlib.metadata`` (5-10 ms, then about 10 ms): a sixth of a ``tur learn``.
-    ``PYDANTIC_DISABLE_PLUGINS`` is pydantic's own switch; only the entry points set it.
+    them up reads the metadata of every installed distribution (5-10 ms on the first
+    validation). ``PYDANTIC_DISABLE_PLUGINS`` is pydantic's documented switch; only the
+    entry point sets it, as a process-level setting (an application embedding
+    :mod:`gitmem.api` keeps its own choice).
     """
     os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-    if os.environ["PYDANTIC_DISABLE_PLUGINS"] in ("__all__", "1", "true") \
-            and "pydantic.plugin._loader" not in sys.modules:
-        sys.modules["pydantic.plugin._loader"] = _NoPydanticPlugins("pydantic.plugin._loader")
 
 
 def run() -> None:
-    """Console-script entry point."""
+    """Console-script entry point: process-level settings, :func:`main`, exit with its code."""
     _pydantic_plugins_off()
     code = main()
     # What is still alive goes with the process. Out of the cyclic collector's reach, it is
     # not walked again by the collections the interpreter runs while it shuts down (a few
     # tens of milliseconds after a command that loaded pydantic, libgit2 and detect-secrets).
     # Python never promised finalizers at exit; gitmem closes what it writes as it goes.
-    gc.freeze()
+    exempt_survivors()
     sys.exit(code)

@@ -52,5 +52,8 @@ def cmd_mcp(args: argparse.Namespace, env: Env) -> int:
         from gitmem.errors import InvalidInput
 
         raise InvalidInput(f"tur mcp needs the mcp package ({exc})", "pip install 'mcp>=2.3,<3'") from None
-    serve(gm)
+    from gitmem.cli.process import exempt_survivors
+
+    # This process is the server's: the collector's setting per tip is the entry point's to make.
+    serve(gm, on_new_tip=lambda: exempt_survivors(collect=True))
     return 0

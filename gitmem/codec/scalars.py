@@ -9,9 +9,11 @@
 
 The resolvers' patterns are written out here (:data:`LIBRARY_PATTERNS`) rather than taken
 from the libraries, so that writing a new record needs neither PyYAML nor ruamel.yaml
-(about 25 ms of a ``tur learn``), and so that a record's bytes do not depend on which
-versions of them are installed. ``tests/test_codec.py`` checks that they are exactly the
-libraries' (the same regular expressions, parsed) and fails when a version changes them.
+(see :mod:`gitmem.codec.write` for the figures), and so that a record's bytes do not
+depend on which versions of them are installed. They are gitmem's quoting rule, not a copy
+kept in step: ``tests/test_codec.py`` checks the behaviour (each such string, written,
+reads back as the same string in PyYAML, ruamel 1.1/1.2/round-trip and gitmem's reader),
+not the libraries' source.
 """
 
 from __future__ import annotations
@@ -52,7 +54,7 @@ CORE_RESOLVERS: list[tuple[str, str, str]] = [
 
 #: Every implicit resolver of PyYAML (``yaml.resolver.Resolver``) and of ruamel.yaml
 #: (``ruamel.yaml.resolver.implicit_resolvers``), one per distinct regular expression, written
-#: without the verbose flag the libraries use (the tests compare them with the installed ones).
+#: without the verbose flag the libraries use (as of PyYAML 6.0 and ruamel.yaml 0.18).
 LIBRARY_PATTERNS: tuple[str, ...] = (
     # PyYAML: bool, null, float, int, timestamp, merge, value, yaml
     r"^(?:yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF)$",

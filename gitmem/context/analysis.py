@@ -17,54 +17,44 @@ A text becomes BM25 terms in four steps:
    PyStemmer, the C implementation bm25s accepts: ``caching``/``caches``/``cached`` →
    ``cach``, ``memories`` → ``memori``.
 
-Everything is local: the stop list is read from the installed bm25s package (without
-importing bm25s, whose import pulls in numpy) and the stemmer is a compiled extension
-(about 2 ms to import). :data:`VERSION` names the analysis; an index built by another
+Everything is local: the stop list is written out below and the stemmer is a compiled
+extension (about 2 ms to import). :data:`VERSION` names the analysis; an index built by another
 analysis must not be used (:mod:`gitmem.cache` keys recall indexes by it).
 """
 
 from __future__ import annotations
 
 import functools
-import importlib.util
 import re
-from importlib.machinery import SourceFileLoader
-from pathlib import Path
-from types import ModuleType
 
 import Stemmer
 
 __all__ = ["STOPWORDS", "VERSION", "identifier_parts", "stem", "tokenize", "words"]
 
+#: NLTK's English stop words (179), as bm25s ships them (``bm25s.stopwords.STOPWORDS_EN_PLUS``;
+#: ``tests/test_analysis.py`` compares them). Written out here: the list is data, and recall
+#: should not need bm25s installed to read it.
+_NLTK_ENGLISH = (
+    'a', 'about', 'above', 'after', 'again', 'against', 'ain', 'all', 'am', 'an', 'and', 'any',
+    'are', 'aren', "aren't", 'as', 'at', 'be', 'because', 'been', 'before', 'being', 'below',
+    'between', 'both', 'but', 'by', 'can', 'couldn', "couldn't", 'd', 'did', 'didn', "didn't", 'do',
+    'does', 'doesn', "doesn't", 'doing', 'don', "don't", 'down', 'during', 'each', 'few', 'for',
+    'from', 'further', 'had', 'hadn', "hadn't", 'has', 'hasn', "hasn't", 'have', 'haven', "haven't",
+    'having', 'he', 'her', 'here', 'hers', 'herself', 'him', 'himself', 'his', 'how', 'i', 'if',
+    'in', 'into', 'is', 'isn', "isn't", 'it', "it's", 'its', 'itself', 'just', 'll', 'm', 'ma',
+    'me', 'mightn', "mightn't", 'more', 'most', 'mustn', "mustn't", 'my', 'myself', 'needn',
+    "needn't", 'no', 'nor', 'not', 'now', 'o', 'of', 'off', 'on', 'once', 'only', 'or', 'other',
+    'our', 'ours', 'ourselves', 'out', 'over', 'own', 're', 's', 'same', 'shan', "shan't", 'she',
+    "she's", 'should', "should've", 'shouldn', "shouldn't", 'so', 'some', 'such', 't', 'than',
+    'that', "that'll", 'the', 'their', 'theirs', 'them', 'themselves', 'then', 'there', 'these',
+    'they', 'this', 'those', 'through', 'to', 'too', 'under', 'until', 'up', 've', 'very', 'was',
+    'wasn', "wasn't", 'we', 'were', 'weren', "weren't", 'what', 'when', 'where', 'which', 'while',
+    'who', 'whom', 'why', 'will', 'with', 'won', "won't", 'wouldn', "wouldn't", 'y', 'you', "you'd",
+    "you'll", "you're", "you've", 'your', 'yours', 'yourself', 'yourselves',
+)
 _EXTRA_STOPWORDS = ("could", "would")  # modal auxiliaries NLTK's list lacks
 
-
-def _load_stopwords() -> frozenset[str]:
-    """NLTK's English stop words as bm25s ships them, plus :data:`_EXTRA_STOPWORDS`.
-
-    ``bm25s/stopwords.py`` is a plain module of tuples; it is executed on its own so that the
-    bm25s package (numpy, 0.2 s) is not imported on the warm recall path. Should its place
-    ever change, the ordinary import is used.
-    """
-    words: tuple[str, ...]
-    try:
-        spec = importlib.util.find_spec("bm25s")  # locates the package, imports nothing
-        if spec is None or spec.origin is None:
-            raise ImportError("bm25s")
-        path = Path(spec.origin).with_name("stopwords.py")
-        loader = SourceFileLoader("gitmem._bm25s_stopwords", str(path))
-        module = ModuleType(loader.name)
-        module.__file__ = str(path)
-        loader.exec_module(module)
-        words = module.STOPWORDS_EN_PLUS
-    except (ImportError, OSError, AttributeError, SyntaxError):
-        from bm25s.stopwords import STOPWORDS_EN_PLUS
-
-        words = tuple(STOPWORDS_EN_PLUS)
-    return frozenset(words) | frozenset(_EXTRA_STOPWORDS)
-
-
-STOPWORDS: frozenset[str] = _load_stopwords()
+STOPWORDS: frozenset[str] = frozenset(_NLTK_ENGLISH) | frozenset(_EXTRA_STOPWORDS)
 """Lowercase English stop words (see the module docstring); none is ever a term."""
 
 _STEMMER = Stemmer.Stemmer("english")

@@ -72,7 +72,6 @@ __all__ = [
     "Hit",
     "RecallIndex",
     "RecallResult",
-    "bm25_scores",
     "date_words",
     "query_from_payload",
     "observed_times",
@@ -137,14 +136,6 @@ def _date_column(observed: Sequence[datetime | str | None]) -> list[str]:
     return out
 
 
-def _bm25_document(content: str, observed: datetime | str | None) -> list[str]:
-    """BM25 terms of one memory: its content's, then its observation month and year."""
-    terms = tokenize(content)
-    if observed is not None:
-        terms.extend(tokenize(date_words(observed)))
-    return terms
-
-
 @functools.lru_cache(maxsize=1 << 16)
 def _word_trigrams(word: str) -> tuple[str, ...]:
     padded = f" {word} "
@@ -172,34 +163,6 @@ def trigram_scores(query: str, documents: Sequence[str]) -> list[float]:
     return RecallIndex.build(documents, bm25=False).trigram_scores(query)
 
 
-def bm25_scores(query: str, documents: Sequence[str],
-                observed: Sequence[datetime | str | None] | None = None) -> list[float]:
-    """BM25 score of each document for ``query`` (see the module docstring); 0: no query term.
-
-    Args:
-        query: free text, terms from :func:`gitmem.context.analysis.tokenize`.
-        documents: the texts.
-        observed: each document's observation time, whose month and year are indexed with
-            it (see :func:`date_words`); ``None`` indexes the texts alone.
-    """
-    corpus = _bm25_corpus(documents, observed)
-    vocabulary = {t for doc in corpus for t in doc}
-    terms = [t for t in tokenize(query) if t in vocabulary]
-    if not terms:
-        return [0.0] * len(documents)
-    bm25s = _bm25s()
-    retriever = bm25s.BM25(k1=BM25_K1, b=BM25_B)
-    retriever.index(corpus, show_progress=False)
-    return [float(s) for s in retriever.get_scores(terms)]
-
-
-def _bm25_corpus(documents: Sequence[str],
-                 observed: Sequence[datetime | str | None] | None) -> list[list[str]]:
-    if observed is None:
-        return [tokenize(d) for d in documents]
-    return [_bm25_document(d, at) for d, at in zip(documents, observed, strict=True)]
-
-
 def _idf(size: int, df: int) -> float:
     """Trigram weight ``ln(1 + N / df)`` of a trigram held by ``df`` of ``size`` documents."""
     return math.log(1.0 + size / max(df, 1))
@@ -217,12 +180,14 @@ class RecallIndex:
     and how often, each document's length; per trigram the documents and counts, each
     document's trigram norm. Scores are computed at query time, for the query's terms only.
 
-    :meth:`bm25_scores` returns exactly what :func:`bm25_scores` returns for the same
-    documents (bm25s, Lucene variant): each (term, document) score is bm25s' float32
+    :meth:`bm25_scores` returns exactly what bm25s (Lucene variant) returns for the same
+    tokenised documents (``tests/bm25_oracle.py`` is that oracle; bm25s is a test dependency
+    only): each (term, document) score is bm25s' float32
     ``idf × tf / (tf + k1 × (1 − b + b × dl / avgdl))`` (the idf rounded to float32, the rest
     in float64, as numpy 2 evaluates bm25s' expression), and the scores of the query's terms
     are added per document in float32, as ``BM25.get_scores`` does. :meth:`trigram_scores`
-    is what :func:`trigram_scores` returns. Neither numpy nor bm25s is imported. The payload
+    is what :func:`trigram_scores` returns. bm25s is never imported, numpy only for the norms
+    of a large index (:data:`_NUMPY_POSTINGS`). The payload
     is plain bytes and strings (see :mod:`gitmem.cache`), stamped with :data:`INDEX_VERSION`.
 
     Documents are numbered in the order they were indexed; :meth:`derive` appends new ones
@@ -264,7 +229,7 @@ class RecallIndex:
     def build(cls, documents: Sequence[str],
               observed: Sequence[datetime | str | None] | None = None, *,
               bm25: bool = True, ids: Sequence[str] | None = None) -> RecallIndex:
-        """Index ``documents`` (as :func:`bm25_scores` and :func:`trigram_scores` do).
+        """Index ``documents`` (as :func:`trigram_scores` does, and bm25s would).
 
         Args:
             documents: the texts.
@@ -541,7 +506,11 @@ class RecallIndex:
         return out
 
     def bm25_scores(self, query: str) -> list[float]:
-        """As :func:`bm25_scores` of ``query`` over the indexed documents."""
+        """BM25 score of each indexed document for ``query`` (see the module docstring); 0: no query term.
+
+        Equal, bit for bit, to bm25s' scores of the same tokenised documents (float32 sums;
+        the oracle is ``tests/bm25_oracle.py``), in the order of :meth:`bind`.
+        """
         found = [self.terms[t] for t in tokenize(query) if t in self.terms]
         if not found:
             return [0.0] * self.size
@@ -786,20 +755,6 @@ def _newer_first_among_near_ties(order: list[int], memories: Sequence[Memory],
             if moved:
                 break
     return head + order[window:]
-
-
-def _bm25s() -> Any:
-    """The bm25s module, imported on first use (it pulls in numpy, about 0.2 s).
-
-    bm25s sets its own logger to DEBUG when imported, which would print every index build
-    on stderr (a harness's log for ``tur mcp``); it is put back to WARNING.
-    """
-    import logging
-
-    import bm25s
-
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
-    return bm25s
 
 
 def observed_times(memories: Sequence[Memory]) -> list[datetime | None]:

@@ -24,7 +24,6 @@ it.
 
 from __future__ import annotations
 
-import gc
 import json
 import logging
 import threading
@@ -330,12 +329,16 @@ class GitmemTools:
 
     Args:
         gm: the repository's memory store; relative ``file`` paths start at ``gm.cwd``.
+        on_new_tip: called with no argument after the first call that sees a new tip of the
+            memory ref, under the lock. The process's owner (the ``tur mcp`` entry point) uses
+            it for process-wide settings such as the garbage collector's; ``None`` does nothing.
     """
 
-    def __init__(self, gm: Gitmem) -> None:
+    def __init__(self, gm: Gitmem, on_new_tip: Callable[[], None] | None = None) -> None:
         self.gm = gm
         self._lock = threading.Lock()
         self._settled: str | None = None
+        self._on_new_tip = on_new_tip
 
     def call(self, body: Callable[[], tuple[BaseModel, str | None]]) -> CallToolResult:
         """Run ``body`` alone; its result, or a tool error with a one-line message."""
@@ -355,20 +358,13 @@ class GitmemTools:
         return _text_result(model, text)
 
     def _settle(self) -> None:
-        """Once per tip of the memory ref: collect garbage, then exempt what is left from it.
-
-        What a tip's reads keep in memory (the record table, the recall index: hundreds of
-        thousands of objects at 10,000 memories) would otherwise be traversed by every full
-        collection of the cyclic garbage collector, 50-80 ms each on 2 cores, landing inside
-        later calls. Frozen objects are still freed when no longer referenced; unfreezing
-        first lets the collection find cycles among the previous tip's.
-        """
+        """Once per tip of the memory ref, tell the process's owner (``on_new_tip``)."""
+        if self._on_new_tip is None:
+            return
         tip = self.gm.tip()
         if tip != self._settled:
             self._settled = tip
-            gc.unfreeze()
-            gc.collect()
-            gc.freeze()
+            self._on_new_tip()
 
     def read(self, body: Callable[[], str]) -> str:
         """Run a resource ``body`` alone; a gitmem error becomes a resource error (its message).
@@ -569,14 +565,15 @@ class _Server(MCPServer):
             raise ToolError(problems) from cause
 
 
-def build_server(gm: Gitmem) -> MCPServer:
+def build_server(gm: Gitmem, on_new_tip: Callable[[], None] | None = None) -> MCPServer:
     """The MCP server of ``gm``'s repository: its tools and resources, not yet running.
 
     Args:
         gm: the repository; open it at the repository root so that ``file`` paths are
             relative to the root.
+        on_new_tip: see :class:`GitmemTools`.
     """
-    tools = GitmemTools(gm)
+    tools = GitmemTools(gm, on_new_tip)
     server: MCPServer = _Server("tur", title="gitmem", version=__version__, instructions=INSTRUCTIONS,
                                    log_level="WARNING")
     read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
@@ -690,15 +687,14 @@ def build_server(gm: Gitmem) -> MCPServer:
     return server
 
 
-def serve(gm: Gitmem) -> None:
+def serve(gm: Gitmem, on_new_tip: Callable[[], None] | None = None) -> None:
     """Run the server on stdin/stdout for ``gm``'s repository, until the client closes stdin.
 
     ``file`` arguments are relative to the repository root, wherever ``gm`` was opened.
+    ``on_new_tip``: see :class:`GitmemTools`.
     """
     root = gm.paths.workdir
     if root is not None and root.resolve() != gm.cwd:
         gm = Gitmem.open(root)
-    server = build_server(gm)  # configures logging to stderr
-    # bm25s logs every index build at DEBUG on its own logger; stderr is the harness's log.
-    logging.getLogger("bm25s").setLevel(logging.WARNING)
+    server = build_server(gm, on_new_tip)  # configures logging to stderr
     server.run("stdio")

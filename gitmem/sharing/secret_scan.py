@@ -33,18 +33,15 @@ Known gap: a random key without a recognisable prefix and without quotes after a
 detect-secrets' ``pragma: allowlist secret`` marker are skipped, as the library does.
 
 Cost (measured on 2 cores): the first check in a process imports detect-secrets, which is
-why it is imported inside :func:`scan_texts`; after that a one-line memory takes about 2.5 ms
-and ten 260-character lines about 30 ms. Its plugins import ``requests`` only to verify a
-found key over the network, which gitmem never asks for: while detect-secrets loads, a
-stand-in module takes ``requests``' place and loads the real one only if something uses it
-(:func:`_load_detect_secrets`), so the import costs about 0.05 s instead of 0.15-0.3 s.
+why it is imported inside :func:`scan_texts`: about 0.11 s, of which ``requests`` (which its
+plugins and filters import at the top, to verify a found key over the network, which gitmem
+never asks for) is about 0.07 s. After that a one-line memory takes about 2.5 ms and ten
+260-character lines about 30 ms.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
-import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -112,7 +109,8 @@ def scan_texts(texts: Sequence[str]) -> list[list[SecretFinding]]:
     Returns:
         One list of findings per text, in order.
     """
-    _load_detect_secrets()
+    # Lazy, from the function: detect-secrets loads ~30 plugin modules and ``requests``
+    # (about 0.1 s), which every read-only command (wake, recall, list) would otherwise pay for.
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
     from detect_secrets.core.scan import scan_line
     from detect_secrets.plugins.high_entropy_strings import HighEntropyStringsPlugin
@@ -149,85 +147,6 @@ def scan_texts(texts: Sequence[str]) -> list[list[SecretFinding]]:
                 findings.extend(SecretFinding(kind=k, line=number) for k in sorted(kinds))
             out.append(findings)
     return out
-
-
-class _RequestsOnDemand(types.ModuleType):
-    """Takes ``requests``' place while detect-secrets loads; the real module loads on first use.
-
-    detect-secrets' plugins import ``requests`` at the top of their modules only to verify a
-    found key against its service, which gitmem never does; importing it (with urllib3,
-    http.client, ssl) would be most of the scanner's start-up. Two IBM verifiers name
-    ``requests.Response`` in an annotation, evaluated while their module loads: during the
-    import that name is a placeholder class. Any other use loads the real ``requests``.
-    """
-
-    loading = True
-
-    def __getattr__(self, name: str) -> object:
-        if name == "Response" and _RequestsOnDemand.loading:
-            return type("Response", (), {"__module__": "requests"})
-        if sys.modules.get("requests") is self:
-            del sys.modules["requests"]
-        import importlib
-
-        return getattr(importlib.import_module("requests"), name)
-
-
-class _InitOnDemand(types.ModuleType):
-    """The ``detect_secrets`` package, set up without running its ``__init__`` until a name is missed.
-
-    The package's ``__init__`` only re-exports ``SecretsCollection`` (what scans files and
-    baselines), whose module imports ``multiprocessing`` and ``pickle``: about 5 ms that an
-    in-memory scan never uses. Its submodules load as usual; while detect-secrets loads, a
-    missing name is a submodule the import system is about to load; afterwards any missing
-    name (``detect_secrets.SecretsCollection``) runs the ``__init__`` and is looked up again.
-    """
-
-    loading = True
-
-    def __getattr__(self, name: str) -> object:
-        if _InitOnDemand.loading:
-            raise AttributeError(name)
-        self.__class__ = types.ModuleType  # type: ignore[assignment]  # once: a plain module again
-        spec = self.__spec__
-        assert spec is not None and spec.loader is not None
-        spec.loader.exec_module(self)
-        return getattr(self, name)
-
-
-def _load_detect_secrets() -> None:
-    """Import the parts of detect-secrets :func:`scan_texts` uses, without ``requests``.
-
-    Lazy, from the function: detect-secrets loads ~30 plugin modules, which every
-    read-only command (wake, recall, list) would otherwise pay for. Its package
-    ``__init__`` runs only if something asks for a name it defines (:class:`_InitOnDemand`).
-    """
-    if "detect_secrets.core.scan" in sys.modules:
-        return
-    import importlib
-
-    stand_in = None
-    if "requests" not in sys.modules:
-        stand_in = sys.modules["requests"] = _RequestsOnDemand("requests")
-    if "detect_secrets" not in sys.modules:
-        import importlib.util
-
-        spec = importlib.util.find_spec("detect_secrets")
-        if spec is not None and spec.loader is not None:
-            package = importlib.util.module_from_spec(spec)
-            package.__class__ = _InitOnDemand
-            sys.modules["detect_secrets"] = package
-    try:
-        for name in ("settings", "core.scan", "filters.common", "plugins.high_entropy_strings"):
-            importlib.import_module(f"detect_secrets.{name}")
-        # The scan finds every plugin class by name: load them now, under the stand-in.
-        importlib.import_module("detect_secrets.core.plugins.util") \
-            .get_mapping_from_secret_type_to_class()
-    finally:
-        _RequestsOnDemand.loading = _InitOnDemand.loading = False
-        if stand_in is not None and sys.modules.get("requests") is stand_in:
-            # later importers of ``requests`` get the real module; detect-secrets keeps this one
-            del sys.modules["requests"]
 
 
 def check_content(text: str, allow: bool = False) -> None:
