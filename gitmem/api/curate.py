@@ -34,26 +34,6 @@ if TYPE_CHECKING:
 __all__ = ["Curator"]
 
 _E = TypeVar("_E", MemoryType, Scope, RelationType)
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-
-
-def _collector_paused(method: _F) -> _F:
-    """``method``, run with the cyclic garbage collector paused (:func:`gitmem.cache.fileformat.paused_gc`).
-
-    A ``tur learn`` loads pydantic, libgit2 and detect-secrets, several hundred thousand
-    objects that live as long as the process: the collector would walk them again and again
-    while they load (about 5 % of the command) and find nothing to collect.
-    """
-    @functools.wraps(method)
-    def paused(*args: Any, **kwargs: Any) -> Any:
-        from gitmem.cache.fileformat import paused_gc
-
-        with paused_gc():
-            return method(*args, **kwargs)
-
-    return cast(_F, paused)
 
 
 class Curator:
@@ -66,7 +46,6 @@ class Curator:
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
 
-    @_collector_paused
     def learn(
         self,
         content: str,

@@ -56,11 +56,12 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from gitmem.cache.files import (
+from gitmem.cache.db import (
     CACHE_FORMAT,
-    CacheFiles,
+    CacheDB,
     CacheInfo,
     CacheNotice,
+    ObjectMemo,
     Untrusted,
     cache_dir,
 )
@@ -85,6 +86,7 @@ __all__ = [
     "CacheNotice",
     "MemoryLike",
     "MemoryView",
+    "ObjectMemo",
     "RecordCache",
     "RecordTable",
     "RowViews",
@@ -92,8 +94,8 @@ __all__ = [
     "cache_dir",
 ]
 
-# The store reads and writes its object memo in the cache file format (gitmem.cache.files):
-# that must not load the record tables and the other parts, so they load on first use.
+# A warm wake reads its plan from the database alone: the record tables and their views
+# must not load with the package, so they load on first use.
 _LAZY = {"MemoryLike": "views", "MemoryView": "views", "RecordTable": "table", "RowViews": "table"}
 
 
@@ -150,7 +152,7 @@ class RecordCache:
 
     def __init__(self, store: Any, root: Path | None = None) -> None:
         self.store = store
-        self.files = CacheFiles(root if root is not None else cache_dir(store))
+        self.files = CacheDB(root if root is not None else cache_dir(store))
         self._lock = self.files.lock
         self._progress: Callable[[int, int], None] | None = None
 
@@ -201,6 +203,12 @@ class RecordCache:
         """Whether the part ``part`` (an attribute name) has been built."""
         return part in self.__dict__
 
+    def object_memo(self) -> ObjectMemo:
+        """The memo of object lookups the store keeps in this database (inject it: ``store.memo``)."""
+        from gitmem.store.memo import MISS
+
+        return ObjectMemo(self.files, MISS)
+
     @classmethod
     def for_store(cls, store: Any) -> RecordCache:
         """The cache of ``store``'s repository, under :func:`cache_dir`."""
@@ -221,11 +229,7 @@ class RecordCache:
 
     def take_notices(self) -> list[CacheNotice]:
         """Return and forget the notices gathered so far, the store's too (each is shown once)."""
-        with self._lock:
-            take = getattr(self.store, "take_untrusted_cache_files", None)
-            for path, exc in take() if take is not None else ():
-                self.files.reject(path, exc)
-            return self.files.take_notices()
+        return self.files.take_notices()
 
     def read_payload(self, name: str, kind: str) -> Any:
         """The payload of the cache file ``name`` of ``kind``, or ``None``.
