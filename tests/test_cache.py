@@ -29,7 +29,7 @@ from gitmem.context.wake import compile_wake
 from gitmem.errors import MalformedRecord
 from gitmem.record.decay import weight
 from gitmem.store import Mutation, Store
-from tests.conftest import commit_file, git
+from tests.conftest import cache_entry, cache_glob, commit_file, git
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -129,7 +129,7 @@ def dumps(snap) -> dict:
 def test_a_cache_hit_returns_records_equal_to_a_fresh_parse(varied):
     expected = no_cache_snapshot(varied)
     cold = fresh(varied).snapshot()
-    assert list(cache_dir(Store.discover(varied)).glob("records-*.bin"))
+    assert list(cache_glob(cache_dir(Store.discover(varied)), "records-*.bin"))
     warm = fresh(varied).snapshot()
     for snap in (cold, warm):
         assert dumps(snap) == dumps(expected)
@@ -210,7 +210,7 @@ def test_a_changed_blob_is_re_read_and_the_others_are_reused(varied):
     gm.refute(target, "wrong after all")
     cache = RecordCache.for_store(Store.discover(varied))
     tree = cache.store.subtree_id(cache.store.tip(), "memories")
-    for path in cache_dir(gm.store).glob(f"delta-{tree}-*.bin"):
+    for path in cache_glob(cache_dir(gm.store), f"delta-{tree}-*.bin"):
         path.unlink()  # as if another tool had written the record
     table = cache.table(cache.store.tip())
     assert [table.ids[row] for row in table.parsed] == [target]  # only the new blob parsed
@@ -225,17 +225,17 @@ def test_old_trees_are_pruned_and_the_cache_stays_small(repo):
         gm.learn(f"memory number {i} about the build")
         fresh(repo).snapshot()
     root = cache_dir(gm.store)
-    trees = {p.stem.split("-")[1] for p in [*root.glob("records-*.bin"), *root.glob("delta-*.bin")]}
-    bases = {p.stem.split("-")[2] for p in root.glob("delta-*.bin")}
+    trees = {p.stem.split("-")[1] for p in [*cache_glob(root, "records-*.bin"), *cache_glob(root, "delta-*.bin")]}
+    bases = {p.stem.split("-")[2] for p in cache_glob(root, "delta-*.bin")}
     # the newest three trees, and the base their deltas apply to
     assert len(trees) <= 4 and len(trees - bases) == 3
-    assert all((root / f"records-{base}.bin").exists() for base in bases)
+    assert all(cache_entry(root, f"records-{base}.bin").exists() for base in bases)
     for i in range(3):  # without deltas, as before: one records file per tree
         gm.learn(f"memory number {i} about the cache")
-        for path in root.glob("delta-*.bin"):
+        for path in cache_glob(root, "delta-*.bin"):
             path.unlink()
         fresh(repo).snapshot()
-    assert len(list(root.glob("records-*.bin"))) == 3
+    assert len(list(cache_glob(root, "records-*.bin"))) == 3
 
 
 def test_token_counts_come_from_the_cache_and_equal_the_tokenizer(varied):
@@ -258,7 +258,7 @@ def records_file(repo) -> Path:
     store = Store.discover(repo)
     tree = store.subtree_id(store.tip(), "memories")
     path = cache_dir(store) / f"records-{tree}.bin"
-    for delta in cache_dir(store).glob(f"delta-{tree}-*.bin"):
+    for delta in cache_glob(cache_dir(store), f"delta-{tree}-*.bin"):
         path = cache_dir(store) / f"records-{delta.stem.split('-')[2]}.bin"
     assert path.exists()
     return path
@@ -338,7 +338,7 @@ def test_the_cli_prints_the_rebuild_warning_once_on_stderr(varied):
 def test_a_damaged_recall_index_is_rebuilt(varied):
     gm = fresh(varied)
     want, _ = gm.recall("queue retries")
-    (index,) = cache_dir(gm.store).glob("recall-*.bin")
+    (index,) = cache_glob(cache_dir(gm.store), "recall-*.bin")
     damage(index, index.stat().st_size - 3)
     got, skipped = fresh(varied).recall("queue retries")
     assert got == want
@@ -368,7 +368,7 @@ def test_the_cache_lives_in_the_common_git_dir_and_never_touches_the_tree_or_the
     git(repo, "worktree", "add", "-q", str(worktree), "-b", "side")
     fresh(worktree).wake(now=NOW)
     fresh(worktree).recall("cache placement")
-    assert list((repo / ".git" / "tur" / "cache").glob("records-*.bin"))
+    assert list(cache_glob((repo / ".git" / "tur" / "cache"), "records-*.bin"))
     assert git(repo, "status", "--porcelain", "--ignored").strip() == ""
     assert git(worktree, "status", "--porcelain", "--ignored").strip() == ""
     assert git(repo, "rev-parse", "refs/tur/memories").strip() == ref_before
@@ -490,6 +490,7 @@ def test_recall_selection_from_columns_equals_selection_from_records(varied, inc
 
 def test_a_well_formed_object_memo_of_the_wrong_shape_is_not_trusted(varied):
     from gitmem.cache.files import read_file, write_file
+
     from tests.test_cli import tur
 
     expected = tur(varied, "wake").out
@@ -525,7 +526,7 @@ def test_a_cache_cleared_by_another_process_mid_session_falls_back_to_git(varied
 def test_a_long_running_facade_keeps_the_recall_index_it_used_in_memory(varied):
     gm = fresh(varied)
     want, _ = gm.recall("queue retries")
-    (index,) = cache_dir(gm.store).glob("recall-*.bin")
+    (index,) = cache_glob(cache_dir(gm.store), "recall-*.bin")
     index.unlink()  # a second recall at the same tip reads no file, so it needs none
     got, _ = gm.recall("queue retries")
     assert got == want and not index.exists()
@@ -539,11 +540,11 @@ def test_warm_builds_what_the_next_wake_and_recall_of_the_new_tip_read(varied):
     gm.learn("The exporter flushes metrics every ten seconds")
     tree = git(varied, "rev-parse", "refs/tur/memories:memories").strip()
     root = cache_dir(gm.store)
-    assert not list(root.glob(f"recall-{tree}-*.bin"))
+    assert not list(cache_glob(root, f"recall-{tree}-*.bin"))
     gm.warm(now=NOW)
     # the tree's own records, or the learn's delta on the parent's (gitmem.cache.records)
-    assert [*root.glob(f"records-{tree}.bin"), *root.glob(f"delta-{tree}-*.bin")]
-    (index,) = root.glob(f"recall-{tree}-*.bin")
+    assert [*cache_glob(root, f"records-{tree}.bin"), *cache_glob(root, f"delta-{tree}-*.bin")]
+    (index,) = cache_glob(root, f"recall-{tree}-*.bin")
     index.unlink()  # the warmed index is held in memory: the recall reads no file
     got, _ = gm.recall("exporter flushes metrics")
     assert "flushes metrics" in got.hits[0].memory.content and not index.exists()
@@ -619,6 +620,6 @@ def test_entry_token_counts_are_keyed_by_the_entry_format(repo):
     gm = Gitmem.open(repo)
     gm.learn("The queue uses WAL mode", file="src/app.py")
     gm.wake()
-    names = [p.name for p in gm.records.cache.root.glob("tokens-*.bin")]
+    names = [p.name for p in cache_glob(gm.records.cache.root, "tokens-*.bin")]
     # A count of another entry format's text lives under another name and is never read.
     assert names and all(f"-e{ENTRY_FORMAT}-" in name for name in names)

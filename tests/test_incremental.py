@@ -18,7 +18,7 @@ from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
 from gitmem.context.recall import RecallIndex, bm25_scores, trigram_scores
 from gitmem.store import Store
-from tests.conftest import clone, commit_file, git, legacy_records
+from tests.conftest import cache_glob, clone, commit_file, git, legacy_records
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 QUERIES = ("queue retries backoff", "billing invoices", "migrations tests", "jitter job",
@@ -52,7 +52,7 @@ def cold_reads(repo: Path) -> dict:
 
 
 def deltas(repo: Path) -> list[str]:
-    return sorted(p.name for p in cache_dir(Store.discover(repo)).glob("delta-*.bin"))
+    return sorted(p.name for p in cache_glob(cache_dir(Store.discover(repo)), "delta-*.bin"))
 
 
 @pytest.fixture
@@ -154,7 +154,7 @@ def test_a_delta_is_never_applied_to_another_tree(warm):
     gm = Gitmem.open(warm)
     gm.learn("The retry policy gives up after 2047 attempts")
     root = cache_dir(gm.store)
-    (delta,) = root.glob("delta-*.bin")
+    (delta,) = cache_glob(root, "delta-*.bin")
     tree, base = delta.stem.split("-")[1:]
     fake = "f" * len(base)
     delta.rename(root / f"delta-{tree}-{fake}.bin")  # claims another base ...
@@ -314,7 +314,7 @@ def _recall_files(repo: Path) -> dict[str, dict]:
     from gitmem.cache.fileformat import read_file
 
     root = cache_dir(Store.discover(repo))
-    return {p.name: read_file(p, "recall")[0] for p in root.glob("recall-*.bin")}
+    return {p.name: read_file(p, "recall")[0] for p in cache_glob(root, "recall-*.bin")}
 
 
 def test_a_recall_index_derived_after_a_write_is_saved_as_its_change_and_read_back_equal(warm):

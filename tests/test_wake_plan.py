@@ -18,10 +18,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from gitmem.cache.fileformat import write_file
 
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
-from gitmem.cache.fileformat import write_file
 from gitmem.cache.wakeplan import plan_name
 from gitmem.cli import Env, main
 from gitmem.store import Mutation, Store

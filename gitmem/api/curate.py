@@ -7,7 +7,6 @@ changed), built by a function of the current tip and committed with compare-and-
 
 from __future__ import annotations
 
-import functools
 import os
 from collections import Counter
 from collections.abc import Callable, Iterable
