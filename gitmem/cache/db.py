@@ -253,6 +253,7 @@ class CacheDB:
                 conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
                 version = 0
             if version == 0:
+                self._remove_files_of_earlier_formats()
                 with suppress(sqlite3.OperationalError):  # read-only: reads stay cold
                     conn.execute("PRAGMA journal_mode = WAL")
                     conn.execute("BEGIN IMMEDIATE")
@@ -268,6 +269,14 @@ class CacheDB:
             conn.close()
             raise
         return conn
+
+    def _remove_files_of_earlier_formats(self) -> None:
+        # Formats 1-6 were one file per entry (``*.bin``, ``*.json``): dead weight once the database exists.
+        with suppress(OSError):
+            for path in self.root.iterdir():
+                if path.suffix in (".bin", ".json") and path.is_file():
+                    with suppress(OSError):
+                        path.unlink()
 
     def _drop(self, text: str) -> None:
         """Delete the database and its WAL files, with the notice ``text``."""
