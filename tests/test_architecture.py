@@ -40,6 +40,26 @@ def test_only_the_store_imports_pygit2():
     assert offenders == [], f"pygit2 imported outside {sorted(PYGIT2_ALLOWED)}: {offenders}"
 
 
+def _full_imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_the_store_never_imports_the_cache():
+    """The cache sits above the store: the store is handed its object memo (``store.memo``)."""
+    offenders = [
+        _rel(p) for p in (GITMEM / "store").rglob("*.py")
+        if any(n == "gitmem.cache" or n.startswith("gitmem.cache.") for n in _full_imports(p))
+        or "gitmem.cache" in p.read_text()
+    ]
+    assert offenders == [], f"gitmem/store imports gitmem.cache: {offenders}"
+
+
 def test_only_config_and_cli_read_the_environment():
     offenders = []
     for p in GITMEM.rglob("*.py"):

@@ -21,6 +21,7 @@ import sqlite3
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
@@ -225,6 +226,9 @@ class CacheDB:
         except (sqlite3.Error, OSError) as exc:
             return self._unusable(exc)
         self._conn = conn
+        # Closed when the cache goes, or at exit: the last connection to close folds the WAL
+        # back into the database and deletes it, so a cache at rest is one file.
+        weakref.finalize(self, conn.close)
         return conn
 
     def _open(self) -> sqlite3.Connection:

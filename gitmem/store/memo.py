@@ -1,7 +1,7 @@
 """Where the store remembers lookups of immutable objects: a protocol, and the in-memory default.
 
 The store never knows how lookups are kept across processes: whoever creates it for the
-facade injects the read cache's memo (:class:`gitmem.cache.ObjectMemo`); a store without
+facade injects the read cache's memo (``ObjectMemo`` of the cache package); a store without
 one remembers them for its own lifetime only.
 """
 
