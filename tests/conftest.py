@@ -189,6 +189,42 @@ class CacheEntry:
         with closing(self._conn()) as conn:
             conn.execute("UPDATE memo SET value = ? WHERE key = ?", (data, self.name))
 
+    def read_payload(self):
+        import marshal
+
+        return marshal.loads(self.read_bytes())
+
+    def write_payload(self, payload, tail: bytes | None = None) -> None:
+        import marshal
+
+        self.write_bytes(marshal.dumps(payload))
+        if tail is not None:
+            with closing(self._conn()) as conn:
+                conn.execute("UPDATE memo SET tail = ? WHERE key = ?", (tail, self.name))
+
+    def read_tail(self) -> bytes:
+        with closing(self._conn()) as conn:
+            return conn.execute("SELECT tail FROM memo WHERE key = ?", (self.name,)).fetchone()[0] or b""
+
+    def stat(self):
+        """``st_size`` (payload and tail bytes) and ``st_mtime`` (when written, in seconds)."""
+        from types import SimpleNamespace
+
+        with closing(self._conn()) as conn:
+            size, used = conn.execute("SELECT length(value) + coalesce(length(tail), 0), used_at FROM memo"
+                                      " WHERE key = ?", (self.name,)).fetchone()
+        return SimpleNamespace(st_size=size, st_mtime=used / 1e9)
+
+    def rename(self, target: CacheEntry) -> CacheEntry:
+        with closing(self._conn()) as conn:
+            conn.execute("UPDATE memo SET key = ? WHERE key = ?", (target.name, self.name))
+        return target
+
+    def copy_to(self, target: CacheEntry) -> None:
+        with closing(self._conn()) as conn:
+            conn.execute("INSERT OR REPLACE INTO memo SELECT kind, ?, value, tail, used_at FROM memo"
+                         " WHERE key = ?", (target.name, self.name))
+
     def unlink(self) -> None:
         with closing(self._conn()) as conn:
             conn.execute("DELETE FROM memo WHERE key = ?", (self.name,))

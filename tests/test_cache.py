@@ -6,7 +6,6 @@ import io
 import json
 import marshal
 import re
-import shutil
 import sqlite3
 from contextlib import closing
 from datetime import UTC, datetime

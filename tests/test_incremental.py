@@ -157,8 +157,8 @@ def test_a_delta_is_never_applied_to_another_tree(warm):
     (delta,) = cache_glob(root, "delta-*.bin")
     tree, base = delta.stem.split("-")[1:]
     fake = "f" * len(base)
-    delta.rename(root / f"delta-{tree}-{fake}.bin")  # claims another base ...
-    shutil.copy(root / f"records-{base}.bin", root / f"records-{fake}.bin")  # ... that is there
+    delta.rename(cache_entry(root, f"delta-{tree}-{fake}.bin"))  # claims another base ...
+    cache_entry(root, f"records-{base}.bin").copy_to(cache_entry(root, f"records-{fake}.bin"))  # ... that is there
     got = reads(warm)
     want = cold_reads(warm)
     assert {k: v for k, v in got.items() if k != "snapshot"} == \
@@ -311,10 +311,9 @@ def test_a_new_code_commit_then_reads_equal_a_cold_read_with_distances_carried_f
 
 
 def _recall_files(repo: Path) -> dict[str, dict]:
-    from gitmem.cache.fileformat import read_file
 
     root = cache_dir(Store.discover(repo))
-    return {p.name: read_file(p, "recall")[0] for p in cache_glob(root, "recall-*.bin")}
+    return {p.name: p.read_payload() for p in cache_glob(root, "recall-*.bin")}
 
 
 def test_a_recall_index_derived_after_a_write_is_saved_as_its_change_and_read_back_equal(warm):

@@ -8,7 +8,6 @@ their order, must be those :func:`find_similar` finds over the same statements.
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 
@@ -192,7 +191,7 @@ def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_fro
     newest = max(cache_glob(files, "similar-*.bin"), key=lambda p: p.stat().st_mtime)
     others = [p for p in cache_glob(files, "similar-*.bin") if p != newest]
     assert others
-    shutil.copyfile(others[0], newest)
+    others[0].copy_to(newest)
     fresh = Gitmem.open(repo)
     assert fresh.records.latest_statements()[1].statements() == live_statements(repo)
     # a tree with no index of its own: derived from the older one by the statements that differ
@@ -290,9 +289,7 @@ def test_a_damaged_change_is_refused_reported_and_made_again(repo):
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
     (change,) = cache_glob(files, "similar-*-*.bin")
-    data = bytearray(change.read_bytes())
-    data[-3] ^= 0xFF
-    change.write_bytes(bytes(data))
+    change.write_bytes(change.read_bytes()[:-3])
     gm = Gitmem.open(repo)
     result = gm.learn("Queue retry policy: 7 attempts")
     assert result.similar == tuple(find_similar("Queue retry policy: 7 attempts",
@@ -304,17 +301,15 @@ def test_a_damaged_change_is_refused_reported_and_made_again(repo):
 
 
 def test_a_damaged_block_of_a_whole_index_is_met_reported_and_the_index_made_again(repo):
-    from gitmem.cache.fileformat import read_file
-
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")  # a whole index, and a change on it
     files = cache_dir(Store.discover(repo))
     (whole,) = [p for p in cache_glob(files, "similar-*.bin") if p.stem.count("-") == 1]
-    payload, end = read_file(whole, "similar")
+    payload = whole.read_payload()
     at, length = payload["index"]["parts"]["terms"]  # read by every lookup
-    data = bytearray(whole.read_bytes())
-    data[end + at + length // 2] ^= 0xFF
-    whole.write_bytes(bytes(data))
+    data = bytearray(whole.read_tail())
+    data[at + length // 2] ^= 0xFF
+    whole.write_payload(payload, bytes(data))
     gm = Gitmem.open(repo)
     text = "Queue retry policy: 7 attempts"
     result = gm.learn(text)
@@ -328,15 +323,12 @@ def test_a_damaged_block_of_a_whole_index_is_met_reported_and_the_index_made_aga
 
 
 def test_an_index_of_another_version_is_rebuilt_as_a_file_of_an_older_gitmem(repo):
-    from gitmem.cache.fileformat import read_file, write_file
-
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
     (whole,) = [p for p in cache_glob(files, "similar-*.bin") if p.stem.count("-") == 1]
-    payload, end = read_file(whole, "similar")
-    tail = whole.read_bytes()[end:]
-    write_file(whole, "similar", {**payload, "key": (payload["key"][0], "2")}, [tail])
+    payload = whole.read_payload()
+    whole.write_payload({**payload, "key": (payload["key"][0], "2")})
     gm = Gitmem.open(repo)
     assert gm.records.latest_statements()[1].statements() == live_statements(repo)
     notices = [n.reason for n in gm.records.cache.take_notices()]
@@ -344,7 +336,7 @@ def test_an_index_of_another_version_is_rebuilt_as_a_file_of_an_older_gitmem(rep
 
 
 def test_prune_keeps_the_whole_index_a_kept_change_is_made_on(tmp_path):
-    from gitmem.cache.files import CacheFiles
+    from gitmem.cache.db import CacheDB
 
     trees = {name: name * 40 for name in "abcdefw"}
     root = tmp_path / "cache"
@@ -353,11 +345,11 @@ def test_prune_keeps_the_whole_index_a_kept_change_is_made_on(tmp_path):
              f"delta-{trees['c']}-{trees['a']}.bin", f"similar-{trees['w']}.bin",
              f"similar-{trees['c']}-{trees['w']}.bin", f"similar-{trees['e']}.bin",
              f"similar-{trees['f']}-{trees['e']}.bin", f"tokens-{trees['w']}-x.bin"]
-    for n, name in enumerate(names):
-        (root / name).write_bytes(b"x")
-        os.utime(root / name, (1000 + n, 1000 + n))
-    CacheFiles(root).prune(trees["c"])
-    left = {p.name for p in root.iterdir()}
+    db = CacheDB(root)
+    for name in names:  # written in this order: the last is the newest
+        db.write(name, name.split("-")[0], b"x")
+    db.prune(trees["c"])
+    left = set(db.newest_first("*")) - {"stamp"}
     assert f"similar-{trees['w']}.bin" in left  # the whole index of a kept change
     assert f"similar-{trees['c']}-{trees['w']}.bin" in left
     assert f"tokens-{trees['w']}-x.bin" not in left  # the base tree's other files go
