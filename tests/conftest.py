@@ -246,7 +246,8 @@ def cache_glob(root: Path, pattern: str) -> list[CacheEntry]:
     import sqlite3
 
     with closing(sqlite3.connect(root / "cache.sqlite")) as conn:
-        rows = conn.execute("SELECT key FROM memo WHERE key GLOB ? ORDER BY used_at DESC", (pattern,)).fetchall()
+        rows = conn.execute("SELECT key FROM memo WHERE key GLOB ? ORDER BY used_at DESC",
+                            (pattern,)).fetchall()
     return [CacheEntry(root, r[0]) for r in rows]
 
 

@@ -228,7 +228,8 @@ def test_old_trees_are_pruned_and_the_cache_stays_small(repo):
         gm.learn(f"memory number {i} about the build")
         fresh(repo).snapshot()
     root = cache_dir(gm.store)
-    trees = {p.stem.split("-")[1] for p in [*cache_glob(root, "records-*.bin"), *cache_glob(root, "delta-*.bin")]}
+    tables = [*cache_glob(root, "records-*.bin"), *cache_glob(root, "delta-*.bin")]
+    trees = {p.stem.split("-")[1] for p in tables}
     bases = {p.stem.split("-")[2] for p in cache_glob(root, "delta-*.bin")}
     # the newest three trees, and the base their deltas apply to
     assert len(trees) <= 4 and len(trees - bases) == 3
@@ -269,7 +270,8 @@ def records_file(repo) -> CacheEntry:
 
 def cache_sql(repo, sql: str, args: tuple = ()) -> list:
     """Run ``sql`` on the cache database of ``repo`` (to damage it as another program could)."""
-    with closing(sqlite3.connect(cache_dir(Store.discover(repo)) / "cache.sqlite", isolation_level=None)) as conn:
+    db = cache_dir(Store.discover(repo)) / "cache.sqlite"
+    with closing(sqlite3.connect(db, isolation_level=None)) as conn:
         return conn.execute(sql, args).fetchall()
 
 
@@ -307,7 +309,8 @@ def test_garbage_over_the_database_gives_one_warning_and_a_rebuilt_cache(varied)
     again = tur(varied, "wake")
     assert again.code == 0 and again.out == wake
     warnings = [line for line in again.err.splitlines() if "cache" in line]
-    assert len(warnings) == 1 and warnings[0].startswith("warning: gitmem cache database cache.sqlite is damaged")
+    assert len(warnings) == 1
+    assert warnings[0].startswith("warning: gitmem cache database cache.sqlite is damaged")
     assert "cache" not in tur(varied, "wake").err
     snap = fresh(varied).snapshot()
     assert not [s for s in snap.skipped if isinstance(s, CacheNotice)]
@@ -407,7 +410,8 @@ def test_tur_cache_clear_deletes_everything_and_loses_nothing(varied):
     assert list(cache_dir(Store.discover(varied)).iterdir()) == []
     assert fresh(varied).wake(now=NOW)[0] == before
     code, out, _ = run_cli(varied, "cache", "info")
-    assert code == 0 and re.search(r"\.git/tur/cache: [123] files, 0\.", out.splitlines()[0])  # db, -wal, -shm
+    # the database, and its -wal and -shm while a connection is open
+    assert code == 0 and re.search(r"\.git/tur/cache: [123] files, 0\.", out.splitlines()[0])
 
 
 # -- the recall index ---------------------------------------------------------------------------

@@ -18,7 +18,7 @@ from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
 from gitmem.context.recall import RecallIndex, bm25_scores, trigram_scores
 from gitmem.store import Store
-from tests.conftest import cache_glob, clone, commit_file, git, legacy_records
+from tests.conftest import cache_entry, cache_glob, clone, commit_file, git, legacy_records
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 QUERIES = ("queue retries backoff", "billing invoices", "migrations tests", "jitter job",
@@ -158,7 +158,8 @@ def test_a_delta_is_never_applied_to_another_tree(warm):
     tree, base = delta.stem.split("-")[1:]
     fake = "f" * len(base)
     delta.rename(cache_entry(root, f"delta-{tree}-{fake}.bin"))  # claims another base ...
-    cache_entry(root, f"records-{base}.bin").copy_to(cache_entry(root, f"records-{fake}.bin"))  # ... that is there
+    records = cache_entry(root, f"records-{base}.bin")
+    records.copy_to(cache_entry(root, f"records-{fake}.bin"))  # ... that is there
     got = reads(warm)
     want = cold_reads(warm)
     assert {k: v for k, v in got.items() if k != "snapshot"} == \
@@ -332,5 +333,5 @@ def test_a_recall_index_derived_after_a_write_is_saved_as_its_change_and_read_ba
     assert later and all(p["base"] in whole for p in later.values())
     root = cache_dir(Store.discover(warm))
     for name in whole:  # the indexes the changes apply to are gone: derived or built again
-        (root / name).unlink()
+        cache_entry(root, name).unlink()
     assert reads(warm) == again == cold_reads(warm)

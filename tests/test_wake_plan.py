@@ -155,9 +155,10 @@ def test_a_warm_wake_reads_the_plan_and_equals_a_cold_one_for_every_budget(plann
 
 def test_the_plan_holds_only_the_memories_that_can_still_be_shown(planned):
     gm = Gitmem.open(planned)
+    from gitmem.cache.db import CacheDB
     from gitmem.cache.wakeplan import read_plan
 
-    plan = read_plan(cache_of(planned), gm._context.plan_key(gm.tip()))
+    plan = read_plan(CacheDB(cache_of(planned)), gm._context.plan_key(gm.tip()))
     assert plan is not None
     ids = plan.columns["ids"]
     assert memory_id(planned, "Billing worker") not in ids  # refuted
