@@ -105,7 +105,7 @@ class CacheInfo(NamedTuple):
         return sum(size for _, size in self.files)
 
 
-class _Tail:
+class Tail:
     """A file-like reader of one entry's ``tail`` (``seek``, ``read``, ``close``).
 
     Reads go through :meth:`sqlite3.Connection.blobopen`, so a part of a large tail costs
@@ -152,7 +152,7 @@ class Section:
         self.name = name
         self.kind = kind
 
-    def open(self) -> _Tail:
+    def open(self) -> Tail:
         """A reader of the tail.
 
         Raises:
@@ -222,9 +222,11 @@ class CacheDB:
             try:
                 conn = self._open()
             except (sqlite3.Error, OSError) as again:
-                return self._unusable(again)
+                self._unusable(again)
+                return None
         except (sqlite3.Error, OSError) as exc:
-            return self._unusable(exc)
+            self._unusable(exc)
+            return None
         self._conn = conn
         # Closed when the cache goes, or at exit: the last connection to close folds the WAL
         # back into the database and deletes it, so a cache at rest is one file.
@@ -292,7 +294,6 @@ class CacheDB:
     def _unusable(self, exc: BaseException) -> None:
         self._usable = False
         self.notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
-        return None
 
     def _run(self, sql: str, args: tuple = (), write: bool = False) -> list[tuple] | None:
         """Rows of ``sql``; ``None`` when the database cannot serve it (damage is rebuilt)."""
@@ -337,7 +338,7 @@ class CacheDB:
             self.reject(name, Untrusted(f"unreadable payload: {exc}"))
             return None
 
-    def open(self, name: str, kind: str) -> tuple[Any, int, _Tail] | None:
+    def open(self, name: str, kind: str) -> tuple[Any, int, Tail] | None:
         """As :meth:`read`, and a reader of the entry's tail (the caller closes it)."""
         with self.lock:
             rows = self._run("SELECT value, rowid, tail IS NULL FROM memo WHERE kind = ? AND key = ?",
@@ -356,18 +357,18 @@ class CacheDB:
                     blob = self._conn.blobopen("memo", "tail", rowid, readonly=True)
                 except sqlite3.Error:
                     return None
-            return payload, 0, _Tail(blob, self.lock)
+            return payload, 0, Tail(blob, self.lock)
 
-    def open_tail(self, name: str, kind: str) -> _Tail | None:
+    def open_tail(self, name: str, kind: str) -> Tail | None:
         """A reader of the tail of the entry ``name`` of ``kind`` (empty without one), or ``None``."""
         with self.lock:
             rows = self._run("SELECT rowid, tail IS NULL FROM memo WHERE kind = ? AND key = ?", (kind, name))
             if not rows or self._conn is None:
                 return None
             if rows[0][1]:
-                return _Tail(None, self.lock)
+                return Tail(None, self.lock)
             try:
-                return _Tail(self._conn.blobopen("memo", "tail", rows[0][0], readonly=True), self.lock)
+                return Tail(self._conn.blobopen("memo", "tail", rows[0][0], readonly=True), self.lock)
             except sqlite3.Error:
                 return None
 

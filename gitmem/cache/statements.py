@@ -29,10 +29,9 @@ import weakref
 import zlib
 from array import array
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
-from gitmem.cache.db import CacheDB, Untrusted
+from gitmem.cache.db import CacheDB, Tail, Untrusted
 
 __all__ = ["CHANGE_STATEMENTS", "StatementIndexes", "statements_name"]
 
@@ -63,7 +62,7 @@ class _FileParts:
     payload was read from, even if another process replaces it.
     """
 
-    def __init__(self, handle: BinaryIO, start: int, parts: dict[str, tuple[int, int]], crcs: array,
+    def __init__(self, handle: Tail, start: int, parts: dict[str, tuple[int, int]], crcs: array,
                  damaged: Callable[[Untrusted], None]) -> None:
         self._handle = handle
         self._start = start
@@ -290,7 +289,7 @@ class StatementIndexes:
         self._saved[tree] = None
         return self._keep(tree, index)
 
-    def _damaged(self, path: Path, exc: Untrusted) -> None:
+    def _damaged(self, path: str, exc: Untrusted) -> None:
         """A saved index met a damaged part: delete and report the file, hold no index any more."""
         self.files.reject(path, exc)
         self.forget()
