@@ -244,6 +244,10 @@ class CacheDB:
                                check_same_thread=False)
         try:
             conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+            # A cache needs no durability, only consistency: in WAL mode NORMAL syncs at
+            # checkpoints only (a power cut loses the last commits, rebuilt from git), so a
+            # learn's few writes do not each wait for the disk.
+            conn.execute("PRAGMA synchronous = NORMAL")
             version = conn.execute("PRAGMA user_version").fetchone()[0]
             found = None
             if version == CACHE_FORMAT:
@@ -257,6 +261,7 @@ class CacheDB:
                 conn = sqlite3.connect(self.file, timeout=_BUSY_MS / 1000, isolation_level=None,
                                        check_same_thread=False)
                 conn.execute(f"PRAGMA busy_timeout = {_BUSY_MS}")
+                conn.execute("PRAGMA synchronous = NORMAL")
                 version = 0
             if version == 0:
                 self._remove_files_of_earlier_formats()
