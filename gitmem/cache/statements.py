@@ -11,7 +11,7 @@ cumulated over the writes since that one), which its reader lays over the whole 
 memories a whole index is about 15 MB; a change, a few hundred bytes. Past
 :data:`CHANGE_STATEMENTS` statements a write saves the index whole again. Both are named by
 tree ids and the change names its base, so a reader never applies a change to another
-tree's index; :meth:`gitmem.cache.files.CacheDB.prune` keeps the whole index a kept
+tree's index; :meth:`gitmem.cache.db.CacheDB.prune` keeps the whole index a kept
 change needs.
 
 A whole index is read as it is used: its payload says where each part
