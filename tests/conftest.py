@@ -5,6 +5,7 @@ from __future__ import annotations
 import difflib
 import os
 import subprocess
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -156,3 +157,100 @@ def remote_tip(origin: Path) -> str | None:
     """The memory ref's commit on ``origin``, or ``None`` when it has none."""
     out = git(origin, "rev-parse", "--verify", "--quiet", "refs/tur/memories", check=False).strip()
     return out or None
+
+
+class CacheEntry:
+    """One entry of the read cache's database, used by tests as they used its files.
+
+    ``read_bytes``/``write_bytes`` read and overwrite the stored payload itself (to damage it).
+    """
+
+    def __init__(self, root: Path, name: str) -> None:
+        self.root = root
+        self.name = name
+        self.stem = name.removesuffix(".bin")
+
+    def _conn(self):
+        import sqlite3
+
+        return sqlite3.connect(self.root / "cache.sqlite", isolation_level=None)
+
+    def exists(self) -> bool:
+        if not (self.root / "cache.sqlite").exists():
+            return False
+        with closing(self._conn()) as conn:
+            return conn.execute("SELECT 1 FROM memo WHERE key = ?", (self.name,)).fetchone() is not None
+
+    def read_bytes(self) -> bytes:
+        with closing(self._conn()) as conn:
+            return conn.execute("SELECT value FROM memo WHERE key = ?", (self.name,)).fetchone()[0]
+
+    def write_bytes(self, data: bytes) -> None:
+        with closing(self._conn()) as conn:
+            conn.execute("UPDATE memo SET value = ? WHERE key = ?", (data, self.name))
+
+    def read_payload(self):
+        import marshal
+
+        return marshal.loads(self.read_bytes())
+
+    def write_payload(self, payload, tail: bytes | None = None) -> None:
+        import marshal
+
+        self.write_bytes(marshal.dumps(payload))
+        if tail is not None:
+            with closing(self._conn()) as conn:
+                conn.execute("UPDATE memo SET tail = ? WHERE key = ?", (tail, self.name))
+
+    def read_tail(self) -> bytes:
+        with closing(self._conn()) as conn:
+            return conn.execute("SELECT tail FROM memo WHERE key = ?", (self.name,)).fetchone()[0] or b""
+
+    def stat(self):
+        """``st_size`` (payload and tail bytes) and ``st_mtime`` (when written, in seconds)."""
+        from types import SimpleNamespace
+
+        with closing(self._conn()) as conn:
+            size, used = conn.execute("SELECT length(value) + coalesce(length(tail), 0), used_at FROM memo"
+                                      " WHERE key = ?", (self.name,)).fetchone()
+        return SimpleNamespace(st_size=size, st_mtime=used / 1e9)
+
+    def rename(self, target: CacheEntry) -> CacheEntry:
+        with closing(self._conn()) as conn:
+            conn.execute("UPDATE memo SET key = ? WHERE key = ?", (target.name, self.name))
+        return target
+
+    def copy_to(self, target: CacheEntry) -> None:
+        with closing(self._conn()) as conn:
+            conn.execute("INSERT OR REPLACE INTO memo SELECT kind, ?, value, tail, used_at FROM memo"
+                         " WHERE key = ?", (target.name, self.name))
+
+    def unlink(self) -> None:
+        with closing(self._conn()) as conn:
+            conn.execute("DELETE FROM memo WHERE key = ?", (self.name,))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CacheEntry) and (self.root, self.name) == (other.root, other.name)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __lt__(self, other: CacheEntry) -> bool:
+        return self.name < other.name
+
+
+def cache_glob(root: Path, pattern: str) -> list[CacheEntry]:
+    """The entries of the cache database in ``root`` whose names match ``pattern``, newest first."""
+    if not (root / "cache.sqlite").exists():
+        return []
+    import sqlite3
+
+    with closing(sqlite3.connect(root / "cache.sqlite")) as conn:
+        rows = conn.execute("SELECT key FROM memo WHERE key GLOB ? ORDER BY used_at DESC",
+                            (pattern,)).fetchall()
+    return [CacheEntry(root, r[0]) for r in rows]
+
+
+def cache_entry(root: Path, name: str) -> CacheEntry:
+    """The entry ``name`` of the cache database in ``root`` (it may not exist)."""
+    return CacheEntry(root, name)

@@ -43,6 +43,26 @@ def test_only_the_store_imports_pygit2():
     assert offenders == [], f"pygit2 imported outside {sorted(PYGIT2_ALLOWED)}: {offenders}"
 
 
+def _full_imports(path: Path) -> set[str]:
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            names.add(node.module)
+    return names
+
+
+def test_the_store_never_imports_the_cache():
+    """The cache sits above the store: the store is handed its object memo (``store.memo``)."""
+    offenders = [
+        _rel(p) for p in (GITMEM / "store").rglob("*.py")
+        if any(n == "gitmem.cache" or n.startswith("gitmem.cache.") for n in _full_imports(p))
+        or "gitmem.cache" in p.read_text()
+    ]
+    assert offenders == [], f"gitmem/store imports gitmem.cache: {offenders}"
+
+
 def test_only_config_and_cli_read_the_environment():
     offenders = []
     for p in GITMEM.rglob("*.py"):
@@ -54,9 +74,8 @@ def test_only_config_and_cli_read_the_environment():
 
 
 #: The one place that sets the garbage collector: the entry point, which owns the process
-#: (``tur`` at exit, ``tur mcp`` once per tip). ``gitmem/cache/fileformat.py`` (``paused_gc``)
-#: is the one known exception left; the cache rewrite deletes it.
-GC_ALLOWED = {"gitmem/cli/process.py", "gitmem/cache/fileformat.py"}
+#: (``tur`` at exit, ``tur mcp`` once per tip).
+GC_ALLOWED = {"gitmem/cli/process.py"}
 
 
 def _interpreter_edits(path: Path) -> list[str]:
@@ -237,11 +256,7 @@ LAYERS: dict[str, int] = {
 
 #: Imports from a package to one of a higher layer that are still there, as (importer package,
 #: imported package): each must still happen (one that is gone is deleted from here).
-KNOWN_UPWARD_IMPORTS = {
-    # The store's object memo reads and writes its file in the cache's checked format
-    # (gitmem/store/memories.py, _ObjectMemo): being replaced by a memo the cache injects.
-    ("gitmem.store", "gitmem.cache"),
-}
+KNOWN_UPWARD_IMPORTS: set[tuple[str, str]] = set()
 
 
 def _package_of(module: str) -> str:

@@ -24,7 +24,7 @@ from gitmem.cache.records import COMPACT_ROWS
 from gitmem.errors import RefConflict
 from gitmem.record.limits import MAX_RECORD_BYTES
 from gitmem.store import Mutation, Store
-from tests.conftest import add_filler_memories, commit_file, git
+from tests.conftest import add_filler_memories, cache_entry, commit_file, git
 from tests.test_incremental import cold_reads, reads
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -120,7 +120,7 @@ def test_a_verify_that_rewrites_many_records_reports_progress_gives_stored_recor
 def test_reads_after_a_verify_that_rewrites_many_records_equal_a_cold_read(bulk):
     Gitmem.open(bulk).verify(now=NOW)
     tree = Store.discover(bulk).subtree_id(Store.discover(bulk).tip(), "memories")
-    assert (cache_dir(Store.discover(bulk)) / f"records-{tree}.bin").exists()
+    assert cache_entry(cache_dir(Store.discover(bulk)), f"records-{tree}.bin").exists()
     assert reads(bulk) == cold_reads(bulk)
 
 
@@ -134,7 +134,7 @@ def test_a_verify_on_a_warm_cache_parses_no_record_to_cache_the_tree_it_wrote(bu
     assert Gitmem.open(bulk).verify(now=NOW).commit is not None
     store = Store.discover(bulk)
     tree = store.subtree_id(store.tip(), "memories")
-    assert (cache_dir(store) / f"records-{tree}.bin").exists()
+    assert cache_entry(cache_dir(store), f"records-{tree}.bin").exists()
     monkeypatch.undo()
     assert reads(bulk) == cold_reads(bulk)
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from gitmem.cache import RecordCache
 from gitmem.store import Store
 from gitmem.store.gitdir import Unsupported, locate, read_ref
 from tests.conftest import commit_file, git
@@ -74,11 +75,15 @@ def test_a_malformed_ref_file_is_left_to_libgit2(repo):
 
 
 def test_the_memo_of_tree_lookups_is_keyed_by_immutable_ids(repo):
-    store = Store.discover(repo)
+    def with_memo(store: Store) -> Store:
+        store.memo = RecordCache.for_store(store).object_memo()  # as the facade injects it
+        return store
+
+    store = with_memo(Store.discover(repo))
     head = rev(repo, "HEAD")
     assert store.blob_id_at(head, "src/app.py") == rev(repo, f"{head}:src/app.py")
-    # A second store (another process) answers from the memo file, without libgit2.
-    again = Store.discover(repo)
+    # A second store (another process) answers from the cache database, without libgit2.
+    again = with_memo(Store.discover(repo))
     assert again.blob_id_at(head, "src/app.py") == rev(repo, f"{head}:src/app.py")
     assert not again.opened
     assert again.blob_id_at(head, "missing.py") is None

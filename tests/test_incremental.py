@@ -19,7 +19,7 @@ from gitmem.cache import cache_dir
 from gitmem.context.recall import RecallIndex, trigram_scores
 from gitmem.store import Store
 from tests.bm25_oracle import bm25_scores
-from tests.conftest import clone, commit_file, git, legacy_records
+from tests.conftest import cache_entry, cache_glob, clone, commit_file, git, legacy_records
 
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
 QUERIES = ("queue retries backoff", "billing invoices", "migrations tests", "jitter job",
@@ -53,7 +53,7 @@ def cold_reads(repo: Path) -> dict:
 
 
 def deltas(repo: Path) -> list[str]:
-    return sorted(p.name for p in cache_dir(Store.discover(repo)).glob("delta-*.bin"))
+    return sorted(p.name for p in cache_glob(cache_dir(Store.discover(repo)), "delta-*.bin"))
 
 
 @pytest.fixture
@@ -155,11 +155,12 @@ def test_a_delta_is_never_applied_to_another_tree(warm):
     gm = Gitmem.open(warm)
     gm.learn("The retry policy gives up after 2047 attempts")
     root = cache_dir(gm.store)
-    (delta,) = root.glob("delta-*.bin")
+    (delta,) = cache_glob(root, "delta-*.bin")
     tree, base = delta.stem.split("-")[1:]
     fake = "f" * len(base)
-    delta.rename(root / f"delta-{tree}-{fake}.bin")  # claims another base ...
-    shutil.copy(root / f"records-{base}.bin", root / f"records-{fake}.bin")  # ... that is there
+    delta.rename(cache_entry(root, f"delta-{tree}-{fake}.bin"))  # claims another base ...
+    records = cache_entry(root, f"records-{base}.bin")
+    records.copy_to(cache_entry(root, f"records-{fake}.bin"))  # ... that is there
     got = reads(warm)
     want = cold_reads(warm)
     assert {k: v for k, v in got.items() if k != "snapshot"} == \
@@ -312,10 +313,9 @@ def test_a_new_code_commit_then_reads_equal_a_cold_read_with_distances_carried_f
 
 
 def _recall_files(repo: Path) -> dict[str, dict]:
-    from gitmem.cache.fileformat import read_file
 
     root = cache_dir(Store.discover(repo))
-    return {p.name: read_file(p, "recall")[0] for p in root.glob("recall-*.bin")}
+    return {p.name: p.read_payload() for p in cache_glob(root, "recall-*.bin")}
 
 
 def test_a_recall_index_derived_after_a_write_is_saved_as_its_change_and_read_back_equal(warm):
@@ -334,5 +334,5 @@ def test_a_recall_index_derived_after_a_write_is_saved_as_its_change_and_read_ba
     assert later and all(p["base"] in whole for p in later.values())
     root = cache_dir(Store.discover(warm))
     for name in whole:  # the indexes the changes apply to are gone: derived or built again
-        (root / name).unlink()
+        cache_entry(root, name).unlink()
     assert reads(warm) == again == cold_reads(warm)

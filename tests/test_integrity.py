@@ -29,7 +29,7 @@ from gitmem.record.ids import content_key, memory_id, pick_id
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
 from gitmem.store import MEMORY_REF, Mutation
 from gitmem.vocabulary import ID_PATTERN
-from tests.conftest import clone, git, remote_tip
+from tests.conftest import cache_glob, clone, git, remote_tip
 
 # Two different statements whose 8 hex digits are the same: found once, offline, by
 # fixtures/find_collision.py (a birthday search); never searched for here.
@@ -537,13 +537,13 @@ def _swap_in_a_file_of_the_previous_tree(repo: Path, pattern: str, read) -> tupl
     tree1 = gm.store.subtree_id(gm.store.tip(), "memories")
     read(Gitmem.open(repo))
     cache = Path(gm.paths.common_dir) / "tur" / "cache"
-    theirs = next(cache.glob(pattern.format(tree=tree1))).read_bytes()
+    theirs = next(iter(cache_glob(cache, pattern.format(tree=tree1)))).read_bytes()
     gm.forget(first)
     gm.learn("another retry policy record, about deploy approvals and the release train", now=T1)
     tree2 = gm.store.subtree_id(gm.store.tip(), "memories")
     assert tree1 != tree2
     honest = read(Gitmem.open(repo))
-    mine = next(cache.glob(pattern.format(tree=tree2)))
+    mine = next(iter(cache_glob(cache, pattern.format(tree=tree2))))
     mine.write_bytes(theirs)  # same row count, same length: only its key tells it apart
     return mine, honest
 
@@ -556,7 +556,7 @@ def test_a_token_cache_file_copied_from_another_tree_is_not_trusted(repo):
     result, skipped = Gitmem.open(repo).wake(token_budget=60, now=T2)
     assert result.text == honest
     notices = [s.warning() for s in skipped]
-    assert notices == [f"warning: gitmem cache file {mine.name} is damaged (built for another tree, "
+    assert notices == [f"warning: gitmem cache entry {mine.name} is damaged (built for another tree, "
                        "tokenizer or row set); rebuilding it"]
 
 

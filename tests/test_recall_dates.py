@@ -11,6 +11,7 @@ from gitmem.cache import cache_dir
 from gitmem.cli import Env, main
 from gitmem.context.recall import RecallIndex
 from gitmem.store import Store
+from tests.conftest import cache_glob
 
 MAY = datetime(2023, 5, 7, 13, 56, 42, tzinfo=UTC)
 JUNE = datetime(2023, 6, 20, 9, 5, tzinfo=UTC)
@@ -61,12 +62,12 @@ def test_a_recall_index_of_another_analysis_is_never_used(repo, monkeypatch):
     query = "support group in May"
     first = Gitmem.open(repo).recall(query)[0]
     directory = cache_dir(Store.discover(repo))
-    before = {p.name for p in directory.glob("recall-*.bin")}
+    before = {e.name for e in cache_glob(directory, "recall-*.bin")}
     assert len(before) == 1
     # A new analysis (e.g. another stemmer version) must key its index elsewhere.
     monkeypatch.setattr(RecallIndex, "VERSION", RecallIndex.VERSION + "+other-stemmer")
     again, skipped = Gitmem.open(repo).recall(query)
-    after = {p.name for p in directory.glob("recall-*.bin")}
+    after = {e.name for e in cache_glob(directory, "recall-*.bin")}
     assert len(after - before) == 1 and skipped == []
     assert [h.memory.id for h in again.hits] == [h.memory.id for h in first.hits] == [may, june]
 

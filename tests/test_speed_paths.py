@@ -18,7 +18,7 @@ import pytest
 
 from gitmem.api import Gitmem
 from gitmem.record.ids import content_key
-from tests.conftest import git
+from tests.conftest import cache_glob, git
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("ruamel", "yaml", "tiktoken", "numpy", "bm25s", "textual", "watchfiles",
@@ -156,7 +156,7 @@ def test_one_new_memory_costs_one_parse_not_a_cold_read(learned):
     run_tur("-C", str(learned), "wake")
     Gitmem.open(learned).learn("A fourth memory about the retry policy")
     store = Gitmem.open(learned).store
-    for delta in (store.common_dir / "tur" / "cache").glob("delta-*.bin"):
+    for delta in cache_glob((store.common_dir / "tur" / "cache"), "delta-*.bin"):
         delta.unlink()  # as if another tool had written it: the new blob must be read
     after = run_tur("-C", str(learned), "wake")
     assert "A fourth memory" in after["out"]

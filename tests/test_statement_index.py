@@ -8,7 +8,6 @@ their order, must be those :func:`find_similar` finds over the same statements.
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 
@@ -19,6 +18,7 @@ from gitmem.cache import cache_dir
 from gitmem.context.similarity import StatementIndex, find_similar
 from gitmem.store import Store
 from gitmem.vocabulary import Status
+from tests.conftest import cache_entry, cache_glob
 
 STATEMENTS = [
     "API port is 8090", "API moved to port 9090", "The API does not listen on port 9090",
@@ -168,7 +168,7 @@ def test_each_write_saves_the_index_of_its_tree_derived_from_its_parents(repo):
         g = Gitmem.open(repo)
         step(g)
         tree = Store.discover(repo).subtree_id(g.store.tip(), "memories")
-        assert list(files.glob(f"similar-{tree}-*.bin"))  # saved as its change to a whole one
+        assert list(cache_glob(files, f"similar-{tree}-*.bin"))  # saved as its change to a whole one
         index = Gitmem.open(repo).records.latest_statements()[1]
         assert index.statements() == live_statements(repo)
     expected = find_similar("Queue retry policy: 7 attempts", sorted(live_statements(repo).items()))
@@ -188,10 +188,10 @@ def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_fro
     # an index copied from another tree is refused, and the right one built
     Gitmem.open(repo).learn("A statement about nothing in particular")
     Gitmem.open(repo).wake()
-    newest = max(files.glob("similar-*.bin"), key=lambda p: p.stat().st_mtime)
-    others = [p for p in files.glob("similar-*.bin") if p != newest]
+    newest = max(cache_glob(files, "similar-*.bin"), key=lambda p: p.stat().st_mtime)
+    others = [p for p in cache_glob(files, "similar-*.bin") if p != newest]
     assert others
-    shutil.copyfile(others[0], newest)
+    others[0].copy_to(newest)
     fresh = Gitmem.open(repo)
     assert fresh.records.latest_statements()[1].statements() == live_statements(repo)
     # a tree with no index of its own: derived from the older one by the statements that differ
@@ -245,11 +245,11 @@ def test_a_learn_after_indexes_saved_as_their_change_names_what_a_cold_cache_nam
     for text in ("Queue retries: 5 attempts at most", "The API listens on port 9090 now"):
         Gitmem.open(repo).learn(text)  # each write saves its tree's index as a change
     files = cache_dir(Store.discover(repo))
-    changes = sorted(files.glob("similar-*-*.bin"))
+    changes = sorted(cache_glob(files, "similar-*-*.bin"))
     assert changes
     for change in changes:  # a change is a few statements, on a whole index saved beside it
         assert change.stat().st_size < 2000
-        assert (files / f"similar-{change.stem.split('-', 2)[2]}.bin").exists()
+        assert cache_entry(files, f"similar-{change.stem.split('-', 2)[2]}.bin").exists()
     found_any = False
     for text in ("Queue retry policy: 7 attempts", "API port is 9191", "Run the migrations before tests",
                  "Workers die and restart at night"):
@@ -273,25 +273,23 @@ def test_a_change_grown_past_its_bound_is_saved_whole_again(repo, monkeypatch):
     Gitmem.open(repo).learn("Nightly batch job retries twice")
 
     def wholes() -> set:
-        return {p for p in files.glob("similar-*.bin") if p.stem.count("-") == 1}
+        return {p for p in cache_glob(files, "similar-*.bin") if p.stem.count("-") == 1}
 
     before = wholes()
     for n in range(5):
         Gitmem.open(repo).learn(f"Nightly batch job {n} retries {n} times")
         assert Gitmem.open(repo).records.latest_statements()[1].statements() == live_statements(repo)
     assert wholes() - before  # a later write saved a whole index again
-    for change in files.glob("similar-*-*.bin"):  # and the changes name whole indexes kept
-        assert (files / f"similar-{change.stem.split('-', 2)[2]}.bin").exists()
+    for change in cache_glob(files, "similar-*-*.bin"):  # and the changes name whole indexes kept
+        assert cache_entry(files, f"similar-{change.stem.split('-', 2)[2]}.bin").exists()
 
 
 def test_a_damaged_change_is_refused_reported_and_made_again(repo):
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
-    (change,) = files.glob("similar-*-*.bin")
-    data = bytearray(change.read_bytes())
-    data[-3] ^= 0xFF
-    change.write_bytes(bytes(data))
+    (change,) = cache_glob(files, "similar-*-*.bin")
+    change.write_bytes(change.read_bytes()[:-3])
     gm = Gitmem.open(repo)
     result = gm.learn("Queue retry policy: 7 attempts")
     assert result.similar == tuple(find_similar("Queue retry policy: 7 attempts",
@@ -303,17 +301,15 @@ def test_a_damaged_change_is_refused_reported_and_made_again(repo):
 
 
 def test_a_damaged_block_of_a_whole_index_is_met_reported_and_the_index_made_again(repo):
-    from gitmem.cache.fileformat import read_file
-
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")  # a whole index, and a change on it
     files = cache_dir(Store.discover(repo))
-    (whole,) = [p for p in files.glob("similar-*.bin") if p.stem.count("-") == 1]
-    payload, end = read_file(whole, "similar")
+    (whole,) = [p for p in cache_glob(files, "similar-*.bin") if p.stem.count("-") == 1]
+    payload = whole.read_payload()
     at, length = payload["index"]["parts"]["terms"]  # read by every lookup
-    data = bytearray(whole.read_bytes())
-    data[end + at + length // 2] ^= 0xFF
-    whole.write_bytes(bytes(data))
+    data = bytearray(whole.read_tail())
+    data[at + length // 2] ^= 0xFF
+    whole.write_payload(payload, bytes(data))
     gm = Gitmem.open(repo)
     text = "Queue retry policy: 7 attempts"
     result = gm.learn(text)
@@ -327,15 +323,12 @@ def test_a_damaged_block_of_a_whole_index_is_met_reported_and_the_index_made_aga
 
 
 def test_an_index_of_another_version_is_rebuilt_as_a_file_of_an_older_gitmem(repo):
-    from gitmem.cache.fileformat import read_file, write_file
-
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
-    (whole,) = [p for p in files.glob("similar-*.bin") if p.stem.count("-") == 1]
-    payload, end = read_file(whole, "similar")
-    tail = whole.read_bytes()[end:]
-    write_file(whole, "similar", {**payload, "key": (payload["key"][0], "2")}, [tail])
+    (whole,) = [p for p in cache_glob(files, "similar-*.bin") if p.stem.count("-") == 1]
+    payload = whole.read_payload()
+    whole.write_payload({**payload, "key": (payload["key"][0], "2")})
     gm = Gitmem.open(repo)
     assert gm.records.latest_statements()[1].statements() == live_statements(repo)
     notices = [n.reason for n in gm.records.cache.take_notices()]
@@ -343,7 +336,7 @@ def test_an_index_of_another_version_is_rebuilt_as_a_file_of_an_older_gitmem(rep
 
 
 def test_prune_keeps_the_whole_index_a_kept_change_is_made_on(tmp_path):
-    from gitmem.cache.files import CacheFiles
+    from gitmem.cache.db import CacheDB
 
     trees = {name: name * 40 for name in "abcdefw"}
     root = tmp_path / "cache"
@@ -352,11 +345,11 @@ def test_prune_keeps_the_whole_index_a_kept_change_is_made_on(tmp_path):
              f"delta-{trees['c']}-{trees['a']}.bin", f"similar-{trees['w']}.bin",
              f"similar-{trees['c']}-{trees['w']}.bin", f"similar-{trees['e']}.bin",
              f"similar-{trees['f']}-{trees['e']}.bin", f"tokens-{trees['w']}-x.bin"]
-    for n, name in enumerate(names):
-        (root / name).write_bytes(b"x")
-        os.utime(root / name, (1000 + n, 1000 + n))
-    CacheFiles(root).prune(trees["c"])
-    left = {p.name for p in root.iterdir()}
+    db = CacheDB(root)
+    for name in names:  # written in this order: the last is the newest
+        db.write(name, name.split("-")[0], b"x")
+    db.prune(trees["c"])
+    left = set(db.newest_first("*")) - {"stamp"}
     assert f"similar-{trees['w']}.bin" in left  # the whole index of a kept change
     assert f"similar-{trees['c']}-{trees['w']}.bin" in left
     assert f"tokens-{trees['w']}-x.bin" not in left  # the base tree's other files go

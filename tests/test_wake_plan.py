@@ -21,11 +21,10 @@ import pytest
 
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
-from gitmem.cache.fileformat import write_file
 from gitmem.cache.wakeplan import plan_name
 from gitmem.cli import Env, main
 from gitmem.store import Mutation, Store
-from tests.conftest import clone, commit_file, git, legacy_records
+from tests.conftest import CacheEntry, cache_entry, clone, commit_file, git, legacy_records
 
 BASE = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 """The fixture's memories are observed up to this time; wakes happen at it or later."""
@@ -54,12 +53,12 @@ def from_plan(gm: Gitmem) -> bool:
     return not gm.records.cache._built("_tables")
 
 
-def plan_path(repo: Path) -> Path:
-    """The file of the plan of the repository's current state."""
+def plan_path(repo: Path) -> CacheEntry:
+    """The entry of the plan of the repository's current state."""
     gm = Gitmem.open(repo)
     key = gm._context.plan_key(gm.tip())
     assert key is not None
-    return cache_of(repo) / plan_name(key)
+    return cache_entry(cache_of(repo), plan_name(key))
 
 
 def observed(result, skipped) -> tuple:
@@ -156,9 +155,10 @@ def test_a_warm_wake_reads_the_plan_and_equals_a_cold_one_for_every_budget(plann
 
 def test_the_plan_holds_only_the_memories_that_can_still_be_shown(planned):
     gm = Gitmem.open(planned)
+    from gitmem.cache.db import CacheDB
     from gitmem.cache.wakeplan import read_plan
 
-    plan = read_plan(cache_of(planned), gm._context.plan_key(gm.tip()))
+    plan = read_plan(CacheDB(cache_of(planned)), gm._context.plan_key(gm.tip()))
     assert plan is not None
     ids = plan.columns["ids"]
     assert memory_id(planned, "Billing worker") not in ids  # refuted
@@ -318,12 +318,10 @@ def test_a_plan_of_another_state_under_this_states_name_is_not_used(planned):
 
 def test_a_damaged_plan_is_deleted_reported_and_rebuilt(planned):
     path = plan_path(planned)
-    data = bytearray(path.read_bytes())
-    data[-10] ^= 0xFF
-    path.write_bytes(bytes(data))
+    path.write_bytes(path.read_bytes()[:-10])  # cut short
     code, out, err = tur(planned, "wake")
     assert code == 0
-    assert f"gitmem cache file {path.name} is damaged (length or checksum mismatch)" in err
+    assert f"gitmem cache entry {path.name} is damaged (unreadable payload" in err
     assert out == cold_cli(planned, "wake")
     code, again, err = tur(planned, "wake")
     assert again == out and err == ""
@@ -349,11 +347,9 @@ def test_a_badly_shaped_plan_is_not_trusted(planned):
     path = plan_path(planned)
     gm = Gitmem.open(planned)
     key = gm._context.plan_key(gm.tip())
-    from gitmem.cache.fileformat import read_file
-
-    payload, _ = read_file(path, "wakeplan")
-    payload["texts"] = [1] * len(payload["texts"])  # a column of the wrong type, checksum right
-    write_file(path, "wakeplan", payload)
+    payload = path.read_payload()
+    payload["texts"] = [1] * len(payload["texts"])  # a column of the wrong type, well-formed payload
+    path.write_payload(payload)
     assert payload["key"] == key
     code, out, err = tur(planned, "wake")
     assert code == 0 and "is damaged (bad structure: column texts)" in err

@@ -211,7 +211,7 @@ class ContextBuilder:
         needs what the plan does not hold (the compressed entry of a short memory, under a
         tiny budget): the caller then compiles from the table.
         """
-        from gitmem.cache.fileformat import Untrusted
+        from gitmem.cache.db import Untrusted
         from gitmem.cache.wakeplan import plan_name, read_plan
         from gitmem.context.wake import WakeResult, WakeRows, compile_rows
         from gitmem.record.decay import microseconds, weight_column
@@ -219,9 +219,9 @@ class ContextBuilder:
         records = self.ws.records
         cache = records.cache
         try:
-            plan = read_plan(cache.root, key)
+            plan = read_plan(cache.files, key)
         except Untrusted as exc:
-            cache.files.reject(cache.files.path(plan_name(key)), exc)
+            cache.files.reject(plan_name(key), exc)
             return None, True
         if plan is None or plan.built > microseconds(now):
             return None, True
@@ -296,10 +296,7 @@ class ContextBuilder:
             max_chars=max_chars or None,
         )
         if key is not None:
-            from gitmem.cache.fileformat import paused_gc
-
-            with paused_gc():  # thousands of new rows, all alive: nothing for the collector
-                self._save_plan(key, table, rows, extras, now, persona, continuity, skipped)
+            self._save_plan(key, table, rows, extras, now, persona, continuity, skipped)
         records.flush()
         return result, [*records.notices(), *skipped]
 
@@ -375,7 +372,7 @@ class ContextBuilder:
         from gitmem.defaults import PREVIEW_CHARS
 
         cache = self.ws.records.cache
-        previous = latest_plan(cache.root)
+        previous = latest_plan(cache.files)
         carried: dict[tuple, tuple[str, int, str | None]] = {}
         if previous is not None and same_entries(previous["key"], key):
             old = previous["texts"]

@@ -392,6 +392,8 @@ class Workspace:
     def __init__(self, store: Store, settings: Settings | None = None, cwd: Path | None = None) -> None:
         self.store = store
         self.records = Records(store)
+        if store.memo is None:  # the store keeps its object lookups in the cache's database
+            store.memo = self.records.cache.object_memo()
         self.cwd = cwd or Path.cwd()
         self._settings = settings
 

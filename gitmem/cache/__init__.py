@@ -5,47 +5,33 @@ clear``); nothing is ever written to the working tree or to the memory ref. Keys
 hashes (blob ids, tree ids, commit ids), so a cached value can never be out of date: a changed
 record has a new blob id, a changed set of records a new ``memories`` tree id.
 
-Files (each written to a temporary name and renamed into place, so readers never see half a
-file), with the module that owns each:
+Everything lives in one SQLite database (:mod:`gitmem.cache.db`), as entries of kinds
+named below (the key of each is its old file name), with the module that owns each:
 
 ``records-<tree>.bin`` (:mod:`~gitmem.cache.records`)
-    Every record of one ``memories`` tree: a *hot* section with, per record, its id, blob
-    id and the few fields wake and recall read (enough for :class:`MemoryView`), then a
-    *records* section with each record's YAML mapping, so that a full
-    :class:`~gitmem.record.models.Memory` is ``Memory.model_validate(mapping)`` (exactly what
-    :func:`gitmem.codec.load` does after parsing the YAML) without reading YAML. A new tree
-    reuses the rows of the latest cached tree by (id, blob id) and parses only new blobs.
-``tokens-<tree>-<encoding>.bin`` (:mod:`~gitmem.cache.tokens`)
-    Tokens of ``format_entry(record)`` per record, aligned with the records file.
-``counts-<encoding>.bin`` (:mod:`~gitmem.cache.tokens`)
-    Token counts of other texts wake counts (headers, persona lines, the final text), keyed
-    by a BLAKE2b digest of the text, so that a warm wake never loads the BPE tables.
-``distances.bin`` (:mod:`~gitmem.cache.distances`)
-    Commit distance from each observed SHA to HEAD, for one HEAD.
-``persona.bin`` (:mod:`~gitmem.cache.persona`)
-    The parsed ``persona.yaml`` mapping of one blob.
-``recall-<tree>-<digest>.bin`` (:mod:`~gitmem.cache.recall_index`)
-    A :class:`gitmem.context.recall.RecallIndex` (BM25 and trigram postings) of one candidate list,
-    or, for one derived after a write, its change to a whole one saved beside it.
-``similar-<tree>.bin`` (:mod:`~gitmem.cache.statements`)
-    A :class:`gitmem.context.similarity.StatementIndex` of the statements of one tree's live records,
-    read in parts as it is used, or, for one derived after a write, its change to a whole
-    one (``similar-<tree>-<base>.bin``).
-``settings.bin`` (:mod:`~gitmem.cache.settings`)
-    The validated ``.tur/config.yaml``, keyed by a digest of its bytes.
-``verify.bin`` (:meth:`RecordCache.read_payload`, for :class:`gitmem.staleness.VerifyCache`)
-    Outcomes of anchor checks.
-``objects.bin`` (:class:`gitmem.store.Store`)
-    Lookups of immutable objects.
-``wake-<crc>.bin`` (:mod:`~gitmem.cache.wakeplan`)
-    The wake plan of one state (memory ref tip, HEAD, overlay, settings, identity): the
-    memories that can still be shown, with their entries, so that a warm wake reads
-    neither the records file nor the token column.
+    Every record of one ``memories`` tree: a *hot* payload with, per record, its id, blob
+    id and the few fields wake and recall read (enough for :class:`MemoryView`), and in the
+    entry's tail each record's YAML mapping, so that a full
+    :class:`~gitmem.record.models.Memory` is ``Memory.model_validate(mapping)`` without
+    reading YAML. A new tree reuses the rows of the latest cached tree by (id, blob id).
+``delta-<tree>-<base>.bin`` (:mod:`~gitmem.cache.records`)
+    The rows a write changed, applied by the next reader to the base's table.
+``tokens-*``, ``counts-*`` (:mod:`~gitmem.cache.tokens`)
+    Token counts of entries per row, and of other texts by a BLAKE2b digest.
+``distances.bin``, ``persona.bin``, ``settings.bin``, ``verify.bin``, ``writers.bin``
+    Commit distances for one HEAD, the parsed persona, the validated settings, anchor-check
+    outcomes, the writers of records stored without one.
+``objects`` (:class:`~gitmem.cache.db.ObjectMemo`)
+    The store's lookups of immutable objects (injected as ``Store.memo``).
+``recall-<tree>-<digest>.bin``, ``similar-<tree>[-<base>].bin``
+    Recall indexes (:mod:`~gitmem.cache.recall_index`) and statement indexes
+    (:mod:`~gitmem.cache.statements`), whole or as a write's change to a whole one.
+``wake-<key>`` (:mod:`~gitmem.cache.wakeplan`)
+    The wake plan of one state, so that a warm wake reads neither table nor tokens.
 
-Format: see :mod:`gitmem.cache.files` (a checked header and a marshal payload), which every
-file above goes through. The CRC is checked before unmarshalling and the structure after,
-and a file from another version, or damaged, is deleted and rebuilt with a one-line
-:class:`CacheNotice` that the caller shows (the library never prints).
+A database that is damaged or of another version, or an entry that does not load or has
+the wrong shape, is deleted and rebuilt with a one-line :class:`CacheNotice` that the
+caller shows (the library never prints).
 """
 
 from __future__ import annotations
@@ -56,11 +42,12 @@ from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
-from gitmem.cache.files import (
+from gitmem.cache.db import (
     CACHE_FORMAT,
-    CacheFiles,
+    CacheDB,
     CacheInfo,
     CacheNotice,
+    ObjectMemo,
     Untrusted,
     cache_dir,
 )
@@ -85,6 +72,7 @@ __all__ = [
     "CacheNotice",
     "MemoryLike",
     "MemoryView",
+    "ObjectMemo",
     "RecordCache",
     "RecordTable",
     "RowViews",
@@ -92,8 +80,8 @@ __all__ = [
     "cache_dir",
 ]
 
-# The store reads and writes its object memo in the cache file format (gitmem.cache.files):
-# that must not load the record tables and the other parts, so they load on first use.
+# A warm wake reads its plan from the database alone: the record tables and their views
+# must not load with the package, so they load on first use.
 _LAZY = {"MemoryLike": "views", "MemoryView": "views", "RecordTable": "table", "RowViews": "table"}
 
 
@@ -139,7 +127,7 @@ class _Part(Generic[_T]):
 class RecordCache:
     """The read cache of one repository (see the module docstring for the files).
 
-    Not trusted: every file is checked (version stamp, length, CRC, structure) before use,
+    Not trusted: the database's version and every entry's structure are checked before use,
     and a bad one is deleted, rebuilt, and reported once by :meth:`take_notices`. A
     directory that cannot be written only makes every read cold.
 
@@ -150,7 +138,7 @@ class RecordCache:
 
     def __init__(self, store: Any, root: Path | None = None) -> None:
         self.store = store
-        self.files = CacheFiles(root if root is not None else cache_dir(store))
+        self.files = CacheDB(root if root is not None else cache_dir(store))
         self._lock = self.files.lock
         self._progress: Callable[[int, int], None] | None = None
 
@@ -201,6 +189,12 @@ class RecordCache:
         """Whether the part ``part`` (an attribute name) has been built."""
         return part in self.__dict__
 
+    def object_memo(self) -> ObjectMemo:
+        """The memo of object lookups the store keeps in this database (inject it: ``store.memo``)."""
+        from gitmem.store.memo import MISS
+
+        return ObjectMemo(self.files, MISS)
+
     @classmethod
     def for_store(cls, store: Any) -> RecordCache:
         """The cache of ``store``'s repository, under :func:`cache_dir`."""
@@ -221,11 +215,7 @@ class RecordCache:
 
     def take_notices(self) -> list[CacheNotice]:
         """Return and forget the notices gathered so far, the store's too (each is shown once)."""
-        with self._lock:
-            take = getattr(self.store, "take_untrusted_cache_files", None)
-            for path, exc in take() if take is not None else ():
-                self.files.reject(path, exc)
-            return self.files.take_notices()
+        return self.files.take_notices()
 
     def read_payload(self, name: str, kind: str) -> Any:
         """The payload of the cache file ``name`` of ``kind``, or ``None``.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gitmem.cache.files import CacheFiles
+from gitmem.cache.db import CacheDB
 
 __all__ = ["Distances"]
 
@@ -21,7 +21,7 @@ class Distances:
         files: the cache directory.
     """
 
-    def __init__(self, files: CacheFiles) -> None:
+    def __init__(self, files: CacheDB) -> None:
         self.files = files
         self._known: tuple[str, dict[str, int]] | None = None
         self._behind: set[str] = set()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gitmem.cache.files import CacheFiles
+from gitmem.cache.db import CacheDB
 
 __all__ = ["PersonaMemo"]
 
@@ -18,7 +18,7 @@ class PersonaMemo:
         files: the cache directory.
     """
 
-    def __init__(self, files: CacheFiles) -> None:
+    def __init__(self, files: CacheDB) -> None:
         self.files = files
 
     def get(self, blob_id: str) -> dict | None:

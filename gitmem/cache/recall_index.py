@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from gitmem.cache.files import CacheFiles, Untrusted
+from gitmem.cache.db import CacheDB, Untrusted
 from gitmem.cache.table import RowViews
 
 __all__ = ["KEPT", "RecallIndexes"]
@@ -38,7 +38,7 @@ class RecallIndexes:
         files: the cache directory.
     """
 
-    def __init__(self, files: CacheFiles) -> None:
+    def __init__(self, files: CacheDB) -> None:
         self.files = files
         self._kept: dict[str, Any] = {}
         #: File name -> key of the indexes known to be saved whole: what a change can be saved to.
@@ -78,7 +78,7 @@ class RecallIndexes:
                         if loaded is not None and loaded.size != len(candidates):
                             raise ValueError("index of another document list")
                     except (KeyError, TypeError, ValueError) as exc:
-                        self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
+                        self.files.reject(name, Untrusted(f"bad structure: {exc}"))
                     else:
                         if loaded is not None:  # None: the index it changes is gone; derived again
                             return self._keep(name, loaded).bind(listed)
@@ -153,10 +153,10 @@ class RecallIndexes:
         for kept_name in reversed(self._kept):  # held in memory (``tur mcp``): no file to read
             if kept_name != exclude and kept_name in self._whole:
                 return kept_name, self._kept[kept_name]
-        for path in self.files.newest_first("recall-*.bin")[:_BASES_TRIED]:
-            if path.name == exclude:
+        for name in self.files.newest_first("recall-*.bin")[:_BASES_TRIED]:
+            if name == exclude:
                 continue
-            payload = self.files.read_payload(path.name, "recall")
+            payload = self.files.read_payload(name, "recall")
             try:
                 whole, loaded = self._load(payload)
             except (KeyError, TypeError, ValueError, AttributeError):
@@ -164,13 +164,13 @@ class RecallIndexes:
             if loaded is None:
                 continue
             if whole is None:
-                self._whole[path.name] = payload["key"]
-                return path.name, loaded
+                self._whole[name] = payload["key"]
+                return name, loaded
             # A change: derive from the whole index it changes, so that the new index is
             # saved as a change to it too, while that change stays small.
             if len(loaded.change[0]) + len(loaded.change[1]) < CHANGE_DOCUMENTS:
                 return whole
-            return path.name, loaded
+            return name, loaded
         for kept_name in reversed(self._kept):  # saved as a change to an index now gone
             if kept_name != exclude:
                 return kept_name, self._kept[kept_name]

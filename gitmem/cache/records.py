@@ -27,10 +27,9 @@ from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import chain, compress
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.cache.files import CacheFiles, Untrusted, paused_gc
+from gitmem.cache.db import CacheDB, Section, Untrusted
 from gitmem.cache.reader import Skipped, Snapshot, parse_record
 from gitmem.cache.table import COLUMNS, RecordTable
 from gitmem.cache.views import RELATIONS, STATUSES, TYPES
@@ -141,13 +140,13 @@ def check_columns(columns: dict[str, list]) -> None:
             raise ValueError("relations")
 
 
-def table_from_payload(payload: Any, tree: str, path: Path, end: int) -> RecordTable:
+def table_from_payload(payload: Any, tree: str, path: Section | None, end: int) -> RecordTable:
     """Check the structure of a records payload and wrap it.
 
     Args:
         payload: what the records file of ``tree`` at ``path`` holds.
         tree: the ``memories`` tree id the file is named for.
-        path: the records file.
+        path: where the records section is.
         end: byte offset in ``path`` where the records section starts (after the payload).
 
     Raises:
@@ -294,7 +293,7 @@ class Tables:
             ``base`` (the token counts carry over).
     """
 
-    def __init__(self, store: Any, files: CacheFiles,
+    def __init__(self, store: Any, files: CacheDB,
                  carried: Callable[[RecordTable, RecordTable], None]) -> None:
         self.store = store
         self.files = files
@@ -347,7 +346,7 @@ class Tables:
             return table.snapshot(tip)
         except Untrusted as exc:
             if table.path is not None:
-                self.files.reject(table.path, exc)
+                self.files.reject(table.path.name, exc)
             return self.rebuild(tip, table.tree).snapshot(tip)
 
     def memory(self, table: RecordTable, row: int) -> Memory:
@@ -360,7 +359,7 @@ class Tables:
             return table.memory(row)
         except Untrusted as exc:
             if table.path is not None:
-                self.files.reject(table.path, exc)
+                self.files.reject(table.path.name, exc)
                 table.path = None
             memory, _ = parse_record(self.store, table.ids[row], table.blobs[row])
             table.parsed[row] = memory
@@ -375,8 +374,8 @@ class Tables:
         table = self.load_records(tree)
         if table is not None:
             return table
-        for path in self.files.newest_first(f"delta-{tree}-*.bin"):
-            base = path.stem[len(f"delta-{tree}-"):]
+        for name in self.files.newest_first(f"delta-{tree}-*.bin"):
+            base = name.removesuffix(".bin")[len(f"delta-{tree}-"):]
             changes, since = self._read_delta(tree, base)
             table = self.load_records(base) if changes is not None else None
             # A write can change what a layout problem is (a planted second record becomes
@@ -403,9 +402,9 @@ class Tables:
             return None
         payload, end = got
         try:
-            return table_from_payload(payload, tree, self.files.path(name), end)
+            return table_from_payload(payload, tree, Section(self.files, name, "records"), end)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
-            self.files.reject(self.files.path(name), Untrusted(f"bad structure: {type(exc).__name__}"))
+            self.files.reject(name, Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
 
     def _read_delta(self, tree: str, base: str) -> tuple[dict[str, tuple | None] | None, Any]:
@@ -415,15 +414,17 @@ class Tables:
         ``None``: not recorded.
         """
         name = delta_name(tree, base)
-        path = self.files.path(name)
-        got = self.files.read(name, "delta")
+        path = name
+        got = self.files.open(name, "delta")
         if got is None:
             return None, None
-        payload, end = got
+        payload, end, handle = got
         try:
-            with open(path, "rb") as handle:
+            try:
                 handle.seek(end)
                 tail = handle.read()
+            finally:
+                handle.close()
             changes = _delta_of(payload, tree, base, tail)
         except OSError:
             return None, None
@@ -463,16 +464,16 @@ class Tables:
         """
         if parent is None or tree is None or parent == tree:
             return False
-        if self.files.path(records_name(tree)).exists() or \
+        if self.files.exists(records_name(tree)) or \
                 self.files.newest_first(f"delta-{tree}-*.bin"):
             return False
         rows: dict[str, tuple | None] = {}
         before = None
-        if self.files.path(records_name(parent)).exists():
+        if self.files.exists(records_name(parent)):
             base = parent
         else:
             found = self.files.newest_first(f"delta-{parent}-*.bin")
-            base = found[0].stem[len(f"delta-{parent}-"):] if found else ""
+            base = found[0].removesuffix(".bin")[len(f"delta-{parent}-"):] if found else ""
             earlier, before = self._read_delta(parent, base) if base else (None, None)
             if earlier is None:
                 return False
@@ -515,8 +516,8 @@ class Tables:
         """The tree :meth:`latest_known` would give the table of (by file name, reading none), or ``None``."""
         for tree in self._tables:
             return tree
-        for path in self.files.newest_first("records-*.bin", "delta-*.bin"):
-            return path.stem.split("-", 2)[1]
+        for name in self.files.newest_first("records-*.bin", "delta-*.bin"):
+            return name.removesuffix(".bin").split("-", 2)[1]
         return None
 
     def latest_known(self) -> RecordTable | None:
@@ -527,8 +528,8 @@ class Tables:
 
     def latest(self, exclude: str | None) -> RecordTable | None:
         """The table of the most recently written records or delta file but ``exclude``'s, or ``None``."""
-        for path in self.files.newest_first("records-*.bin", "delta-*.bin"):
-            tree = path.stem.split("-", 2)[1]
+        for name in self.files.newest_first("records-*.bin", "delta-*.bin"):
+            tree = name.removesuffix(".bin").split("-", 2)[1]
             if tree != exclude:
                 table = self.load(tree)
                 if table is not None:
@@ -565,7 +566,7 @@ class Tables:
         columns: dict[str, list] = {name: [] for name in COLUMNS}
         parsed: dict[int, Memory] = {}
         tick = self._ticker(entries, reused, base_bad, staged)
-        with paused_gc(), _chunks_of(base) as base_chunk:
+        with _chunks_of(base) as base_chunk:
             for memory_id in sorted(entries):
                 blob = entries[memory_id]
                 key = (memory_id, blob)
@@ -675,7 +676,7 @@ class Tables:
         name = records_name(table.tree)  # type: ignore[arg-type]
         written = self.files.write(name, "records", payload, chunks)
         if written:  # the records section starts after the header and the hot payload
-            table.path, table.records_at = self.files.path(name), written
+            table.path, table.records_at = Section(self.files, name, "records"), 0
 
 
 def _nothing() -> None:

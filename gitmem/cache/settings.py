@@ -9,7 +9,7 @@ try:  # hashlib's own BLAKE2b: importing hashlib loads OpenSSL (~2 ms), which no
 except ImportError:  # a Python built without it
     from hashlib import blake2b
 
-from gitmem.cache.files import CacheFiles
+from gitmem.cache.db import CacheDB
 
 __all__ = ["SettingsFile"]
 
@@ -30,7 +30,7 @@ class SettingsFile:
         files: the cache directory.
     """
 
-    def __init__(self, files: CacheFiles) -> None:
+    def __init__(self, files: CacheDB) -> None:
         self.files = files
 
     def settings_for(self, data: bytes) -> dict[str, Any] | None:

@@ -11,7 +11,7 @@ cumulated over the writes since that one), which its reader lays over the whole 
 memories a whole index is about 15 MB; a change, a few hundred bytes. Past
 :data:`CHANGE_STATEMENTS` statements a write saves the index whole again. Both are named by
 tree ids and the change names its base, so a reader never applies a change to another
-tree's index; :meth:`gitmem.cache.files.CacheFiles.prune` keeps the whole index a kept
+tree's index; :meth:`gitmem.cache.db.CacheDB.prune` keeps the whole index a kept
 change needs.
 
 A whole index is read as it is used: its payload says where each part
@@ -29,10 +29,9 @@ import weakref
 import zlib
 from array import array
 from collections.abc import Callable, Mapping
-from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, TypeVar
 
-from gitmem.cache.files import CacheFiles, Untrusted
+from gitmem.cache.db import CacheDB, Tail, Untrusted
 
 __all__ = ["CHANGE_STATEMENTS", "StatementIndexes", "statements_name"]
 
@@ -63,7 +62,7 @@ class _FileParts:
     payload was read from, even if another process replaces it.
     """
 
-    def __init__(self, handle: BinaryIO, start: int, parts: dict[str, tuple[int, int]], crcs: array,
+    def __init__(self, handle: Tail, start: int, parts: dict[str, tuple[int, int]], crcs: array,
                  damaged: Callable[[Untrusted], None]) -> None:
         self._handle = handle
         self._start = start
@@ -163,7 +162,7 @@ class StatementIndexes:
         files: the cache directory.
     """
 
-    def __init__(self, files: CacheFiles) -> None:
+    def __init__(self, files: CacheDB) -> None:
         self.files = files
         self._kept: dict[str, Any] = {}
         #: Tree -> how its index is saved: ``None`` whole, else the tree of the whole index
@@ -177,7 +176,7 @@ class StatementIndexes:
 
     def saved(self, tree: str) -> bool:
         """Whether an index of ``tree`` is saved, whole or as a change (none is read)."""
-        return tree in self._saved or self.files.path(statements_name(tree)).exists() \
+        return tree in self._saved or self.files.exists(statements_name(tree)) \
             or bool(self.files.newest_first(f"similar-{tree}-*.bin"))
 
     def guarded(self, use: Callable[[], _T], fallback: Callable[[], _T]) -> _T:
@@ -204,8 +203,8 @@ class StatementIndexes:
         index = self._load_whole(tree)
         if index is not None:
             return index
-        for path in self.files.newest_first(f"similar-{tree}-*.bin"):
-            index = self._load_change(tree, path.stem[len(f"similar-{tree}-"):])
+        for name in self.files.newest_first(f"similar-{tree}-*.bin"):
+            index = self._load_change(tree, name.removesuffix(".bin")[len(f"similar-{tree}-"):])
             if index is not None:
                 return index
         return None
@@ -263,7 +262,7 @@ class StatementIndexes:
         if isinstance(kept, StatementIndex) and tree in self._saved and self._saved[tree] is None:
             return kept
         name = statements_name(tree)
-        path = self.files.path(name)
+        path = name
         got = self.files.open(name, "similar")
         if got is None:
             return None
@@ -290,7 +289,7 @@ class StatementIndexes:
         self._saved[tree] = None
         return self._keep(tree, index)
 
-    def _damaged(self, path: Path, exc: Untrusted) -> None:
+    def _damaged(self, path: str, exc: Untrusted) -> None:
         """A saved index met a damaged part: delete and report the file, hold no index any more."""
         self.files.reject(path, exc)
         self.forget()
@@ -312,10 +311,10 @@ class StatementIndexes:
                     isinstance(i, str) and (c is None or isinstance(c, str)) for i, c in changes.items()):
                 raise ValueError("changes of the wrong type")
         except Untrusted as exc:
-            self.files.reject(self.files.path(name), exc)
+            self.files.reject(name, exc)
             return None
         except (KeyError, TypeError, ValueError) as exc:
-            self.files.reject(self.files.path(name), Untrusted(f"bad structure: {exc}"))
+            self.files.reject(name, Untrusted(f"bad structure: {exc}"))
             return None
         whole = self._load_whole(base)
         if whole is None:
@@ -369,8 +368,8 @@ class StatementIndexes:
         for kept in reversed(self._kept):  # held in memory and saved: what a change can be saved to
             if kept != exclude and kept in self._saved:
                 return kept, self._kept[kept]
-        for path in self.files.newest_first("similar-*.bin")[:2]:
-            tree = path.stem.split("-", 2)[1]
+        for name in self.files.newest_first("similar-*.bin")[:2]:
+            tree = name.removesuffix(".bin").split("-", 2)[1]
             if tree != exclude:
                 found = self.load(tree)
                 if found is not None:

@@ -13,10 +13,9 @@ from array import array
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO
+from typing import TYPE_CHECKING, Any
 
-from gitmem.cache.files import Untrusted, paused_gc
+from gitmem.cache.db import Section, Untrusted
 from gitmem.cache.reader import Skipped, Snapshot
 from gitmem.cache.views import STATUSES, TYPES, MemoryView
 from gitmem.vocabulary import RelationType, Status
@@ -101,7 +100,7 @@ class RecordTable:
     """Every entry's id (readable or not) in the tree's own order."""
     layout: list[Skipped] = field(default_factory=list)
     """Entries under ``memories/`` that are not records where their id says (never read)."""
-    path: Path | None = None
+    path: Section | None = None
     records_at: int = 0
     offsets: array = field(default_factory=lambda: array("q"))
     crcs: array = field(default_factory=lambda: array("I"))
@@ -158,8 +157,7 @@ class RecordTable:
     def views(self) -> list[MemoryView]:
         """A :class:`MemoryView` per readable record, sorted by id (built once)."""
         if self._views is None:
-            with paused_gc():
-                self._views = self._build_views()
+            self._views = self._build_views()
         return self._views
 
     def recall_selection(self, include_stale: bool) -> tuple[RowViews, dict[str, str]]:
@@ -226,8 +224,7 @@ class RecordTable:
         """
         if not self.local:
             return self.views()
-        with paused_gc():
-            return self._build_views({})
+        return self._build_views({})
 
     def _build_views(self, local: dict[int, str] | None = None) -> list[MemoryView]:
         c = self.columns
@@ -295,10 +292,10 @@ class RecordTable:
         rows asked for in order cost one pass over the file, and no more than a block of it
         is held at a time (unlike :meth:`chunks`).
         """
-        handle: BinaryIO | None = None
+        handle: Any = None
         if len(self.overlay) < len(self.ids) and self.path is not None:
             try:
-                handle = open(self.path, "rb", buffering=1 << 20)  # noqa: SIM115 - closed below
+                handle = self.path.open()
             except OSError:
                 handle = None
         offsets, origin, overlay, at = self.offsets, self.origin, self.overlay, self.records_at
@@ -344,11 +341,14 @@ class RecordTable:
             Untrusted: the file is gone (another process cleared or pruned the cache).
         """
         try:
-            with open(self.path, "rb") as handle:  # type: ignore[arg-type]
+            handle = self.path.open()  # type: ignore[union-attr]
+            try:
                 handle.seek(self.records_at + start)
                 return handle.read(length)
+            finally:
+                handle.close()
         except OSError as exc:
-            raise Untrusted(f"records file unreadable: {exc.strerror}") from None
+            raise Untrusted(f"records entry unreadable: {exc}") from None
 
     def _from_chunk(self, row: int, chunk: bytes) -> Memory:
         from gitmem.record.models import Memory

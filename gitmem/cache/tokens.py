@@ -23,7 +23,7 @@ try:  # hashlib's own BLAKE2b: importing hashlib loads OpenSSL (~2 ms), which no
 except ImportError:  # a Python built without it
     from hashlib import blake2b
 
-from gitmem.cache.files import CacheFiles, Untrusted, safe_name
+from gitmem.cache.db import CacheDB, Untrusted
 from gitmem.context.entry import ENTRY_FORMAT
 
 if TYPE_CHECKING:
@@ -40,11 +40,11 @@ def _tokens_prefix(tree: str | None) -> str:
 
 
 def _tokens_name(tree: str, encoding: str) -> str:
-    return f"{_tokens_prefix(tree)}{safe_name(encoding)}.bin"
+    return f"{_tokens_prefix(tree)}{encoding}.bin"
 
 
 def _counts_name(encoding: str) -> str:
-    return f"counts-{safe_name(encoding)}.bin"
+    return f"counts-{encoding}.bin"
 
 
 def _column_key(table: RecordTable, encoding: str) -> tuple[str | None, str, int]:
@@ -79,7 +79,7 @@ class TokenCounts:
         files: the cache directory.
     """
 
-    def __init__(self, files: CacheFiles) -> None:
+    def __init__(self, files: CacheDB) -> None:
         self.files = files
         self._columns: dict[tuple[str, str], array] = {}
         self._tables: dict[tuple[str, str], RecordTable] = {}
@@ -102,7 +102,7 @@ class TokenCounts:
                 if payload is not None:
                     loaded = _column_of(payload, table, encoding)
                     if loaded is None:
-                        self.files.reject(self.files.path(name),
+                        self.files.reject(name,
                                           Untrusted("built for another tree, tokenizer or row set"))
                     else:
                         counts = loaded
@@ -133,7 +133,7 @@ class TokenCounts:
         So that one learned memory costs one count, not a tokenizer load and 10,000 counts.
         """
         prefix = _tokens_prefix(base.tree)
-        names = [p.name for p in self.files.newest_first(prefix + "*.bin")]
+        names = self.files.newest_first(prefix + "*.bin")
         rows = {(mid, blob): i for i, (mid, blob) in enumerate(zip(base.ids, base.blobs, strict=True))}
         for name in names:
             encoding = name[len(prefix):-len(".bin")]
@@ -177,7 +177,7 @@ class TokenCounts:
                     and isinstance(payload.get("memo"), dict) and isinstance(payload.get("pieces"), dict):
                 memo, pieces = payload["memo"], payload["pieces"]
             elif payload is not None:
-                self.files.reject(self.files.path(_counts_name(encoding)),
+                self.files.reject(_counts_name(encoding),
                                   Untrusted("built for another tokenizer"))
             self._memos[encoding] = memo
             self._pieces[encoding] = pieces

@@ -12,26 +12,22 @@ number of stale memories left out, the persona, the continuity note and the warn
 entries that were skipped. A warm wake reads it, weighs its rows for today and packs them
 (:func:`gitmem.context.wake.compile_rows`): the same text as from the whole table.
 
-The file is named by a checksum of the key, and the payload holds the key itself, which a
-reader compares with its own in full: a plan of another state is never used. The format is
-the checked format of :mod:`gitmem.cache.fileformat` (a damaged file is never trusted), and
-the structure of every column is checked after loading. The newest :data:`KEEP_PLANS` plans
-are kept (one per worktree sharing the cache, usually); a write deletes older ones.
+The entry is named by a digest of the key, and the payload holds the key itself, which a
+reader compares with its own in full: a plan of another state is never used. The structure
+of every column is checked after loading. The newest :data:`KEEP_PLANS` plans are kept (one
+per worktree sharing the cache, usually); a write deletes older ones.
 
-This module imports nothing of gitmem but the file format, so that a warm wake loads neither
-the records table nor its views.
+This module imports nothing of gitmem but the database (:mod:`gitmem.cache.db`), so that a
+warm wake loads neither the records table nor its views.
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable
-from contextlib import suppress
 from itertools import compress
-from pathlib import Path
 from typing import Any
 
-from gitmem.cache.fileformat import Untrusted, read_file
+from gitmem.cache.db import CacheDB, Untrusted
 
 __all__ = ["KEEP_PLANS", "PLAN_FORMAT", "WakePlan", "latest_plan", "plan_key", "plan_name", "read_plan",
            "same_entries", "save_plan"]
@@ -101,7 +97,8 @@ def same_entries(key: tuple, other: tuple) -> bool:
 
 def plan_name(key: tuple) -> str:
     """File name of the plan of ``key`` (a checksum of it: the payload holds the key itself)."""
-    return f"{_PREFIX}{zlib.crc32(repr(key).encode()):08x}.bin"
+    # The key in full: a warm wake loads no hashing module, and the database indexes any text.
+    return f"{_PREFIX}{key!r}"
 
 
 class WakePlan:
@@ -194,29 +191,29 @@ def _int_map(value: Any, rows: range, kind: type) -> bool:
                                        for r, v in value.items())
 
 
-def read_plan(root: Path, key: tuple) -> WakePlan | None:
-    """The plan of ``key`` in the cache directory ``root``, or ``None`` when there is none.
+def read_plan(db: CacheDB, key: tuple) -> WakePlan | None:
+    """The plan of ``key`` in the cache database ``db``, or ``None`` when there is none.
 
     A file of the same name built for another key (a checksum collision, or a plan of
     another state) is not used.
 
     Raises:
         Untrusted: the file is damaged, from another version, or badly shaped; the caller
-            deletes it and says so (see :meth:`gitmem.cache.files.CacheFiles.reject`).
+            deletes it and says so (see :meth:`gitmem.cache.db.CacheDB.reject`).
     """
-    got = read_file(root / plan_name(key), _KIND)
+    got = db.read(plan_name(key), _KIND)
     return _check(got[0], key) if got is not None else None
 
 
-def latest_plan(root: Path) -> dict[str, Any] | None:
-    """The payload of the newest plan in ``root`` (any key), or ``None``.
+def latest_plan(db: CacheDB) -> dict[str, Any] | None:
+    """The payload of the newest plan in ``db`` (any key), or ``None``.
 
     What a new plan takes the entries of unchanged rows from (see :func:`save_plan`); a
-    damaged or badly shaped file is passed over here (its own reader deletes it).
+    damaged or badly shaped entry is passed over here (its own reader deletes it).
     """
-    for path in _plans(root):
+    for name in db.newest_first(f"{_PREFIX}*")[:KEEP_PLANS]:
         try:
-            got = read_file(path, _KIND)
+            got = db.read(name, _KIND)
             if got is None or not isinstance(got[0], dict) or not isinstance(got[0].get("key"), tuple):
                 continue
             _check_shape(got[0], _ENTRIES)
@@ -226,20 +223,11 @@ def latest_plan(root: Path) -> dict[str, Any] | None:
     return None
 
 
-def _plans(root: Path) -> list[Path]:
-    """Plan files in ``root``, newest first (``[]`` when the directory cannot be read)."""
-    try:
-        found = [(p.stat().st_mtime_ns, p) for p in root.glob(f"{_PREFIX}*.bin")]
-    except OSError:
-        return []
-    return [p for _, p in sorted(found, key=lambda pair: pair[0], reverse=True)]
-
-
-def save_plan(files: Any, key: tuple, payload: dict[str, Any]) -> None:
+def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any]) -> None:
     """Write the plan of ``key`` (``payload``: every field :class:`WakePlan` reads) and prune old ones.
 
     Args:
-        files: the :class:`gitmem.cache.files.CacheFiles` of the cache directory (a directory
+        files: the cache database (one that cannot be written
             that cannot be written makes this a no-op, with its one notice).
         key: :func:`plan_key`.
         payload: the plan's fields, plain marshal-able values.
@@ -250,6 +238,4 @@ def save_plan(files: Any, key: tuple, payload: dict[str, Any]) -> None:
             return
     except ValueError:  # a value marshal cannot write (a persona of another tool?): no plan
         return
-    for path in _plans(files.root)[KEEP_PLANS:]:
-        with suppress(OSError):
-            path.unlink()
+    files.keep_newest(_KIND, KEEP_PLANS)

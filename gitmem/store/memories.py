@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterable, Mapping
-from contextlib import suppress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.store.lookups import Lookups
+from gitmem.store.memo import MISS, DictMemo, ObjectMemo
 from gitmem.store.people import People
 from gitmem.store.refs import MEMORY_REF, STALE_LOCK_SECONDS, CommitInfo, Mutation, Refs
 from gitmem.store.repo import Repository
@@ -46,91 +46,10 @@ __all__ = [
 if TYPE_CHECKING:
     import pygit2
 
-    from gitmem.cache.fileformat import Untrusted
     from gitmem.errors import EmptyRepository
     from gitmem.store.code import CodeHistory
     from gitmem.store.fallback import GitAccess
     from gitmem.store.gitdir import Located
-
-_MISS = object()
-
-
-def _memo_shaped(data: Any) -> bool:
-    """Whether ``data`` has the shape :class:`_ObjectMemo` writes.
-
-    ``ls:`` keys map to ``{name: blob id}``, the others to a string (or ``None``: no
-    object at that path).
-    """
-    if not isinstance(data, dict):
-        return False
-    for key, value in data.items():
-        if not isinstance(key, str):
-            return False
-        if key.startswith("ls:"):
-            if not (isinstance(value, dict)
-                    and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items())):
-                return False
-        elif not (value is None or isinstance(value, str)):
-            return False
-    return True
-
-
-class _ObjectMemo:
-    """Lookups of immutable objects (what a commit's tree holds at a path), kept across processes.
-
-    Keys name commit or blob ids, which never change meaning, so an entry is never
-    stale. The file is derived data under the cache directory in the checked format of
-    :mod:`gitmem.cache.files`: a damaged one is never trusted, but started again and
-    reported in :attr:`rejected`.
-    """
-
-    LIMIT = 256
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.data: dict[str, Any] | None = None
-        self.rejected: list[tuple[Path, Untrusted]] = []
-
-    def _load(self) -> dict[str, Any]:
-        if self.data is None:
-            # Lazy: importing gitmem.cache runs its package, whose parts read records through
-            # the reader, which imports the store.
-            from gitmem.cache.fileformat import Untrusted, read_file
-
-            try:
-                got = read_file(self.path, "objects")
-            except Untrusted as exc:
-                self.rejected.append((self.path, exc))
-                got = None
-            data: dict[str, Any] = {}
-            if got is not None and _memo_shaped(got[0]):
-                data = got[0]
-            elif got is not None:
-                self.rejected.append((self.path, Untrusted("bad structure")))
-            self.data = data
-        return self.data
-
-    def get(self, key: str) -> Any:
-        return self._load().get(key, _MISS)
-
-    def snapshot(self) -> dict[str, Any]:
-        """A copy of every remembered lookup."""
-        return dict(self._load())
-
-    def put(self, key: str, value: Any) -> None:
-        self.put_many({key: value})
-
-    def put_many(self, items: dict[str, Any]) -> None:
-        data = self._load()
-        data.update(items)
-        while len(data) > self.LIMIT:
-            del data[next(iter(data))]
-        from gitmem.cache.fileformat import write_file
-
-        with suppress(OSError, ValueError):  # a memo that cannot be written only costs time
-            write_file(self.path, "objects", data)
-
-
 
 class Store:
     """Git access for gitmem: the memory ref, its objects, and the repository it lives in.
@@ -145,9 +64,10 @@ class Store:
     """
 
     def __init__(self, repo: pygit2.Repository | None = None, located: Located | None = None, *,
-                 repository: Repository | None = None):
+                 repository: Repository | None = None, memo: ObjectMemo | None = None):
         self._repository = repository if repository is not None else Repository(repo, located)
-        self._memo: _ObjectMemo | None = None
+        self.memo = memo
+        """Where lookups of immutable objects are remembered (injected; default: in memory)."""
         lookups = Lookups(memo=self._object_memo, memoized=self._memoized, lacks=self._memo_lacks)
         self._people = People(self._repository, lookups)
         self._trees = Trees(self._repository, lookups, self.tip)
@@ -157,26 +77,18 @@ class Store:
         checks that no rewrite outside gitmem lost a tip gitmem wrote (set by the facade)."""
         self._guarded = False
 
-    def _object_memo(self) -> _ObjectMemo:
-        if self._memo is None:
-            self._memo = _ObjectMemo(self.cache_dir / "objects.bin")
-        return self._memo
+    def _object_memo(self) -> ObjectMemo:
+        if self.memo is None:
+            self.memo = DictMemo()
+        return self.memo
 
     def _memo_lacks(self, key: str) -> bool:
-        return self._object_memo().get(key) is _MISS
-
-    def take_untrusted_cache_files(self) -> list[tuple[Path, Untrusted]]:
-        """Cache files the store found damaged or foreign since the last call (to report)."""
-        memo = self._memo
-        if memo is None or not memo.rejected:
-            return []
-        taken, memo.rejected = memo.rejected, []
-        return taken
+        return self._object_memo().get(key) is MISS
 
     def _memoized(self, key: str, compute: Callable[[], Any]) -> Any:
         memo = self._object_memo()
         found = memo.get(key)
-        if found is _MISS:
+        if found is MISS:
             found = compute()
             memo.put(key, found)
         return found
