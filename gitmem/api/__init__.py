@@ -10,7 +10,9 @@ it uses:
 - :class:`~gitmem.api.context.ContextBuilder` — wake, recall, persona, continuity notes;
 - :class:`~gitmem.api.hooks.Hooks` — what harness hooks inject, once per session;
 - :class:`~gitmem.api.setup.HarnessSetup` — ``tur setup``: wiring a harness;
-- :class:`~gitmem.api.curate.Curator` — learn, refute, confidence, link, forget, import;
+- :class:`~gitmem.api.curate.Curator` — learn;
+- :class:`~gitmem.api.edits.Editor` — refute, edit, confidence, link, forget, doctor;
+- :class:`~gitmem.api.imports.Importer` — import of legacy records and of a Tur store;
 - :class:`~gitmem.api.sharing.Sharing` — remote set-up and sync.
 
 Every value a method returns is defined in (or re-exported by) :mod:`gitmem.api.results`.
@@ -43,7 +45,9 @@ from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
 if TYPE_CHECKING:
     from gitmem.api.curate import Curator
+    from gitmem.api.edits import Editor
     from gitmem.api.hooks import Hooks
+    from gitmem.api.imports import Importer
     from gitmem.api.results import (
         AnchoredDiff,
         AnchorStep,
@@ -172,6 +176,18 @@ class Gitmem:
         from gitmem.api.curate import Curator
 
         return Curator(self._ws)
+
+    @cached_property
+    def _editor(self) -> Editor:
+        from gitmem.api.edits import Editor
+
+        return Editor(self._ws)
+
+    @cached_property
+    def _importer(self) -> Importer:
+        from gitmem.api.imports import Importer
+
+        return Importer(self._ws)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
@@ -426,7 +442,7 @@ class Gitmem:
             TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.refute(token, reason, by, allow_secret)
+        return self._editor.refute(token, reason, by, allow_secret)
 
     def unrefute(self, token: str) -> tuple[Memory, CommitInfo | None]:
         """Withdraw a memory's refutation (``tur refute --undo``), in one commit.
@@ -440,7 +456,7 @@ class Gitmem:
             InvalidInput: the memory is not refuted.
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.unrefute(token)
+        return self._editor.unrefute(token)
 
     def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
              file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
@@ -459,7 +475,7 @@ class Gitmem:
             InvalidAnchor: a bad ``file`` (missing, outside the repository, uncommitted).
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.edit(token, content=content, type=type, file=file, allow_secret=allow_secret)
+        return self._editor.edit(token, content=content, type=type, file=file, allow_secret=allow_secret)
 
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's confidence (in [0, 1]).
@@ -468,7 +484,7 @@ class Gitmem:
             InvalidInput: confidence outside [0, 1].
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.set_confidence(token, confidence)
+        return self._editor.set_confidence(token, confidence)
 
     def link(self, source: str, target: str, kind: RelationType | str) -> tuple[Memory, CommitInfo | None]:
         """Add a typed relation ``source --kind--> target`` (idempotent).
@@ -478,7 +494,7 @@ class Gitmem:
                 ``supersedes`` link that would close a cycle.
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.link(source, target, kind)
+        return self._editor.link(source, target, kind)
 
     def forget(self, token: str) -> CommitInfo | None:
         """Remove a memory from the tree; it stays in the ref's history.
@@ -486,7 +502,7 @@ class Gitmem:
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.forget(token)
+        return self._editor.forget(token)
 
     def forget_path(self, path: str) -> CommitInfo | None:
         """Remove the entry at ``path`` of the memory tree (what ``doctor`` names); it stays in history.
@@ -494,7 +510,7 @@ class Gitmem:
         Raises:
             InvalidInput: no such entry, or a part of the layout itself (``memories``, a shard).
         """
-        return self._curator.forget_path(path)
+        return self._editor.forget_path(path)
 
     def doctor(self, fix: bool = False) -> DoctorReport:
         """What readers skip in the memory tree; with ``fix``, repair the layout in one commit.
@@ -503,7 +519,7 @@ class Gitmem:
         a record there); every other layout problem is removed (it stays in history).
         Malformed records are listed, never changed.
         """
-        return self._curator.doctor(fix)
+        return self._editor.doctor(fix)
 
     def set_read_progress(self, progress: Callable[[int, int], None] | None) -> None:
         """Report ``progress(parsed, to_parse)`` whenever a read parses record blobs.
@@ -536,7 +552,7 @@ class Gitmem:
         Raises:
             InvalidInput: a path does not exist.
         """
-        return self._curator.import_legacy(paths, allow_secret, dry_run, progress)
+        return self._importer.import_legacy(paths, allow_secret, dry_run, progress)
 
     def import_tur(
         self,
@@ -573,7 +589,7 @@ class Gitmem:
         Raises:
             InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
         """
-        return self._curator.import_tur(path, home=home, persona=persona, allow_secret=allow_secret,
+        return self._importer.import_tur(path, home=home, persona=persona, allow_secret=allow_secret,
                                         dry_run=dry_run)
 
     # -- staleness ---------------------------------------------------------------------------
