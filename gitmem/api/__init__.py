@@ -491,7 +491,8 @@ class Gitmem:
 
         Raises:
             InvalidInput: unknown relation type, a memory linked to itself, or a
-                ``supersedes`` link that would close a cycle.
+                ``supersedes`` link that would close a cycle (each memory of a cycle
+                would hide the next, and all would leave wake).
             UnknownMemory, AmbiguousId: bad id.
         """
         return self._editor.link(source, target, kind)
@@ -499,25 +500,35 @@ class Gitmem:
     def forget(self, token: str) -> CommitInfo | None:
         """Remove a memory from the tree; it stays in the ref's history.
 
+        A malformed record can be forgotten too: nothing is parsed.
+
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
         return self._editor.forget(token)
 
     def forget_path(self, path: str) -> CommitInfo | None:
-        """Remove the entry at ``path`` of the memory tree (what ``doctor`` names); it stays in history.
+        """Remove the entry at ``path`` of the memory tree (a file or a directory); it stays in history.
+
+        What ``tur doctor`` names can be removed this way: a record in the wrong shard, a
+        second record for an id, a symbolic link, a stray directory. The parts of the
+        layout itself (``.gitmem``, ``memories``, a shard directory, ``continuity``) are
+        refused unless they are not what they should be (a file named ``memories``).
 
         Raises:
-            InvalidInput: no such entry, or a part of the layout itself (``memories``, a shard).
+            InvalidInput: no such entry, or a part of the layout.
         """
         return self._editor.forget_path(path)
 
     def doctor(self, fix: bool = False) -> DoctorReport:
-        """What readers skip in the memory tree; with ``fix``, repair the layout in one commit.
+        """List what readers skip in the memory tree; with ``fix``, repair the layout in one commit.
 
-        A readable record in the wrong shard moves to where its id says (unless its id has
-        a record there); every other layout problem is removed (it stays in history).
-        Malformed records are listed, never changed.
+        Problems are the layout problems of ``Store.record_layout`` and ``root_problems``
+        and the malformed records. Repairs: a readable record in the wrong shard, whose id
+        has no record yet, moves to where its id says; every other layout problem (a second
+        record for an id, a non-regular entry, a stray name) is removed from the tree. It
+        stays in the ref's history. Malformed records are listed, never changed: fix them
+        by hand or ``tur forget`` them.
         """
         return self._editor.doctor(fix)
 
@@ -597,10 +608,10 @@ class Gitmem:
     def status_view(self, now: datetime | None = None, *, full_records: bool = True) -> StatusView:
         """Stored statuses with current weights (no staleness check, nothing written).
 
-        With ``full_records=False`` rows may carry read-only
-        :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a
-        caller that only shows ids, statuses, weights, anchors and content wants):
-        100,000 of them cost a fraction of a second instead of seconds.
+        Rows are sorted by id. With ``full_records=False`` rows carry read-only
+        :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a caller
+        that only shows ids, statuses, weights, anchors and content wants): 100,000 of
+        them cost a fraction of a second instead of seconds.
         """
         return self._verifier.status_view(now, full_records=full_records)
 
@@ -678,6 +689,9 @@ class Gitmem:
     def persona(self, tip: str | None = None) -> dict[str, Any] | None:
         """The persona as a mapping (Tier 0 of wake), or ``None``.
 
+        Args:
+            tip: the memory ref commit to read (default: the current tip).
+
         Raises:
             MalformedRecord: the stored persona is not a YAML mapping.
         """
@@ -705,7 +719,11 @@ class Gitmem:
         return self._context.spark(text, now, allow_secret)
 
     def continuity(self, tip: str | None = None) -> str | None:
-        """The latest continuity note at ``tip`` (default: the current tip), or ``None``."""
+        """The latest continuity note (names sort by time) at ``tip`` (default: now), or ``None``.
+
+        A note larger than ``MAX_NOTE_BYTES`` (stored before the limit, or by another tool)
+        is cut to its first ``MAX_NOTE_BYTES`` bytes, and a line added to ``skipped`` says so.
+        """
         return self._context.continuity(tip)
 
     def token_counter(self) -> TokenCounter:

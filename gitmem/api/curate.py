@@ -78,30 +78,7 @@ class Curator:
         now: datetime | None = None,
         supersedes: str | None = None,
     ) -> LearnResult:
-        """Store a memory observed at HEAD, or re-verify the same content if already stored.
-
-        Args:
-            content: the statement; de-duplicated on its normalised form.
-            type: axiom | core | fact | insight | preference.
-            file: anchor ``path`` or ``path#Lstart-Lend``, relative to the current directory.
-            confidence: in [0, 1]; default 1.0 for a new memory, unchanged for a known one.
-            agent: source agent name.
-            harness: source harness name.
-            scope: universal | incarnation.
-            allow_secret: store content even if it looks like a credential.
-            now: observation time (UTC); default the current time.
-            supersedes: id (or unique prefix) of a memory this one replaces: a ``supersedes``
-                relation is added in the same commit.
-
-        Raises:
-            InvalidInput: empty content, unknown type, confidence outside [0, 1], or a
-                ``supersedes`` target that is the memory itself or would close a cycle.
-            SecretRefused: the content, agent, harness or anchor contains a credential and
-                ``allow_secret`` is false.
-            TooLarge: the record would be larger than ``MAX_RECORD_BYTES`` (1 MiB).
-            InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
-            UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
-        """
+        """See :meth:`gitmem.api.Gitmem.learn`."""
         from gitmem import codec
         from gitmem.record.models import Decay, Memory, Provenance, Relation
         from gitmem.sharing import secret_scan

@@ -65,14 +65,7 @@ class Editor:
 
     def refute(self, token: str, reason: str, by: str | None = None,
                allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
-        """Mark a memory refuted with a reason; refuted wins over every other status.
-
-        Raises:
-            InvalidInput: the reason is empty.
-            SecretRefused: the reason or ``by`` contains a credential and ``allow_secret`` is false.
-            TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
-            UnknownMemory, AmbiguousId: bad id.
-        """
+        """See :meth:`gitmem.api.Gitmem.refute`."""
         if not reason or not reason.strip():
             raise InvalidInput("a refutation needs a reason", 'pass --reason "why it is wrong"')
         from gitmem.record.models import Refutation
@@ -93,15 +86,7 @@ class Editor:
         return self._edit(token, "refute", edit)
 
     def unrefute(self, token: str) -> tuple[Memory, CommitInfo | None]:
-        """Withdraw a memory's refutation (``tur refute --undo``): a change like any other.
-
-        The status goes back to what it was when the memory was refuted; a record refuted
-        before gitmem kept that becomes ``stale`` with a reason asking for ``tur verify``.
-
-        Raises:
-            InvalidInput: the memory is not refuted.
-            UnknownMemory, AmbiguousId: bad id.
-        """
+        """See :meth:`gitmem.api.Gitmem.unrefute`."""
         current = self.ws.records.get(token)
         if current.refutation is None:
             raise InvalidInput(f"{current.id} is not refuted", "nothing to undo")
@@ -123,20 +108,7 @@ class Editor:
 
     def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
              file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
-        """Change a memory's content, type or anchor in place: the id stays, history keeps the old text.
-
-        The writer becomes the memory's ``author``. A new anchor is taken at HEAD (as
-        ``learn --file``) and makes the memory fresh there; a new type sets the half-life of
-        that type.
-
-        Raises:
-            InvalidInput: nothing to change, empty content, or an unknown type.
-            SecretRefused: the content or anchor looks like a credential and ``allow_secret``
-                is false.
-            TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
-            InvalidAnchor: as :meth:`learn`'s ``file``.
-            UnknownMemory, AmbiguousId: bad id.
-        """
+        """See :meth:`gitmem.api.Gitmem.edit`."""
         from gitmem.record.models import Decay, Provenance
         from gitmem.sharing import secret_scan
 
@@ -181,11 +153,7 @@ class Editor:
         return self._edit(token, "edit", edit)
 
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
-        """Change a memory's confidence (in [0, 1]).
-
-        Raises:
-            InvalidInput: confidence outside [0, 1].
-        """
+        """See :meth:`gitmem.api.Gitmem.set_confidence`."""
         if not 0.0 <= confidence <= 1.0:
             raise InvalidInput(f"confidence must be between 0 and 1, got {confidence}")
         confidence += 0.0  # -0.0 is stored and shown as 0.0
@@ -197,14 +165,7 @@ class Editor:
         return self._edit(token, "confidence", edit)
 
     def link(self, source: str, target: str, kind: RelationType | str) -> tuple[Memory, CommitInfo | None]:
-        """Add a typed relation ``source --kind--> target`` (idempotent).
-
-        Raises:
-            InvalidInput: unknown relation type, a memory linked to itself, or a
-                ``supersedes`` link that would close a cycle (each memory of a cycle
-                would hide the next, and all would leave wake).
-            UnknownMemory, AmbiguousId: bad id.
-        """
+        """See :meth:`gitmem.api.Gitmem.link`."""
         kind_ = parse_enum(RelationType, kind, "relation type")
         target_id = self.ws.records.get(target).id
         source_id = self.ws.records.get(source).id
@@ -223,13 +184,7 @@ class Editor:
 
 
     def forget(self, token: str) -> CommitInfo | None:
-        """Remove a memory from the tree; it stays in the ref's history.
-
-        A malformed record can be forgotten too: nothing is parsed.
-
-        Raises:
-            UnknownMemory, AmbiguousId: bad id.
-        """
+        """See :meth:`gitmem.api.Gitmem.forget`."""
         target = self.ws.records.resolve(token)
 
         def build(tip: str | None) -> Mutation | None:
@@ -242,16 +197,7 @@ class Editor:
         return commit
 
     def forget_path(self, path: str) -> CommitInfo | None:
-        """Remove the entry at ``path`` of the memory tree (a file or a directory); it stays in history.
-
-        What ``tur doctor`` names can be removed this way: a record in the wrong shard, a
-        second record for an id, a symbolic link, a stray directory. The parts of the
-        layout itself (``.gitmem``, ``memories``, a shard directory, ``continuity``) are
-        refused unless they are not what they should be (a file named ``memories``).
-
-        Raises:
-            InvalidInput: no such entry, or a part of the layout.
-        """
+        """See :meth:`gitmem.api.Gitmem.forget_path`."""
         path = path.strip().strip("/")
         store = self.ws.store
 
@@ -273,15 +219,7 @@ class Editor:
         return commit
 
     def doctor(self, fix: bool = False) -> DoctorReport:
-        """List what readers skip in the memory tree; with ``fix``, repair the layout in one commit.
-
-        Problems are the layout problems of ``Store.record_layout`` and ``root_problems``
-        and the malformed records. Repairs: a readable record in the wrong shard, whose id
-        has no record yet, moves to where its id says; every other layout problem (a second
-        record for an id, a non-regular entry, a stray name) is removed from the tree. It
-        stays in the ref's history. Malformed records are listed, never changed: fix them
-        by hand or ``tur forget`` them.
-        """
+        """See :meth:`gitmem.api.Gitmem.doctor`."""
         from gitmem.cache.records import layout_skipped
 
         store = self.ws.store

@@ -81,20 +81,7 @@ class Importer:
         self, paths: Iterable[str | os.PathLike[str]], allow_secret: bool = False, dry_run: bool = False,
         progress: Callable[[int, int], None] | None = None,
     ) -> ImportResult:
-        """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
-
-        Records keep their fields, comments and key order; the id is recomputed as
-        ``<type>-<8 hex>`` (longer when a different statement holds it) and the old one is
-        kept under ``legacy_id``. Relations naming an id of the batch (old or new) or of the
-        store point at the new ids; others are kept and listed in ``notes``. Records with no
-        provenance load as ``unanchored`` with confidence 1.0 and no decay (EP-0131). A file
-        is refused (listed in ``failed``) when a field looks like a credential or its record
-        would be larger than ``MAX_RECORD_BYTES``. With ``dry_run`` nothing is written.
-        ``progress(files_read, files)`` is called as the files are read and checked.
-
-        Raises:
-            InvalidInput: a path does not exist.
-        """
+        """See :meth:`gitmem.api.Gitmem.import_legacy`."""
         from gitmem import codec
         from gitmem.errors import TooLarge
         from gitmem.importers import legacy
@@ -214,24 +201,7 @@ class Importer:
         allow_secret: bool = False,
         dry_run: bool = False,
     ) -> TurImportResult:
-        """Import a store of the Tur package (its memories and persona) in one commit.
-
-        Every mapped field is listed in docs/coming-from-tur.md. Each memory keeps its Tur
-        hash as ``legacy_id`` (every command resolves it); its relations point at the new
-        ids; a memory already stored (same type and content) only gains legacy ids and
-        relations, so a second run changes nothing. The persona becomes ``persona.yaml``
-        unless another one is stored, and the latest session note a continuity note.
-
-        Args:
-            path: the project directory holding ``.tur/`` (default: the working tree's root).
-            home: the user-level store (``~/.tur``) to read too, or ``None``.
-            persona: the persona's name or id; default the active or only one.
-            allow_secret: import content that looks like a credential.
-            dry_run: write nothing; the result says what an import would do.
-
-        Raises:
-            InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
-        """
+        """See :meth:`gitmem.api.Gitmem.import_tur`."""
         from gitmem.importers import tur_store
 
         found = tur_store.find_store(self._tur_path(path), self._tur_path(home) if home else None, persona)
