@@ -40,6 +40,7 @@ from gitmem.defaults import (
     PRE_TOOL_TOKEN_BUDGET,
     PRE_TURN_TOKEN_BUDGET,
 )
+from gitmem.errors import InvalidInput
 from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
         LearnResult,
         RecallResult,
         RepoPaths,
+        RowFilter,
         SetupReport,
         Skipped,
         StatusRow,
@@ -84,6 +86,7 @@ __all__ = [
     "MemoryType",
     "RelationType",
     "RepoPaths",
+    "RowFilter",
     "Scope",
     "Skipped",
     "Status",
@@ -99,7 +102,7 @@ __all__ = [
 _LAZY = {
     **{name: ("gitmem.api.results", name) for name in (
         "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnResult", "RepoPaths",
-        "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
+        "RowFilter", "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
     "Memory": ("gitmem.record.models", "Memory"),
     "MemoryView": ("gitmem.cache", "MemoryView"),
     "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),
@@ -605,15 +608,30 @@ class Gitmem:
 
     # -- staleness ---------------------------------------------------------------------------
 
-    def status_view(self, now: datetime | None = None, *, full_records: bool = True) -> StatusView:
+    def status_view(self, now: datetime | None = None, *, full_records: bool = True,
+                    type: str | None = None, status: str | None = None,
+                    file: str | None = None) -> StatusView:
         """Stored statuses with current weights (no staleness check, nothing written).
 
-        Rows are sorted by id. With ``full_records=False`` rows carry read-only
-        :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a caller
-        that only shows ids, statuses, weights, anchors and content wants): 100,000 of
+        Rows are sorted by id; with ``file``, only the memories anchored to it, in the order
+        of :meth:`anchored_to`. ``type`` and ``status`` keep only that type or status
+        (:class:`~gitmem.api.results.RowFilter`). With ``full_records=False`` rows carry
+        read-only :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a
+        caller that only shows ids, statuses, weights, anchors and content wants): 100,000 of
         them cost a fraction of a second instead of seconds.
+
+        Raises:
+            InvalidInput: an unknown type or status, or a ``file`` outside the repository.
         """
-        return self._verifier.status_view(now, full_records=full_records)
+        from gitmem.api.results import RowFilter
+
+        for what, value, enum in (("type", type, MemoryType), ("status", status, Status)):
+            if value is not None and value not in {e.value for e in enum}:
+                raise InvalidInput(f"unknown {what} {value!r}",
+                                   f"use one of {', '.join(e.value for e in enum)}")
+        order = self._context.anchored_to(file) if file is not None else None
+        return self._verifier.status_view(now, full_records=full_records,
+                                          only=RowFilter(type=type, status=status), order=order)
 
     def local_reasons(self) -> dict[str, str]:
         """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.

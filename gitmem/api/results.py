@@ -9,6 +9,7 @@ re-exported lazily, so that importing this module loads no algorithm module.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -41,6 +42,7 @@ __all__ = [
     "LearnResult",
     "RecallResult",
     "RepoPaths",
+    "RowFilter",
     "SetupItem",
     "SetupReport",
     "Skipped",
@@ -297,6 +299,50 @@ class StatusRow:
         if self.status is not self.old_status or self.moved:
             return True
         return self.status in (Status.STALE, Status.UNANCHORED) and self.reason != self.old_reason
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """Which memories a list shows: one type, one status, search words (``None``/``""``: any).
+
+    The one filter of every surface: ``Gitmem.status_view(type=, status=)`` applies it for
+    ``tur list`` and the MCP ``list`` tool; the TUI applies it to its rows as the filter
+    bar changes (:meth:`admits`), so that all three keep the same memories.
+    """
+
+    type: str | None = None
+    """A memory type value (``fact`` …), or ``None`` for any."""
+    status: str | None = None
+    """A status value (``fresh`` | ``stale`` | ``unanchored`` | ``refuted``), or ``None``."""
+    text: str = ""
+    """Search words, ANDed, case-insensitive; ``""`` matches every memory."""
+
+    def admits(self, type: str, status: str, searched: Iterable[str] = ()) -> bool:
+        """True for a memory of ``type`` and ``status`` whose ``searched`` texts hold every word."""
+        if self.type is not None and type != self.type:
+            return False
+        if self.status is not None and status != self.status:
+            return False
+        words = self.text.casefold().split()
+        if not words:
+            return True
+        hay = "\n".join(searched).casefold()
+        return all(word in hay for word in words)
+
+    def keeps(self, row: StatusRow) -> bool:
+        """:meth:`admits` for a status row, searching its id, anchor and content."""
+        memory = row.memory
+        anchor = memory.provenance.context_ref if memory.provenance else None
+        return self.admits(memory.type.value, row.status.value,
+                           (memory.id, anchor or "", memory.content) if self.text else ())
+
+    def select(self, rows: Sequence[StatusRow], order: Sequence[str] | None = None) -> list[StatusRow]:
+        """The rows this filter keeps; with ``order`` (ids), only those rows, in that order."""
+        kept = [r for r in rows if self.keeps(r)]
+        if order is None:
+            return kept
+        rank = {memory_id: i for i, memory_id in enumerate(order)}
+        return sorted((r for r in kept if r.memory_id in rank), key=lambda r: rank[r.memory_id])
 
 
 @dataclass

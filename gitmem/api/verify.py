@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from gitmem.api.results import AnchorStep, StatusRow, StatusView, VerifyOutcome
+from gitmem.api.results import AnchorStep, RowFilter, StatusRow, StatusView, VerifyOutcome
 from gitmem.cache.reader import read_record, record_path
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
 from gitmem.record.anchors import split_ref
@@ -86,8 +86,9 @@ class Verifier:
         self.ws = ws
         self.weights = weights
 
-    def status_view(self, now: datetime | None = None, *, full_records: bool = True) -> StatusView:
-        """See :meth:`gitmem.api.Gitmem.status_view`."""
+    def status_view(self, now: datetime | None = None, *, full_records: bool = True,
+                    only: RowFilter | None = None, order: Sequence[str] | None = None) -> StatusView:
+        """See :meth:`gitmem.api.Gitmem.status_view` (``only`` and ``order`` as its filter gives them)."""
         now = now or utc_now()
         records = self.ws.records
         tip = records.tip()
@@ -113,6 +114,8 @@ class Verifier:
             )
             for m, w, d in zip(memories, weights, distances, strict=True)
         ]
+        if only is not None or order is not None:
+            rows = (only or RowFilter()).select(rows, order)
         records.flush()
         return StatusView(rows=rows, skipped=[*records.notices(), *skipped],
                           head=self.ws.store.head_sha())

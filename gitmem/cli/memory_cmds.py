@@ -224,15 +224,10 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_list(args: argparse.Namespace, env: Env) -> int:
     """``tur list``: a table (or JSON) of memories with status and weight."""
-    order = env.gm.anchored_to(args.file) if args.file else None
-    view = env.gm.status_view(full_records=args.format == "json")
+    view = env.gm.status_view(full_records=args.format == "json", type=args.type or None,
+                              status=args.status or None, file=args.file or None)
     env.warn_skipped(view.skipped)
-    rows = [r for r in view.rows
-            if (not args.type or r.memory.type.value == args.type)
-            and (not args.status or r.status.value == args.status)]
-    if order is not None:
-        rank = {memory_id: i for i, memory_id in enumerate(order)}
-        rows = sorted((r for r in rows if r.memory.id in rank), key=lambda r: rank[r.memory.id])
+    rows = view.rows
     if args.format == "json":
         # full_records=True above: every row carries a full record.
         env.print(json_dump([memory_json(cast("Memory", r.memory), weight=r.weight,

@@ -481,16 +481,11 @@ class GitmemTools:
     def list_memories(self, file: str | None, status: str | None,
                       limit: int | None) -> tuple[ListResult, None]:
         """Memories with stored status and current weight, filtered."""
-        if status is not None and status not in STATUSES:
-            raise InvalidInput(f"unknown status {status!r}", f"use one of {', '.join(STATUSES)}")
         if limit is not None and limit < 1:
             raise InvalidInput(f"limit must be >= 1, got {limit}")
-        order = self.gm.anchored_to(self._absolute(file)) if file else None
-        view = self.gm.status_view(full_records=False)
-        rows = [r for r in view.rows if status is None or r.status.value == status]
-        if order is not None:  # the file's memories, in the order the facade gives them
-            rank = {memory_id: i for i, memory_id in enumerate(order)}
-            rows = sorted((r for r in rows if r.memory_id in rank), key=lambda r: rank[r.memory_id])
+        view = self.gm.status_view(full_records=False, status=status,
+                                   file=self._absolute(file) if file else None)
+        rows = view.rows
         limit = limit or LIST_LIMIT
         entries = [MemoryEntry(**_entry_fields(r.memory, r.status, r.reason), weight=round(r.weight, 6))
                    for r in rows[:limit]]

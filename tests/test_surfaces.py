@@ -1,0 +1,60 @@
+"""The facade does what the surfaces used to do each on their own (issue 25, item 5).
+
+Row filtering, learn notes, argument checks, which verify rows to show, one JSON shape of a
+memory: each is a facade method or a result method, tested here on real repositories.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gitmem.api import Gitmem
+from gitmem.errors import InvalidInput
+from tests.conftest import commit_file
+
+
+@pytest.fixture
+def gm(repo) -> Gitmem:
+    """A repository with three memories: two anchored to ``src/app.py``, one refuted."""
+    commit_file(repo, "src/other.py", "x = 1\n", "other")
+    g = Gitmem.open(repo)
+    g.learn("app lines 1-3 set up logging", file=str(repo / "src/app.py#L1-L3"), confidence=0.5)
+    g.learn("app is the entry point", type="insight", file=str(repo / "src/app.py"))
+    refuted = g.learn("other holds the config", file=str(repo / "src/other.py")).memory.id
+    g.refute(refuted, "it holds a constant")
+    return g
+
+
+def test_status_view_without_a_filter_lists_every_memory_by_id(gm):
+    ids = [r.memory_id for r in gm.status_view().rows]
+    assert len(ids) == 3 and ids == sorted(ids)
+
+
+def test_status_view_keeps_only_the_type_and_status_asked_for(gm):
+    assert [r.memory.type.value for r in gm.status_view(type="insight").rows] == ["insight"]
+    assert [r.status.value for r in gm.status_view(status="refuted", full_records=False).rows] == ["refuted"]
+    assert gm.status_view(type="insight", status="refuted").rows == []
+
+
+def test_status_view_of_a_file_lists_its_memories_in_anchored_to_order(gm, repo):
+    path = str(repo / "src/app.py")
+    rows = gm.status_view(file=path).rows
+    assert [r.memory_id for r in rows] == gm.anchored_to(path)
+    assert len(rows) == 2
+
+
+def test_status_view_refuses_an_unknown_type_or_status_and_names_the_choices(gm):
+    with pytest.raises(InvalidInput, match="unknown status 'gone'") as caught:
+        gm.status_view(status="gone")
+    assert "fresh" in str(caught.value)
+    with pytest.raises(InvalidInput, match="unknown type 'note'"):
+        gm.status_view(type="note")
+
+
+def test_row_filter_searches_id_anchor_and_content_with_all_words(gm):
+    from gitmem.api import RowFilter
+
+    rows = gm.status_view().rows
+    assert [r.memory.content for r in RowFilter(text="APP logging").select(rows)] == [
+        "app lines 1-3 set up logging"]
+    assert len(RowFilter(text="src/app.py").select(rows)) == 2
