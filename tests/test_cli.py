@@ -420,7 +420,7 @@ def test_learning_known_text_with_another_type_says_the_type_is_kept(repo):
     mid = tur(repo, "learn", "the build uses make").out.strip()
     again = tur(repo, "learn", "the build uses make", "--type", "insight")
     assert again.out.strip() == mid and mid.startswith("fact-")
-    assert f"{mid} was already known as a fact; --type insight is ignored" in again.err
+    assert f"{mid} was already known as a fact; type insight is ignored" in again.err
     assert "--type" not in tur(repo, "learn", "the build uses make").err
 
 

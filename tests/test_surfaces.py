@@ -58,3 +58,43 @@ def test_row_filter_searches_id_anchor_and_content_with_all_words(gm):
     assert [r.memory.content for r in RowFilter(text="APP logging").select(rows)] == [
         "app lines 1-3 set up logging"]
     assert len(RowFilter(text="src/app.py").select(rows)) == 2
+
+
+# -- learn notes --------------------------------------------------------------------------------
+
+
+def test_learn_notes_say_nothing_for_a_new_memory_with_no_neighbours(repo):
+    assert Gitmem.open(repo).learn("the build uses make").notes() == []
+
+
+def test_learn_notes_of_a_known_memory_say_it_was_reverified_and_the_type_is_kept(repo):
+    gm = Gitmem.open(repo)
+    mid = gm.learn("the build uses make").memory.id
+    again = gm.learn("the build uses make", type="insight")
+    assert again.notes("insight") == [
+        f"{mid} was already known as a fact; type insight is ignored "
+        f"(to change it: forget {mid}, then learn it again)",
+        f"{mid} was already known; re-verified it",
+    ]
+
+
+def test_learn_notes_of_a_refuted_memory_say_it_stays_refuted(repo):
+    gm = Gitmem.open(repo)
+    mid = gm.learn("the cache is never cleared").memory.id
+    gm.refute(mid, "it is cleared on deploy")
+    assert gm.learn("the cache is never cleared").notes() == [
+        f"{mid} was already known and is refuted (it is cleared on deploy); it stays refuted"]
+
+
+def test_learn_notes_quote_a_similar_memory_and_name_the_action_as_the_surface_does(repo):
+    from gitmem.api import LearnActions
+
+    gm = Gitmem.open(repo)
+    old = gm.learn("API port is 8090").memory.id
+    gm.wake()  # the read cache now holds the table a learn compares with
+    result = gm.learn("API moved to port 9090")
+    new = result.memory.id
+    assert result.notes() == [f'{new} may say the same as {old} ("API port is 8090"); '
+                              f"if it replaces it: link {new} to {old} as superseding it"]
+    cli = LearnActions(supersede="tur link {id} {other} --type supersedes")
+    assert result.notes(actions=cli)[0].endswith(f"tur link {new} {old} --type supersedes")

@@ -57,6 +57,7 @@ if TYPE_CHECKING:
         DoctorReport,
         HookOutput,
         ImportResult,
+        LearnActions,
         LearnResult,
         RecallResult,
         RepoPaths,
@@ -82,6 +83,7 @@ __all__ = [
     "DoctorReport",
     "Gitmem",
     "ImportResult",
+    "LearnActions",
     "LearnResult",
     "MemoryType",
     "RelationType",
@@ -101,8 +103,8 @@ __all__ = [
 #: wake builds none of them, and their module creates some thirty dataclasses.
 _LAZY = {
     **{name: ("gitmem.api.results", name) for name in (
-        "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnResult", "RepoPaths",
-        "RowFilter", "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
+        "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnActions", "LearnResult",
+        "RepoPaths", "RowFilter", "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
     "Memory": ("gitmem.record.models", "Memory"),
     "MemoryView": ("gitmem.cache", "MemoryView"),
     "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),

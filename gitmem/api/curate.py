@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar, cast
 from gitmem.api.results import LearnResult
 from gitmem.api.writing import anchor_at, differs, is_utf8, parse_enum, refuse_supersedes_cycle
 from gitmem.cache.reader import read_record, record_path
-from gitmem.errors import InvalidInput, MalformedRecord
+from gitmem.errors import GitmemError, InvalidInput, MalformedRecord
 from gitmem.record.decay import half_life_for
 from gitmem.record.ids import ID_HEX_LENGTHS, content_digest, id_hex, normalise_content, pick_id
 from gitmem.record.limits import MAX_RECORD_BYTES, check_size
@@ -173,8 +173,22 @@ class Curator:
         similar, said = self._similar(memory, before, skip={target} if target else set()) if created \
             else ((), ())
         self.ws.records.after_commit(commit, {memory.id: memory}, mutation)
+        if len(said) < len(similar) or None in said:
+            # Not in the statement index of this tip: read the (at most three) records, so
+            # that every surface can quote what they say.
+            said = tuple(self._statement_of(other, said[n] if n < len(said) else None)
+                         for n, other in enumerate(similar))
         return LearnResult(memory=memory, created=created, commit=commit, similar=similar,
                            collided_with=collision, similar_statements=said)
+
+    def _statement_of(self, memory_id: str, known: str | None) -> str | None:
+        """``known``, else the stored statement of ``memory_id`` (``None``: it cannot be read)."""
+        if known is not None:
+            return known
+        try:
+            return self.ws.records.get(memory_id).content
+        except GitmemError:
+            return None
 
     def _supersedes_target(self, token: str | None, type_: MemoryType, content: str, digest: str,
                            tip: str | None) -> str | None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.cache.reader import Skipped
 from gitmem.store import CommitInfo
+from gitmem.text import first_words
 from gitmem.vocabulary import Status
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ __all__ = [
     "Hit",
     "HookOutput",
     "ImportResult",
+    "LearnActions",
     "LearnResult",
     "RecallResult",
     "RepoPaths",
@@ -126,7 +128,63 @@ class LearnResult:
     collided_with: str | None = None
     similar_statements: tuple[str | None, ...] = ()
     """The statement of each of ``similar``, in order, as stored on the tip the memory was
-    learned on, where the read cache holds it (``None``: read it with :meth:`Gitmem.get`)."""
+    learned on (``None``: the record could not be read)."""
+
+    def notes(self, asked_type: str | None = None, actions: LearnActions | None = None) -> list[str]:
+        """What to tell the user after the learn, one line each (``[]``: nothing to add).
+
+        In order: an id collision, a type asked for but not kept, a memory already known
+        (refuted, still stale, or re-verified), an unanchored memory, then each similar one.
+        The words are the same on every surface; only the actions they suggest are named by
+        the surface (``actions``; by default in words, without a command).
+
+        Args:
+            asked_type: the type the caller asked for (``None``: it asked for none).
+            actions: how the surface names the actions the notes suggest.
+        """
+        how = actions or LearnActions()
+        m = self.memory
+        notes = []
+        if self.collided_with:
+            notes.append(f"{self.collided_with} is a different statement with the same 8 hex "
+                         f"digits; this one is stored as {m.id}")
+        if not self.created and asked_type and asked_type != m.type.value:
+            article = "an" if m.type.value[0] in "aeiou" else "a"  # an axiom, an insight
+            notes.append(f"{m.id} was already known as {article} {m.type.value}; type {asked_type} is "
+                         f"ignored (to change it: {how.retype.format(id=m.id)})")
+        if not self.created and m.status is Status.REFUTED:
+            reason = f" ({m.refutation.reason})" if m.refutation else ""
+            notes.append(f"{m.id} was already known and is refuted{reason}; it stays refuted")
+        elif not self.created and m.status is Status.STALE:
+            reason = f": {m.decay.reason}" if m.decay and m.decay.reason else ""
+            notes.append(f"{m.id} was already known and its anchor is still stale{reason}; "
+                         f"{how.re_anchor.format(id=m.id)}, or refute it if it no longer holds")
+        elif not self.created:
+            notes.append(f"{m.id} was already known; re-verified it")
+        if m.status is Status.UNANCHORED and m.decay and m.decay.reason:
+            notes.append(f"{m.id} is unanchored: {m.decay.reason}")
+        for n, other in enumerate(self.similar):
+            said = self.similar_statements[n] if n < len(self.similar_statements) else None
+            quoted = f' ("{first_words(said)}")' if said is not None else ""
+            notes.append(f"{m.id} may say the same as {other}{quoted}; if it replaces it: "
+                         f"{how.supersede.format(id=m.id, other=other)}")
+        return notes
+
+
+@dataclass(frozen=True)
+class LearnActions:
+    """How a surface names the actions :meth:`LearnResult.notes` suggests.
+
+    Each is a ``str.format`` template: ``{id}`` is the learned memory, ``{other}`` the
+    similar one. The defaults name no command, for a surface that has none of its own.
+    """
+
+    supersede: str = "link {id} to {other} as superseding it"
+    """Make ``{id}`` supersede ``{other}``."""
+    re_anchor: str = "learn it again with a file to re-anchor it"
+    """Re-anchor a known memory whose anchor is stale (the note adds the refute choice)."""
+    retype: str = "forget {id}, then learn it again"
+    """Give a known memory another type."""
 
 
 @dataclass

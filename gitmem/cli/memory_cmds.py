@@ -11,8 +11,6 @@ from typing import TYPE_CHECKING, cast
 
 from gitmem.cli.commands import add_command, add_format, add_id_argument
 from gitmem.cli.output import json_dump, memory_json, one_line, table
-from gitmem.errors import GitmemError
-from gitmem.text import first_words
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status
 
 TYPES = tuple(t.value for t in MemoryType)
@@ -188,37 +186,19 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
         allow_secret=args.allow_secret, supersedes=args.supersedes,
     )
     m = result.memory
-    if result.collided_with:
-        env.warn(f"{result.collided_with} is a different statement with the same 8 hex digits; "
-                 f"this one is stored as {m.id}")
     if args.format == "json":
         env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value,
                              "similar": list(result.similar)}))
-        return 0
-    env.print(m.id)
-    for n, other in enumerate(result.similar):
-        # The statement as the learn found it stored, else read (parsing the record).
-        known = result.similar_statements[n] if n < len(result.similar_statements) else None
-        try:
-            said = f' ("{first_words(known if known is not None else env.gm.get(other).content)}")'
-        except GitmemError:
-            said = ""
-        env.warn(f"warning: {m.id} may say the same as {other}{said}; if it replaces it: "
-                 f"tur link {m.id} {other} --type supersedes")
-    if not result.created and args.type and args.type != m.type.value:
-        env.warn(f"{m.id} was already known as a {m.type.value}; --type {args.type} is ignored "
-                 f"(to change it: tur forget {m.id}, then learn it again)")
-    if not result.created and m.status.value == "refuted":
-        reason = f" ({m.refutation.reason})" if m.refutation else ""
-        env.warn(f"{m.id} was already known and is refuted{reason}; it stays refuted")
-    elif not result.created and m.status.value == "stale":
-        reason = f": {m.decay.reason}" if m.decay and m.decay.reason else ""
-        env.warn(f"{m.id} was already known and its anchor is still stale{reason}; "
-                 "re-learn it with --file to re-anchor it, or refute it if it no longer holds")
-    elif not result.created:
-        env.warn(f"{m.id} was already known; re-verified it")
-    if m.status.value == "unanchored" and m.decay and m.decay.reason:
-        env.warn(f"{m.id} is unanchored: {m.decay.reason}")
+    else:
+        env.print(m.id)
+    from gitmem.api import LearnActions
+
+    # The notes' words are the facade's; only how the actions are named is ``tur``'s.
+    actions = LearnActions(supersede="tur link {id} {other} --type supersedes",
+                           re_anchor="re-learn it with --file to re-anchor it",
+                           retype="tur forget {id}, then learn it again")
+    for note in result.notes(args.type, actions):
+        env.warn(note)
     return 0
 
 

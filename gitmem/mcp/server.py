@@ -37,7 +37,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from gitmem.api import Gitmem, StatusRow
+from gitmem.api import Gitmem, LearnActions, StatusRow
 from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput, SecretRefused, UnknownMemory
 from gitmem.version import __version__
@@ -67,6 +67,10 @@ log = logging.getLogger("gitmem.mcp")
 
 _SECRET_HINT = ("leave the credential out of the content; a person who knows it is not a real "
                 "credential can store it with `tur learn --allow-secret`")
+
+#: How the learn notes name what they suggest: with this server's tools (it has no link or
+#: forget tool, so those are said in words).
+_LEARN_ACTIONS = LearnActions(re_anchor="learn it again with `file` to re-anchor it")
 
 TYPES = [t.value for t in MemoryType]
 STATUSES = [s.value for s in Status]
@@ -283,31 +287,6 @@ def _repo_path(file: str) -> str:
     return path
 
 
-def _learn_notes(result: Any, asked_type: str | None) -> list[str]:
-    """What ``tur learn`` says on stderr: a memory already known, a longer id, similar memories."""
-    m = result.memory
-    notes = []
-    if not result.created and asked_type and asked_type != m.type.value:
-        notes.append(f"{m.id} was already known as a {m.type.value}; type {asked_type} is ignored")
-    if not result.created and m.status is Status.REFUTED:
-        reason = f" ({m.refutation.reason})" if m.refutation else ""
-        notes.append(f"{m.id} was already known and is refuted{reason}; it stays refuted")
-    elif not result.created and m.status is Status.STALE:
-        notes.append(f"{m.id} was already known and its anchor is still stale; learn it again "
-                     "with `file` to re-anchor it, or refute it if it no longer holds")
-    elif not result.created:
-        notes.append(f"{m.id} was already known; re-verified it")
-    if m.status is Status.UNANCHORED and m.decay and m.decay.reason:
-        notes.append(f"{m.id} is unanchored: {m.decay.reason}")
-    if getattr(result, "collided_with", None):
-        notes.append(f"{result.collided_with} is a different statement with the same 8 hex digits; "
-                     f"this one is stored as {m.id}")
-    for other in getattr(result, "similar", ()):
-        notes.append(f"{m.id} may say the same as {other}; if it replaces it: "
-                     f"tur link {m.id} {other} --type supersedes")
-    return notes
-
-
 # -- the server ---------------------------------------------------------------------------------
 
 
@@ -441,7 +420,7 @@ class GitmemTools:
         self._warm()
         out = LearnResult(memory=_record(result.memory), created=result.created,
                           commit=result.commit.sha if result.commit else None,
-                          notes=_learn_notes(result, type))
+                          notes=result.notes(type, _LEARN_ACTIONS))
         return out, None
 
     def verify(self, memory_id: str) -> tuple[VerifyResult, None]:
