@@ -271,8 +271,8 @@ def test_errors_are_tool_errors_with_the_cli_message_and_the_server_keeps_servin
     assert "--allow-secret" in refused and "leave the credential out" in texts[7]
     assert "pass --allow-secret" not in texts[7]
     assert texts[8] == cli_error(repo, "refute", "fact-zzzz0000", "--reason", "wrong")
-    assert "top_k must be >= 1" in texts[9]
-    assert "token budget must be >= 0" in texts[10]
+    assert texts[9] == cli_error(repo, "recall", "x", "--top-k", "0")
+    assert "token budget must be 0 or more, got -1 — 0 means no token cap" in texts[10]
     assert "unknown status 'rotten'" in texts[11]
     assert texts[12].startswith("argument confidence:")
     assert texts[13] == "argument content: Field required"

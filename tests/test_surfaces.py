@@ -98,3 +98,28 @@ def test_learn_notes_quote_a_similar_memory_and_name_the_action_as_the_surface_d
                               f"if it replaces it: link {new} to {old} as superseding it"]
     cli = LearnActions(supersede="tur link {id} {other} --type supersedes")
     assert result.notes(actions=cli)[0].endswith(f"tur link {new} {old} --type supersedes")
+
+
+# -- argument checks ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("call", "message"), [
+    (lambda g: g.recall("x", top_k=0), "top-k must be at least 1, got 0 — ask for 1 or more hits"),
+    (lambda g: g.recall("x", token_budget=-1),
+     "token budget must be 0 or more, got -1 — 0 means no token cap"),
+    (lambda g: g.wake(token_budget=-2), "token budget must be 0 or more, got -2"),
+    (lambda g: g.wake(max_chars=-1), "max chars must be 0 or more, got -1 — 0 means no character cap"),
+    (lambda g: g.pre_turn("{}", top_k=0), "top-k must be at least 1, got 0"),
+    (lambda g: g.pre_tool("{}", max_chars=-3), "max chars must be 0 or more, got -3"),
+    (lambda g: g.session_start("", token_budget=-1), "token budget must be 0 or more, got -1"),
+])
+def test_wake_recall_and_hooks_refuse_counts_out_of_range_with_one_wording(repo, call, message):
+    with pytest.raises(InvalidInput) as caught:
+        call(Gitmem.open(repo))
+    assert str(caught.value).startswith(message)
+
+
+def test_zero_budget_and_zero_character_cap_mean_no_cap(repo):
+    gm = Gitmem.open(repo)
+    gm.learn("the build uses make")
+    assert "the build uses make" in gm.wake(token_budget=0, max_chars=0)[0].text

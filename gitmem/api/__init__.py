@@ -29,7 +29,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.api.context import ContextBuilder
+from gitmem.api.context import ContextBuilder, check_limits
 from gitmem.api.records import Records, Workspace
 from gitmem.api.setup import HarnessSetup
 from gitmem.api.sharing import Sharing, guard_lost_tip
@@ -771,9 +771,10 @@ class Gitmem:
             The :class:`~gitmem.context.wake.WakeResult` (text + assembly record) and the skipped blobs.
 
         Raises:
-            InvalidInput: negative budget or character cap.
+            InvalidInput: a negative budget or character cap (:func:`~gitmem.api.context.check_limits`).
             TokenizerUnavailable: the configured encoding cannot be loaded offline.
         """
+        check_limits(token_budget=token_budget, max_chars=max_chars)
         return self._context.wake(token_budget, now, max_chars)
 
     def recall(
@@ -814,6 +815,7 @@ class Gitmem:
             InvalidInput: empty query without ``file``, ``top_k`` < 1, a negative cap, or a
                 file outside the repository.
         """
+        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         return self._context.recall(query, top_k=top_k, token_budget=token_budget,
                                     include_stale=include_stale, full_records=full_records, now=now,
                                     max_chars=max_chars, file=file)
@@ -848,9 +850,10 @@ class Gitmem:
             max_chars: characters (default :data:`~gitmem.defaults.HOOK_MAX_CHARS`).
 
         Raises:
-            InvalidInput: negative budget or character cap.
+            InvalidInput: a negative budget or character cap (:func:`~gitmem.api.context.check_limits`).
             GitmemError: the store cannot be read (the CLI prints it and still exits 0).
         """
+        check_limits(token_budget=token_budget, max_chars=max_chars)
         return self._hooks.session_start(payload, token_budget, max_chars)
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
@@ -864,9 +867,10 @@ class Gitmem:
         since; the log is kept in ``<git common dir>/tur/sessions`` for a day.
 
         Raises:
-            InvalidInput: ``top_k`` < 1, negative budget or character cap.
+            InvalidInput: ``top_k`` < 1, a negative budget or character cap.
             GitmemError: the store cannot be read (the CLI prints it and still exits 0).
         """
+        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         return self._hooks.pre_turn(payload, top_k, token_budget, max_chars)
 
     def pre_tool(self, payload: bytes | str, top_k: int | None = None,
@@ -880,9 +884,10 @@ class Gitmem:
         :meth:`pre_turn` is.
 
         Raises:
-            InvalidInput: ``top_k`` < 1, negative budget or character cap.
+            InvalidInput: ``top_k`` < 1, a negative budget or character cap.
             GitmemError: the store cannot be read (the CLI prints it and still exits 0).
         """
+        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         return self._hooks.pre_tool(payload, top_k, token_budget, max_chars)
 
     def anchored_to(self, path: str) -> list[str]:

@@ -32,6 +32,29 @@ class _NotPlanned(Exception):
     """The packing of a wake from its plan needs what the plan does not hold."""
 
 
+def check_limits(*, top_k: int | None = None, token_budget: int | None = None,
+                 max_chars: int | None = None) -> None:
+    """Refuse a count no wake, recall or hook can honour; ``None`` is never refused.
+
+    The one check of these arguments, made by the facade before it calls a part: the parts
+    and the algorithms below take them as already checked.
+
+    Args:
+        top_k: most hits; at least 1.
+        token_budget: tokens; 0 or more (0: no token cap).
+        max_chars: characters; 0 or more (0: no character cap).
+
+    Raises:
+        InvalidInput: a value out of range (the message names it and gives the value).
+    """
+    if top_k is not None and top_k < 1:
+        raise InvalidInput(f"top-k must be at least 1, got {top_k}", "ask for 1 or more hits")
+    if token_budget is not None and token_budget < 0:
+        raise InvalidInput(f"token budget must be 0 or more, got {token_budget}", "0 means no token cap")
+    if max_chars is not None and max_chars < 0:
+        raise InvalidInput(f"max chars must be 0 or more, got {max_chars}", "0 means no character cap")
+
+
 class ContextBuilder:
     """Builds wake and recall (EP-0132) from the read cache's columns.
 
@@ -141,10 +164,6 @@ class ContextBuilder:
         """See :meth:`gitmem.api.Gitmem.wake`."""
         settings = self.ws.settings
         budget = settings.wake.token_budget if token_budget is None else token_budget
-        if budget < 0:
-            raise InvalidInput(f"token budget must be >= 0, got {budget}")
-        if max_chars is not None and max_chars < 0:
-            raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
         now = now or utc_now()
         tip = self.ws.records.tip()  # one tip for records, persona and note: a learn meanwhile waits
         key = self.plan_key(tip)
@@ -469,14 +488,9 @@ class ContextBuilder:
         if file is not None:
             files = [*files, self.repo_path(file)]
         if not query.strip() and not files:
-            raise InvalidInput("recall needs a query")
+            raise InvalidInput("recall needs a query or a file",
+                               "pass what you are about to do, or the file you are about to change")
         top_k = self.ws.settings.recall.top_k if top_k is None else top_k
-        if top_k < 1:
-            raise InvalidInput(f"top-k must be >= 1, got {top_k}")
-        if token_budget is not None and token_budget < 0:
-            raise InvalidInput(f"token budget must be >= 0, got {token_budget}")
-        if max_chars is not None and max_chars < 0:
-            raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
         records = self.ws.records
         cache = records.cache
         table, skipped = records.table(records.tip())

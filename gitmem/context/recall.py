@@ -884,11 +884,14 @@ def recall(
     Returns:
         The :class:`RecallResult`.
 
+    ``top_k`` (at least 1), ``token_budget`` and ``max_chars`` (0 or more) are taken as
+    checked: the facade checks them (:func:`gitmem.api.context.check_limits`).
+
     Raises:
-        InvalidInput: ``top_k`` < 1, a negative budget, or an unknown format.
+        InvalidInput: an unknown format.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
-    _check_options(top_k, token_budget, max_chars, fmt)
+    _check_format(fmt)
     candidates, superseded = selected or select_candidates(memories, include_stale)
     top = _mark_contradictions(_ranked_hits(query, candidates, superseded, top_k=top_k,
                                             index=index, skip=skip, first=first))
@@ -947,13 +950,7 @@ def _mark_contradictions(hits: list[Hit]) -> list[Hit]:
     return [replace(h, may_contradict=tuple(m)) if m else h for h, m in zip(hits, marks, strict=True)]
 
 
-def _check_options(top_k: int, token_budget: int | None, max_chars: int | None, fmt: str) -> None:
-    if top_k < 1:
-        raise InvalidInput(f"top-k must be >= 1, got {top_k}")
-    if token_budget is not None and token_budget < 0:
-        raise InvalidInput(f"token budget must be >= 0, got {token_budget}", "0 means no cap")
-    if max_chars is not None and max_chars < 0:
-        raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
+def _check_format(fmt: str) -> None:
     if fmt not in RECALL_FORMATS:
         hint = f"use one of {', '.join(RECALL_FORMATS)}"
         raise InvalidInput(f"unknown recall format {fmt!r}", hint)

@@ -383,8 +383,6 @@ class GitmemTools:
     def wake(self, token_budget: int | None, max_chars: int | None,
              explain: bool = False) -> tuple[WakeResult, str]:
         """The wake prompt; with ``explain``, the summary of its assembly record too."""
-        if max_chars is not None and max_chars < 0:
-            raise InvalidInput(f"max_chars must be >= 0, got {max_chars}")
         result, skipped = self.gm.wake(token_budget=token_budget, max_chars=max_chars)
         out = WakeResult(text=result.text, tokens=result.tokens, budget=result.budget,
                          omitted=result.omitted, warnings=_warnings(skipped))
@@ -398,10 +396,6 @@ class GitmemTools:
         """Hits for ``query`` and their markdown-prompt block."""
         from gitmem import api
 
-        if top_k is not None and top_k < 1:
-            raise InvalidInput(f"top_k must be >= 1, got {top_k}")
-        if not query.strip() and not file:
-            raise InvalidInput("recall needs a query or a file", "pass what you are about to do")
         result, skipped = self.gm.recall(query, top_k=top_k, include_stale=include_stale,
                                          full_records=False,
                                          file=self._absolute(file) if file else None)
