@@ -123,3 +123,31 @@ def test_zero_budget_and_zero_character_cap_mean_no_cap(repo):
     gm = Gitmem.open(repo)
     gm.learn("the build uses make")
     assert "the build uses make" in gm.wake(token_budget=0, max_chars=0)[0].text
+
+
+# -- which verify rows to show ------------------------------------------------------------------
+
+
+def test_verify_shows_only_the_memories_whose_status_changed_and_says_why(repo):
+    gm = Gitmem.open(repo)
+    moved = gm.learn("lines 1-3 set up logging", file=str(repo / "src/app.py#L1-L3")).memory.id
+    gm.learn("the build uses make")
+    commit_file(repo, "src/app.py", "changed\n" + "".join(f"line {i}\n" for i in range(2, 21)))
+    outcome = gm.verify(None, write=True)
+    (line,) = outcome.shown(written=True)
+    assert (line.memory_id, line.was, line.status) == (moved, "fresh", "stale")
+    assert line.text() == f"{moved}  fresh -> stale  w=0.95  {line.reason}" and "line 1 changed" in line.reason
+    assert outcome.recorded().startswith("recorded in ")
+    assert len(outcome.shown(written=True, verbose=True)) == 2
+
+
+def test_status_shows_every_memory_that_is_not_fresh_and_a_clean_store_nothing(repo):
+    gm = Gitmem.open(repo)
+    gm.learn("lines 1-3 set up logging", file=str(repo / "src/app.py#L1-L3"))
+    assert gm.verify(None, write=False).shown(written=False) == []
+    commit_file(repo, "src/app.py", "changed\n" + "".join(f"line {i}\n" for i in range(2, 21)))
+    gm.verify(None, write=True)
+    again = gm.verify(None, write=False)
+    assert [line.status for line in again.shown(written=False)] == ["stale"]
+    assert again.shown(written=True) == []  # recorded already: no news for verify
+    assert gm.verify(None, write=True).recorded() == "nothing changed"

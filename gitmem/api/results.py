@@ -52,6 +52,7 @@ __all__ = [
     "StatusView",
     "SyncResult",
     "TurImportResult",
+    "VerifyLine",
     "VerifyOutcome",
     "WakeResult",
 ]
@@ -412,6 +413,31 @@ class StatusView:
     head: str | None = None
 
 
+@dataclass(frozen=True)
+class VerifyLine:
+    """One memory a verify shows (:meth:`VerifyOutcome.shown`), with the words for it."""
+
+    memory_id: str
+    status: str
+    """The status now (a :class:`~gitmem.vocabulary.Status` value)."""
+    was: str | None
+    """The status recorded before, when a writing verify changed it."""
+    weight: float
+    """Current weight in [0, 1]."""
+    reason: str
+    """Why the status is what it is, or what the check found (``unchanged`` …)."""
+    moved_to: str | None
+    """The anchor's new ``path#Lx-Ly`` when the lines moved."""
+    hint: str | None
+    """What to do about a memory that is not fresh."""
+
+    def text(self) -> str:
+        """``ID  [WAS -> ]STATUS  w=W  REASON[ -> ANCHOR]``: the line ``tur verify`` prints."""
+        was = f"{self.was} -> " if self.was else ""
+        moved = f" -> {self.moved_to}" if self.moved_to else ""
+        return f"{self.memory_id}  {was}{self.status}  w={self.weight:.2f}  {self.reason}{moved}"
+
+
 @dataclass
 class VerifyOutcome(StatusView):
     """Result of ``verify`` / ``status``: one row per memory checked, and the commit (if any)."""
@@ -422,6 +448,44 @@ class VerifyOutcome(StatusView):
         """Memories per status, in the order fresh, stale, unanchored, refuted (zeros left out)."""
         counts = Counter(r.status for r in self.rows)
         return {s.value: counts[s] for s in _ORDER if counts[s]}
+
+    def shown(self, *, written: bool, verbose: bool = False, named: bool = False,
+              confirmed: bool = False) -> list[VerifyLine]:
+        """The rows worth a look, each with the words for why, in row order.
+
+        Worth a look: a memory whose status, reason or anchored lines changed, or one stale
+        here because of uncommitted changes; without ``written`` (``tur status``), also every
+        memory that is not fresh; with ``verbose`` or ``named``, every row.
+
+        Args:
+            written: the verify recorded its verdicts (``verify --write``).
+            verbose: show every row.
+            named: the memories were named by id (then every one is shown).
+            confirmed: the anchors were confirmed at HEAD (``--confirm``).
+        """
+        lines = []
+        for row in self.rows:
+            if not (verbose or named or row.status_changed or row.local
+                    or (not written and row.status is not Status.FRESH)):
+                continue
+            was = (row.old_status.value if written and row.old_status
+                   and row.old_status is not row.status else None)
+            reason = row.reason or ("confirmed" if confirmed else "re-anchored" if row.moved else
+                                    "its anchor holds at HEAD" if row.status_changed else "unchanged")
+            if row.local:
+                reason = f"{reason}; uncommitted, kept in this clone only"
+            lines.append(VerifyLine(row.memory_id, row.status.value, was, row.weight, reason,
+                                    row.new_ref if row.new_ref and row.moved else None,
+                                    row.hint if row.status is not Status.FRESH else None))
+        return lines
+
+    def recorded(self) -> str:
+        """What a writing verify did to the memory ref, in one line."""
+        if self.commit:
+            return f"recorded in {self.commit.sha[:12]} on refs/tur/memories"
+        if any(row.local for row in self.rows):
+            return "nothing recorded: the changes above are uncommitted, kept in this clone only"
+        return "nothing changed"
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready summary: counts, the commit, and one entry per memory."""
