@@ -136,7 +136,8 @@ def test_verify_shows_only_the_memories_whose_status_changed_and_says_why(repo):
     outcome = gm.verify(None, write=True)
     (line,) = outcome.shown(written=True)
     assert (line.memory_id, line.was, line.status) == (moved, "fresh", "stale")
-    assert line.text() == f"{moved}  fresh -> stale  w=0.95  {line.reason}" and "line 1 changed" in line.reason
+    assert line.text() == f"{moved}  fresh -> stale  w=0.95  {line.reason}"
+    assert "line 1 changed" in line.reason
     assert outcome.recorded().startswith("recorded in ")
     assert len(outcome.shown(written=True, verbose=True)) == 2
 
