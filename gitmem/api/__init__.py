@@ -1,19 +1,10 @@
 """The public API: one :class:`Gitmem` facade over a repository's memory store.
 
 The CLI, TUI, watcher and MCP server import only this package and :mod:`gitmem.errors`.
-:class:`Gitmem` is a thin composition of explicit parts, each a class that receives what
-it uses:
-
-- :class:`~gitmem.api.records.Records` — the one read path (always through the read cache);
-- :class:`~gitmem.api.weights.Weights` — commit distances and decay weights;
-- :class:`~gitmem.api.verify.Verifier` — ``verify`` and ``status_view``;
-- :class:`~gitmem.api.context.ContextBuilder` — wake, recall, persona, continuity notes;
-- :class:`~gitmem.api.hooks.Hooks` — what harness hooks inject, once per session;
-- :class:`~gitmem.api.setup.HarnessSetup` — ``tur setup``: wiring a harness;
-- :class:`~gitmem.api.curate.Curator` — learn;
-- :class:`~gitmem.api.edits.Editor` — refute, edit, confidence, link, forget, doctor;
-- :class:`~gitmem.api.imports.Importer` — import of legacy records and of a Tur store;
-- :class:`~gitmem.api.sharing.Sharing` — remote set-up and sync.
+:class:`Gitmem` is a thin composition of explicit parts, each a class in this package that
+receives what it uses (records, weights, verify, context, hooks, setup, curate, edits,
+imports, sharing: docs/architecture.md says which does what). Each method's docstring
+here is the contract; the parts' methods point back to it.
 
 Every value a method returns is defined in (or re-exported by) :mod:`gitmem.api.results`.
 Names that would load heavy modules (``Memory`` needs pydantic, the renderers need the
@@ -30,17 +21,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.api.context import ContextBuilder, check_limits
+from gitmem.api.names import LAZY
 from gitmem.api.records import Records, Workspace
 from gitmem.api.setup import HarnessSetup
 from gitmem.api.sharing import Sharing, guard_lost_tip
 from gitmem.api.weights import Weights
-from gitmem.defaults import (
-    HOOK_MAX_CHARS,
-    PRE_TOOL_MAX_CHARS,
-    PRE_TOOL_TOKEN_BUDGET,
-    PRE_TURN_TOKEN_BUDGET,
-)
-from gitmem.errors import InvalidInput
+from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
 from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
@@ -78,59 +64,13 @@ if TYPE_CHECKING:
     from gitmem.record.models import Memory
 
 __all__ = [
-    "AnchorStep",
-    "CommitInfo",
-    "DoctorReport",
-    "Gitmem",
-    "ImportResult",
-    "LearnActions",
-    "LearnResult",
-    "MemoryType",
-    "RelationType",
-    "RepoPaths",
-    "RowFilter",
-    "Scope",
-    "Skipped",
-    "Status",
-    "StatusRow",
-    "StatusView",
-    "TurImportResult",
-    "VerifyOutcome",
-    "utc_now",
+    "AnchorStep", "CommitInfo", "DoctorReport", "Gitmem", "ImportResult", "LearnActions",
+    "LearnResult", "MemoryType", "RelationType", "RepoPaths", "RowFilter", "Scope", "Skipped",
+    "Status", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome", "utc_now"
 ]
 
-#: Names served on first access: name -> (module, attribute). The result types too: a warm
-#: wake builds none of them, and their module creates some thirty dataclasses.
-_LAZY = {
-    **{name: ("gitmem.api.results", name) for name in (
-        "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnActions", "LearnResult",
-        "RepoPaths", "RowFilter", "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
-    "Memory": ("gitmem.record.models", "Memory"),
-    "MemoryView": ("gitmem.cache", "MemoryView"),
-    "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),
-    "AssemblyEntry": ("gitmem.context.wake", "AssemblyEntry"),
-    "CacheInfo": ("gitmem.cache", "CacheInfo"),
-    "Hit": ("gitmem.context.recall", "Hit"),
-    "RecallResult": ("gitmem.context.recall", "RecallResult"),
-    "SyncResult": ("gitmem.sharing.sync", "SyncResult"),
-    "WakeResult": ("gitmem.context.wake", "WakeResult"),
-    "WAKE_FORMATS": ("gitmem.vocabulary", "WAKE_FORMATS"),
-    "RECALL_FORMATS": ("gitmem.vocabulary", "RECALL_FORMATS"),
-    "render_wake": ("gitmem.context.render", "render_wake"),
-    "render_explain": ("gitmem.context.render", "render_explain"),
-    "render_recall": ("gitmem.context.render", "render_recall"),
-    "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
-    "render_hook": ("gitmem.context.render", "render_hook"),
-    "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),
-    "HookOutput": ("gitmem.api.results", "HookOutput"),
-    "SetupReport": ("gitmem.harness", "SetupReport"),
-    "SetupItem": ("gitmem.harness", "SetupItem"),
-    "HARNESSES": ("gitmem.harness", "HARNESSES"),
-}
-
-
 def __getattr__(name: str) -> Any:
-    found = _LAZY.get(name)
+    found = LAZY.get(name)
     if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
@@ -167,31 +107,26 @@ class Gitmem:
     @cached_property
     def _verifier(self) -> Verifier:
         from gitmem.api.verify import Verifier
-
         return Verifier(self._ws, self._weights)
 
     @cached_property
     def _hooks(self) -> Hooks:
         from gitmem.api.hooks import Hooks
-
         return Hooks(self._ws, self._context)
 
     @cached_property
     def _curator(self) -> Curator:
         from gitmem.api.curate import Curator
-
         return Curator(self._ws)
 
     @cached_property
     def _editor(self) -> Editor:
         from gitmem.api.edits import Editor
-
         return Editor(self._ws)
 
     @cached_property
     def _importer(self) -> Importer:
         from gitmem.api.imports import Importer
-
         return Importer(self._ws)
 
     @classmethod
@@ -209,8 +144,8 @@ class Gitmem:
     def reopen(self) -> Gitmem:
         """A new handle on the same repository, settings and directory, with nothing cached.
 
-        What a long-running caller (the watcher) takes per batch, so that nothing read at an
-        older HEAD or index survives.
+        What a long-running caller (the watcher) takes per batch: nothing read at an older
+        HEAD or index survives.
         """
         return Gitmem(Store.discover(self.paths.workdir or self.paths.git_dir),
                       settings=self.settings, cwd=self.cwd)
@@ -236,8 +171,7 @@ class Gitmem:
         """Where the working tree and the git directories are."""
         from gitmem.api.results import RepoPaths
 
-        store = self.store
-        return RepoPaths(workdir=store.workdir, git_dir=store.git_dir, common_dir=store.common_dir)
+        return RepoPaths.of(self.store)
 
     def tip(self) -> str | None:
         """The memory ref's current commit SHA, or ``None`` before the first memory."""
@@ -260,8 +194,7 @@ class Gitmem:
 
     def identity(self) -> str:
         """``Name <email>`` of the repository's git identity (or the fallback)."""
-        sig = self.store.signature()
-        return f"{sig.name} <{sig.email}>"
+        return self.store.identity()
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -346,22 +279,7 @@ class Gitmem:
         since reverting their code makes them fresh again. Paths and ids are sorted; an
         anchor that does not parse is left out.
         """
-        from gitmem.record.anchors import InvalidAnchor, parse_anchor
-
-        table, _ = self.records.table(self.tip())
-        out: dict[str, list[str]] = {}
-        refuted = Status.REFUTED.value
-        for memory_id, prov, status in zip(table.ids, table.columns["prov"], table.columns["status"],
-                                           strict=True):
-            ref = prov[2] if prov is not None else None
-            if not ref or status == refuted:
-                continue
-            try:
-                path = parse_anchor(ref).path
-            except InvalidAnchor:
-                continue
-            out.setdefault(path, []).append(memory_id)
-        return {p: tuple(sorted(ids)) for p, ids in sorted(out.items())}
+        return self._context.anchored_paths()
 
     def anchored_diff(self, memory: Memory, max_lines: int = 400) -> AnchoredDiff:
         """The anchored file's diff from the observed commit to the working tree (read-only).
@@ -374,13 +292,7 @@ class Gitmem:
             The diff; without an anchor, or when git fails, an empty one whose ``note``
             says why (never raises for git trouble).
         """
-        from gitmem.store.worktree_diff import AnchoredDiff, diff_since
-
-        prov = memory.provenance
-        path = memory.anchor_path
-        if prov is None or not prov.git_sha or not path:
-            return AnchoredDiff("", "no anchored file")
-        return diff_since(prov.git_sha, path, self.cwd, max_lines)
+        return self._context.anchored_diff(memory, max_lines)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -414,9 +326,9 @@ class Gitmem:
                 added in the same commit.
 
         Returns:
-            The record, whether it is new, the commit, and ``similar``: ids of memories that
-            may say the same thing (same anchored lines, or a near-duplicate statement), for
-            the caller to suggest ``tur link NEW OLD --type supersedes``.
+            The record, whether it is new, the commit, the ids (and statements) of memories
+            that may say the same thing (same anchored lines, or a near-duplicate statement);
+            :meth:`~gitmem.api.results.LearnResult.notes` words what to tell the user.
 
         The id is ``<type>-<8 hex>`` of the normalised content's SHA-256; when a stored
         memory of a *different* statement already has it, the new memory gets 16 hex
@@ -428,8 +340,7 @@ class Gitmem:
                 ``supersedes`` target that is the memory itself or would close a cycle.
             SecretRefused: the content, agent, harness or anchor contains a credential and
                 ``allow_secret`` is false.
-            TooLarge: the record would be larger than ``gitmem.record.limits.MAX_RECORD_BYTES``
-                (1 MiB), the size every reader accepts.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES`` (1 MiB, in bytes).
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
             UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
         """
@@ -627,13 +538,9 @@ class Gitmem:
         """
         from gitmem.api.results import RowFilter
 
-        for what, value, enum in (("type", type, MemoryType), ("status", status, Status)):
-            if value is not None and value not in {e.value for e in enum}:
-                raise InvalidInput(f"unknown {what} {value!r}",
-                                   f"use one of {', '.join(e.value for e in enum)}")
+        only = RowFilter.checked(type, status)
         order = self._context.anchored_to(file) if file is not None else None
-        return self._verifier.status_view(now, full_records=full_records,
-                                          only=RowFilter(type=type, status=status), order=order)
+        return self._verifier.status_view(now, full_records=full_records, only=only, order=order)
 
     def local_reasons(self) -> dict[str, str]:
         """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
@@ -756,9 +663,8 @@ class Gitmem:
 
         A memory longer than its tier's share is shown compressed (a preview, its citation
         and ``tur show ID``; its assembly entry says ``compressed``), never silently dropped.
-        A wake of a state read before (same memories, HEAD, working-tree overlay, settings
-        and identity) reads the plan that read saved: the same result, without the records
-        table (docs/performance.md, Warm wake).
+        A wake of a state read before reads the plan it saved: the same result, without the
+        records table (docs/performance.md, Warm wake).
 
         Args:
             token_budget: tokens; ``None`` takes the configured default

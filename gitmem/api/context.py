@@ -12,7 +12,7 @@ from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
 from gitmem.store import CommitInfo, Mutation
 from gitmem.text import first_words
-from gitmem.vocabulary import utc_now
+from gitmem.vocabulary import Status, utc_now
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from gitmem.context.recall import RecallResult
     from gitmem.context.tokens import TokenCounter
     from gitmem.context.wake import WakeResult, WakeRows
+    from gitmem.record.models import Memory
+    from gitmem.store.worktree_diff import AnchoredDiff
 
-__all__ = ["CONTINUITY_DIR", "PERSONA_PATH", "ContextBuilder"]
+__all__ = ["CONTINUITY_DIR", "PERSONA_PATH", "ContextBuilder", "check_limits"]
 
 PERSONA_PATH = "persona.yaml"
 CONTINUITY_DIR = "continuity"
@@ -150,6 +152,35 @@ class ContextBuilder:
                                    "limit; wake reads its beginning only", path=f"{CONTINUITY_DIR}/{latest}",
                                    hint="leave a shorter note with `tur spark`"))
         return store.read_blob(blob)[:MAX_NOTE_BYTES].decode("utf-8", "ignore").rstrip("\n")
+
+    def anchored_paths(self) -> dict[str, tuple[str, ...]]:
+        """See :meth:`gitmem.api.Gitmem.anchored_paths`."""
+        from gitmem.record.anchors import InvalidAnchor, parse_anchor
+
+        table, _ = self.ws.records.table(self.ws.records.tip())
+        out: dict[str, list[str]] = {}
+        refuted = Status.REFUTED.value
+        for memory_id, prov, status in zip(table.ids, table.columns["prov"], table.columns["status"],
+                                           strict=True):
+            ref = prov[2] if prov is not None else None
+            if not ref or status == refuted:
+                continue
+            try:
+                path = parse_anchor(ref).path
+            except InvalidAnchor:
+                continue
+            out.setdefault(path, []).append(memory_id)
+        return {p: tuple(sorted(ids)) for p, ids in sorted(out.items())}
+
+    def anchored_diff(self, memory: Memory, max_lines: int = 400) -> AnchoredDiff:
+        """See :meth:`gitmem.api.Gitmem.anchored_diff`."""
+        from gitmem.store.worktree_diff import AnchoredDiff, diff_since
+
+        prov = memory.provenance
+        path = memory.anchor_path
+        if prov is None or not prov.git_sha or not path:
+            return AnchoredDiff("", "no anchored file")
+        return diff_since(prov.git_sha, path, self.ws.cwd, max_lines)
 
     # -- wake and recall -------------------------------------------------------------------
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from gitmem.record.models import Memory
     from gitmem.record.shapes import MemoryLike
     from gitmem.sharing.sync import SyncResult
+    from gitmem.store import Store
     from gitmem.store.worktree_diff import AnchoredDiff
 
 __all__ = [
@@ -110,6 +111,11 @@ class RepoPaths:
     workdir: Path | None
     git_dir: Path
     common_dir: Path
+
+    @classmethod
+    def of(cls, store: Store) -> RepoPaths:
+        """The paths of ``store``'s repository."""
+        return cls(workdir=store.workdir, git_dir=store.git_dir, common_dir=store.common_dir)
 
 
 @dataclass(frozen=True)
@@ -375,6 +381,22 @@ class RowFilter:
     """A status value (``fresh`` | ``stale`` | ``unanchored`` | ``refuted``), or ``None``."""
     text: str = ""
     """Search words, ANDed, case-insensitive; ``""`` matches every memory."""
+
+    @classmethod
+    def checked(cls, type: str | None, status: str | None) -> RowFilter:
+        """A filter of ``type`` and ``status``, each a known value or ``None``.
+
+        Raises:
+            InvalidInput: an unknown type or status (the hint lists the known ones).
+        """
+        from gitmem.errors import InvalidInput
+        from gitmem.vocabulary import MemoryType
+
+        for what, value, enum in (("type", type, MemoryType), ("status", status, Status)):
+            if value is not None and value not in {e.value for e in enum}:
+                raise InvalidInput(f"unknown {what} {value!r}",
+                                   f"use one of {', '.join(e.value for e in enum)}")
+        return cls(type=type, status=status)
 
     def admits(self, type: str, status: str, searched: Iterable[str] = ()) -> bool:
         """True for a memory of ``type`` and ``status`` whose ``searched`` texts hold every word."""
