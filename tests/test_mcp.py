@@ -141,7 +141,8 @@ def test_every_tool_answers_and_a_memory_learned_through_mcp_is_on_the_ref_for_t
     assert learned["memory"] | {"observed_at": None, "last_verified_at": None, "git_sha": None} == {
         "id": mid, "type": "fact", "content": "The signal queue uses SQLite in WAL mode",
         "status": "fresh", "reason": None, "anchor": "src/queue.py#L2-L4", "confidence": 0.9,
-        "observed_at": None, "weight": None, "git_sha": None, "source_agent": "claude",
+        "observed_at": None, "author": "Test User <test@example.com>", "weight": None,
+        "git_sha": None, "source_agent": "claude",
         "source_harness": None, "last_verified_at": None, "half_life_days": 14.0, "relations": [],
         "refuted_by": None,
     }

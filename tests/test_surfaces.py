@@ -152,3 +152,38 @@ def test_status_shows_every_memory_that_is_not_fresh_and_a_clean_store_nothing(r
     assert [line.status for line in again.shown(written=False)] == ["stale"]
     assert again.shown(written=True) == []  # recorded already: no news for verify
     assert gm.verify(None, write=True).recorded() == "nothing changed"
+
+
+# -- one JSON shape of a memory -----------------------------------------------------------------
+
+
+def test_a_memory_has_one_json_shape_from_a_record_a_stand_in_and_a_recall_hit(repo):
+    import json
+
+    from gitmem.api import memory_to_json
+    from gitmem.context.render import render_recall
+
+    gm = Gitmem.open(repo)
+    mid = gm.learn("app lines 1-3 set up logging", file=str(repo / "src/app.py#L1-L3"),
+                   agent="claude", harness="claude-code").memory.id
+    whole = memory_to_json(gm.get(mid))
+    assert whole["observed_at"].endswith("Z") and whole["anchor"] == "src/app.py#L1-L3"
+    assert (whole["source_agent"], whole["source_harness"]) == ("claude", "claude-code")
+    (view,) = [r.memory for r in gm.status_view(full_records=False).rows]
+    # A stand-in gives the same document, less what it does not carry.
+    assert memory_to_json(view) == whole | {"source_harness": None}
+    result, _ = gm.recall("logging")
+    (hit,) = json.loads(render_recall(result, "json"))["hits"]
+    assert {k: hit[k] for k in whole} == whole
+
+
+def test_tur_list_json_is_the_memory_shape_with_weight_and_local(repo):
+    import json
+
+    from gitmem.api import memory_to_json
+    from tests.test_cli import tur
+
+    tur(repo, "learn", "the build uses make")
+    (listed,) = json.loads(tur(repo, "list", "--format", "json").out)
+    gm = Gitmem.open(repo)
+    assert listed == {**memory_to_json(gm.get(listed["id"])), "weight": listed["weight"], "local": None}

@@ -24,6 +24,7 @@ LAZY = {
     "render_wake": ("gitmem.context.render", "render_wake"),
     "render_explain": ("gitmem.context.render", "render_explain"),
     "render_recall": ("gitmem.context.render", "render_recall"),
+    "memory_to_json": ("gitmem.context.entry", "memory_to_json"),
     "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
     "render_hook": ("gitmem.context.render", "render_hook"),
     "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),

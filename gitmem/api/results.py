@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.cache.reader import Skipped
 from gitmem.store import CommitInfo
 from gitmem.text import first_words
-from gitmem.vocabulary import Status
+from gitmem.vocabulary import Status, iso_z
 
 if TYPE_CHECKING:
     from gitmem.cache import CacheInfo
@@ -311,7 +311,7 @@ class AnchorStep:
         """JSON-ready form (``time`` in ISO 8601, ``Z``)."""
         return {
             "commit": self.commit,
-            "time": self.time.isoformat().replace("+00:00", "Z"),
+            "time": iso_z(self.time),
             "how": list(self.how),
             "from": self.from_ref,
             "to": self.to_ref,

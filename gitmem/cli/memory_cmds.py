@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from gitmem.cli.commands import add_command, add_format, add_id_argument
 from gitmem.cli.output import json_dump, memory_json, one_line, table
-from gitmem.vocabulary import MemoryType, RelationType, Scope, Status
+from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, iso_z
 
 TYPES = tuple(t.value for t in MemoryType)
 STATUSES = tuple(s.value for s in Status)
@@ -19,7 +19,7 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
-    from gitmem.api import CommitInfo, Memory, TurImportResult
+    from gitmem.api import CommitInfo, TurImportResult
     from gitmem.cli.env import Env
 
 
@@ -209,10 +209,13 @@ def cmd_list(args: argparse.Namespace, env: Env) -> int:
     env.warn_skipped(view.skipped)
     rows = view.rows
     if args.format == "json":
-        # full_records=True above: every row carries a full record.
-        env.print(json_dump([memory_json(cast("Memory", r.memory), weight=r.weight,
-                                         status=r.status.value, reason=r.reason, local=r.local)
-                             for r in rows]))
+        from gitmem.api import memory_to_json
+
+        # The one JSON shape of a memory (as the MCP tools and recall give it), with the
+        # row's weight and this clone's working-tree reason; full records (above) carry
+        # every field of it.
+        env.print(json_dump([{**memory_to_json(r.memory), "weight": round(r.weight, 6),
+                              "local": r.local} for r in rows]))
         return 0
     tty = env.out.isatty()
     body = [[r.memory.id, f"{r.status.value} ({r.local})" if r.local else r.status.value,
@@ -239,7 +242,7 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
         doc = memory_json(memory)
         doc["local"] = local
         doc["commits"] = [{"sha": c.sha, "message": c.message, "author": c.author,
-                           "time": c.time.isoformat().replace("+00:00", "Z")} for c in commits]
+                           "time": iso_z(c.time)} for c in commits]
         doc["anchor_trail"] = [step.to_json() for step in trail]
         env.print(json_dump(doc))
         return 0

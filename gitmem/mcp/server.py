@@ -29,7 +29,6 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer, ResourceSecurity
@@ -37,11 +36,11 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from gitmem.api import Gitmem, LearnActions, StatusRow
+from gitmem.api import Gitmem, LearnActions, StatusRow, memory_to_json
 from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput, SecretRefused, UnknownMemory
 from gitmem.version import __version__
-from gitmem.vocabulary import MemoryType, Status
+from gitmem.vocabulary import MemoryType, Status, iso_z
 
 __all__ = [
     "CommitOut",
@@ -101,6 +100,8 @@ class MemoryEntry(BaseModel):
     anchor: str | None = Field(default=None, description="`path` or `path#Lx-Ly` it was observed at")
     confidence: float = Field(description="in [0, 1]")
     observed_at: str | None = Field(default=None, description="first observation, ISO 8601 UTC")
+    author: str | None = Field(default=None, description="who stated it (`Name <email>`), if known")
+    source_agent: str | None = Field(default=None, description="the agent that learned it")
     weight: float | None = Field(default=None, description="current decay weight in [0, 1] (list only)")
 
 
@@ -115,7 +116,6 @@ class MemoryRecord(MemoryEntry):
     """One whole record (``show``, ``learn``, ``refute`` and ``tur://memory/{id}``)."""
 
     git_sha: str | None = Field(default=None, description="the commit the anchor refers to")
-    source_agent: str | None = Field(default=None, description="the agent that learned it")
     source_harness: str | None = None
     last_verified_at: str | None = Field(default=None, description="ISO 8601 UTC; restarts time decay")
     half_life_days: float | None = Field(default=None, description="null: never decays with time")
@@ -233,44 +233,9 @@ class StatusResult(BaseModel):
 # -- converting facade values -------------------------------------------------------------------
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment is not None else None
-
-
-def _entry_fields(memory: Any, status: Status | None = None, reason: str | None = None) -> dict[str, Any]:
-    """The :class:`MemoryEntry` fields of a record or a cache view (a ``MemoryLike``)."""
-    prov = memory.provenance
-    status = status or memory.status
-    if reason is None:
-        if memory.refutation is not None and status is Status.REFUTED:
-            reason = memory.refutation.reason
-        elif memory.decay is not None:
-            reason = memory.decay.reason
-    return {
-        "id": memory.id,
-        "type": memory.type.value,
-        "content": memory.content,
-        "status": status.value,
-        "reason": reason,
-        "anchor": prov.context_ref if prov is not None else None,
-        "confidence": memory.confidence,
-        "observed_at": _iso(prov.observed_at) if prov is not None else None,
-    }
-
-
 def _record(memory: Any) -> MemoryRecord:
-    """A full :class:`gitmem.api.Memory` as a :class:`MemoryRecord`."""
-    prov = memory.provenance
-    return MemoryRecord(
-        **_entry_fields(memory),
-        git_sha=prov.git_sha if prov is not None else None,
-        source_agent=prov.source_agent if prov is not None else None,
-        source_harness=prov.source_harness if prov is not None else None,
-        last_verified_at=_iso(memory.last_verified_at),
-        half_life_days=memory.half_life_days,
-        relations=[Relation(type=r.type.value, target=r.target) for r in memory.relations],
-        refuted_by=memory.refutation.by if memory.refutation is not None else None,
-    )
+    """A full :class:`gitmem.api.Memory` as a :class:`MemoryRecord` (:func:`gitmem.api.memory_to_json`)."""
+    return MemoryRecord(**memory_to_json(memory))
 
 
 def _warnings(skipped: Sequence[Any]) -> list[str]:
@@ -399,7 +364,7 @@ class GitmemTools:
         result, skipped = self.gm.recall(query, top_k=top_k, include_stale=include_stale,
                                          full_records=False,
                                          file=self._absolute(file) if file else None)
-        hits = [RecallHit(**_entry_fields(h.memory, reason=h.stale_reason), score=h.score,
+        hits = [RecallHit(**{**memory_to_json(h.memory), "reason": h.stale_reason}, score=h.score,
                           bm25=h.bm25, trigram=h.trigram, stale=h.stale)
                 for h in result.hits]
         text = api.render_recall(result, "markdown-prompt")
@@ -441,7 +406,7 @@ class GitmemTools:
     def show(self, memory_id: str) -> tuple[ShowResult, None]:
         """The whole record and its commits."""
         memory = self.gm.get(memory_id)
-        commits = [CommitOut(sha=c.sha, message=c.message, author=c.author, time=_iso(c.time) or "")
+        commits = [CommitOut(sha=c.sha, message=c.message, author=c.author, time=iso_z(c.time))
                    for c in self.gm.history(memory.id)]
         return ShowResult(**_record(memory).model_dump(), commits=commits), None
 
@@ -460,7 +425,7 @@ class GitmemTools:
                                    file=self._absolute(file) if file else None)
         rows = view.rows
         limit = limit or LIST_LIMIT
-        entries = [MemoryEntry(**_entry_fields(r.memory, r.status, r.reason), weight=round(r.weight, 6))
+        entries = [MemoryEntry(**memory_to_json(r.memory), weight=round(r.weight, 6))
                    for r in rows[:limit]]
         return ListResult(memories=entries, total=len(rows), truncated=len(rows) > limit,
                           warnings=_warnings(view.skipped)), None
