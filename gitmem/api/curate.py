@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 __all__ = ["Curator"]
 
-_E = TypeVar("_E", MemoryType, Scope, RelationType)
 _F = TypeVar("_F", bound=Callable[..., Any])
 
 
