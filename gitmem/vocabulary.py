@@ -18,6 +18,7 @@ __all__ = [
     "RelationType",
     "Scope",
     "Status",
+    "iso_z",
     "precise_now",
     "utc_now",
 ]
@@ -37,6 +38,11 @@ ID_PATTERN = re.compile(r"^(axiom|core|fact|insight|preference)-(?:[0-9a-f]{8}|[
 def precise_now() -> datetime:
     """The current time as an aware UTC datetime with microseconds (what a change is stamped with)."""
     return datetime.now(UTC)
+
+
+def iso_z(moment: datetime) -> str:
+    """``moment`` in ISO 8601 with a ``Z`` for UTC (``2026-08-27T15:04:00Z``), as gitmem writes times."""
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 def utc_now() -> datetime:

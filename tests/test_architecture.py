@@ -304,8 +304,9 @@ def test_every_known_upward_import_still_happens():
 
 #: No module is longer than this many lines: past it, a module holds more than one job.
 MAX_MODULE_LINES = 900
-#: Modules still longer, each being split by another change (delete a line once it is done).
-BEING_SPLIT_ELSEWHERE = {"gitmem/api/curate.py", "gitmem/api/__init__.py", "gitmem/context/recall.py"}
+#: Modules still longer (delete a line once it is split). The facade is 915 lines since its lazy
+#: names are also imported for the type checker; its parts already hold the work.
+BEING_SPLIT_ELSEWHERE = {"gitmem/api/__init__.py"}
 
 
 def _long_modules() -> set[str]:
@@ -323,7 +324,9 @@ def test_every_module_being_split_elsewhere_is_still_long():
     assert done == [], f"now at most {MAX_MODULE_LINES} lines: delete from BEING_SPLIT_ELSEWHERE: {done}"
 #: Modules that serve names through a PEP 562 ``__getattr__`` table, and the table's name.
 #: (``gitmem/cache/__init__.py`` has one too; the cache rewrite owns it.)
-LAZY_TABLES = {"gitmem/api/__init__.py": "_LAZY", "gitmem/api/results.py": "_ELSEWHERE"}
+#: Each serving module maps to (the module holding its table, the table's name).
+LAZY_TABLES = {"gitmem/api/__init__.py": ("gitmem/api/names.py", "LAZY"),
+               "gitmem/api/results.py": ("gitmem/api/results.py", "_ELSEWHERE")}
 
 
 def _type_checking_names(tree: ast.Module) -> set[str]:
@@ -338,9 +341,11 @@ def _type_checking_names(tree: ast.Module) -> set[str]:
 
 @pytest.mark.parametrize(("module", "table"), sorted(LAZY_TABLES.items()))
 def test_every_lazily_served_name_is_imported_for_the_type_checker(module, table):
+    table_module, table_name = table
     tree = ast.parse((ROOT / module).read_text())
-    served = next(_table_keys(n.value) for n in tree.body if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == table for t in n.targets))
+    holder = ast.parse((ROOT / table_module).read_text())
+    served = next(_table_keys(n.value) for n in holder.body if isinstance(n, ast.Assign)
+                  and any(isinstance(t, ast.Name) and t.id == table_name for t in n.targets))
     missing = served - _type_checking_names(tree)
     assert not missing, f"{module}: lazy names mypy would see as Any: {sorted(missing)}"
 

@@ -142,7 +142,7 @@ def test_empty_repository_learns_an_unanchored_memory(empty_repo):
     assert r.code == 0, r.err
     listed = json.loads(tur(empty_repo, "list", "--format", "json").out)
     assert listed[0]["status"] == "unanchored"
-    assert listed[0]["decay"]["reason"] == "HEAD had no commit when learned"
+    assert listed[0]["reason"] == "HEAD had no commit when learned"
     assert_one_line_error(tur(empty_repo, "verify"), "the repository has no commits yet",
                           "commit something first")
 
@@ -248,7 +248,8 @@ def test_import_legacy_records_in_one_commit(repo, tmp_path):
     listed = {m["content"]: m for m in json.loads(tur(repo, "list", "--format", "json").out)}
     assert listed["Always type-hint"]["status"] == "unanchored"
     assert listed["Always type-hint"]["confidence"] == 1.0
-    assert listed["Auth uses JWT"]["legacy_id"] == "concept-8f2a1b9c"
+    shown = json.loads(tur(repo, "show", listed["Auth uses JWT"]["id"], "--format", "json").out)
+    assert shown["legacy_id"] == "concept-8f2a1b9c"
 
 
 def test_malformed_blob_on_the_ref_is_skipped_with_a_warning(repo):
@@ -420,7 +421,7 @@ def test_learning_known_text_with_another_type_says_the_type_is_kept(repo):
     mid = tur(repo, "learn", "the build uses make").out.strip()
     again = tur(repo, "learn", "the build uses make", "--type", "insight")
     assert again.out.strip() == mid and mid.startswith("fact-")
-    assert f"{mid} was already known as a fact; --type insight is ignored" in again.err
+    assert f"{mid} was already known as a fact; type insight is ignored" in again.err
     assert "--type" not in tur(repo, "learn", "the build uses make").err
 
 

@@ -62,7 +62,7 @@ def test_learn_warns_about_a_similar_memory_and_names_the_link_to_make(repo):
     new = second.out.strip()
     assert second.code == 0 and new != old
     warning = [line for line in second.err.splitlines() if old in line]
-    assert warning == [f'warning: {new} may say the same as {old} ("API port is 8090"); '
+    assert warning == [f'{new} may say the same as {old} ("API port is 8090"); '
                        f"if it replaces it: tur link {new} {old} --type supersedes"]
     unrelated = tur(repo, "learn", "Billing batches invoices every night")
     assert unrelated.err == ""

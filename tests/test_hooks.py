@@ -214,7 +214,7 @@ def test_entries_name_anchor_status_reason_and_author_in_markdown_and_json(repo)
     hit = json.loads(tur(repo, "recall", "quoting", "--include-stale", "--format", "json").out)["hits"][0]
     assert hit["id"] == mid
     # The author is who stated it (the git identity); the agent is the record's source_agent.
-    assert (hit["anchor"], hit["status"], hit["author"], hit["agent"]) == (
+    assert (hit["anchor"], hit["status"], hit["author"], hit["source_agent"]) == (
         "src/app.py#L5-L7", "stale", "Test User <test@example.com>", "claude")
     assert hit["reason"] and "changed" in hit["reason"]
     fresh = tur(repo, "learn", "the README explains set-up", "--agent", "codex").out.strip()

@@ -141,7 +141,8 @@ def test_every_tool_answers_and_a_memory_learned_through_mcp_is_on_the_ref_for_t
     assert learned["memory"] | {"observed_at": None, "last_verified_at": None, "git_sha": None} == {
         "id": mid, "type": "fact", "content": "The signal queue uses SQLite in WAL mode",
         "status": "fresh", "reason": None, "anchor": "src/queue.py#L2-L4", "confidence": 0.9,
-        "observed_at": None, "weight": None, "git_sha": None, "source_agent": "claude",
+        "observed_at": None, "author": "Test User <test@example.com>", "weight": None,
+        "git_sha": None, "source_agent": "claude",
         "source_harness": None, "last_verified_at": None, "half_life_days": 14.0, "relations": [],
         "refuted_by": None,
     }
@@ -271,8 +272,8 @@ def test_errors_are_tool_errors_with_the_cli_message_and_the_server_keeps_servin
     assert "--allow-secret" in refused and "leave the credential out" in texts[7]
     assert "pass --allow-secret" not in texts[7]
     assert texts[8] == cli_error(repo, "refute", "fact-zzzz0000", "--reason", "wrong")
-    assert "top_k must be >= 1" in texts[9]
-    assert "token budget must be >= 0" in texts[10]
+    assert texts[9] == cli_error(repo, "recall", "x", "--top-k", "0")
+    assert "token budget must be 0 or more, got -1 — 0 means no token cap" in texts[10]
     assert "unknown status 'rotten'" in texts[11]
     assert texts[12].startswith("argument confidence:")
     assert texts[13] == "argument content: Field required"

@@ -90,7 +90,8 @@ def test_a_warm_wake_imports_no_part_of_gitmem_it_does_not_use(learned):
     assert warm["code"] == 0 and "never push to main" in warm["out"]
     # Writes, hooks, verify, anchors and the result types load on first use, not for a read;
     # a wake from its plan reads neither the records table (nor its views) nor any index.
-    unused = {"gitmem.api.curate", "gitmem.api.hooks", "gitmem.api.verify", "gitmem.api.results",
+    unused = {"gitmem.api.curate", "gitmem.api.edits", "gitmem.api.imports", "gitmem.api.writing",
+              "gitmem.api.hooks", "gitmem.api.verify", "gitmem.api.results",
               "gitmem.harness.hooks", "gitmem.record.anchors", "gitmem.sharing.secret_scan",
               "gitmem.context.similarity",
               "gitmem.cache.records", "gitmem.cache.table", "gitmem.cache.views", "gitmem.record.shapes",

@@ -37,7 +37,7 @@ def write_raw(gm: Gitmem, path: str, data: bytes | None, message: str = "raw edi
 
 
 def edit(gm: Gitmem, memory_id: str, fn) -> None:
-    gm._curator._edit(memory_id, "edit", fn)
+    gm._editor._edit(memory_id, "edit", fn)
 
 
 # -- the protocol: push, adopt, fast-forward, merge ------------------------------------------------

@@ -310,11 +310,6 @@ def test_bad_shares_are_refused(shares):
         compile_wake([], weights={}, shares=shares, counter=COUNT)
 
 
-def test_negative_budget_is_refused():
-    with pytest.raises(InvalidInput, match="token budget must be >= 0, got -1"):
-        compile_wake([], weights={}, budget=-1, counter=COUNT)
-
-
 # --- properties -------------------------------------------------------------------------
 
 _TYPES = ["axiom", "core", "fact", "insight", "preference"]

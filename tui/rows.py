@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from gitmem.api import StatusRow
+from gitmem.api import RowFilter, StatusRow
 
 __all__ = ["Filter", "Row", "apply_filter", "to_rows"]
 
@@ -37,12 +37,8 @@ class Row:
 
 
 @dataclass(frozen=True)
-class Filter:
-    """The filter bar's state: ``None`` means any type / status; ``text`` is a search."""
-
-    type: str | None = None
-    status: str | None = None
-    text: str = ""
+class Filter(RowFilter):
+    """The filter bar's state: the facade's :class:`~gitmem.api.RowFilter` over table rows."""
 
     def matches(self, row: Row) -> bool:
         """True when ``row`` has the type and status and contains every search word.
@@ -51,12 +47,7 @@ class Filter:
         ``src/store.py`` finds the memories anchored to that file) and the ids the memory had
         before ``tur import``; words are ANDed.
         """
-        if self.type is not None and row.type != self.type:
-            return False
-        if self.status is not None and row.status != self.status:
-            return False
-        hay = "\n".join((row.id, row.anchor, *row.legacy_ids, row.content)).casefold()
-        return all(word in hay for word in self.text.casefold().split())
+        return self.admits(row.type, row.status, (row.id, row.anchor, *row.legacy_ids, row.content))
 
 
 def to_rows(status_rows: list[StatusRow], legacy_ids: dict[str, tuple[str, ...]] | None = None) -> list[Row]:

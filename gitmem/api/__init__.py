@@ -1,17 +1,10 @@
 """The public API: one :class:`Gitmem` facade over a repository's memory store.
 
 The CLI, TUI, watcher and MCP server import only this package and :mod:`gitmem.errors`.
-:class:`Gitmem` is a thin composition of explicit parts, each a class that receives what
-it uses:
-
-- :class:`~gitmem.api.records.Records` — the one read path (always through the read cache);
-- :class:`~gitmem.api.weights.Weights` — commit distances and decay weights;
-- :class:`~gitmem.api.verify.Verifier` — ``verify`` and ``status_view``;
-- :class:`~gitmem.api.context.ContextBuilder` — wake, recall, persona, continuity notes;
-- :class:`~gitmem.api.hooks.Hooks` — what harness hooks inject, once per session;
-- :class:`~gitmem.api.setup.HarnessSetup` — ``tur setup``: wiring a harness;
-- :class:`~gitmem.api.curate.Curator` — learn, refute, confidence, link, forget, import;
-- :class:`~gitmem.api.sharing.Sharing` — remote set-up and sync.
+:class:`Gitmem` is a thin composition of explicit parts, each a class in this package that
+receives what it uses (records, weights, verify, context, hooks, setup, curate, edits,
+imports, sharing: docs/architecture.md says which does what). Each method's docstring
+here is the contract; the parts' methods point back to it.
 
 Every value a method returns is defined in (or re-exported by) :mod:`gitmem.api.results`.
 Names that would load heavy modules (``Memory`` needs pydantic, the renderers need the
@@ -27,17 +20,13 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.api.context import ContextBuilder
+from gitmem.api.context import ContextBuilder, check_limits
+from gitmem.api.names import LAZY
 from gitmem.api.records import Records, Workspace
 from gitmem.api.setup import HarnessSetup
 from gitmem.api.sharing import Sharing, guard_lost_tip
 from gitmem.api.weights import Weights
-from gitmem.defaults import (
-    HOOK_MAX_CHARS,
-    PRE_TOOL_MAX_CHARS,
-    PRE_TOOL_TOKEN_BUDGET,
-    PRE_TURN_TOKEN_BUDGET,
-)
+from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
 from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 
@@ -45,7 +34,9 @@ from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 # sees its real type where the surfaces use it.
 if TYPE_CHECKING:
     from gitmem.api.curate import Curator
+    from gitmem.api.edits import Editor
     from gitmem.api.hooks import Hooks
+    from gitmem.api.imports import Importer
     from gitmem.api.results import (
         AnchoredDiff,
         AnchorStep,
@@ -54,9 +45,11 @@ if TYPE_CHECKING:
         DoctorReport,
         HookOutput,
         ImportResult,
+        LearnActions,
         LearnResult,
         RecallResult,
         RepoPaths,
+        RowFilter,
         SetupReport,
         Skipped,
         StatusRow,
@@ -86,59 +79,13 @@ if TYPE_CHECKING:
     from gitmem.vocabulary import WAKE_FORMATS as WAKE_FORMATS
 
 __all__ = [
-    "AnchorStep",
-    "CommitInfo",
-    "DoctorReport",
-    "Gitmem",
-    "ImportResult",
-    "LearnResult",
-    "MemoryType",
-    "RelationType",
-    "RepoPaths",
-    "Scope",
-    "Skipped",
-    "Status",
-    "StatusRow",
-    "StatusView",
-    "TurImportResult",
-    "VerifyOutcome",
-    "utc_now",
+    "AnchorStep", "CommitInfo", "DoctorReport", "Gitmem", "ImportResult", "LearnActions",
+    "LearnResult", "MemoryType", "RelationType", "RepoPaths", "RowFilter", "Scope", "Skipped",
+    "Status", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome", "utc_now"
 ]
 
-#: Names served on first access: name -> (module, attribute). The result types too: a warm
-#: wake builds none of them, and their module creates some thirty dataclasses. Each is also
-#: imported under ``TYPE_CHECKING`` above, so that mypy sees its real type at the call sites
-#: (``tests/test_architecture.py`` checks that none is missing).
-_LAZY = {
-    **{name: ("gitmem.api.results", name) for name in (
-        "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnResult", "RepoPaths",
-        "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
-    "Memory": ("gitmem.record.models", "Memory"),
-    "MemoryView": ("gitmem.cache", "MemoryView"),
-    "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),
-    "AssemblyEntry": ("gitmem.context.wake", "AssemblyEntry"),
-    "CacheInfo": ("gitmem.cache", "CacheInfo"),
-    "Hit": ("gitmem.context.recall", "Hit"),
-    "RecallResult": ("gitmem.context.recall", "RecallResult"),
-    "SyncResult": ("gitmem.sharing.sync", "SyncResult"),
-    "WakeResult": ("gitmem.context.wake", "WakeResult"),
-    "WAKE_FORMATS": ("gitmem.vocabulary", "WAKE_FORMATS"),
-    "RECALL_FORMATS": ("gitmem.vocabulary", "RECALL_FORMATS"),
-    "render_wake": ("gitmem.context.render", "render_wake"),
-    "render_explain": ("gitmem.context.render", "render_explain"),
-    "render_recall": ("gitmem.context.render", "render_recall"),
-    "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
-    "render_hook": ("gitmem.context.render", "render_hook"),
-    "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),
-    "HookOutput": ("gitmem.api.results", "HookOutput"),
-    "SetupReport": ("gitmem.harness", "SetupReport"),
-    "SetupItem": ("gitmem.harness", "SetupItem"),
-    "HARNESSES": ("gitmem.harness", "HARNESSES"),
-}
-
-
 def __getattr__(name: str) -> Any:
-    found = _LAZY.get(name)
+    found = LAZY.get(name)
     if found is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
@@ -175,20 +122,27 @@ class Gitmem:
     @cached_property
     def _verifier(self) -> Verifier:
         from gitmem.api.verify import Verifier
-
         return Verifier(self._ws, self._weights)
 
     @cached_property
     def _hooks(self) -> Hooks:
         from gitmem.api.hooks import Hooks
-
         return Hooks(self._ws, self._context)
 
     @cached_property
     def _curator(self) -> Curator:
         from gitmem.api.curate import Curator
-
         return Curator(self._ws)
+
+    @cached_property
+    def _editor(self) -> Editor:
+        from gitmem.api.edits import Editor
+        return Editor(self._ws)
+
+    @cached_property
+    def _importer(self) -> Importer:
+        from gitmem.api.imports import Importer
+        return Importer(self._ws)
 
     @classmethod
     def open(cls, path: str | os.PathLike[str] = ".") -> Gitmem:
@@ -205,8 +159,8 @@ class Gitmem:
     def reopen(self) -> Gitmem:
         """A new handle on the same repository, settings and directory, with nothing cached.
 
-        What a long-running caller (the watcher) takes per batch, so that nothing read at an
-        older HEAD or index survives.
+        What a long-running caller (the watcher) takes per batch: nothing read at an older
+        HEAD or index survives.
         """
         return Gitmem(Store.discover(self.paths.workdir or self.paths.git_dir),
                       settings=self.settings, cwd=self.cwd)
@@ -232,8 +186,7 @@ class Gitmem:
         """Where the working tree and the git directories are."""
         from gitmem.api.results import RepoPaths
 
-        store = self.store
-        return RepoPaths(workdir=store.workdir, git_dir=store.git_dir, common_dir=store.common_dir)
+        return RepoPaths.of(self.store)
 
     def tip(self) -> str | None:
         """The memory ref's current commit SHA, or ``None`` before the first memory."""
@@ -256,8 +209,7 @@ class Gitmem:
 
     def identity(self) -> str:
         """``Name <email>`` of the repository's git identity (or the fallback)."""
-        sig = self.store.signature()
-        return f"{sig.name} <{sig.email}>"
+        return self.store.identity()
 
     # -- reading -----------------------------------------------------------------------------
 
@@ -342,22 +294,7 @@ class Gitmem:
         since reverting their code makes them fresh again. Paths and ids are sorted; an
         anchor that does not parse is left out.
         """
-        from gitmem.record.anchors import InvalidAnchor, parse_anchor
-
-        table, _ = self.records.table(self.tip())
-        out: dict[str, list[str]] = {}
-        refuted = Status.REFUTED.value
-        for memory_id, prov, status in zip(table.ids, table.columns["prov"], table.columns["status"],
-                                           strict=True):
-            ref = prov[2] if prov is not None else None
-            if not ref or status == refuted:
-                continue
-            try:
-                path = parse_anchor(ref).path
-            except InvalidAnchor:
-                continue
-            out.setdefault(path, []).append(memory_id)
-        return {p: tuple(sorted(ids)) for p, ids in sorted(out.items())}
+        return self._context.anchored_paths()
 
     def anchored_diff(self, memory: Memory, max_lines: int = 400) -> AnchoredDiff:
         """The anchored file's diff from the observed commit to the working tree (read-only).
@@ -370,13 +307,7 @@ class Gitmem:
             The diff; without an anchor, or when git fails, an empty one whose ``note``
             says why (never raises for git trouble).
         """
-        from gitmem.store.worktree_diff import AnchoredDiff, diff_since
-
-        prov = memory.provenance
-        path = memory.anchor_path
-        if prov is None or not prov.git_sha or not path:
-            return AnchoredDiff("", "no anchored file")
-        return diff_since(prov.git_sha, path, self.cwd, max_lines)
+        return self._context.anchored_diff(memory, max_lines)
 
     # -- writing -----------------------------------------------------------------------------
 
@@ -410,9 +341,9 @@ class Gitmem:
                 added in the same commit.
 
         Returns:
-            The record, whether it is new, the commit, and ``similar``: ids of memories that
-            may say the same thing (same anchored lines, or a near-duplicate statement), for
-            the caller to suggest ``tur link NEW OLD --type supersedes``.
+            The record, whether it is new, the commit, the ids (and statements) of memories
+            that may say the same thing (same anchored lines, or a near-duplicate statement);
+            :meth:`~gitmem.api.results.LearnResult.notes` words what to tell the user.
 
         The id is ``<type>-<8 hex>`` of the normalised content's SHA-256; when a stored
         memory of a *different* statement already has it, the new memory gets 16 hex
@@ -424,8 +355,7 @@ class Gitmem:
                 ``supersedes`` target that is the memory itself or would close a cycle.
             SecretRefused: the content, agent, harness or anchor contains a credential and
                 ``allow_secret`` is false.
-            TooLarge: the record would be larger than ``gitmem.record.limits.MAX_RECORD_BYTES``
-                (1 MiB), the size every reader accepts.
+            TooLarge: the record would be larger than ``MAX_RECORD_BYTES`` (1 MiB, in bytes).
             InvalidAnchor: the file is missing, outside the repository, binary, or the range is bad.
             UnknownMemory, AmbiguousId: a bad ``supersedes`` id.
         """
@@ -443,7 +373,7 @@ class Gitmem:
             TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.refute(token, reason, by, allow_secret)
+        return self._editor.refute(token, reason, by, allow_secret)
 
     def unrefute(self, token: str) -> tuple[Memory, CommitInfo | None]:
         """Withdraw a memory's refutation (``tur refute --undo``), in one commit.
@@ -457,7 +387,7 @@ class Gitmem:
             InvalidInput: the memory is not refuted.
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.unrefute(token)
+        return self._editor.unrefute(token)
 
     def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
              file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
@@ -476,7 +406,7 @@ class Gitmem:
             InvalidAnchor: a bad ``file`` (missing, outside the repository, uncommitted).
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.edit(token, content=content, type=type, file=file, allow_secret=allow_secret)
+        return self._editor.edit(token, content=content, type=type, file=file, allow_secret=allow_secret)
 
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's confidence (in [0, 1]).
@@ -485,42 +415,53 @@ class Gitmem:
             InvalidInput: confidence outside [0, 1].
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.set_confidence(token, confidence)
+        return self._editor.set_confidence(token, confidence)
 
     def link(self, source: str, target: str, kind: RelationType | str) -> tuple[Memory, CommitInfo | None]:
         """Add a typed relation ``source --kind--> target`` (idempotent).
 
         Raises:
             InvalidInput: unknown relation type, a memory linked to itself, or a
-                ``supersedes`` link that would close a cycle.
+                ``supersedes`` link that would close a cycle (each memory of a cycle
+                would hide the next, and all would leave wake).
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.link(source, target, kind)
+        return self._editor.link(source, target, kind)
 
     def forget(self, token: str) -> CommitInfo | None:
         """Remove a memory from the tree; it stays in the ref's history.
 
+        A malformed record can be forgotten too: nothing is parsed.
+
         Raises:
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._curator.forget(token)
+        return self._editor.forget(token)
 
     def forget_path(self, path: str) -> CommitInfo | None:
-        """Remove the entry at ``path`` of the memory tree (what ``doctor`` names); it stays in history.
+        """Remove the entry at ``path`` of the memory tree (a file or a directory); it stays in history.
+
+        What ``tur doctor`` names can be removed this way: a record in the wrong shard, a
+        second record for an id, a symbolic link, a stray directory. The parts of the
+        layout itself (``.gitmem``, ``memories``, a shard directory, ``continuity``) are
+        refused unless they are not what they should be (a file named ``memories``).
 
         Raises:
-            InvalidInput: no such entry, or a part of the layout itself (``memories``, a shard).
+            InvalidInput: no such entry, or a part of the layout.
         """
-        return self._curator.forget_path(path)
+        return self._editor.forget_path(path)
 
     def doctor(self, fix: bool = False) -> DoctorReport:
-        """What readers skip in the memory tree; with ``fix``, repair the layout in one commit.
+        """List what readers skip in the memory tree; with ``fix``, repair the layout in one commit.
 
-        A readable record in the wrong shard moves to where its id says (unless its id has
-        a record there); every other layout problem is removed (it stays in history).
-        Malformed records are listed, never changed.
+        Problems are the layout problems of ``Store.record_layout`` and ``root_problems``
+        and the malformed records. Repairs: a readable record in the wrong shard, whose id
+        has no record yet, moves to where its id says; every other layout problem (a second
+        record for an id, a non-regular entry, a stray name) is removed from the tree. It
+        stays in the ref's history. Malformed records are listed, never changed: fix them
+        by hand or ``tur forget`` them.
         """
-        return self._curator.doctor(fix)
+        return self._editor.doctor(fix)
 
     def set_read_progress(self, progress: Callable[[int, int], None] | None) -> None:
         """Report ``progress(parsed, to_parse)`` whenever a read parses record blobs.
@@ -553,7 +494,7 @@ class Gitmem:
         Raises:
             InvalidInput: a path does not exist.
         """
-        return self._curator.import_legacy(paths, allow_secret, dry_run, progress)
+        return self._importer.import_legacy(paths, allow_secret, dry_run, progress)
 
     def import_tur(
         self,
@@ -590,20 +531,31 @@ class Gitmem:
         Raises:
             InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
         """
-        return self._curator.import_tur(path, home=home, persona=persona, allow_secret=allow_secret,
+        return self._importer.import_tur(path, home=home, persona=persona, allow_secret=allow_secret,
                                         dry_run=dry_run)
 
     # -- staleness ---------------------------------------------------------------------------
 
-    def status_view(self, now: datetime | None = None, *, full_records: bool = True) -> StatusView:
+    def status_view(self, now: datetime | None = None, *, full_records: bool = True,
+                    type: str | None = None, status: str | None = None,
+                    file: str | None = None) -> StatusView:
         """Stored statuses with current weights (no staleness check, nothing written).
 
-        With ``full_records=False`` rows may carry read-only
-        :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a
-        caller that only shows ids, statuses, weights, anchors and content wants):
-        100,000 of them cost a fraction of a second instead of seconds.
+        Rows are sorted by id; with ``file``, only the memories anchored to it, in the order
+        of :meth:`anchored_to`. ``type`` and ``status`` keep only that type or status
+        (:class:`~gitmem.api.results.RowFilter`). With ``full_records=False`` rows carry
+        read-only :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a
+        caller that only shows ids, statuses, weights, anchors and content wants): 100,000 of
+        them cost a fraction of a second instead of seconds.
+
+        Raises:
+            InvalidInput: an unknown type or status, or a ``file`` outside the repository.
         """
-        return self._verifier.status_view(now, full_records=full_records)
+        from gitmem.api.results import RowFilter
+
+        only = RowFilter.checked(type, status)
+        order = self._context.anchored_to(file) if file is not None else None
+        return self._verifier.status_view(now, full_records=full_records, only=only, order=order)
 
     def local_reasons(self) -> dict[str, str]:
         """The working-tree overlay of this clone: memory id -> why uncommitted changes make it stale.
@@ -679,6 +631,9 @@ class Gitmem:
     def persona(self, tip: str | None = None) -> dict[str, Any] | None:
         """The persona as a mapping (Tier 0 of wake), or ``None``.
 
+        Args:
+            tip: the memory ref commit to read (default: the current tip).
+
         Raises:
             MalformedRecord: the stored persona is not a YAML mapping.
         """
@@ -706,7 +661,11 @@ class Gitmem:
         return self._context.spark(text, now, allow_secret)
 
     def continuity(self, tip: str | None = None) -> str | None:
-        """The latest continuity note at ``tip`` (default: the current tip), or ``None``."""
+        """The latest continuity note (names sort by time) at ``tip`` (default: now), or ``None``.
+
+        A note larger than ``MAX_NOTE_BYTES`` (stored before the limit, or by another tool)
+        is cut to its first ``MAX_NOTE_BYTES`` bytes, and a line added to ``skipped`` says so.
+        """
         return self._context.continuity(tip)
 
     def token_counter(self) -> TokenCounter:
@@ -719,9 +678,8 @@ class Gitmem:
 
         A memory longer than its tier's share is shown compressed (a preview, its citation
         and ``tur show ID``; its assembly entry says ``compressed``), never silently dropped.
-        A wake of a state read before (same memories, HEAD, working-tree overlay, settings
-        and identity) reads the plan that read saved: the same result, without the records
-        table (docs/performance.md, Warm wake).
+        A wake of a state read before reads the plan it saved: the same result, without the
+        records table (docs/performance.md, Warm wake).
 
         Args:
             token_budget: tokens; ``None`` takes the configured default
@@ -734,9 +692,10 @@ class Gitmem:
             The :class:`~gitmem.context.wake.WakeResult` (text + assembly record) and the skipped blobs.
 
         Raises:
-            InvalidInput: negative budget or character cap.
+            InvalidInput: a negative budget or character cap (:func:`~gitmem.api.context.check_limits`).
             TokenizerUnavailable: the configured encoding cannot be loaded offline.
         """
+        check_limits(token_budget=token_budget, max_chars=max_chars)
         return self._context.wake(token_budget, now, max_chars)
 
     def recall(
@@ -777,6 +736,7 @@ class Gitmem:
             InvalidInput: empty query without ``file``, ``top_k`` < 1, a negative cap, or a
                 file outside the repository.
         """
+        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         return self._context.recall(query, top_k=top_k, token_budget=token_budget,
                                     include_stale=include_stale, full_records=full_records, now=now,
                                     max_chars=max_chars, file=file)
@@ -811,9 +771,10 @@ class Gitmem:
             max_chars: characters (default :data:`~gitmem.defaults.HOOK_MAX_CHARS`).
 
         Raises:
-            InvalidInput: negative budget or character cap.
+            InvalidInput: a negative budget or character cap (:func:`~gitmem.api.context.check_limits`).
             GitmemError: the store cannot be read (the CLI prints it and still exits 0).
         """
+        check_limits(token_budget=token_budget, max_chars=max_chars)
         return self._hooks.session_start(payload, token_budget, max_chars)
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
@@ -827,9 +788,10 @@ class Gitmem:
         since; the log is kept in ``<git common dir>/tur/sessions`` for a day.
 
         Raises:
-            InvalidInput: ``top_k`` < 1, negative budget or character cap.
+            InvalidInput: ``top_k`` < 1, a negative budget or character cap.
             GitmemError: the store cannot be read (the CLI prints it and still exits 0).
         """
+        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         return self._hooks.pre_turn(payload, top_k, token_budget, max_chars)
 
     def pre_tool(self, payload: bytes | str, top_k: int | None = None,
@@ -843,9 +805,10 @@ class Gitmem:
         :meth:`pre_turn` is.
 
         Raises:
-            InvalidInput: ``top_k`` < 1, negative budget or character cap.
+            InvalidInput: ``top_k`` < 1, a negative budget or character cap.
             GitmemError: the store cannot be read (the CLI prints it and still exits 0).
         """
+        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         return self._hooks.pre_tool(payload, top_k, token_budget, max_chars)
 
     def anchored_to(self, path: str) -> list[str]:

@@ -12,7 +12,7 @@ from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
 from gitmem.store import CommitInfo, Mutation
 from gitmem.text import first_words
-from gitmem.vocabulary import utc_now
+from gitmem.vocabulary import Status, utc_now
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
@@ -21,8 +21,10 @@ if TYPE_CHECKING:
     from gitmem.context.recall import RecallResult
     from gitmem.context.tokens import TokenCounter
     from gitmem.context.wake import WakeResult, WakeRows
+    from gitmem.record.models import Memory
+    from gitmem.store.worktree_diff import AnchoredDiff
 
-__all__ = ["CONTINUITY_DIR", "PERSONA_PATH", "ContextBuilder"]
+__all__ = ["CONTINUITY_DIR", "PERSONA_PATH", "ContextBuilder", "check_limits"]
 
 PERSONA_PATH = "persona.yaml"
 CONTINUITY_DIR = "continuity"
@@ -30,6 +32,29 @@ CONTINUITY_DIR = "continuity"
 
 class _NotPlanned(Exception):
     """The packing of a wake from its plan needs what the plan does not hold."""
+
+
+def check_limits(*, top_k: int | None = None, token_budget: int | None = None,
+                 max_chars: int | None = None) -> None:
+    """Refuse a count no wake, recall or hook can honour; ``None`` is never refused.
+
+    The one check of these arguments, made by the facade before it calls a part: the parts
+    and the algorithms below take them as already checked.
+
+    Args:
+        top_k: most hits; at least 1.
+        token_budget: tokens; 0 or more (0: no token cap).
+        max_chars: characters; 0 or more (0: no character cap).
+
+    Raises:
+        InvalidInput: a value out of range (the message names it and gives the value).
+    """
+    if top_k is not None and top_k < 1:
+        raise InvalidInput(f"top-k must be at least 1, got {top_k}", "ask for 1 or more hits")
+    if token_budget is not None and token_budget < 0:
+        raise InvalidInput(f"token budget must be 0 or more, got {token_budget}", "0 means no token cap")
+    if max_chars is not None and max_chars < 0:
+        raise InvalidInput(f"max chars must be 0 or more, got {max_chars}", "0 means no character cap")
 
 
 class ContextBuilder:
@@ -47,20 +72,13 @@ class ContextBuilder:
     # -- persona and continuity ------------------------------------------------------------
 
     def persona_text(self) -> str | None:
-        """The stored ``persona.yaml`` text, or ``None`` when none is set."""
+        """See :meth:`gitmem.api.Gitmem.persona_text`."""
         store = self.ws.store
         data = store.read_path(store.tip(), PERSONA_PATH)
         return data.decode("utf-8") if data is not None else None
 
     def persona(self, tip: str | None = None) -> dict[str, Any] | None:
-        """The persona as a mapping (Tier 0 of wake), or ``None``.
-
-        Args:
-            tip: the memory ref commit to read (default: the current tip).
-
-        Raises:
-            MalformedRecord: the stored persona is not a YAML mapping.
-        """
+        """See :meth:`gitmem.api.Gitmem.persona`."""
         store, cache = self.ws.store, self.ws.records.cache
         blob = store.blob_id_at(tip or store.tip(), PERSONA_PATH)
         if blob is None:
@@ -81,13 +99,7 @@ class ContextBuilder:
 
     def set_persona(self, data: bytes, where: str = "persona",
                     allow_secret: bool = False) -> CommitInfo | None:
-        """Store ``data`` (a YAML mapping: identity and invariants) as ``persona.yaml``.
-
-        Raises:
-            MalformedRecord: not a safe YAML mapping.
-            TooLarge: larger than ``MAX_PERSONA_BYTES`` (64 KiB).
-            SecretRefused: a line looks like a credential and ``allow_secret`` is false.
-        """
+        """See :meth:`gitmem.api.Gitmem.set_persona`."""
         from gitmem import codec
         from gitmem.sharing import secret_scan
 
@@ -101,13 +113,7 @@ class ContextBuilder:
         return commit
 
     def spark(self, text: str, now: datetime | None = None, allow_secret: bool = False) -> str:
-        """Record a continuity note for the next session; return its name.
-
-        Raises:
-            InvalidInput: empty text.
-            TooLarge: larger than ``MAX_NOTE_BYTES`` (64 KiB).
-            SecretRefused: the note looks like it holds a credential and ``allow_secret`` is false.
-        """
+        """See :meth:`gitmem.api.Gitmem.spark`."""
         if not text.strip():
             raise InvalidInput("a continuity note needs text")
         body = text if text.endswith("\n") else text + "\n"
@@ -131,11 +137,7 @@ class ContextBuilder:
         return name
 
     def continuity(self, tip: str | None = None, skipped: list[Skipped] | None = None) -> str | None:
-        """The latest continuity note (names sort by time) at ``tip`` (default: now), or ``None``.
-
-        A note larger than ``MAX_NOTE_BYTES`` (stored before the limit, or by another tool)
-        is cut to its first ``MAX_NOTE_BYTES`` bytes, and a line added to ``skipped`` says so.
-        """
+        """See :meth:`gitmem.api.Gitmem.continuity`."""
         store = self.ws.store
         notes = store.list_dir(tip or store.tip(), CONTINUITY_DIR)
         if not notes:
@@ -151,34 +153,48 @@ class ContextBuilder:
                                    hint="leave a shorter note with `tur spark`"))
         return store.read_blob(blob)[:MAX_NOTE_BYTES].decode("utf-8", "ignore").rstrip("\n")
 
+    def anchored_paths(self) -> dict[str, tuple[str, ...]]:
+        """See :meth:`gitmem.api.Gitmem.anchored_paths`."""
+        from gitmem.record.anchors import InvalidAnchor, parse_anchor
+
+        table, _ = self.ws.records.table(self.ws.records.tip())
+        out: dict[str, list[str]] = {}
+        refuted = Status.REFUTED.value
+        for memory_id, prov, status in zip(table.ids, table.columns["prov"], table.columns["status"],
+                                           strict=True):
+            ref = prov[2] if prov is not None else None
+            if not ref or status == refuted:
+                continue
+            try:
+                path = parse_anchor(ref).path
+            except InvalidAnchor:
+                continue
+            out.setdefault(path, []).append(memory_id)
+        return {p: tuple(sorted(ids)) for p, ids in sorted(out.items())}
+
+    def anchored_diff(self, memory: Memory, max_lines: int = 400) -> AnchoredDiff:
+        """See :meth:`gitmem.api.Gitmem.anchored_diff`."""
+        from gitmem.store.worktree_diff import AnchoredDiff, diff_since
+
+        prov = memory.provenance
+        path = memory.anchor_path
+        if prov is None or not prov.git_sha or not path:
+            return AnchoredDiff("", "no anchored file")
+        return diff_since(prov.git_sha, path, self.ws.cwd, max_lines)
+
     # -- wake and recall -------------------------------------------------------------------
 
     def token_counter(self) -> TokenCounter:
-        """The configured tokenizer (loaded lazily on first count)."""
+        """See :meth:`gitmem.api.Gitmem.token_counter`."""
         from gitmem.context.tokens import TokenCounter
 
         return TokenCounter(self.ws.settings.tokenizer)
 
     def wake(self, token_budget: int | None = None, now: datetime | None = None,
              max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
-        """Compile the wake prompt within ``token_budget`` tokens (see :meth:`gitmem.api.Gitmem.wake`).
-
-        Warm, from the wake plan of the current state (:mod:`gitmem.cache.wakeplan`): only
-        the rows that can still be shown are read, weighed for ``now`` and packed. Else
-        from the whole records table, and the plan is saved for the next wake. Both give
-        the same result; the assembly record of a wake from a plan is built from the table
-        on first use.
-
-        Raises:
-            InvalidInput: negative budget or character cap.
-            TokenizerUnavailable: the configured encoding cannot be loaded offline.
-        """
+        """See :meth:`gitmem.api.Gitmem.wake`."""
         settings = self.ws.settings
         budget = settings.wake.token_budget if token_budget is None else token_budget
-        if budget < 0:
-            raise InvalidInput(f"token budget must be >= 0, got {budget}")
-        if max_chars is not None and max_chars < 0:
-            raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
         now = now or utc_now()
         tip = self.ws.records.tip()  # one tip for records, persona and note: a learn meanwhile waits
         key = self.plan_key(tip)
@@ -494,29 +510,15 @@ class ContextBuilder:
         skip: Callable[[Any], bool] | None = None,
         files: Sequence[str] = (),
     ) -> tuple[RecallResult, list[Skipped]]:
-        """Memories relevant to ``query`` (see :meth:`gitmem.api.Gitmem.recall`).
-
-        ``files`` are repository paths whose anchored memories come first (what ``file``,
-        relative to the current directory, names); ``skip`` leaves memories out (what a hook
-        already sent).
-
-        Raises:
-            InvalidInput: empty query without a file, ``top_k`` < 1, negative budget, or a
-                file outside the repository.
-        """
+        """See :meth:`gitmem.api.Gitmem.recall`."""
         from gitmem.context.recall import recall
 
         if file is not None:
             files = [*files, self.repo_path(file)]
         if not query.strip() and not files:
-            raise InvalidInput("recall needs a query")
+            raise InvalidInput("recall needs a query or a file",
+                               "pass what you are about to do, or the file you are about to change")
         top_k = self.ws.settings.recall.top_k if top_k is None else top_k
-        if top_k < 1:
-            raise InvalidInput(f"top-k must be >= 1, got {top_k}")
-        if token_budget is not None and token_budget < 0:
-            raise InvalidInput(f"token budget must be >= 0, got {token_budget}")
-        if max_chars is not None and max_chars < 0:
-            raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
         records = self.ws.records
         cache = records.cache
         table, skipped = records.table(records.tip())
@@ -544,16 +546,7 @@ class ContextBuilder:
         return result, [*records.notices(), *skipped]
 
     def warm(self, now: datetime | None = None) -> None:
-        """Build what the next wake and recall at the current tip read, so that both are warm.
-
-        The record table, wake's token column, commit distances and plan, and recall's index of the
-        default candidates (stale memories left out) are built and saved; a call at a tip
-        already warm reads what is cached and builds nothing. What a long-running surface
-        (``tur mcp``) does after a write, so that the next wake and recall pay nothing for it.
-
-        Raises:
-            TokenizerUnavailable: a new entry must be counted and the encoding cannot load.
-        """
+        """See :meth:`gitmem.api.Gitmem.warm`."""
         self.wake(now=now)  # saves the plan of this state (and the token counts and distances)
         records = self.ws.records
         cache = records.cache
@@ -588,11 +581,7 @@ class ContextBuilder:
                                f"give a path under {workdir}") from None
 
     def anchored_to(self, path: str) -> list[str]:
-        """Ids of the memories anchored to ``path`` (see :meth:`anchored_rows`).
-
-        Raises:
-            InvalidInput: the path is outside the repository.
-        """
+        """See :meth:`gitmem.api.Gitmem.anchored_to`."""
         repo_path = self.repo_path(path)
         records = self.ws.records
         table, _ = records.table(records.tip())

@@ -45,15 +45,7 @@ class Hooks:
 
     def session_start(self, payload: bytes | str, token_budget: int | None = None,
                       max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
-        """The wake text for a new, resumed, cleared or compacted session.
-
-        A ``clear`` or ``compact`` start forgets what the session was sent (its context no
-        longer holds it); the memories in the wake are then remembered as sent.
-
-        Raises:
-            InvalidInput: negative budget or character cap.
-            GitmemError: the store cannot be read.
-        """
+        """See :meth:`gitmem.api.Gitmem.session_start`."""
         hook = parse_payload(payload)
         if hook.source in _FRESH_CONTEXT:
             self.log.forget(hook.session_id)
@@ -65,12 +57,7 @@ class Hooks:
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TURN_TOKEN_BUDGET,
                  max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
-        """The recall block for the prompt in ``payload``, without what the session was sent.
-
-        Raises:
-            InvalidInput: ``top_k`` < 1, negative budget or character cap.
-            GitmemError: the store cannot be read.
-        """
+        """See :meth:`gitmem.api.Gitmem.pre_turn`."""
         from gitmem.context.recall import query_from_payload
 
         hook = parse_payload(payload)
@@ -86,15 +73,7 @@ class Hooks:
     def pre_tool(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TOOL_TOKEN_BUDGET,
                  max_chars: int | None = PRE_TOOL_MAX_CHARS) -> HookOutput:
-        """The memories anchored to the files a tool call is about to read or change.
-
-        Files outside the working tree are ignored; nothing the session was already sent is
-        sent again.
-
-        Raises:
-            InvalidInput: ``top_k`` < 1, negative budget or character cap.
-            GitmemError: the store cannot be read.
-        """
+        """See :meth:`gitmem.api.Gitmem.pre_tool`."""
         hook = parse_payload(payload)
         event = hook.event or "PreToolUse"
         base = Path(hook.cwd) if hook.cwd else None

@@ -9,6 +9,7 @@ re-exported lazily, so that importing this module loads no algorithm module.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -16,7 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.cache.reader import Skipped
 from gitmem.store import CommitInfo
-from gitmem.vocabulary import Status
+from gitmem.text import first_words
+from gitmem.vocabulary import Status, iso_z
 
 if TYPE_CHECKING:
     from gitmem.cache import CacheInfo
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     from gitmem.record.models import Memory
     from gitmem.record.shapes import MemoryLike
     from gitmem.sharing.sync import SyncResult
+    from gitmem.store import Store
     from gitmem.store.worktree_diff import AnchoredDiff
 
 __all__ = [
@@ -38,9 +41,11 @@ __all__ = [
     "Hit",
     "HookOutput",
     "ImportResult",
+    "LearnActions",
     "LearnResult",
     "RecallResult",
     "RepoPaths",
+    "RowFilter",
     "SetupItem",
     "SetupReport",
     "Skipped",
@@ -48,6 +53,7 @@ __all__ = [
     "StatusView",
     "SyncResult",
     "TurImportResult",
+    "VerifyLine",
     "VerifyOutcome",
     "WakeResult",
 ]
@@ -106,6 +112,11 @@ class RepoPaths:
     git_dir: Path
     common_dir: Path
 
+    @classmethod
+    def of(cls, store: Store) -> RepoPaths:
+        """The paths of ``store``'s repository."""
+        return cls(workdir=store.workdir, git_dir=store.git_dir, common_dir=store.common_dir)
+
 
 @dataclass(frozen=True)
 class LearnResult:
@@ -124,7 +135,63 @@ class LearnResult:
     collided_with: str | None = None
     similar_statements: tuple[str | None, ...] = ()
     """The statement of each of ``similar``, in order, as stored on the tip the memory was
-    learned on, where the read cache holds it (``None``: read it with :meth:`Gitmem.get`)."""
+    learned on (``None``: the record could not be read)."""
+
+    def notes(self, asked_type: str | None = None, actions: LearnActions | None = None) -> list[str]:
+        """What to tell the user after the learn, one line each (``[]``: nothing to add).
+
+        In order: an id collision, a type asked for but not kept, a memory already known
+        (refuted, still stale, or re-verified), an unanchored memory, then each similar one.
+        The words are the same on every surface; only the actions they suggest are named by
+        the surface (``actions``; by default in words, without a command).
+
+        Args:
+            asked_type: the type the caller asked for (``None``: it asked for none).
+            actions: how the surface names the actions the notes suggest.
+        """
+        how = actions or LearnActions()
+        m = self.memory
+        notes = []
+        if self.collided_with:
+            notes.append(f"{self.collided_with} is a different statement with the same 8 hex "
+                         f"digits; this one is stored as {m.id}")
+        if not self.created and asked_type and asked_type != m.type.value:
+            article = "an" if m.type.value[0] in "aeiou" else "a"  # an axiom, an insight
+            notes.append(f"{m.id} was already known as {article} {m.type.value}; type {asked_type} is "
+                         f"ignored (to change it: {how.retype.format(id=m.id)})")
+        if not self.created and m.status is Status.REFUTED:
+            reason = f" ({m.refutation.reason})" if m.refutation else ""
+            notes.append(f"{m.id} was already known and is refuted{reason}; it stays refuted")
+        elif not self.created and m.status is Status.STALE:
+            reason = f": {m.decay.reason}" if m.decay and m.decay.reason else ""
+            notes.append(f"{m.id} was already known and its anchor is still stale{reason}; "
+                         f"{how.re_anchor.format(id=m.id)}, or refute it if it no longer holds")
+        elif not self.created:
+            notes.append(f"{m.id} was already known; re-verified it")
+        if m.status is Status.UNANCHORED and m.decay and m.decay.reason:
+            notes.append(f"{m.id} is unanchored: {m.decay.reason}")
+        for n, other in enumerate(self.similar):
+            said = self.similar_statements[n] if n < len(self.similar_statements) else None
+            quoted = f' ("{first_words(said)}")' if said is not None else ""
+            notes.append(f"{m.id} may say the same as {other}{quoted}; if it replaces it: "
+                         f"{how.supersede.format(id=m.id, other=other)}")
+        return notes
+
+
+@dataclass(frozen=True)
+class LearnActions:
+    """How a surface names the actions :meth:`LearnResult.notes` suggests.
+
+    Each is a ``str.format`` template: ``{id}`` is the learned memory, ``{other}`` the
+    similar one. The defaults name no command, for a surface that has none of its own.
+    """
+
+    supersede: str = "link {id} to {other} as superseding it"
+    """Make ``{id}`` supersede ``{other}``."""
+    re_anchor: str = "learn it again with a file to re-anchor it"
+    """Re-anchor a known memory whose anchor is stale (the note adds the refute choice)."""
+    retype: str = "forget {id}, then learn it again"
+    """Give a known memory another type."""
 
 
 @dataclass
@@ -244,7 +311,7 @@ class AnchorStep:
         """JSON-ready form (``time`` in ISO 8601, ``Z``)."""
         return {
             "commit": self.commit,
-            "time": self.time.isoformat().replace("+00:00", "Z"),
+            "time": iso_z(self.time),
             "how": list(self.how),
             "from": self.from_ref,
             "to": self.to_ref,
@@ -299,6 +366,66 @@ class StatusRow:
         return self.status in (Status.STALE, Status.UNANCHORED) and self.reason != self.old_reason
 
 
+@dataclass(frozen=True)
+class RowFilter:
+    """Which memories a list shows: one type, one status, search words (``None``/``""``: any).
+
+    The one filter of every surface: ``Gitmem.status_view(type=, status=)`` applies it for
+    ``tur list`` and the MCP ``list`` tool; the TUI applies it to its rows as the filter
+    bar changes (:meth:`admits`), so that all three keep the same memories.
+    """
+
+    type: str | None = None
+    """A memory type value (``fact`` …), or ``None`` for any."""
+    status: str | None = None
+    """A status value (``fresh`` | ``stale`` | ``unanchored`` | ``refuted``), or ``None``."""
+    text: str = ""
+    """Search words, ANDed, case-insensitive; ``""`` matches every memory."""
+
+    @classmethod
+    def checked(cls, type: str | None, status: str | None) -> RowFilter:
+        """A filter of ``type`` and ``status``, each a known value or ``None``.
+
+        Raises:
+            InvalidInput: an unknown type or status (the hint lists the known ones).
+        """
+        from gitmem.errors import InvalidInput
+        from gitmem.vocabulary import MemoryType
+
+        for what, value, enum in (("type", type, MemoryType), ("status", status, Status)):
+            if value is not None and value not in {e.value for e in enum}:
+                raise InvalidInput(f"unknown {what} {value!r}",
+                                   f"use one of {', '.join(e.value for e in enum)}")
+        return cls(type=type, status=status)
+
+    def admits(self, type: str, status: str, searched: Iterable[str] = ()) -> bool:
+        """True for a memory of ``type`` and ``status`` whose ``searched`` texts hold every word."""
+        if self.type is not None and type != self.type:
+            return False
+        if self.status is not None and status != self.status:
+            return False
+        words = self.text.casefold().split()
+        if not words:
+            return True
+        hay = "\n".join(searched).casefold()
+        return all(word in hay for word in words)
+
+    def keeps(self, row: StatusRow) -> bool:
+        """:meth:`admits` for a status row, searching its id, anchor and content."""
+        memory = row.memory
+        anchor = memory.provenance.context_ref if memory.provenance else None
+        return self.admits(memory.type.value, row.status.value,
+                           (memory.id, anchor or "", memory.content) if self.text else ())
+
+    def select(self, rows: Sequence[StatusRow], order: Sequence[str] | None = None) -> list[StatusRow]:
+        """The rows this filter keeps; with ``order`` (ids), only those rows, in that order."""
+        kept = [r for r in rows if self.keeps(r)]
+        if order is None:
+            return kept
+        rank = {memory_id: i for i, memory_id in enumerate(order)}
+        return sorted((r for r in kept if r.memory_id in rank), key=lambda r: rank[r.memory_id])
+
+
 @dataclass
 class StatusView:
     """Every readable memory with its stored status and current weight; skipped blobs."""
@@ -306,6 +433,31 @@ class StatusView:
     rows: list[StatusRow] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
     head: str | None = None
+
+
+@dataclass(frozen=True)
+class VerifyLine:
+    """One memory a verify shows (:meth:`VerifyOutcome.shown`), with the words for it."""
+
+    memory_id: str
+    status: str
+    """The status now (a :class:`~gitmem.vocabulary.Status` value)."""
+    was: str | None
+    """The status recorded before, when a writing verify changed it."""
+    weight: float
+    """Current weight in [0, 1]."""
+    reason: str
+    """Why the status is what it is, or what the check found (``unchanged`` …)."""
+    moved_to: str | None
+    """The anchor's new ``path#Lx-Ly`` when the lines moved."""
+    hint: str | None
+    """What to do about a memory that is not fresh."""
+
+    def text(self) -> str:
+        """``ID  [WAS -> ]STATUS  w=W  REASON[ -> ANCHOR]``: the line ``tur verify`` prints."""
+        was = f"{self.was} -> " if self.was else ""
+        moved = f" -> {self.moved_to}" if self.moved_to else ""
+        return f"{self.memory_id}  {was}{self.status}  w={self.weight:.2f}  {self.reason}{moved}"
 
 
 @dataclass
@@ -318,6 +470,44 @@ class VerifyOutcome(StatusView):
         """Memories per status, in the order fresh, stale, unanchored, refuted (zeros left out)."""
         counts = Counter(r.status for r in self.rows)
         return {s.value: counts[s] for s in _ORDER if counts[s]}
+
+    def shown(self, *, written: bool, verbose: bool = False, named: bool = False,
+              confirmed: bool = False) -> list[VerifyLine]:
+        """The rows worth a look, each with the words for why, in row order.
+
+        Worth a look: a memory whose status, reason or anchored lines changed, or one stale
+        here because of uncommitted changes; without ``written`` (``tur status``), also every
+        memory that is not fresh; with ``verbose`` or ``named``, every row.
+
+        Args:
+            written: the verify recorded its verdicts (``verify --write``).
+            verbose: show every row.
+            named: the memories were named by id (then every one is shown).
+            confirmed: the anchors were confirmed at HEAD (``--confirm``).
+        """
+        lines = []
+        for row in self.rows:
+            if not (verbose or named or row.status_changed or row.local
+                    or (not written and row.status is not Status.FRESH)):
+                continue
+            was = (row.old_status.value if written and row.old_status
+                   and row.old_status is not row.status else None)
+            reason = row.reason or ("confirmed" if confirmed else "re-anchored" if row.moved else
+                                    "its anchor holds at HEAD" if row.status_changed else "unchanged")
+            if row.local:
+                reason = f"{reason}; uncommitted, kept in this clone only"
+            lines.append(VerifyLine(row.memory_id, row.status.value, was, row.weight, reason,
+                                    row.new_ref if row.new_ref and row.moved else None,
+                                    row.hint if row.status is not Status.FRESH else None))
+        return lines
+
+    def recorded(self) -> str:
+        """What a writing verify did to the memory ref, in one line."""
+        if self.commit:
+            return f"recorded in {self.commit.sha[:12]} on refs/tur/memories"
+        if any(row.local for row in self.rows):
+            return "nothing recorded: the changes above are uncommitted, kept in this clone only"
+        return "nothing changed"
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready summary: counts, the commit, and one entry per memory."""

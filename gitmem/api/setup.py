@@ -26,13 +26,7 @@ class HarnessSetup:
 
     def run(self, harness: str, *, scope: str = "project", check: bool = False,
             remove: bool = False, home: Path | None = None) -> SetupReport:
-        """See :meth:`gitmem.api.Gitmem.setup_harness`.
-
-        Raises:
-            InvalidInput: an unknown harness or scope, ``check`` with ``remove``, or a project
-                scope in a bare repository.
-            HarnessConfigError: a settings file cannot be read or written.
-        """
+        """See :meth:`gitmem.api.Gitmem.setup_harness`."""
         from gitmem.harness import run
 
         if check and remove:

@@ -63,32 +63,20 @@ class Sharing:
         self.store = store
 
     def setup_remote(self, remote: str = "origin") -> bool:
-        """Add the memory ref's fetch refspec to ``remote`` (see :meth:`gitmem.api.Gitmem.setup_remote`).
-
-        Raises:
-            RemoteError: no such remote, or the git config could not be written.
-        """
+        """See :meth:`gitmem.api.Gitmem.setup_remote`."""
         from gitmem.sharing.sync import setup_remote
 
         return setup_remote(self.store, remote)
 
     def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5,
              allow_secret: bool = False) -> SyncResult:
-        """Fetch, merge record by record and push (see :meth:`gitmem.api.Gitmem.sync`).
-
-        Raises:
-            RemoteError: unknown or unreachable remote, refused push, or a remote that kept moving.
-            FormatVersion: the remote's ref is not a gitmem memory history.
-        """
+        """See :meth:`gitmem.api.Gitmem.sync`."""
         from gitmem.sharing.sync import sync
 
         return sync(self.store, remote, dry_run=dry_run, attempts=attempts, allow_secret=allow_secret)
 
     def remote_hint(self) -> str | None:
-        """What to run when this clone has no memory ref but a remote (see ``Gitmem.remote_hint``).
-
-        No network: the configured remotes and their remote-tracking memory refs only.
-        """
+        """See :meth:`gitmem.api.Gitmem.remote_hint`."""
         if self.store.tip() is not None:
             return None
         from gitmem.store.remote import Remote, tracking_ref

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, cast
 
-from gitmem.api.results import AnchorStep, StatusRow, StatusView, VerifyOutcome
+from gitmem.api.results import AnchorStep, RowFilter, StatusRow, StatusView, VerifyOutcome
 from gitmem.cache.reader import read_record, record_path
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
 from gitmem.record.anchors import split_ref
@@ -86,14 +86,9 @@ class Verifier:
         self.ws = ws
         self.weights = weights
 
-    def status_view(self, now: datetime | None = None, *, full_records: bool = True) -> StatusView:
-        """Stored statuses with current weights (no staleness check, nothing written).
-
-        Rows are sorted by id. With ``full_records=False`` rows carry read-only
-        :class:`gitmem.cache.MemoryView` stand-ins instead of full records (what a caller
-        that only shows ids, statuses, weights, anchors and content wants): 100,000 of
-        them cost a fraction of a second instead of seconds.
-        """
+    def status_view(self, now: datetime | None = None, *, full_records: bool = True,
+                    only: RowFilter | None = None, order: Sequence[str] | None = None) -> StatusView:
+        """See :meth:`gitmem.api.Gitmem.status_view` (``only`` and ``order`` as its filter gives them)."""
         now = now or utc_now()
         records = self.ws.records
         tip = records.tip()
@@ -119,16 +114,14 @@ class Verifier:
             )
             for m, w, d in zip(memories, weights, distances, strict=True)
         ]
+        if only is not None or order is not None:
+            rows = (only or RowFilter()).select(rows, order)
         records.flush()
         return StatusView(rows=rows, skipped=[*records.notices(), *skipped],
                           head=self.ws.store.head_sha())
 
     def anchor_trail(self, memory_id: str, history: list[CommitInfo] | None = None) -> list[AnchorStep]:
-        """How the memory's anchor travelled, oldest first (see :meth:`gitmem.api.Gitmem.anchor_trail`).
-
-        Raises:
-            UnknownMemory, AmbiguousId: bad id.
-        """
+        """See :meth:`gitmem.api.Gitmem.anchor_trail`."""
         memory_id = self.ws.records.resolve(memory_id)
         commits = self.ws.records.history(memory_id) if history is None else history
         path = record_path(memory_id)
@@ -167,26 +160,7 @@ class Verifier:
         progress: Callable[[int, int], None] | None = None,
         full_records: bool = True,
     ) -> VerifyOutcome:
-        """Check memories against HEAD and the working tree; with ``write``, record changes.
-
-        See :meth:`gitmem.api.Gitmem.verify` for the contract. What uncommitted changes do
-        goes to this clone's overlay (:mod:`gitmem.staleness.overlay`), written on every run; only the
-        committed verdicts are recorded on the ref. A background check (``explicit=False``)
-        records only memories whose status or reason changed. With ``full_records=False``
-        the rows of memories the check leaves unchanged carry read-only
-        :class:`gitmem.cache.MemoryView` stand-ins (``ids`` given: always full records), and
-        with ``write`` so do those of the records rewritten.
-
-        Without ``ids``, a verify that writes hands each changed record to
-        :class:`_Rewrites` as soon as its verdict is applied: its new blob is written and
-        only its row kept, so that memory does not grow with the number of records
-        rewritten; they are committed together (:meth:`_record_rewrites`).
-
-        Raises:
-            EmptyRepository: HEAD is unborn.
-            InvalidInput: ``confirm`` without ``ids``.
-            UnknownMemory, AmbiguousId: a bad id in ``ids``.
-        """
+        """See :meth:`gitmem.api.Gitmem.verify`."""
         if confirm and not ids:
             raise InvalidInput("--confirm needs the ids of the memories you vouch for")
         now = now or utc_now()

@@ -119,14 +119,6 @@ def cmd_wake(args: argparse.Namespace, env: Env) -> int:
     from gitmem import api
 
     budget = 0 if args.unbounded else args.token_budget
-    if budget is not None and budget < 0:
-        from gitmem.errors import InvalidInput
-
-        raise InvalidInput(f"--token-budget must be >= 0, got {budget}")
-    if args.max_chars is not None and args.max_chars < 0:
-        from gitmem.errors import InvalidInput
-
-        raise InvalidInput(f"--max-chars must be >= 0, got {args.max_chars}", "0 means no cap")
     result, skipped = env.gm.wake(token_budget=budget, max_chars=args.max_chars)
     env.warn_skipped(skipped)
     if env.gm.tip() is None:
@@ -142,19 +134,8 @@ def cmd_wake(args: argparse.Namespace, env: Env) -> int:
 def cmd_recall(args: argparse.Namespace, env: Env) -> int:
     """Print the memories recalled for the query."""
     from gitmem import api
-    from gitmem.errors import InvalidInput
 
     query = args.query or args.query_pos or ""
-    if not query.strip() and not args.file:
-        raise InvalidInput("recall needs a query", 'pass --query "what you are about to do" '
-                           "or --file PATH")
-    if args.top_k is not None and args.top_k < 1:
-        raise InvalidInput(f"--top-k must be >= 1, got {args.top_k}")
-    for name in ("token_budget", "max_chars"):
-        value = getattr(args, name)
-        if value is not None and value < 0:
-            raise InvalidInput(f"--{name.replace('_', '-')} must be >= 0, got {value}",
-                               "0 means no cap")
     result, skipped = env.gm.recall(query, top_k=args.top_k, token_budget=args.token_budget,
                                     include_stale=args.include_stale, full_records=False,
                                     max_chars=args.max_chars, file=args.file)

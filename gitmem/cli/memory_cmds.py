@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from gitmem.cli.commands import add_command, add_format, add_id_argument
 from gitmem.cli.output import json_dump, memory_json, one_line, table
-from gitmem.errors import GitmemError
-from gitmem.text import first_words
-from gitmem.vocabulary import MemoryType, RelationType, Scope, Status
+from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, iso_z
 
 TYPES = tuple(t.value for t in MemoryType)
 STATUSES = tuple(s.value for s in Status)
@@ -21,7 +19,7 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
-    from gitmem.api import CommitInfo, Memory, TurImportResult
+    from gitmem.api import CommitInfo, TurImportResult
     from gitmem.cli.env import Env
 
 
@@ -188,56 +186,36 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
         allow_secret=args.allow_secret, supersedes=args.supersedes,
     )
     m = result.memory
-    if result.collided_with:
-        env.warn(f"{result.collided_with} is a different statement with the same 8 hex digits; "
-                 f"this one is stored as {m.id}")
     if args.format == "json":
         env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value,
                              "similar": list(result.similar)}))
-        return 0
-    env.print(m.id)
-    for n, other in enumerate(result.similar):
-        # The statement as the learn found it stored, else read (parsing the record).
-        known = result.similar_statements[n] if n < len(result.similar_statements) else None
-        try:
-            said = f' ("{first_words(known if known is not None else env.gm.get(other).content)}")'
-        except GitmemError:
-            said = ""
-        env.warn(f"warning: {m.id} may say the same as {other}{said}; if it replaces it: "
-                 f"tur link {m.id} {other} --type supersedes")
-    if not result.created and args.type and args.type != m.type.value:
-        env.warn(f"{m.id} was already known as a {m.type.value}; --type {args.type} is ignored "
-                 f"(to change it: tur forget {m.id}, then learn it again)")
-    if not result.created and m.status.value == "refuted":
-        reason = f" ({m.refutation.reason})" if m.refutation else ""
-        env.warn(f"{m.id} was already known and is refuted{reason}; it stays refuted")
-    elif not result.created and m.status.value == "stale":
-        reason = f": {m.decay.reason}" if m.decay and m.decay.reason else ""
-        env.warn(f"{m.id} was already known and its anchor is still stale{reason}; "
-                 "re-learn it with --file to re-anchor it, or refute it if it no longer holds")
-    elif not result.created:
-        env.warn(f"{m.id} was already known; re-verified it")
-    if m.status.value == "unanchored" and m.decay and m.decay.reason:
-        env.warn(f"{m.id} is unanchored: {m.decay.reason}")
+    else:
+        env.print(m.id)
+    from gitmem.api import LearnActions
+
+    # The notes' words are the facade's; only how the actions are named is ``tur``'s.
+    actions = LearnActions(supersede="tur link {id} {other} --type supersedes",
+                           re_anchor="re-learn it with --file to re-anchor it",
+                           retype="tur forget {id}, then learn it again")
+    for note in result.notes(args.type, actions):
+        env.warn(note)
     return 0
 
 
 def cmd_list(args: argparse.Namespace, env: Env) -> int:
     """``tur list``: a table (or JSON) of memories with status and weight."""
-    order = env.gm.anchored_to(args.file) if args.file else None
-    view = env.gm.status_view(full_records=args.format == "json")
+    view = env.gm.status_view(full_records=args.format == "json", type=args.type or None,
+                              status=args.status or None, file=args.file or None)
     env.warn_skipped(view.skipped)
-    rows = [r for r in view.rows
-            if (not args.type or r.memory.type.value == args.type)
-            and (not args.status or r.status.value == args.status)]
-    if order is not None:
-        rank = {memory_id: i for i, memory_id in enumerate(order)}
-        rows = sorted((r for r in rows if r.memory.id in rank), key=lambda r: rank[r.memory.id])
+    rows = view.rows
     if args.format == "json":
-        # full_records=True above: every row carries a full record.
-        env.print(json_dump([memory_json(cast("Memory", r.memory), weight=r.weight,
-                                         status=r.status.value, reason=r.reason, local=r.local)
-                             for r in rows]))
+        from gitmem.api import memory_to_json
+
+        # The one JSON shape of a memory (as the MCP tools and recall give it), with the
+        # row's weight and this clone's working-tree reason; full records (above) carry
+        # every field of it.
+        env.print(json_dump([{**memory_to_json(r.memory), "weight": round(r.weight, 6),
+                              "local": r.local} for r in rows]))
         return 0
     tty = env.out.isatty()
     body = [[r.memory.id, f"{r.status.value} ({r.local})" if r.local else r.status.value,
@@ -264,7 +242,7 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
         doc = memory_json(memory)
         doc["local"] = local
         doc["commits"] = [{"sha": c.sha, "message": c.message, "author": c.author,
-                           "time": c.time.isoformat().replace("+00:00", "Z")} for c in commits]
+                           "time": iso_z(c.time)} for c in commits]
         doc["anchor_trail"] = [step.to_json() for step in trail]
         env.print(json_dump(doc))
         return 0

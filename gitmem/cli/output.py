@@ -21,7 +21,11 @@ def json_dump(data: Any) -> str:
 
 
 def memory_json(memory: Memory, **extra: Any) -> dict[str, Any]:
-    """A record as JSON-ready data (the stored fields plus ``extra`` runtime values)."""
+    """A record as stored, as JSON-ready data (``tur show``: nested as in its YAML), plus ``extra``.
+
+    Not the JSON of a memory in a list (:func:`gitmem.api.memory_to_json`): this is the
+    whole document, every stored field (scope, fingerprint, legacy ids, the edit stamps).
+    """
     doc = memory.model_dump(mode="json", exclude_none=True)
     if not doc.get("relations"):
         doc.pop("relations", None)

@@ -67,25 +67,11 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
         hint = env.gm.remote_hint()
         if hint:
             env.warn(hint)
-    for row in outcome.rows:
-        if not (args.verbose or args.ids or row.status_changed or row.local
-                or (not args.write and row.status.value != "fresh")):
-            continue
-        anchor = f" -> {row.new_ref}" if row.new_ref and row.moved else ""
-        was = (f"{row.old_status.value} -> " if args.write and row.old_status
-               and row.old_status is not row.status else "")
-        reason = row.reason or ("confirmed" if args.confirm else "re-anchored" if row.moved else
-                                "its anchor holds at HEAD" if row.status_changed else "unchanged")
-        if row.local:
-            reason = f"{reason}; uncommitted, kept in this clone only"
-        env.print(f"{row.memory_id}  {was}{row.status.value}  w={row.weight:.2f}  {reason}{anchor}")
-        if row.hint and row.status.value != "fresh":
-            env.print(f"    hint: {row.hint}")
+    for line in outcome.shown(written=args.write, verbose=args.verbose, named=bool(args.ids),
+                              confirmed=args.confirm):
+        env.print(line.text())
+        if line.hint:
+            env.print(f"    hint: {line.hint}")
     if args.write:
-        if outcome.commit:
-            env.print(f"recorded in {outcome.commit.sha[:12]} on refs/tur/memories")
-        elif any(row.local for row in outcome.rows):
-            env.print("nothing recorded: the changes above are uncommitted, kept in this clone only")
-        else:
-            env.print("nothing changed")
+        env.print(outcome.recorded())
     return code

@@ -9,6 +9,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from gitmem.cli.commands import add_command
+from gitmem.vocabulary import iso_z
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -112,7 +113,7 @@ def _jsonl(event: WatchEvent, watcher: Watcher) -> str:
     ``{"event": "stopped", "changes", "commits"}`` last.
     """
     doc: dict[str, object] = {"event": "start" if event.trigger == "start" else "verify",
-                              "at": event.at.isoformat().replace("+00:00", "Z"), "trigger": event.trigger}
+                              "at": iso_z(event.at), "trigger": event.trigger}
     if event.trigger == "start":
         doc.update(root=watcher.root, anchored_files=len(watcher.anchored_paths()),
                    polling=watcher.polling)

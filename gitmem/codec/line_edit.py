@@ -18,6 +18,8 @@ import re
 from datetime import UTC, datetime
 from typing import Any
 
+from gitmem.vocabulary import iso_z
+
 __all__ = ["edit_scalars"]
 
 _ABSENT: Any = object()
@@ -98,7 +100,7 @@ def _render(key: str, value: Any, render_float: Any, needs_quotes: Any,
     if isinstance(value, float):
         return render_float(value)
     if isinstance(value, datetime):
-        return '"' + value.isoformat().replace("+00:00", "Z") + '"'
+        return '"' + iso_z(value) + '"'
     if not isinstance(value, str) or not _PRINTABLE.fullmatch(value):
         return None
     plain = (key not in always_quoted and _PLAIN.fullmatch(value) and value == value.strip()

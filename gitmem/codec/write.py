@@ -42,6 +42,7 @@ from gitmem.codec.scalars import NULL_TAG as _NULL
 from gitmem.codec.scalars import needs_quotes as _needs_quotes
 from gitmem.errors import MalformedRecord
 from gitmem.record.models import Decay, Memory, Provenance, Refutation, Relation
+from gitmem.vocabulary import iso_z
 
 __all__ = ["dump_mapping", "dump_new", "update"]
 
@@ -90,7 +91,7 @@ def _plain_value(value: Any) -> Any:
 
 def _iso(value: datetime) -> str:
     value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
-    return value.isoformat().replace("+00:00", "Z")
+    return iso_z(value)
 
 
 # ---------------------------------------------------------------------------

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, Protocol
 
-from gitmem.vocabulary import RECALL_FORMATS
+from gitmem.vocabulary import RECALL_FORMATS, iso_z
 
 if TYPE_CHECKING:
     from gitmem.record.shapes import MemoryLike
@@ -35,6 +35,7 @@ __all__ = [
     "format_confidence",
     "format_entry",
     "format_hits",
+    "memory_to_json",
     "neutralise",
     "preview",
     "show_author",
@@ -176,6 +177,45 @@ def entry_details(memory: MemoryLike) -> dict[str, Any]:
         "reason": reason,
         "author": memory.writer,
         "agent": prov.source_agent if prov is not None else None,
+    }
+
+
+def memory_to_json(memory: MemoryLike) -> dict[str, Any]:
+    """One memory as JSON-ready data: the one shape of every surface's JSON of a memory.
+
+    ``tur list --format json``, the MCP tools and recall hits (which add their scores) use
+    it. Works on a full record and on a read-only stand-in alike; what a stand-in does not carry
+    (``source_harness``, ``refuted_by``) is ``None`` there.
+
+    Returns:
+        ``{"id", "type", "content", "status", "reason", "anchor", "confidence"`` (in [0, 1])``,
+        "observed_at"`` (ISO 8601 UTC with ``Z``, ``None`` without provenance)``, "author",
+        "source_agent", "git_sha", "source_harness", "last_verified_at"`` (as ``observed_at``)``,
+        "half_life_days"`` (days; ``None``: no time decay)``, "relations"`` (``[{"type",
+        "target"}]``), "refuted_by"}``; ``status``, ``reason``, ``anchor``, ``author`` and
+        ``source_agent`` as :func:`entry_details` gives them.
+    """
+    prov = memory.provenance
+    details = entry_details(memory)
+    verified = memory.last_verified_at
+    return {
+        "id": memory.id,
+        "type": memory.type.value,
+        "content": memory.content,
+        "status": details["status"],
+        "reason": details["reason"],
+        "anchor": details["anchor"],
+        "confidence": memory.confidence,
+        "observed_at": iso_z(prov.observed_at) if prov is not None else None,
+        "author": details["author"],
+        "source_agent": details["agent"],
+        "git_sha": prov.git_sha if prov is not None else None,
+        # Full records carry these; the cache's stand-ins do not.
+        "source_harness": getattr(prov, "source_harness", None),
+        "last_verified_at": iso_z(verified) if verified is not None else None,
+        "half_life_days": memory.half_life_days,
+        "relations": [{"type": r.type.value, "target": r.target} for r in memory.relations],
+        "refuted_by": getattr(memory.refutation, "by", None),
     }
 
 
@@ -324,16 +364,8 @@ def _hit_entry(hit: HitLike) -> str:
 
 
 def _hit_json(hit: HitLike) -> dict[str, Any]:
-    memory = hit.memory
     return {
-        "id": memory.id,
-        "type": memory.type.value,
-        "content": memory.content,
-        "confidence": memory.confidence,
-        # As in `tur list --format json`: UTC written with Z.
-        "observed_at": memory.provenance.observed_at.isoformat().replace("+00:00", "Z")
-        if memory.provenance else None,
-        **entry_details(memory),
+        **memory_to_json(hit.memory),
         "stale": hit.stale,
         "stale_reason": hit.stale_reason,
         "compressed": hit.compress is not None,

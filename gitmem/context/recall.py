@@ -38,19 +38,22 @@ labelled code-memory set, and chosen where the figures are flat rather than at a
 
 from __future__ import annotations
 
-import functools
-import json
 import math
 from array import array
 from bisect import bisect_left
 from collections import Counter as Multiset
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from gitmem.context import analysis
 from gitmem.context.analysis import tokenize
 from gitmem.context.entry import RECALL_FORMATS, format_hits
+from gitmem.context.hits import Hit, RecallResult
+from gitmem.context.payload import query_from_payload
+from gitmem.context.terms import date_column as _date_column
+from gitmem.context.terms import date_words
+from gitmem.context.terms import trigrams as _trigrams
 from gitmem.defaults import PREVIEW_CHARS, RECALL_TOP_K
 from gitmem.errors import InvalidInput
 from gitmem.record.decay import microseconds
@@ -92,8 +95,6 @@ RRF_WEIGHTS = {"bm25": 1.0, "trigram": 0.15, "recency": 0.0}
 """Weight of each ranker in the fusion (see the module docstring)."""
 TRIGRAM_FLOOR = 0.15
 """Trigram cosine below which a memory has no trigram affinity to the query."""
-MAX_QUERY_CHARS = 4000
-"""A longer query (e.g. a pasted log in a prompt) is cut to this many characters."""
 INDEX_VERSION = (f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year/trigram-tfidf"
                  "/raw-postings")
 """Names what a :class:`RecallIndex` holds; a stored index of another version is never used."""
@@ -103,53 +104,6 @@ NEAR_TIE = 0.25
 near-tie: the newer ranks first (see :func:`_newer_first_among_near_ties`)."""
 NEAR_TIE_WINDOW = 10
 """Without a limit, near-ties are looked for among the first this many hits (else the limit)."""
-
-_MONTHS = ("january", "february", "march", "april", "may", "june", "july", "august",
-           "september", "october", "november", "december")
-
-
-def date_words(observed: datetime | str | None) -> str:
-    """The month and year of an observation time as words (``"may 2023"``), ``""`` for none.
-
-    Accepts a datetime or its ISO 8601 text (``2023-05-08T13:56:00+00:00``); the month is
-    that of the time as given (UTC for stored records).
-    """
-    if observed is None:
-        return ""
-    if isinstance(observed, str):
-        year, month = observed[:4], int(observed[5:7])
-    else:
-        year, month = str(observed.year), observed.month
-    return f"{_MONTHS[month - 1]} {year}"
-
-
-def _date_column(observed: Sequence[datetime | str | None]) -> list[str]:
-    """:func:`date_words` of each time; one string per month (they repeat: smaller files)."""
-    words: dict[Any, str] = {}
-    out = []
-    for at in observed:
-        key = at[:7] if isinstance(at, str) else at
-        found = words.get(key)
-        if found is None:
-            found = words[key] = date_words(at)
-        out.append(found)
-    return out
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _word_trigrams(word: str) -> tuple[str, ...]:
-    padded = f" {word} "
-    return tuple(padded[i : i + 3] for i in range(len(padded) - 2))
-
-
-def _trigrams(text: str) -> Multiset[str]:
-    grams: Multiset[str] = Multiset()
-    for word in analysis.words(text.lower()):
-        if word in analysis.STOPWORDS:
-            continue
-        grams.update(_word_trigrams(word))
-    return grams
-
 
 def trigram_scores(query: str, documents: Sequence[str]) -> list[float]:
     """Cosine in [0, 1] of TF-IDF weighted character-trigram vectors, query against each document.
@@ -574,58 +528,6 @@ def _append(postings: dict[str, tuple[array, array]], key: str, number: int, cou
     found[1].append(count)
 
 
-@dataclass(frozen=True)
-class Hit:
-    """One recalled memory.
-
-    Attributes:
-        memory: the record.
-        score: its RRF score.
-        ranks: 1-based rank per ranker (``bm25``, ``trigram``, ``recency``); ``None`` where
-            that ranker did not rank it.
-        stale: whether it is stale or superseded (only with ``include_stale``).
-        bm25: its BM25 score (0 = no query term).
-        trigram: its trigram cosine.
-        stale_reason: why it is stale (the recorded reason, or ``superseded by <id>``).
-        may_contradict: see the field's docstring.
-        compress: characters of the content's preview when the hit is shown compressed (it did
-            not fit the budget whole), else ``None``; see :func:`gitmem.context.entry.format_entry`.
-    """
-
-    memory: Memory
-    score: float
-    ranks: dict[str, int | None]
-    stale: bool
-    bm25: float
-    trigram: float
-    stale_reason: str | None = None
-    may_contradict: tuple[str, ...] = ()
-    """Ids of other hits of the same recall that may say the opposite
-    (:func:`gitmem.context.similarity.may_contradict`) with no ``supersedes`` link between them."""
-    compress: int | None = None
-    author: str | None = None
-    """Who stated it (``Name <email>``) when that is not the reader's git identity, else
-    ``None``: the entry then shows ``By:`` (docs/sharing.md, Trust)."""
-
-
-@dataclass(frozen=True)
-class RecallResult:
-    """Hits of one recall, best first.
-
-    Attributes:
-        query: the query.
-        hits: at most ``top_k`` hits, fitting ``token_budget`` when rendered in ``format``.
-        omitted: hits among the top ``top_k`` left out for budget (not even their compressed
-            preview fitted).
-        format: the format the budget was measured in.
-    """
-
-    query: str
-    hits: tuple[Hit, ...]
-    omitted: int = 0
-    format: str = "markdown-prompt"
-
-
 def _ranks(keys: Iterable[tuple[float, str]]) -> dict[str, int]:
     # Competition ranking ("1224"): equal scores share a rank, so that a tie in one ranker
     # is left for the others to break instead of being broken by id.
@@ -839,11 +741,14 @@ def recall(
     Returns:
         The :class:`RecallResult`.
 
+    ``top_k`` (at least 1), ``token_budget`` and ``max_chars`` (0 or more) are taken as
+    checked: the facade checks them (:func:`gitmem.api.context.check_limits`).
+
     Raises:
-        InvalidInput: ``top_k`` < 1, a negative budget, or an unknown format.
+        InvalidInput: an unknown format.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
-    _check_options(top_k, token_budget, max_chars, fmt)
+    _check_format(fmt)
     candidates, superseded = selected or select_candidates(memories, include_stale)
     top = _mark_contradictions(_ranked_hits(query, candidates, superseded, top_k=top_k,
                                             index=index, skip=skip, first=first))
@@ -902,13 +807,7 @@ def _mark_contradictions(hits: list[Hit]) -> list[Hit]:
     return [replace(h, may_contradict=tuple(m)) if m else h for h, m in zip(hits, marks, strict=True)]
 
 
-def _check_options(top_k: int, token_budget: int | None, max_chars: int | None, fmt: str) -> None:
-    if top_k < 1:
-        raise InvalidInput(f"top-k must be >= 1, got {top_k}")
-    if token_budget is not None and token_budget < 0:
-        raise InvalidInput(f"token budget must be >= 0, got {token_budget}", "0 means no cap")
-    if max_chars is not None and max_chars < 0:
-        raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
+def _check_format(fmt: str) -> None:
     if fmt not in RECALL_FORMATS:
         hint = f"use one of {', '.join(RECALL_FORMATS)}"
         raise InvalidInput(f"unknown recall format {fmt!r}", hint)
@@ -967,51 +866,3 @@ def _pinned_hits(query: str, memories: Sequence[Memory]) -> list[Hit]:
                 _stale_reason(m) if m.status is Status.STALE else None)
             for m in memories if m.id not in seen]
     return [*ranked, *rest]
-
-
-def query_from_payload(payload: bytes | str) -> str:
-    """The user's prompt in a harness hook payload, or ``""``; never raises.
-
-    Accepts a JSON object with one of ``prompt``, ``user_prompt``, ``query``, ``message``,
-    ``input``, ``text`` (a string), or ``messages`` (a list whose last ``user`` message's
-    ``content`` is a string or a list of ``{"type": "text", "text": ...}`` parts); a JSON
-    string; or, when the payload is not JSON, the payload itself as text. Bytes are decoded as
-    UTF-8 with replacement. The query is cut to :data:`MAX_QUERY_CHARS`.
-    """
-    try:
-        text = payload.decode("utf-8", "replace") if isinstance(payload, bytes) else str(payload)
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return text.strip()[:MAX_QUERY_CHARS]
-        return _prompt_of(data).strip()[:MAX_QUERY_CHARS]
-    except Exception:  # a hook must never break the harness's turn
-        return ""
-
-
-def _prompt_of(data: object) -> str:
-    if isinstance(data, str):
-        return data
-    if not isinstance(data, dict):
-        return ""
-    for key in ("prompt", "user_prompt", "query", "message", "input", "text"):
-        if isinstance(data.get(key), str):
-            return data[key]
-    messages = data.get("messages")
-    if isinstance(messages, list):
-        for message in reversed(messages):
-            if isinstance(message, dict) and message.get("role", "user") == "user":
-                return _content_text(message.get("content"))
-    return ""
-
-
-def _content_text(content: object) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return " ".join(
-            part["text"]
-            for part in content
-            if isinstance(part, dict) and isinstance(part.get("text"), str)
-        )
-    return ""

@@ -348,9 +348,11 @@ def compile_wake(
     Returns:
         The :class:`WakeResult`.
 
+    ``budget`` and ``max_chars`` (0 or more) are taken as checked: the facade checks them
+    (:func:`gitmem.api.context.check_limits`).
+
     Raises:
-        InvalidInput: negative budget, or shares that are not three non-negative numbers
-            summing to at most 1.
+        InvalidInput: shares that are not three non-negative numbers summing to at most 1.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
     ordered = sorted(memories, key=lambda m: m.id)
@@ -389,14 +391,14 @@ def compile_rows(
     whose tokens are known is never counted, and the assembly record is built on first use
     of :attr:`WakeResult.assembly`.
 
+    ``budget`` and ``max_chars`` (0 or more) are taken as checked: the facade checks them
+    (:func:`gitmem.api.context.check_limits`).
+
     Raises:
-        InvalidInput: negative budget, or shares that are not three non-negative numbers
-            summing to at most 1.
+        InvalidInput: shares that are not three non-negative numbers summing to at most 1.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
-    _check(budget, shares)
-    if max_chars is not None and max_chars < 0:
-        raise InvalidInput(f"max chars must be >= 0, got {max_chars}", "0 means no cap")
+    _check(shares)
     if counter is None:
         from gitmem.context.tokens import TokenCounter
 
@@ -511,9 +513,7 @@ def showable_rows(rows: WakeRows, threshold: float) -> list[int]:
     return [r for r in heavy if statuses[r] != refuted and statuses[r] != stale]
 
 
-def _check(budget: int | None, shares: Sequence[float]) -> None:
-    if budget is not None and budget < 0:
-        raise InvalidInput(f"token budget must be >= 0, got {budget}", "0 means unbounded")
+def _check(shares: Sequence[float]) -> None:
     if len(shares) != 3 or any(s < 0 for s in shares) or sum(shares) > 1 + 1e-9:
         raise InvalidInput(
             f"wake shares must be three non-negative fractions summing to <= 1, got {list(shares)}",

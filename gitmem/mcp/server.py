@@ -28,7 +28,6 @@ import json
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import MCPServer, ResourceSecurity
@@ -36,11 +35,11 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import BaseModel, Field, ValidationError
 
-from gitmem.api import Gitmem, StatusRow
+from gitmem.api import Gitmem, LearnActions, StatusRow, memory_to_json
 from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput, SecretRefused, UnknownMemory
 from gitmem.version import __version__
-from gitmem.vocabulary import MemoryType, Status
+from gitmem.vocabulary import MemoryType, Status, iso_z
 
 __all__ = [
     "CommitOut",
@@ -66,6 +65,10 @@ log = logging.getLogger("gitmem.mcp")
 
 _SECRET_HINT = ("leave the credential out of the content; a person who knows it is not a real "
                 "credential can store it with `tur learn --allow-secret`")
+
+#: How the learn notes name what they suggest: with this server's tools (it has no link or
+#: forget tool, so those are said in words).
+_LEARN_ACTIONS = LearnActions(re_anchor="learn it again with `file` to re-anchor it")
 
 TYPES = [t.value for t in MemoryType]
 STATUSES = [s.value for s in Status]
@@ -96,6 +99,8 @@ class MemoryEntry(BaseModel):
     anchor: str | None = Field(default=None, description="`path` or `path#Lx-Ly` it was observed at")
     confidence: float = Field(description="in [0, 1]")
     observed_at: str | None = Field(default=None, description="first observation, ISO 8601 UTC")
+    author: str | None = Field(default=None, description="who stated it (`Name <email>`), if known")
+    source_agent: str | None = Field(default=None, description="the agent that learned it")
     weight: float | None = Field(default=None, description="current decay weight in [0, 1] (list only)")
 
 
@@ -110,7 +115,6 @@ class MemoryRecord(MemoryEntry):
     """One whole record (``show``, ``learn``, ``refute`` and ``tur://memory/{id}``)."""
 
     git_sha: str | None = Field(default=None, description="the commit the anchor refers to")
-    source_agent: str | None = Field(default=None, description="the agent that learned it")
     source_harness: str | None = None
     last_verified_at: str | None = Field(default=None, description="ISO 8601 UTC; restarts time decay")
     half_life_days: float | None = Field(default=None, description="null: never decays with time")
@@ -228,44 +232,9 @@ class StatusResult(BaseModel):
 # -- converting facade values -------------------------------------------------------------------
 
 
-def _iso(moment: datetime | None) -> str | None:
-    return moment.isoformat().replace("+00:00", "Z") if moment is not None else None
-
-
-def _entry_fields(memory: Any, status: Status | None = None, reason: str | None = None) -> dict[str, Any]:
-    """The :class:`MemoryEntry` fields of a record or a cache view (a ``MemoryLike``)."""
-    prov = memory.provenance
-    status = status or memory.status
-    if reason is None:
-        if memory.refutation is not None and status is Status.REFUTED:
-            reason = memory.refutation.reason
-        elif memory.decay is not None:
-            reason = memory.decay.reason
-    return {
-        "id": memory.id,
-        "type": memory.type.value,
-        "content": memory.content,
-        "status": status.value,
-        "reason": reason,
-        "anchor": prov.context_ref if prov is not None else None,
-        "confidence": memory.confidence,
-        "observed_at": _iso(prov.observed_at) if prov is not None else None,
-    }
-
-
 def _record(memory: Any) -> MemoryRecord:
-    """A full :class:`gitmem.api.Memory` as a :class:`MemoryRecord`."""
-    prov = memory.provenance
-    return MemoryRecord(
-        **_entry_fields(memory),
-        git_sha=prov.git_sha if prov is not None else None,
-        source_agent=prov.source_agent if prov is not None else None,
-        source_harness=prov.source_harness if prov is not None else None,
-        last_verified_at=_iso(memory.last_verified_at),
-        half_life_days=memory.half_life_days,
-        relations=[Relation(type=r.type.value, target=r.target) for r in memory.relations],
-        refuted_by=memory.refutation.by if memory.refutation is not None else None,
-    )
+    """A full :class:`gitmem.api.Memory` as a :class:`MemoryRecord` (:func:`gitmem.api.memory_to_json`)."""
+    return MemoryRecord(**memory_to_json(memory))
 
 
 def _warnings(skipped: Sequence[Any]) -> list[str]:
@@ -280,31 +249,6 @@ def _repo_path(file: str) -> str:
     while path.startswith("./"):
         path = path[2:]
     return path
-
-
-def _learn_notes(result: Any, asked_type: str | None) -> list[str]:
-    """What ``tur learn`` says on stderr: a memory already known, a longer id, similar memories."""
-    m = result.memory
-    notes = []
-    if not result.created and asked_type and asked_type != m.type.value:
-        notes.append(f"{m.id} was already known as a {m.type.value}; type {asked_type} is ignored")
-    if not result.created and m.status is Status.REFUTED:
-        reason = f" ({m.refutation.reason})" if m.refutation else ""
-        notes.append(f"{m.id} was already known and is refuted{reason}; it stays refuted")
-    elif not result.created and m.status is Status.STALE:
-        notes.append(f"{m.id} was already known and its anchor is still stale; learn it again "
-                     "with `file` to re-anchor it, or refute it if it no longer holds")
-    elif not result.created:
-        notes.append(f"{m.id} was already known; re-verified it")
-    if m.status is Status.UNANCHORED and m.decay and m.decay.reason:
-        notes.append(f"{m.id} is unanchored: {m.decay.reason}")
-    if getattr(result, "collided_with", None):
-        notes.append(f"{result.collided_with} is a different statement with the same 8 hex digits; "
-                     f"this one is stored as {m.id}")
-    for other in getattr(result, "similar", ()):
-        notes.append(f"{m.id} may say the same as {other}; if it replaces it: "
-                     f"tur link {m.id} {other} --type supersedes")
-    return notes
 
 
 # -- the server ---------------------------------------------------------------------------------
@@ -400,8 +344,6 @@ class GitmemTools:
     def wake(self, token_budget: int | None, max_chars: int | None,
              explain: bool = False) -> tuple[WakeResult, str]:
         """The wake prompt; with ``explain``, the summary of its assembly record too."""
-        if max_chars is not None and max_chars < 0:
-            raise InvalidInput(f"max_chars must be >= 0, got {max_chars}")
         result, skipped = self.gm.wake(token_budget=token_budget, max_chars=max_chars)
         out = WakeResult(text=result.text, tokens=result.tokens, budget=result.budget,
                          omitted=result.omitted, warnings=_warnings(skipped))
@@ -415,14 +357,10 @@ class GitmemTools:
         """Hits for ``query`` and their markdown-prompt block."""
         from gitmem import api
 
-        if top_k is not None and top_k < 1:
-            raise InvalidInput(f"top_k must be >= 1, got {top_k}")
-        if not query.strip() and not file:
-            raise InvalidInput("recall needs a query or a file", "pass what you are about to do")
         result, skipped = self.gm.recall(query, top_k=top_k, include_stale=include_stale,
                                          full_records=False,
                                          file=self._absolute(file) if file else None)
-        hits = [RecallHit(**_entry_fields(h.memory, reason=h.stale_reason), score=h.score,
+        hits = [RecallHit(**{**memory_to_json(h.memory), "reason": h.stale_reason}, score=h.score,
                           bm25=h.bm25, trigram=h.trigram, stale=h.stale)
                 for h in result.hits]
         text = api.render_recall(result, "markdown-prompt")
@@ -437,7 +375,7 @@ class GitmemTools:
         self._warm()
         out = LearnResult(memory=_record(result.memory), created=result.created,
                           commit=result.commit.sha if result.commit else None,
-                          notes=_learn_notes(result, type))
+                          notes=result.notes(type, _LEARN_ACTIONS))
         return out, None
 
     def verify(self, memory_id: str) -> tuple[VerifyResult, None]:
@@ -464,7 +402,7 @@ class GitmemTools:
     def show(self, memory_id: str) -> tuple[ShowResult, None]:
         """The whole record and its commits."""
         memory = self.gm.get(memory_id)
-        commits = [CommitOut(sha=c.sha, message=c.message, author=c.author, time=_iso(c.time) or "")
+        commits = [CommitOut(sha=c.sha, message=c.message, author=c.author, time=iso_z(c.time))
                    for c in self.gm.history(memory.id)]
         return ShowResult(**_record(memory).model_dump(), commits=commits), None
 
@@ -477,18 +415,13 @@ class GitmemTools:
     def list_memories(self, file: str | None, status: str | None,
                       limit: int | None) -> tuple[ListResult, None]:
         """Memories with stored status and current weight, filtered."""
-        if status is not None and status not in STATUSES:
-            raise InvalidInput(f"unknown status {status!r}", f"use one of {', '.join(STATUSES)}")
         if limit is not None and limit < 1:
             raise InvalidInput(f"limit must be >= 1, got {limit}")
-        order = self.gm.anchored_to(self._absolute(file)) if file else None
-        view = self.gm.status_view(full_records=False)
-        rows = [r for r in view.rows if status is None or r.status.value == status]
-        if order is not None:  # the file's memories, in the order the facade gives them
-            rank = {memory_id: i for i, memory_id in enumerate(order)}
-            rows = sorted((r for r in rows if r.memory_id in rank), key=lambda r: rank[r.memory_id])
+        view = self.gm.status_view(full_records=False, status=status,
+                                   file=self._absolute(file) if file else None)
+        rows = view.rows
         limit = limit or LIST_LIMIT
-        entries = [MemoryEntry(**_entry_fields(r.memory, r.status, r.reason), weight=round(r.weight, 6))
+        entries = [MemoryEntry(**memory_to_json(r.memory), weight=round(r.weight, 6))
                    for r in rows[:limit]]
         return ListResult(memories=entries, total=len(rows), truncated=len(rows) > limit,
                           warnings=_warnings(view.skipped)), None

@@ -75,7 +75,7 @@ from gitmem.record.models import Memory, Status
 from gitmem.sharing import secret_scan
 from gitmem.store import FORMAT_PATH, MEMORY_REF, Mutation, Store
 from gitmem.store.remote import Graph, Remote
-from gitmem.vocabulary import ID_PATTERN
+from gitmem.vocabulary import ID_PATTERN, iso_z
 
 __all__ = ["FieldDecision", "MergePlan", "MergeResult", "SyncResult", "merge_plan", "merge_records",
            "recover_lost_tip", "setup_remote", "sync"]
@@ -459,7 +459,7 @@ class _Merger:
         """``confidence: kept origin's (changed 2026-… by B), here's lost``."""
         kept, lost = ("here", self.remote_name) if decision.kept == "ours" else (self.remote_name, "here")
         by = f" by {decision.by}" if decision.by else ""
-        when = decision.at.isoformat().replace("+00:00", "Z")
+        when = iso_z(decision.at)
         return f"{decision.field}: kept {kept} (changed {when}{by}), {lost} lost"
 
     def _both_valid(self, path: str, ours: str, theirs: str) -> tuple[Memory, Memory] | None:

@@ -54,7 +54,7 @@ def test_learn_stores_the_memory_with_type_and_anchor_and_selects_it(tui_repo, c
         assert f"learned {new}" in notes(app)
         await pilot.press("n", *"Retries back off exponentially", "enter")  # the same statement
         await pilot.pause()
-        assert f"already known as {new}: re-verified" in notes(app)
+        assert f"{new} was already known; re-verified it" in notes(app)
         assert len(table_ids(app)) == 5
 
     run(app, scenario)

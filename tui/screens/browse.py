@@ -16,7 +16,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from gitmem.api import Gitmem, LearnResult, VerifyOutcome, split_anchor_ref
+from gitmem.api import Gitmem, LearnActions, LearnResult, VerifyOutcome, split_anchor_ref
 from gitmem.errors import GitmemError
 from tui.actions import browse_bindings
 from tui.commands import GitmemCommands
@@ -46,6 +46,10 @@ _DONE = {"refute": "refuted", "forget": "forgot", "confidence": "confidence set 
 
 NARROW_WIDTH = 120
 """Below this many columns the detail pane goes under the table instead of beside it."""
+#: How the learn notes name what they suggest: with this screen's keys.
+_LEARN_ACTIONS = LearnActions(supersede="press l on {id} to link it to {other}",
+                              re_anchor="edit it (e) to re-anchor it",
+                              retype="edit {id} (e)")
 
 
 class BrowseScreen(Screen[None]):
@@ -374,11 +378,11 @@ class BrowseScreen(Screen[None]):
             if self._run("learn", "", call) and learned:
                 result = learned[0]
                 self._select(result.memory.id)
-                line = (f"learned {result.memory.id}" if result.created
-                        else f"already known as {result.memory.id}: re-verified")
-                if result.similar:
-                    line += f"; may say the same as {', '.join(result.similar)} (l links them)"
-                self.notify(line, title="learn", markup=False)
+                lines = [f"learned {result.memory.id}"] if result.created else []
+                # The dialog always holds a type (fact unless changed): a known memory keeps
+                # its own without a note, as before the dialog had one.
+                lines += result.notes(None, _LEARN_ACTIONS)
+                self.notify("\n".join(lines), title="learn", markup=False)
 
         self.app.push_screen(LearnScreen(), done)
 

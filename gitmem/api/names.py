@@ -1,0 +1,35 @@
+"""Where :mod:`gitmem.api` finds the names it serves on first access (a leaf: imports nothing)."""
+
+from __future__ import annotations
+
+__all__ = ["LAZY"]
+
+#: Names served on first access: name -> (module, attribute). The result types too: a warm
+#: wake builds none of them, and their module creates some thirty dataclasses.
+LAZY = {
+    **{name: ("gitmem.api.results", name) for name in (
+        "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnActions", "LearnResult",
+        "RepoPaths", "RowFilter", "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
+    "Memory": ("gitmem.record.models", "Memory"),
+    "MemoryView": ("gitmem.cache", "MemoryView"),
+    "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),
+    "AssemblyEntry": ("gitmem.context.wake", "AssemblyEntry"),
+    "CacheInfo": ("gitmem.cache", "CacheInfo"),
+    "Hit": ("gitmem.context.recall", "Hit"),
+    "RecallResult": ("gitmem.context.recall", "RecallResult"),
+    "SyncResult": ("gitmem.sharing.sync", "SyncResult"),
+    "WakeResult": ("gitmem.context.wake", "WakeResult"),
+    "WAKE_FORMATS": ("gitmem.vocabulary", "WAKE_FORMATS"),
+    "RECALL_FORMATS": ("gitmem.vocabulary", "RECALL_FORMATS"),
+    "render_wake": ("gitmem.context.render", "render_wake"),
+    "render_explain": ("gitmem.context.render", "render_explain"),
+    "render_recall": ("gitmem.context.render", "render_recall"),
+    "memory_to_json": ("gitmem.context.entry", "memory_to_json"),
+    "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
+    "render_hook": ("gitmem.context.render", "render_hook"),
+    "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),
+    "HookOutput": ("gitmem.api.results", "HookOutput"),
+    "SetupReport": ("gitmem.harness", "SetupReport"),
+    "SetupItem": ("gitmem.harness", "SetupItem"),
+    "HARNESSES": ("gitmem.harness", "HARNESSES"),
+}

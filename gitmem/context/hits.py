@@ -1,0 +1,63 @@
+"""What a recall returns: its hits, best first (:mod:`gitmem.context.recall` finds them)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitmem.record.models import Memory
+
+__all__ = ["Hit", "RecallResult"]
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One recalled memory.
+
+    Attributes:
+        memory: the record.
+        score: its RRF score.
+        ranks: 1-based rank per ranker (``bm25``, ``trigram``, ``recency``); ``None`` where
+            that ranker did not rank it.
+        stale: whether it is stale or superseded (only with ``include_stale``).
+        bm25: its BM25 score (0 = no query term).
+        trigram: its trigram cosine.
+        stale_reason: why it is stale (the recorded reason, or ``superseded by <id>``).
+        may_contradict: see the field's docstring.
+        compress: characters of the content's preview when the hit is shown compressed (it did
+            not fit the budget whole), else ``None``; see :func:`gitmem.context.entry.format_entry`.
+    """
+
+    memory: Memory
+    score: float
+    ranks: dict[str, int | None]
+    stale: bool
+    bm25: float
+    trigram: float
+    stale_reason: str | None = None
+    may_contradict: tuple[str, ...] = ()
+    """Ids of other hits of the same recall that may say the opposite
+    (:func:`gitmem.context.similarity.may_contradict`) with no ``supersedes`` link between them."""
+    compress: int | None = None
+    author: str | None = None
+    """Who stated it (``Name <email>``) when that is not the reader's git identity, else
+    ``None``: the entry then shows ``By:`` (docs/sharing.md, Trust)."""
+
+
+@dataclass(frozen=True)
+class RecallResult:
+    """Hits of one recall, best first.
+
+    Attributes:
+        query: the query.
+        hits: at most ``top_k`` hits, fitting ``token_budget`` when rendered in ``format``.
+        omitted: hits among the top ``top_k`` left out for budget (not even their compressed
+            preview fitted).
+        format: the format the budget was measured in.
+    """
+
+    query: str
+    hits: tuple[Hit, ...]
+    omitted: int = 0
+    format: str = "markdown-prompt"
