@@ -23,17 +23,13 @@ from gitmem.api import Gitmem
 from gitmem.cli import Env, main
 from gitmem.record.models import Status
 from gitmem.watch import Watcher, WatchEvent, anchored_paths
-from tests.conftest import add_filler_memories, commit_file, git
+from tests.conftest import add_filler_memories, commit_file, git, memory_ref
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_S = 10.0
 QUIET_S = 0.6  # well over the 40 ms debounce used here: separate batches
 LEARNED_AT = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 POLL_GRAIN_S = 1.1  # a polling watcher tells file times apart to the second
-
-
-def memory_ref(repo: Path) -> str:
-    return git(repo, "rev-parse", "-q", "--verify", "refs/tur/memories", check=False).strip()
 
 
 def record(repo: Path, memory_id: str):
