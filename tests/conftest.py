@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import difflib
+import io
 import os
 import subprocess
 from contextlib import closing
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -61,6 +63,34 @@ def git(cwd: Path, *args: str, date: str = FIXED_DATE, check: bool = True) -> st
     if check and out.returncode != 0:
         raise AssertionError(f"git {' '.join(args)} failed: {out.stderr}")
     return out.stdout
+
+
+class Result(NamedTuple):
+    """What an in-process ``tur`` run left: exit code, stdout, stderr (unpacks as a tuple)."""
+
+    code: int
+    out: str
+    err: str
+
+
+def tur(repo: Path, *args: str, stdin: str | None = None) -> Result:
+    """Run ``tur -C repo ARGS`` in process with ``stdin`` as input; return its ``Result``."""
+    from gitmem.cli import Env, main
+
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["-C", str(repo), *args], Env(inp=io.StringIO(stdin or ""), out=out, err=err))
+    return Result(code, out.getvalue(), err.getvalue())
+
+
+@pytest.fixture
+def run_tur():
+    """The in-process ``tur`` runner as a fixture: ``run_tur(repo, *args, stdin=None)``."""
+    return tur
+
+
+def memory_ref(repo: Path) -> str:
+    """The commit ``refs/tur/memories`` points at in ``repo``, or ``""`` when there is none."""
+    return git(repo, "rev-parse", "-q", "--verify", "refs/tur/memories", check=False).strip()
 
 
 def commit_file(repo: Path, path: str, text: str, message: str | None = None,

@@ -9,23 +9,7 @@ import pytest
 
 from gitmem.cli import Env, main
 from gitmem.store import Mutation, Store
-from tests.conftest import commit_file, git
-
-
-class Result:
-    def __init__(self, code: int, out: str, err: str):
-        self.code, self.out, self.err = code, out, err
-
-
-def tur(repo, *args: str, stdin: str | None = None) -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    env = Env(inp=io.StringIO(stdin or ""), out=out, err=err)
-    code = main(["-C", str(repo), *args], env)
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-def memory_ref(repo) -> str:
-    return git(repo, "rev-parse", "-q", "--verify", "refs/tur/memories", check=False).strip()
+from tests.conftest import Result, commit_file, git, memory_ref, tur
 
 
 def assert_one_line_error(result: Result, *needles: str) -> None:

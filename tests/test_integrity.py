@@ -29,7 +29,7 @@ from gitmem.record.ids import content_key, memory_id, pick_id
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
 from gitmem.store import MEMORY_REF, Mutation
 from gitmem.vocabulary import ID_PATTERN
-from tests.conftest import cache_glob, clone, git, remote_tip
+from tests.conftest import Result, cache_glob, clone, git, memory_ref, remote_tip, tur
 
 # Two different statements whose 8 hex digits are the same: found once, offline, by
 # fixtures/find_collision.py (a birthday search); never searched for here.
@@ -40,21 +40,6 @@ DEPLOY_B = "Deploys of service 91084 need two approvals"
 AWS_KEY = "AKIA" + "Z3MPLE7QW4RT2XYB"
 T1 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 T2 = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
-
-
-class Result:
-    def __init__(self, code: int, out: str, err: str):
-        self.code, self.out, self.err = code, out, err
-
-
-def tur(repo: Path, *args: str, stdin: str | None = None) -> Result:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["-C", str(repo), *args], Env(inp=io.StringIO(stdin or ""), out=out, err=err))
-    return Result(code, out.getvalue(), err.getvalue())
-
-
-def memory_ref(repo: Path) -> str:
-    return git(repo, "rev-parse", "-q", "--verify", MEMORY_REF, check=False).strip()
 
 
 def one_line_error(result: Result, *needles: str) -> str:

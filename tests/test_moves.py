@@ -10,7 +10,6 @@ answers (``TRAVELS``).
 from __future__ import annotations
 
 import importlib.util
-import io
 import json
 import subprocess
 import sys
@@ -19,9 +18,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.api import Gitmem, Status
-from gitmem.cli import main
-from gitmem.cli.env import Env
-from tests.conftest import commit_file, git
+from tests.conftest import commit_file, git, tur
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -68,12 +65,6 @@ def verified(tmp_path_factory):
     gm = Gitmem.open(fixture.path)
     outcome = gm.verify()
     return fixture, gm, ids, {r.memory_id: r for r in outcome.rows}, outcome
-
-
-def tur(repo: Path, *args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["-C", str(repo), *args], Env(inp=io.StringIO(""), out=out, err=err))
-    return code, out.getvalue(), err.getvalue()
 
 
 def test_the_fixture_is_the_same_on_every_machine(tmp_path):

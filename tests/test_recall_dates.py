@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import io
 import json
 from datetime import UTC, datetime
 
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
-from gitmem.cli import Env, main
 from gitmem.context.recall import RecallIndex
 from gitmem.store import Store
-from tests.conftest import cache_glob
+from tests.conftest import cache_glob, tur
 
 MAY = datetime(2023, 5, 7, 13, 56, 42, tzinfo=UTC)
 JUNE = datetime(2023, 6, 20, 9, 5, tzinfo=UTC)
-
-
-def tur(repo, *args: str, stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["-C", str(repo), *args], Env(inp=io.StringIO(stdin), out=out, err=err))
-    return code, out.getvalue(), err.getvalue()
 
 
 def learned(repo) -> tuple[str, str]:

@@ -2,22 +2,20 @@
 
 from __future__ import annotations
 
-import io
 import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
-from conftest import clone, commit_file, git, remote_tip
 
 from gitmem import codec
 from gitmem.api import Gitmem
 from gitmem.cache.reader import record_path
-from gitmem.cli import Env, main
 from gitmem.errors import FormatVersion, RemoteError
 from gitmem.sharing.sync import merge_plan
 from gitmem.store import MEMORY_REF, Mutation
+from tests.conftest import clone, commit_file, git, remote_tip, tur
 
 T1 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 T2 = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
@@ -455,12 +453,6 @@ def test_a_malformed_remote_record_is_kept_and_reported_and_never_stops_the_merg
 # -- dry run and the command line ------------------------------------------------------------------
 
 
-def run_tur(path: Path, *args: str) -> tuple[int, str, str]:
-    env = Env(out=io.StringIO(), err=io.StringIO())
-    code = main(["-C", str(path), *args], env)
-    return code, env.out.getvalue(), env.err.getvalue()
-
-
 def test_dry_run_shows_what_would_be_merged_and_pushed_and_changes_nothing(origin):
     a_path, b_path = clone(origin, "a"), clone(origin, "b")
     a, b = Gitmem.open(a_path), Gitmem.open(b_path)
@@ -477,7 +469,7 @@ def test_dry_run_shows_what_would_be_merged_and_pushed_and_changes_nothing(origi
     assert (result.ahead, result.behind) == (1, 1)
     assert (b.store.tip(), remote_tip(origin), result.local_after) == (local, remote, local)
 
-    code, out, err = run_tur(b_path, "sync", "--dry-run")
+    code, out, err = tur(b_path, "sync", "--dry-run")
     assert (code, err) == (0, "")
     assert out.splitlines()[0].startswith(f"would merge origin: local {local[:12]} -> {local[:12]}")
     assert out.splitlines()[1].split() == ["added", added, "new", "on", "origin"]
@@ -488,14 +480,14 @@ def test_dry_run_shows_what_would_be_merged_and_pushed_and_changes_nothing(origi
 def test_cli_remote_setup_and_sync_report_what_they_did(origin):
     a_path = clone(origin, "a")
     learn(Gitmem.open(a_path), "via the cli")
-    assert run_tur(a_path, "remote", "setup") == (
+    assert tur(a_path, "remote", "setup") == (
         0, "added: remote.origin.fetch +refs/tur/memories:refs/tur/remotes/origin/memories\n", "")
-    assert run_tur(a_path, "remote", "setup", "origin")[1].startswith("already configured: ")
-    code, out, _ = run_tur(a_path, "sync")
+    assert tur(a_path, "remote", "setup", "origin")[1].startswith("already configured: ")
+    code, out, _ = tur(a_path, "sync")
     assert code == 0
     assert out.startswith("push to origin: local ")
-    code, _, err = run_tur(a_path, "sync", "nope")
+    code, _, err = tur(a_path, "sync", "nope")
     assert code == 1
     assert err.startswith("tur: error: no remote named 'nope' (remotes: origin) — ")
-    code, out, _ = run_tur(a_path, "sync", "--format", "json")
+    code, out, _ = tur(a_path, "sync", "--format", "json")
     assert code == 0 and '"status": "up-to-date"' in out

@@ -11,7 +11,6 @@ a damaged one and one built later than the wake are never used.
 
 from __future__ import annotations
 
-import io
 import json
 import shutil
 from datetime import UTC, datetime, timedelta
@@ -22,9 +21,8 @@ import pytest
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
 from gitmem.cache.wakeplan import plan_name
-from gitmem.cli import Env, main
 from gitmem.store import Mutation, Store
-from tests.conftest import CacheEntry, cache_entry, clone, commit_file, git, legacy_records
+from tests.conftest import CacheEntry, cache_entry, clone, commit_file, git, legacy_records, tur
 
 BASE = datetime(2026, 1, 1, 9, 0, tzinfo=UTC)
 """The fixture's memories are observed up to this time; wakes happen at it or later."""
@@ -101,12 +99,6 @@ def assert_changed_state_equals_cold(repo: Path, now: datetime) -> None:
     assert not planned
     assert first == cold(repo, now)[0]
     assert_planned_equals_cold(repo, now)
-
-
-def tur(repo: Path, *args: str, stdin: str = "") -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = main(["-C", str(repo), *args], Env(inp=io.StringIO(stdin), out=out, err=err))
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

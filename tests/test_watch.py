@@ -23,17 +23,13 @@ from gitmem.api import Gitmem
 from gitmem.cli import Env, main
 from gitmem.record.models import Status
 from gitmem.watch import Watcher, WatchEvent, anchored_paths
-from tests.conftest import add_filler_memories, commit_file, git
+from tests.conftest import add_filler_memories, commit_file, git, memory_ref
 
 ROOT = Path(__file__).resolve().parent.parent
-DEADLINE_S = 10.0
+DEADLINE_S = 60.0  # bounds a failure only: every wait returns as soon as its state holds
 QUIET_S = 0.6  # well over the 40 ms debounce used here: separate batches
 LEARNED_AT = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
 POLL_GRAIN_S = 1.1  # a polling watcher tells file times apart to the second
-
-
-def memory_ref(repo: Path) -> str:
-    return git(repo, "rev-parse", "-q", "--verify", "refs/tur/memories", check=False).strip()
 
 
 def record(repo: Path, memory_id: str):
@@ -337,7 +333,7 @@ def test_tur_watch_prints_status_changes_and_stops_cleanly_on_a_signal(learned, 
         assert len(line.split(" ", 1)[0]) == len("12:03:04")
         sent = time.monotonic()
         proc.send_signal(sig)
-        code = proc.wait(timeout=5)
+        code = proc.wait(timeout=DEADLINE_S)
         assert time.monotonic() - sent < 3
     finally:
         if proc.poll() is None:
@@ -440,7 +436,7 @@ def test_at_the_os_watch_limit_tur_watch_polls_and_says_so_in_one_line(learned):
         app.write_text(app.read_text().replace("line 4\n", "line four\n"))
         _wait_line(lines, f"{mid} fresh -> stale")
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=5) == 0
+        assert proc.wait(timeout=DEADLINE_S) == 0
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -515,7 +511,7 @@ def test_tur_watch_format_jsonl_prints_one_json_event_a_line(learned):
         app.write_text(app.read_text().replace("line 4\n", "line four\n"))
         event = json.loads(_wait_line(lines, mid))
         proc.send_signal(signal.SIGTERM)
-        assert proc.wait(timeout=5) == 0
+        assert proc.wait(timeout=DEADLINE_S) == 0
     finally:
         if proc.poll() is None:
             proc.kill()

@@ -49,21 +49,21 @@ def error_notes(app) -> list[str]:
     return notes(app, "error")
 
 
-async def compiled(pilot, screen, budget, timeout=30.0):
+async def compiled(pilot, screen, budget, timeout=60.0):
     """Wait until the preview shows the wake compiled at ``budget`` (it compiles in the background)."""
     deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        await pilot.pause(0.05)
+    while time.monotonic() < deadline:  # the deadline only bounds a failure
+        await pilot.pause()
         if screen.shown_budget == budget:
             return screen.result
     raise AssertionError(f"no wake compiled at {budget}: field {screen.query_one('#budget').value!r}")
 
 
-async def until(pilot, predicate, timeout=20.0, what="condition"):
+async def until(pilot, predicate, timeout=60.0, what="condition"):
     """Pause until ``predicate()`` holds (the follower works in the background)."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
             return
-        await pilot.pause(0.05)
+        await pilot.pause()
     raise AssertionError(f"timed out waiting for {what}")
