@@ -63,6 +63,7 @@ if TYPE_CHECKING:
     from gitmem.cache import MemoryView as MemoryView
     from gitmem.cache.reader import Snapshot
     from gitmem.config import Settings
+    from gitmem.context.entry import memory_to_json as memory_to_json
     from gitmem.context.recall import Hit as Hit
     from gitmem.context.render import HOOK_FORMATS as HOOK_FORMATS
     from gitmem.context.render import render_explain as render_explain

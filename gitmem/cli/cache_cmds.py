@@ -46,7 +46,8 @@ def cmd_cache_info(args: argparse.Namespace, env: Env) -> int:
         env.print(json_dump({"path": str(info.path), "bytes": info.total_bytes,
                              "files": [{"name": n, "bytes": b} for n, b in info.files]}))
         return 0
-    env.print(f"{info.path}: {len(info.files)} files, {info.total_bytes / 1e6:.1f} MB")
+    count = len(info.files)
+    env.print(f"{info.path}: {count} file{'' if count == 1 else 's'}, {info.total_bytes / 1e6:.1f} MB")
     for name, size in info.files:
         env.print(f"  {size:>12,}  {name}")
     return 0
