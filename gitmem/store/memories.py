@@ -183,14 +183,17 @@ class Store:
     def unborn_head(self) -> EmptyRepository:
         """The error for an unborn HEAD: no commit at all, or HEAD naming a branch that has none.
 
-        See :meth:`~gitmem.store.repo.Repository.unborn_head`.
+        A bare repository whose HEAD still says ``master`` while ``main`` was pushed is the
+        usual case of the second: the message names the branches that do exist.
         """
         return self._repository.unborn_head()
 
     def loose_commit_parents(self, sha: str) -> list[str] | None:
         """The parents of commit ``sha`` read from its loose object, without libgit2.
 
-        See :meth:`~gitmem.store.repo.Repository.loose_commit_parents`.
+        What a commit just made by ``git commit`` is stored as. ``None`` when the object is
+        not loose here, is not a commit, or the history may be rewritten for readers
+        (a shallow clone, grafts, replace refs).
         """
         return self._repository.loose_commit_parents(sha)
 
@@ -255,7 +258,8 @@ class Store:
     def log(self, path: str | None = None, ref: str = MEMORY_REF, limit: int = 200) -> list[CommitInfo]:
         """Commits on the ref, newest first; with ``path``, only those that changed it.
 
-        See :meth:`~gitmem.store.refs.Refs.log`.
+        A commit "changes" a path when the path's blob differs from every parent's
+        (so a sync merge that only carries one side's version is not listed).
         """
         return self._refs.log(path, ref, limit)
 
@@ -264,7 +268,10 @@ class Store:
     def last_authors(self, tip: str, paths: set[str]) -> dict[str, str]:
         """Who last changed each of ``paths``: the author (``Name <email>``) of the newest commit.
 
-        See :meth:`~gitmem.store.people.People.last_authors`.
+        Commits reachable from ``tip``; merges that only carry one side's version do not count.
+
+        One ``git log --name-only`` run, stopped as soon as every path is found: what a record
+        written before gitmem stored its writer falls back to.
         """
         return self._people.last_authors(tip, paths)
 
@@ -292,7 +299,8 @@ class Store:
     def identity(self) -> str:
         """``Name <email>`` of the repository's git identity: the author of gitmem's commits.
 
-        See :meth:`~gitmem.store.people.People.identity`.
+        Read with ``git config`` (no libgit2), once per store; ``tur <tur@localhost>`` when
+        no identity is configured.
         """
         return self._people.identity()
 
@@ -349,7 +357,9 @@ class Store:
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
         """Entries of the commit's tree, outside ``memories/``, that are not what gitmem reads.
 
-        See :meth:`~gitmem.store.tree.Trees.root_problems`.
+        ``persona.yaml`` must be a regular file, ``continuity`` a directory of regular
+        files; any other name beside them and ``.gitmem`` and ``memories`` is unknown.
+        Remembered per commit, so a warm read asks libgit2 nothing.
         """
         return self._trees.root_problems(commit_sha)
 
@@ -409,7 +419,8 @@ class Store:
 
         Raises:
             ReadOnlyRepository: writing the object database was denied.
-            OSError, pygit2.GitError: it failed otherwise (as :meth:`transact`'s writes).
+            OSError, pygit2.GitError: it failed otherwise (as the writes of
+                :meth:`~gitmem.store.refs.Refs.transact`).
         """
         return self._trees.write_blob(data)
 
@@ -417,7 +428,9 @@ class Store:
                    written: dict[str, str] | None = None) -> str:
         """Write the tree of ``base_commit`` with ``changes`` applied; return the new root tree id.
 
-        See :meth:`~gitmem.store.tree.Trees.write_tree`.
+        Only trees on the changed paths are rewritten. Empty directories are pruned. The
+        blob id of each path written (bytes, or a :class:`StoredBlob`) is put in
+        ``written``, when given.
         """
         return self._trees.write_tree(base_commit, changes, written)
 
@@ -426,7 +439,8 @@ class Store:
     def commit_on(self, base: str, changes: Mapping[str, bytes | StoredBlob | None], message: str) -> str:
         """Write a commit whose parent is ``base`` and whose tree is base's with ``changes``; return it.
 
-        See :meth:`~gitmem.store.refs.Refs.commit_on`.
+        The commit is only written to the object database: no ref moves (the caller
+        publishes it with :meth:`update_ref`).
         """
         return self._refs.commit_on(base, changes, message)
 

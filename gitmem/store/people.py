@@ -39,11 +39,7 @@ class People:
         return pg().Signature(name, email)
 
     def identity(self) -> str:
-        """``Name <email>`` of the repository's git identity: the author of gitmem's commits.
-
-        Read with ``git config`` (no libgit2), once per store; ``tur <tur@localhost>`` when
-        no identity is configured.
-        """
+        """See :meth:`gitmem.store.Store.identity`."""
         name, email = self._identity_parts()
         return f"{name} <{email}>"
 
@@ -87,13 +83,7 @@ class People:
                 home / ".config" / "git" / "config"]
 
     def last_authors(self, tip: str, paths: set[str]) -> dict[str, str]:
-        """Who last changed each of ``paths``: the author (``Name <email>``) of the newest commit.
-
-        Commits reachable from ``tip``; merges that only carry one side's version do not count.
-
-        One ``git log --name-only`` run, stopped as soon as every path is found: what a record
-        written before gitmem stored its writer falls back to.
-        """
+        """See :meth:`gitmem.store.Store.last_authors`."""
         found: dict[str, str] = {}
         if not paths:
             return found

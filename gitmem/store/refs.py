@@ -165,11 +165,7 @@ class Refs:
 
 
     def log(self, path: str | None = None, ref: str = MEMORY_REF, limit: int = 200) -> list[CommitInfo]:
-        """Commits on the ref, newest first; with ``path``, only those that changed it.
-
-        A commit "changes" a path when the path's blob differs from every parent's
-        (so a sync merge that only carries one side's version is not listed).
-        """
+        """See :meth:`gitmem.store.Store.log`."""
         tip = self._tip(ref)
         if tip is None:
             return []
@@ -190,11 +186,7 @@ class Refs:
     # -- writing ---------------------------------------------------------------------------
 
     def commit_on(self, base: str, changes: Mapping[str, bytes | StoredBlob | None], message: str) -> str:
-        """Write a commit whose parent is ``base`` and whose tree is base's with ``changes``; return it.
-
-        The commit is only written to the object database: no ref moves (the caller
-        publishes it with :meth:`update_ref`).
-        """
+        """See :meth:`gitmem.store.Store.commit_on`."""
         tree = self._trees.write_tree(base, changes)
         sig = self._people.signature()
         return str(self._repository.repo.create_commit(None, sig, sig, message, tree, [base]))
@@ -207,23 +199,7 @@ class Refs:
         attempts: int = 40,
         lock_wait_seconds: float = STALE_LOCK_SECONDS + 3.0,
     ) -> tuple[CommitInfo | None, Mutation | None]:
-        """Build a change on the current tip and commit it with compare-and-swap.
-
-        ``build(tip)`` sees the tip the change is built on and returns a
-        :class:`Mutation` (or ``None`` for nothing to do). If another writer moves
-        the ref first, ``build`` runs again on the new tip, so no write is lost.
-        A change that leaves the tree as it was makes no commit.
-
-        Returns:
-            ``(commit, mutation)``; ``commit`` is ``None`` when nothing changed.
-
-        A lock left by a writer that is gone is removed on the way (see
-        :meth:`_clear_stale_lock`).
-
-        Raises:
-            RefLocked: ``<ref>.lock`` stayed in place for ``lock_wait_seconds``.
-            RefConflict: the ref moved on every one of ``attempts`` tries.
-        """
+        """See :meth:`gitmem.store.Store.transact`."""
         locked_since: float | None = None
         for attempt in range(attempts):
             tip = self._tip(ref)
@@ -405,16 +381,7 @@ class Refs:
         return taken
 
     def update_ref(self, ref: str, new: str, old: str | None, message: str = "") -> bool:
-        """Compare-and-swap ``ref`` from ``old`` (``None``: must not exist) to ``new``.
-
-        ``message`` goes into the reflog entry (see :meth:`_update_ref`).
-
-        Returns:
-            True on success, False when the ref no longer points at ``old``.
-
-        Raises:
-            RefLocked: the ref's lock file is held.
-        """
+        """See :meth:`gitmem.store.Store.update_ref`."""
         outcome = self._update_ref(ref, new, old, message)
         if outcome == "locked":
             raise self._locked_error(ref)

@@ -59,16 +59,7 @@ class Repository:
 
     @classmethod
     def discover(cls, path: str | os.PathLike[str] = ".") -> Repository:
-        """Find the repository containing ``path`` as git does (subdirectories, linked worktrees).
-
-        The repository's files are located without libgit2 where the layout is the usual
-        one; anything unusual is left to libgit2's own discovery.
-
-        Raises:
-            NotARepository: ``path`` is not inside a git repository.
-            UnsafeRepository: another user owns it and ``safe.directory`` does not list it.
-            UnsupportedRepository: libgit2 cannot open it (SHA-256 object ids, say).
-        """
+        """See :meth:`gitmem.store.Store.discover`."""
         start = Path(path).resolve()
         if not start.exists():
             raise NotARepository(f"no such directory: {path}", "pass an existing directory to -C")
@@ -99,11 +90,7 @@ class Repository:
 
     @property
     def repo(self) -> pygit2.Repository:
-        """The libgit2 repository, opened on first use (reads of refs alone never open it).
-
-        Raises:
-            UnsafeRepository: another user owns it and ``safe.directory`` does not list it.
-        """
+        """See :meth:`gitmem.store.Store.repo`."""
         if self._repo is None:
             assert self._located is not None
             from gitmem.store.fallback import open_repository
@@ -175,21 +162,14 @@ class Repository:
             return False, None
 
     def index_entries(self, paths: Iterable[str] | None = None) -> dict[str, str]:
-        """The index entries of ``paths`` (all when ``None``), read by git: see :mod:`gitmem.store.index`.
-
-        Empty for a bare repository.
-        """
+        """See :meth:`gitmem.store.Store.index_entries`."""
         from gitmem.store.index import index_entries
 
         workdir = self.workdir
         return {} if workdir is None else index_entries(workdir, paths)
 
     def unborn_head(self) -> EmptyRepository:
-        """The error for an unborn HEAD: no commit at all, or HEAD naming a branch that has none.
-
-        A bare repository whose HEAD still says ``master`` while ``main`` was pushed is the
-        usual case of the second: the message names the branches that do exist.
-        """
+        """See :meth:`gitmem.store.Store.unborn_head`."""
         from gitmem.store.gitcli import Git
 
         try:  # git itself: this is only reached on an error path, and reads any repository
@@ -207,12 +187,7 @@ class Repository:
                                f"point HEAD at one: git symbolic-ref HEAD refs/heads/{branches[0]}")
 
     def loose_commit_parents(self, sha: str) -> list[str] | None:
-        """The parents of commit ``sha`` read from its loose object, without libgit2.
-
-        What a commit just made by ``git commit`` is stored as. ``None`` when the object is
-        not loose here, is not a commit, or the history may be rewritten for readers
-        (a shallow clone, grafts, replace refs).
-        """
+        """See :meth:`gitmem.store.Store.loose_commit_parents`."""
         import zlib
 
         common = self.common_dir

@@ -212,11 +212,7 @@ class Trees:
         return str(obj.id) if obj.type_str == kind else None
 
     def check_format(self, commit_sha: str | None) -> None:
-        """Check the format marker of the tree at ``commit_sha``.
-
-        Raises:
-            FormatVersion: the tree is not a gitmem memory tree, or from a newer gitmem.
-        """
+        """See :meth:`gitmem.store.Store.check_format`."""
         if commit_sha is None:
             return
         root = self.commit_tree(commit_sha)
@@ -259,29 +255,11 @@ class Trees:
         return self._id_at(commit_sha, path, "tree")
 
     def entries(self, commit_sha: str | None) -> dict[str, str]:
-        """Map each record id to its blob id, walking ``memories/<2 hex>/<id>.yaml``.
-
-        Returns:
-            ``{id: blob hex}``; empty when the ref or the directory is missing. Only
-            entries where their id says (see :meth:`record_layout`) are listed.
-        """
+        """See :meth:`gitmem.store.Store.entries`."""
         return self.record_layout(commit_sha)[0]
 
     def record_layout(self, commit_sha: str | None) -> tuple[dict[str, str], list[LayoutProblem]]:
-        """The records of the commit's ``memories`` tree, and every entry that is not one.
-
-        A record is a regular file ``memories/<2 hex>/<id>.yaml`` whose shard directory is
-        the first two hex digits of its id. Anything else under ``memories/`` is a
-        :class:`LayoutProblem`: a file where a shard directory should be, an entry that
-        is not a regular file (a tree, a symbolic link, a submodule), a name that is not
-        an id, and a record in another directory (said to be *a second record* when its
-        id also has a record where it belongs). Such an entry is never read as a record, so a blob
-        planted in another shard can neither shadow nor outlive the real one.
-
-        Returns:
-            ``({id: blob hex}, problems)``; both empty when the ref or the directory is
-            missing.
-        """
+        """See :meth:`gitmem.store.Store.record_layout`."""
         root = self._root(commit_sha)
         if root is None or "memories" not in _names(root):
             return {}, []
@@ -318,12 +296,7 @@ class Trees:
         return out, sorted(problems)
 
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
-        """Entries of the commit's tree, outside ``memories/``, that are not what gitmem reads.
-
-        ``persona.yaml`` must be a regular file, ``continuity`` a directory of regular
-        files; any other name beside them and ``.gitmem`` and ``memories`` is unknown.
-        Remembered per commit, so a warm read asks libgit2 nothing.
-        """
+        """See :meth:`gitmem.store.Store.root_problems`."""
         if commit_sha is None:
             return []
         found = self._lookups.memoized(f"root:{commit_sha}",
@@ -369,11 +342,7 @@ class Trees:
         return listing
 
     def read_note(self, blob_id: str, limit: int = 8192) -> str:
-        """A small text blob (a continuity note), decoded; remembered across processes.
-
-        Raises:
-            KeyError: no such object.
-        """
+        """See :meth:`gitmem.store.Store.read_note`."""
         key = f"note:{blob_id}"
         if not self._lookups.lacks(key):
             return cast(str, self._lookups.memo().get(key))
@@ -384,14 +353,7 @@ class Trees:
         return text
 
     def blob_size(self, blob_id: str, remember: bool = False) -> int:
-        """Bytes of a blob, read from the object header (the content is not loaded).
-
-        With ``remember`` the size is kept across processes (what a warm wake asks of its
-        note and persona without loading libgit2); a bulk caller (sync) leaves it out.
-
-        Raises:
-            KeyError: no such object.
-        """
+        """See :meth:`gitmem.store.Store.blob_size`."""
         key = f"size:{blob_id}"
         if remember:
             found = self._lookups.memo().get(key)
@@ -407,11 +369,7 @@ class Trees:
         return size
 
     def read_blob(self, blob_id: str) -> bytes:
-        """Return the bytes of a blob.
-
-        Raises:
-            KeyError: no such object.
-        """
+        """See :meth:`gitmem.store.Store.read_blob`."""
         return self._blob_data(blob_id)
 
     def read_path(self, commit_sha: str | None, path: str) -> bytes | None:
@@ -425,16 +383,7 @@ class Trees:
 
 
     def write_blob(self, data: bytes) -> StoredBlob:
-        """Write ``data`` as a blob to the object database now (no tree, no ref); return its id.
-
-        An id no commit ends up naming is left for ``git gc`` to prune, as the blobs of a
-        write that lost its compare-and-swap are.
-
-        Raises:
-            ReadOnlyRepository: writing the object database was denied.
-            OSError, pygit2.GitError: it failed otherwise (as the writes of
-                :meth:`~gitmem.store.refs.Refs.transact`).
-        """
+        """See :meth:`gitmem.store.Store.write_blob`."""
         try:
             return StoredBlob(str(self._repository.repo.create_blob(data)))
         except (OSError, pg().GitError) as exc:
@@ -442,12 +391,7 @@ class Trees:
 
     def write_tree(self, base_commit: str | None, changes: Mapping[str, bytes | StoredBlob | None],
                    written: dict[str, str] | None = None) -> str:
-        """Write the tree of ``base_commit`` with ``changes`` applied; return the new root tree id.
-
-        Only trees on the changed paths are rewritten. Empty directories are pruned. The
-        blob id of each path written (bytes, or a :class:`StoredBlob`) is put in
-        ``written``, when given.
-        """
+        """See :meth:`gitmem.store.Store.write_tree`."""
         root = self._root(base_commit)
         all_changes = dict(changes)
         if root is None or FORMAT_PATH not in _names(root):
