@@ -2,7 +2,7 @@
 
 Memories are learned at the fixture's first commit and verified at HEAD, seven commits
 later: (a) a black-style reformat, (b) a class moved to a new module and a module split
-into a package, (c) a function moved and edited, (d) a block moved into two files, and a
+into a package, (c) a function moved and edited, (d) a block copied into two files, and a
 relative-indentation change in Python. ``fixtures/repos/build_moves.py`` lists the known
 answers (``TRAVELS``).
 """
@@ -124,13 +124,14 @@ def test_moved_and_edited_code_names_where_it_went_and_confirm_re_anchors_it_the
     assert gm.verify().rows[0].status is Status.FRESH
 
 
-def test_the_same_text_in_two_places_is_reported_not_guessed(verified):
-    _, gm, ids, rows, _ = verified
+def test_the_same_text_in_two_files_follows_the_copy_nearest_the_predicted_line(verified):
+    fixture, gm, ids, rows, _ = verified
     row = rows[ids["backoff"]]
-    assert row.status is Status.STALE
-    assert "app/jobs.py#L6-L11" in row.reason and "app/tasks.py#L8-L13" in row.reason
-    assert "--file" in row.hint
-    assert gm.get(ids["backoff"]).provenance.context_ref == TRAVELS["backoff"].anchor
+    assert row.status is Status.FRESH
+    assert row.reason.endswith("(nearest of 2 copies, also at app/tasks.py#L8-L13)")
+    # the diff puts the deleted lines 6-11 at line 6: jobs.py#L6 is nearer than tasks.py#L8
+    assert gm.get(ids["backoff"]).provenance.context_ref == "app/jobs.py#L6-L11"
+    assert TRAVELS["backoff"].anchor == "app/helpers.py#L6-L11"
 
 
 def test_a_second_verify_changes_nothing(verified):

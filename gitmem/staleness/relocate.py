@@ -9,7 +9,12 @@ The searches behind two verdicts of :mod:`gitmem.staleness.verdicts` (docs/stale
   another one — first the files that changed between the observed commit and HEAD (as
   ``git blame -C`` looks in the files changed by the same commit), then the rest of
   HEAD's tree (as ``-C -C`` widens it). When only a similar block is found
-  (:func:`similar_regions`), the code was moved and edited.
+  (:func:`similar_regions`), the code was moved and edited;
+- *copies*: a block now in several places re-anchors to one, :func:`pick_copy`'s rule
+  (the successor file first, then the copy nearest the line the diff predicts), never
+  to a copy that was already there (:func:`kept_elsewhere`);
+- *split*: a deleted file whose lines all live on, in order, in two or more files
+  (:func:`find_split`).
 
 :class:`Texts` memoises every form of a blob (lines, squeezed text, line index) for one run.
 Nothing here writes.
@@ -42,6 +47,11 @@ __all__ = [
     "searchable",
     "share_in",
     "similar_regions",
+    "covers_file",
+    "find_split",
+    "kept_elsewhere",
+    "pick_copy",
+    "predicted_line",
 ]
 
 #: A block squeezed to fewer characters than this (``pass``, ``return x``) is too common to
@@ -363,3 +373,137 @@ def similar_regions(
         elif share == best[0][0]:
             best.append((share, Match(path, first, last, False)))
     return [m for _, m in best]
+
+
+def predicted_line(hunks: list[Hunk], start: int, end: int) -> int:
+    """The new-side line (1-based) where git's diff puts old lines ``start``-``end``.
+
+    The first line of :func:`gitmem.record.anchors.map_window`; when the range was deleted
+    with nothing in its place, the line that now follows the deletion.
+    """
+    window = map_window(hunks, start, end)
+    if window is not None:
+        return window[0]
+    delta = 0
+    for h in hunks:
+        if h.old_lines and h.old_start <= end and h.old_start + h.old_lines - 1 >= start:
+            return max(1, h.new_start + 1)  # a deletion's new_start is the line before it
+        if (h.old_start + h.old_lines - 1 if h.old_lines else h.old_start) < start:
+            delta += h.new_lines - h.old_lines
+    return max(1, start + delta)
+
+
+def _old_line_of(hunks: list[Hunk], new_line: int) -> int | None:
+    """The old line a new line was kept from by the diff, ``None`` when a hunk wrote it."""
+    delta = 0
+    for h in hunks:
+        if h.new_lines and h.new_start <= new_line < h.new_start + h.new_lines:
+            return None
+        last = h.new_start + h.new_lines - 1 if h.new_lines else h.new_start
+        if last >= new_line:
+            break
+        delta += h.new_lines - h.old_lines
+    return new_line - delta
+
+
+def kept_elsewhere(hunks: list[Hunk], first: int, last: int, start: int, end: int) -> bool:
+    """True when new lines ``first``-``last`` are a copy that was already in the file.
+
+    Every one of them is a line git's diff kept unchanged from an old line outside the
+    anchored range ``start``-``end``: a sibling of the anchored block, not where it went
+    (an edit of the block in place leaves its siblings so). A copy with any line written
+    by a hunk is new, and may be where the block went.
+    """
+    for n in range(first, last + 1):
+        old = _old_line_of(hunks, n)
+        if old is None or start <= old <= end:
+            return False
+    return True
+
+
+def pick_copy(copies: list[Match], successor: str | None, predicted: int) -> Match:
+    """The copy a block found in several places re-anchors to: one rule, deterministic.
+
+    Copies in the ``successor`` file (the anchored file at HEAD: itself, or what git's
+    rename detection renamed it to) first; among those (or, when it holds none, among
+    all), exact copies before copies equal only modulo white space; then the copy whose
+    first line is nearest ``predicted`` (:func:`predicted_line`, line numbers compared
+    as they are, in whichever file), then the earlier line, then path order.
+
+    Raises:
+        ValueError: ``copies`` is empty.
+    """
+    if not copies:
+        raise ValueError("pick_copy needs at least one copy")
+    group = [m for m in copies if m.path == successor] or copies
+    return min(group, key=lambda m: (not m.exact, abs(m.start - predicted), m.start, m.path))
+
+
+def covers_file(texts: Texts, m: Match, blob_id: str) -> bool:
+    """True when ``m`` spans every non-blank line of the blob it was found in (a whole file)."""
+    pieces = texts.pieces(blob_id)
+    return bool(pieces) and m.start <= pieces[0][0] and m.end >= pieces[-1][0]
+
+
+#: At most this share of a split file's lines may be found only as single lines (the
+#: package clause, the imports each part repeats); the rest must be found in runs.
+SPLIT_LOOSE_SHARE = 0.25
+
+
+def find_split(
+    texts: Texts,
+    head: str,
+    candidates: tuple[str, ...],
+    known: list[str],
+    skip: set[str],
+    successor: str | None,
+) -> list[tuple[str, int]]:
+    """The files a deleted file was split into, most of it first; ``[]`` when it was not.
+
+    Compared as :func:`similar_regions` compares (non-blank lines, squeezed; difflib's
+    matching blocks, so each file holds its part in the original order). A split needs
+    all of these, among the ``candidates`` at HEAD not in ``skip``:
+
+    - every non-blank line of ``known`` (3 to :data:`MAX_SIMILAR_LINES` of them) is held
+      by one of the parts, no more than :data:`SPLIT_LOOSE_SHARE` of them only as a
+      single line;
+    - at least two parts, each holding two or more of the lines that no other file
+      holds (so a file that merely repeats a few lines is no part).
+
+    Returns:
+        ``(path, lines of known it holds)`` per part: most lines first, then the
+        ``successor`` (the rename target git paired, if any), then path order.
+    """
+    block = [p for p in map(squeeze, known) if p]
+    if not 3 <= len(block) <= MAX_SIMILAR_LINES:
+        return []
+    runs: dict[str, list[tuple[int, int]]] = {}
+    for path in candidates:
+        blob_id = texts.h.blob_id_at(head, path)
+        if path in skip or blob_id is None or not texts.is_text(blob_id):
+            continue
+        compact = texts.compact(blob_id)  # a cheap test before any line is squeezed
+        if sum(1 for p in block if p.replace(" ", "") in compact) < 2:
+            continue
+        matcher = SequenceMatcher(None, block, [p for _, p in texts.pieces(blob_id)],
+                                  autojunk=False)
+        found = [(m.a, m.size) for m in matcher.get_matching_blocks() if m.size]
+        if any(size >= 2 for _, size in found):
+            runs[path] = found
+    holders: list[set[str]] = [set() for _ in block]
+    in_run = [False] * len(block)
+    for path, found in runs.items():
+        for a, size in found:
+            for i in range(a, a + size):
+                holders[i].add(path)
+                in_run[i] = in_run[i] or size >= 2
+    if not all(holders) or in_run.count(False) > SPLIT_LOOSE_SHARE * len(block):
+        return []
+    parts = [
+        path for path, found in runs.items()
+        if sum(1 for a, size in found for i in range(a, a + size) if holders[i] == {path}) >= 2
+    ]
+    if len(parts) < 2 or not all(holders[i] & set(parts) for i in range(len(block))):
+        return []
+    held = {path: sum(size for _, size in runs[path]) for path in parts}
+    return sorted(held.items(), key=lambda kv: (-kv[1], kv[0] != successor, kv[0]))

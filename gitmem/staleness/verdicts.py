@@ -57,9 +57,14 @@ from gitmem.staleness.relocate import (
     Match,
     Texts,
     block_text,
+    covers_file,
     find_in_blob,
     find_moved,
+    find_split,
+    kept_elsewhere,
     left_file,
+    pick_copy,
+    predicted_line,
     searchable,
     similar_regions,
 )
@@ -181,7 +186,7 @@ class VerifyCache:
     another tag is not loaded.
     """
 
-    VERSION = 2
+    VERSION = 3
 
     def __init__(self, tag: str = "") -> None:
         self.tag = tag
@@ -437,12 +442,21 @@ def _locate(memory: Memory, anchor: Anchor, obs: str, run: _Run) -> _Outcome:
         if not run.is_text(old_blob):
             return _Outcome(reason=where)
         known = _old_lines(run, old_blob, anchor)
-        moved = _follow_move(memory, anchor, obs, known, None, sha, where, run)
+        moved = _follow_move(memory, anchor, obs, known, None, sha, where, run,
+                             predicted=anchor.start or 1)
         return moved or _Outcome(reason=where, last_text="\n".join(known))
     new_blob = run.h.blob_id_at(run.head, new_path)
     assert new_blob is not None
     if anchor.start is None or anchor.end is None:
         outcome = _locate_file(anchor, obs, old_blob, new_path, new_blob, run)
+        if outcome.located is None and new_path != anchor.path and run.is_text(old_blob):
+            # git paired the path with a file that does not hold it (a split, most often):
+            # the whole content may live on elsewhere all the same
+            sha = run.h.commit_deleting(anchor.path, obs, run.head)
+            moved = _follow_move(memory, anchor, obs, run.lines(old_blob), (new_path, new_blob),
+                                 sha, outcome.reason or "", run, predicted=1)
+            if moved is not None and moved.located is not None:
+                return moved
     else:
         outcome = _locate_range(memory, anchor, obs, old_blob, new_path, new_blob, run)
     if new_path == anchor.path or outcome.located is None or outcome.located.path != new_path:
@@ -532,10 +546,9 @@ def _locate_range(
     mapped = map_range(hunks, anchor.start, anchor.end)
     if isinstance(mapped, LinesChanged):
         if fp:
-            moved = Anchor(new_path, anchor.start, anchor.end)
-            found = _search_head(moved, fp, run, unique=True, known=known)
-            if found is not None:
-                return _Outcome(found)
+            copy = _copy_in_successor(known, fp, anchor, hunks, new_path, new_blob, run)
+            if copy is not None:
+                return copy
         return _changed_lines(memory, anchor, obs, known, mapped, hunks, new_path, new_blob, run)
     located = _Located(new_path, mapped.start, mapped.end)
     if fp and fingerprint(run.lines(new_blob)[mapped.start - 1 : mapped.end]) != fp:
@@ -544,6 +557,54 @@ def _locate_range(
             return _Outcome(reason="anchor lost", last_text=last_text)
         located = found
     return _Outcome(located)
+
+
+def _copy_in_successor(
+    known: list[str], fp: str, anchor: Anchor, hunks: list[Hunk], new_path: str, new_blob: str,
+    run: _Run,
+) -> _Outcome | None:
+    """The anchored lines, unchanged, elsewhere in their file at HEAD (a move inside it), or ``None``.
+
+    In several copies, :func:`gitmem.staleness.relocate.pick_copy`'s rule chooses; a copy
+    that was already there (:func:`gitmem.staleness.relocate.kept_elsewhere`) does not count.
+    """
+    if fingerprint(known) != fp:
+        # the stored fingerprint is not of the observed lines: only it can find them
+        found = _search_head(Anchor(new_path, anchor.start, anchor.end), fp, run, unique=True)
+        return None if found is None else _Outcome(found)
+    copies = find_in_blob(run, new_path, new_blob, known, None, loose=False)
+    return _pick_in_file(copies, anchor, hunks, new_path, None)
+
+
+def _pick_in_file(
+    copies: list[Match], anchor: Anchor, hunks: list[Hunk], new_path: str, reformatted: str | None
+) -> _Outcome | None:
+    """Re-anchor to one of ``copies`` (found in the anchored file at HEAD), or ``None``.
+
+    Copies made only of lines the diff kept from outside the range were already there
+    and are left out; of the rest :func:`gitmem.staleness.relocate.pick_copy` picks one.
+    ``reformatted`` is the reason for a copy equal only modulo white space.
+    """
+    assert anchor.start is not None and anchor.end is not None
+    copies = [m for m in copies
+              if not kept_elsewhere(hunks, m.start, m.end, anchor.start, anchor.end)]
+    if not copies:
+        return None
+    m = pick_copy(copies, new_path, predicted_line(hunks, anchor.start, anchor.end))
+    reason = None if m.exact else reformatted
+    note = _copies_note(m, copies)
+    if note:
+        reason = f"{reason} ({note})" if reason else note
+    return _Outcome(_Located(m.path, m.start, m.end), reason=reason)
+
+
+def _copies_note(m: Match, copies: list[Match]) -> str | None:
+    """``nearest of 3 copies, also at a.py#L9-L12, b.py#L1-L4`` when there were several."""
+    others = [c.ref() for c in copies if c != m]
+    if not others:
+        return None
+    listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+    return f"nearest of {len(copies)} copies, also at {listed}"
 
 
 def _changed_lines(
@@ -565,40 +626,44 @@ def _changed_lines(
     sha = _earlier_culprit(memory, span, obs, run) or run.h.last_commit_touching(
         anchor.path, obs, run.head, lines=(anchor.start, anchor.end), new_path=new_path
     )
+    reformatted = _in("reformatted", sha)
+    loose: list[Match] = []
     if run.options.ignore_whitespace:
-        here = _reformatted_here(known, anchor, new_path, new_blob, hunks, run)
+        loose = find_in_blob(run, new_path, new_blob, known, _kind(anchor.path, new_path),
+                             loose=True)
+        here = _reformatted_here(loose, anchor, hunks, new_path, reformatted)
         if here is not None:
-            return _Outcome(here, reason=_in("reformatted", sha))
+            return here
     reason = f"{span} changed in {sha}" if sha else (
         f"{span} differ from observed {run.short(obs)} (on the observed side of history)"
     )
     if left_file(known, hunks, anchor.start, anchor.end, run.lines(new_blob)):
-        moved = _follow_move(memory, anchor, obs, known, (new_path, new_blob), sha, reason, run)
+        # re-indented and moved inside the file (as a rename with a reformat leaves it)
+        moved_here = _pick_in_file(loose, anchor, hunks, new_path, reformatted)
+        if moved_here is not None:
+            return moved_here
+        moved = _follow_move(memory, anchor, obs, known, (new_path, new_blob), sha, reason, run,
+                             predicted=predicted_line(hunks, anchor.start, anchor.end))
         if moved is not None:
             return moved
     return _Outcome(reason=reason, last_text="\n".join(known))
 
 
 def _reformatted_here(
-    known: list[str], anchor: Anchor, new_path: str, new_blob: str, hunks: list[Hunk], run: _Run
-) -> _Located | None:
+    loose: list[Match], anchor: Anchor, hunks: list[Hunk], new_path: str, reformatted: str
+) -> _Outcome | None:
     """The anchored lines in their file again, changed only in white space, or ``None``.
 
-    A formatter leaves code where it was: the match must overlap what the diff put where
-    the range was (:func:`map_window`), and be the only one there.
+    ``loose`` holds their places modulo white space in the file at HEAD. A formatter
+    leaves code where it was: the match must overlap what the diff put where the range
+    was (:func:`map_window`); of several, :func:`_pick_in_file` picks one.
     """
     assert anchor.start is not None and anchor.end is not None
     window = map_window(hunks, anchor.start, anchor.end)
     if window is None:
         return None
-    found = [
-        m for m in find_in_blob(run, new_path, new_blob, known, _kind(anchor.path, new_path),
-                                loose=True)
-        if m.start <= window[1] and m.end >= window[0]
-    ]
-    if len(found) != 1:
-        return None
-    return _Located(new_path, found[0].start, found[0].end)
+    found = [m for m in loose if m.start <= window[1] and m.end >= window[0]]
+    return _pick_in_file(found, anchor, hunks, new_path, reformatted)
 
 
 def _follow_move(
@@ -610,11 +675,18 @@ def _follow_move(
     sha: str | None,
     reason: str,
     run: _Run,
+    *,
+    predicted: int,
 ) -> _Outcome | None:
     """Where the anchored lines went when they left their file; ``None`` when nowhere.
 
     ``own`` is their file's path and blob at HEAD (``None`` when it was deleted), ``sha``
-    the commit they left in, ``reason`` the verdict without a move.
+    the commit they left in, ``reason`` the verdict without a move, ``predicted`` the
+    line the diff puts them at (:func:`gitmem.staleness.relocate.predicted_line`). Found
+    in several places: :func:`gitmem.staleness.relocate.pick_copy`'s rule, after, for a
+    whole-file anchor, the copies that are whole files. A whole-file anchor found as a
+    whole file, or split into several (:func:`gitmem.staleness.relocate.find_split`),
+    stays a whole-file anchor.
     """
     if not run.options.follow_moves or not searchable(block_text(known)):
         return None
@@ -624,18 +696,22 @@ def _follow_move(
     found = find_moved(run, run.head, candidates, known, skip, kind,
                        loose=run.options.ignore_whitespace)
     last_text = "\n".join(known)
-    if len(found) == 1:
-        m = found[0]
-        note = _in(f"moved to {m.ref()}", sha) + ("" if m.exact else " (reformatted)")
-        return _Outcome(_Located(m.path, m.start, m.end), reason=note)
     if found:
-        listed = ", ".join(m.ref() for m in found[:3]) + (", ..." if len(found) > 3 else "")
-        return _Outcome(
-            reason=f"{reason}; the same text is now in {len(found)} places: {listed}",
-            hint="learn the memory again with `--file` at the right one "
-            "(the same content re-anchors it)",
-            last_text=last_text,
-        )
+        whole = [] if anchor.start is not None else [
+            m for m in found if covers_file(run, m, run.h.blob_id_at(run.head, m.path) or "")]
+        m = pick_copy(whole or found, None, predicted)
+        located = _Located(m.path, None, None) if whole else _Located(m.path, m.start, m.end)
+        note = _in(f"moved to {m.path if whole else m.ref()}", sha)
+        note += "" if m.exact else " (reformatted)"
+        copies = _copies_note(m, whole or found)
+        return _Outcome(located, reason=f"{note} ({copies})" if copies else note)
+    if anchor.start is None:
+        parts = find_split(run, run.head, candidates, known, {anchor.path},
+                           own[0] if own else None)
+        if parts:
+            also = ", ".join(path for path, _ in parts[1:])
+            return _Outcome(_Located(parts[0][0], None, None),
+                            reason=_in(f"moved to {parts[0][0]}", sha) + f" (split, also in {also})")
     similar = similar_regions(run, obs, run.head, candidates, known, skip, own[1] if own else None)
     if not similar:
         return None
