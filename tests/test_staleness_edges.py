@@ -298,6 +298,16 @@ def test_an_edit_in_place_is_stale_though_copies_of_the_old_block_were_already_t
     assert (v.status, v.reason) == (Status.STALE, f"line 5 changed in {sha}")
 
 
+def test_an_edit_in_place_is_stale_though_one_sibling_copy_was_already_there(empty_repo):
+    repo = empty_repo
+    commit_file(repo, "s.go", "package s\n\n" + GO_BLOCK + "\n" + GO_BLOCK, "two copies")
+    memory = learn(repo, "s.go#L3-L8")
+    sha = commit_file(repo, "s.go", "package s\n\n" + GO_BLOCK.replace("wait(i)", "sleep(i)")
+                      + "\n" + GO_BLOCK, "edit the first")[:7]
+    v = verdict(repo, memory)
+    assert (v.status, v.reason) == (Status.STALE, f"line 5 changed in {sha}")
+
+
 # -- 3. re-indented in the commit that moved its file ---------------------------------------------
 
 REST_PY = "".join(f"SETTING_{i} = {i}\n" for i in range(30))
