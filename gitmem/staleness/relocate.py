@@ -47,6 +47,7 @@ __all__ = [
     "searchable",
     "share_in",
     "similar_regions",
+    "copies_note",
     "covers_file",
     "find_split",
     "kept_elsewhere",
@@ -437,6 +438,18 @@ def pick_copy(copies: list[Match], successor: str | None, predicted: int) -> Mat
         raise ValueError("pick_copy needs at least one copy")
     group = [m for m in copies if m.path == successor] or copies
     return min(group, key=lambda m: (not m.exact, abs(m.start - predicted), m.start, m.path))
+
+
+def copies_note(m: Match, copies: list[Match]) -> str | None:
+    """What verify says of the copy ``m`` picked of several ``copies``, ``None`` for the only one.
+
+    ``nearest of 3 copies, also at a.py#L9-L12, b.py#L1-L4`` (at most three others named).
+    """
+    others = [c.ref() for c in copies if c != m]
+    if not others:
+        return None
+    listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
+    return f"nearest of {len(copies)} copies, also at {listed}"
 
 
 def covers_file(texts: Texts, m: Match, blob_id: str) -> bool:

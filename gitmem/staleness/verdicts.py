@@ -11,14 +11,22 @@ SHA and path, and diffs shared by blob pair):
    between the observed tree and HEAD's), else it was deleted.
 2. Whole file: stale when the blob changed, unless only its white space did. Range: map
    it through git's zero-context diff of the two blobs. Lines only shifted -> re-anchor;
-   a line inside changed -> look for the fingerprinted lines elsewhere in the file
-   (exactly once), then for the same text modulo white space (a formatter run: fresh,
-   ``reformatted in <sha>``), else stale, naming the commit that changed them
-   (bisection of ``observed..HEAD``) and the lines.
+   a line inside changed -> look for the fingerprinted lines elsewhere in the file, then
+   for the same text modulo white space where the diff put the range (a formatter run:
+   fresh, ``reformatted in <sha>``) or, when the lines left their place, anywhere in the
+   file (re-indented and moved, as a rename with a reformat leaves them), else stale,
+   naming the commit that changed them (bisection of ``observed..HEAD``) and the lines.
 3. Lines that left their file, or a deleted file, are looked for in the other files
-   (:mod:`gitmem.staleness.relocate`): found once -> fresh, ``moved to <anchor> in <sha>``; found
-   in several places -> stale, naming them; only a similar block -> stale,
-   ``moved to <anchor> and changed in <sha>``. Lines still in place never cost a search.
+   (:mod:`gitmem.staleness.relocate`): found -> fresh, ``moved to <anchor> in <sha>``; only
+   a similar block -> stale, ``moved to <anchor> and changed in <sha>``. Lines still in
+   place never cost a search. A whole-file anchor whose file is gone (deleted, or paired
+   by git with a file that does not hold it) follows its content: to a file that is the
+   content (a whole-file anchor again), into a bigger file (a range), or, split into
+   several files, to the part holding most of it (:func:`relocate.find_split`).
+   Copies: a block found in several places re-anchors by :func:`relocate.pick_copy`
+   (the successor file first, then the copy nearest the line the diff predicts); a copy
+   made only of lines the diff kept from outside the range was already there and does
+   not count (:func:`relocate.kept_elsewhere`).
 4. The fingerprint confirms a mapped range; when the observed commit is gone it is
    the only way back: the lines found unchanged at HEAD keep the memory fresh.
 5. The index and working tree are compared with HEAD: an uncommitted change to the
@@ -57,6 +65,7 @@ from gitmem.staleness.relocate import (
     Match,
     Texts,
     block_text,
+    copies_note,
     covers_file,
     find_in_blob,
     find_moved,
@@ -389,14 +398,8 @@ def _search_head(
     run: _Run,
     *,
     unique: bool,
-    known: list[str] | None = None,
 ) -> _Located | None:
-    """Find the fingerprinted lines (or file) at HEAD, at the anchor's path.
-
-    ``known`` is the anchored text as observed; when its fingerprint is ``fp`` the
-    search compares lines through an index of HEAD's lines instead of hashing every
-    window of the file.
-    """
+    """Find the fingerprinted lines (or file) at HEAD, at the anchor's path (nearest first)."""
     blob_id = run.h.blob_id_at(run.head, anchor.path)
     if blob_id is None or run.h.is_binary(run.h.blob(blob_id)):
         return None
@@ -404,18 +407,9 @@ def _search_head(
     if anchor.start is None or anchor.end is None:
         return _Located(anchor.path, None, None) if fingerprint(lines) == fp else None
     length = anchor.end - anchor.start + 1
-    near = anchor.start
-    start: int | None
-    if known is not None and len(known) == length and fingerprint(known) == fp:
-        hits = run.occurrences(blob_id, [line.rstrip() for line in known])
-        if not hits or (unique and len(hits) > 1):
-            return None
-        start = min(hits, key=lambda s: (abs(s - near), s))
-    else:
-        start = find_fingerprint(
-            lines, fp, length, near=anchor.start, unique=unique,
-            windows=run.windows(blob_id, length),
-        )
+    start = find_fingerprint(
+        lines, fp, length, near=anchor.start, unique=unique, windows=run.windows(blob_id, length),
+    )
     if start is None:
         return None
     return _Located(anchor.path, start, start + length - 1)
@@ -592,19 +586,10 @@ def _pick_in_file(
         return None
     m = pick_copy(copies, new_path, predicted_line(hunks, anchor.start, anchor.end))
     reason = None if m.exact else reformatted
-    note = _copies_note(m, copies)
+    note = copies_note(m, copies)
     if note:
         reason = f"{reason} ({note})" if reason else note
     return _Outcome(_Located(m.path, m.start, m.end), reason=reason)
-
-
-def _copies_note(m: Match, copies: list[Match]) -> str | None:
-    """``nearest of 3 copies, also at a.py#L9-L12, b.py#L1-L4`` when there were several."""
-    others = [c.ref() for c in copies if c != m]
-    if not others:
-        return None
-    listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")
-    return f"nearest of {len(copies)} copies, also at {listed}"
 
 
 def _changed_lines(
@@ -703,7 +688,7 @@ def _follow_move(
         located = _Located(m.path, None, None) if whole else _Located(m.path, m.start, m.end)
         note = _in(f"moved to {m.path if whole else m.ref()}", sha)
         note += "" if m.exact else " (reformatted)"
-        copies = _copies_note(m, whole or found)
+        copies = copies_note(m, whole or found)
         return _Outcome(located, reason=f"{note} ({copies})" if copies else note)
     if anchor.start is None:
         parts = find_split(run, run.head, candidates, known, {anchor.path},
