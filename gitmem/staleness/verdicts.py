@@ -448,8 +448,8 @@ def _locate(memory: Memory, anchor: Anchor, obs: str, run: _Run) -> _Outcome:
             # the whole content may live on elsewhere all the same
             sha = run.h.commit_deleting(anchor.path, obs, run.head)
             moved = _follow_move(memory, anchor, obs, run.lines(old_blob), (new_path, new_blob),
-                                 sha, outcome.reason or "", run, predicted=1)
-            if moved is not None and moved.located is not None:
+                                 sha, outcome.reason or "", run, predicted=1, edited=False)
+            if moved is not None:
                 return moved
     else:
         outcome = _locate_range(memory, anchor, obs, old_blob, new_path, new_blob, run)
@@ -662,6 +662,7 @@ def _follow_move(
     run: _Run,
     *,
     predicted: int,
+    edited: bool = True,
 ) -> _Outcome | None:
     """Where the anchored lines went when they left their file; ``None`` when nowhere.
 
@@ -671,7 +672,8 @@ def _follow_move(
     in several places: :func:`gitmem.staleness.relocate.pick_copy`'s rule, after, for a
     whole-file anchor, the copies that are whole files. A whole-file anchor found as a
     whole file, or split into several (:func:`gitmem.staleness.relocate.find_split`),
-    stays a whole-file anchor.
+    stays a whole-file anchor. With ``edited`` false, code moved and edited is not looked
+    for (``None`` instead of a stale outcome).
     """
     if not run.options.follow_moves or not searchable(block_text(known)):
         return None
@@ -697,7 +699,8 @@ def _follow_move(
             also = ", ".join(path for path, _ in parts[1:])
             return _Outcome(_Located(parts[0][0], None, None),
                             reason=_in(f"moved to {parts[0][0]}", sha) + f" (split, also in {also})")
-    similar = similar_regions(run, obs, run.head, candidates, known, skip, own[1] if own else None)
+    similar = [] if not edited else similar_regions(run, obs, run.head, candidates, known, skip,
+                                                     own[1] if own else None)
     if not similar:
         return None
     if len(similar) > 1:
