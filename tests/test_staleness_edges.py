@@ -288,6 +288,20 @@ def test_three_copies_in_other_javascript_files_re_anchor_to_the_nearest_line(em
     assert "nearest of 3 copies, also at src/a.js#L1-L4, src/b.js#L9-L12" in v.reason
 
 
+def test_an_exact_copy_wins_over_a_nearer_reformatted_one(empty_repo):
+    repo = empty_repo
+    commit_file(repo, "src/cart.js", "import x from 'x';\n" + JS_TOTAL, "cart")
+    memory = learn(repo, "src/cart.js#L2-L5")
+    (repo / "src/cart.js").write_text("import x from 'x';\n")
+    (repo / "src/near.js").write_text("// near\n" + JS_TOTAL.replace("  ", "    "))  # line 2
+    (repo / "src/far.js").write_text("// far\n" * 20 + JS_TOTAL)  # line 21
+    sha = _commit_all(repo, "two copies, one re-indented")
+    v = verdict(repo, memory)
+    assert (v.status, v.new_context_ref) == (Status.FRESH, "src/far.js#L21-L24")
+    assert v.reason == (f"moved to src/far.js#L21-L24 in {sha} "
+                        "(nearest of 2 copies, also at src/near.js#L2-L5)")
+
+
 def test_an_edit_in_place_is_stale_though_copies_of_the_old_block_were_already_there(empty_repo):
     repo = empty_repo
     commit_file(repo, "s.py", BLOCK + "a = 1\n" + BLOCK + "b = 2\n" + BLOCK, "three copies")

@@ -379,6 +379,8 @@ def similar_regions(
 def predicted_line(hunks: list[Hunk], start: int, end: int) -> int:
     """The new-side line (1-based) where git's diff puts old lines ``start``-``end``.
 
+    ``hunks`` are git's zero-context hunks (libgit2's Myers diff) from the old blob to the new.
+
     The first line of :func:`gitmem.record.anchors.map_window`; when the range was deleted
     with nothing in its place, the line that now follows the deletion.
     """
@@ -473,8 +475,9 @@ def find_split(
 ) -> list[tuple[str, int]]:
     """The files a deleted file was split into, most of it first; ``[]`` when it was not.
 
-    Compared as :func:`similar_regions` compares (non-blank lines, squeezed; difflib's
-    matching blocks, so each file holds its part in the original order). A split needs
+    Compared as :func:`similar_regions` compares (non-blank lines, squeezed; the matching
+    blocks of Python's difflib, Ratcliff and Obershelp's gestalt pattern matching, so each
+    file holds its part in the original order). A split needs
     all of these, among the ``candidates`` at HEAD not in ``skip``:
 
     - every non-blank line of ``known`` (3 to :data:`MAX_SIMILAR_LINES` of them) is held
