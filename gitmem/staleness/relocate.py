@@ -442,12 +442,13 @@ def pick_copy(copies: list[Match], successor: str | None, predicted: int) -> Mat
     return min(group, key=lambda m: (not m.exact, abs(m.start - predicted), m.start, m.path))
 
 
-def copies_note(m: Match, copies: list[Match]) -> str | None:
+def copies_note(m: Match, copies: list[Match], *, whole: bool = False) -> str | None:
     """What verify says of the copy ``m`` picked of several ``copies``, ``None`` for the only one.
 
-    ``nearest of 3 copies, also at a.py#L9-L12, b.py#L1-L4`` (at most three others named).
+    ``nearest of 3 copies, also at a.py#L9-L12, b.py#L1-L4`` (at most three others named;
+    with ``whole``, copies that are whole files, by path).
     """
-    others = [c.ref() for c in copies if c != m]
+    others = [c.path if whole else c.ref() for c in copies if c != m]
     if not others:
         return None
     listed = ", ".join(others[:3]) + (", ..." if len(others) > 3 else "")

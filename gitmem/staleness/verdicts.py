@@ -690,7 +690,7 @@ def _follow_move(
         located = _Located(m.path, None, None) if whole else _Located(m.path, m.start, m.end)
         note = _in(f"moved to {m.path if whole else m.ref()}", sha)
         note += "" if m.exact else " (reformatted)"
-        copies = copies_note(m, whole or found)
+        copies = copies_note(m, whole or found, whole=bool(whole))
         return _Outcome(located, reason=f"{note} ({copies})" if copies else note)
     if anchor.start is None:
         parts = find_split(run, run.head, candidates, known, {anchor.path},
