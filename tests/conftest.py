@@ -6,7 +6,9 @@ import difflib
 import io
 import os
 import subprocess
+import time
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -86,6 +88,12 @@ def tur(repo: Path, *args: str, stdin: str | None = None) -> Result:
 def run_tur():
     """The in-process ``tur`` runner as a fixture: ``run_tur(repo, *args, stdin=None)``."""
     return tur
+
+
+def clock_reaches(moment: datetime) -> None:
+    """Return once the wall clock (UTC) reads ``moment`` or later: for two stamps that must differ."""
+    while datetime.now(UTC) < moment:  # at most the gap asked for: the clock always gets there
+        time.sleep(0.001)
 
 
 def memory_ref(repo: Path) -> str:

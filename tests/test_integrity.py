@@ -380,7 +380,7 @@ def _run(path: Path | None, *args: str) -> tuple[int, str, str]:
 
 _WRAPPER = '''#!{python}
 """A git whose update-ref of refs/tur/memories dies holding the lock, as SIGKILL at its rename leaves it."""
-import os, signal, sys, time
+import os, signal, sys
 
 args = sys.argv[1:]
 if "update-ref" in args and "refs/tur/memories" in args:
@@ -392,7 +392,6 @@ if "update-ref" in args and "refs/tur/memories" in args:
     os.write(fd, (new + "\\n").encode())
     os.close(fd)
     if os.environ.get("KILL_TUR_TOO"):
-        time.sleep(0.5)
         os.kill(os.getppid(), signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)
 os.execv({git!r}, ["git", *args])
