@@ -84,6 +84,19 @@ def tur(repo: Path, *args: str, stdin: str | None = None) -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
+def tur_ok(repo: Path, *args: str, stdin: str | None = None) -> str:
+    """Run ``tur -C repo ARGS`` in process; assert it succeeded; return its stdout."""
+    code, out, err = tur(repo, *args, stdin=stdin)
+    assert code == 0, f"tur {' '.join(args)} failed ({code}): {err}"
+    assert "internal error" not in err, err
+    return out
+
+
+def learn(repo: Path, text: str, *args: str) -> str:
+    """``tur learn TEXT ARGS`` in ``repo`` (asserted to succeed); return the new memory's id."""
+    return tur_ok(repo, "learn", text, *args).strip()
+
+
 @pytest.fixture
 def run_tur():
     """The in-process ``tur`` runner as a fixture: ``run_tur(repo, *args, stdin=None)``."""
