@@ -6,7 +6,9 @@ import difflib
 import io
 import os
 import subprocess
+import time
 from contextlib import closing
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import NamedTuple
 
@@ -82,10 +84,29 @@ def tur(repo: Path, *args: str, stdin: str | None = None) -> Result:
     return Result(code, out.getvalue(), err.getvalue())
 
 
+def tur_ok(repo: Path, *args: str, stdin: str | None = None) -> str:
+    """Run ``tur -C repo ARGS`` in process; assert it succeeded; return its stdout."""
+    code, out, err = tur(repo, *args, stdin=stdin)
+    assert code == 0, f"tur {' '.join(args)} failed ({code}): {err}"
+    assert "internal error" not in err, err
+    return out
+
+
+def learn(repo: Path, text: str, *args: str) -> str:
+    """``tur learn TEXT ARGS`` in ``repo`` (asserted to succeed); return the new memory's id."""
+    return tur_ok(repo, "learn", text, *args).strip()
+
+
 @pytest.fixture
 def run_tur():
     """The in-process ``tur`` runner as a fixture: ``run_tur(repo, *args, stdin=None)``."""
     return tur
+
+
+def clock_reaches(moment: datetime) -> None:
+    """Return once the wall clock (UTC) reads ``moment`` or later: for two stamps that must differ."""
+    while datetime.now(UTC) < moment:  # at most the gap asked for: the clock always gets there
+        time.sleep(0.001)
 
 
 def memory_ref(repo: Path) -> str:

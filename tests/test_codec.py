@@ -488,10 +488,10 @@ def test_load_refuses_a_billion_laughs_alias_bomb_quickly():
         refs = ",".join([f"*a{level - 1}"] * 9)
         lines.append(f"a{level}: &a{level} [{refs}]")
     bomb = ("\n".join(lines) + "\n").encode()
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: a loaded machine does not stretch it
     with pytest.raises(MalformedRecord, match="anchors and aliases"):
         load_mapping(bomb, WHERE)
-    assert time.perf_counter() - started < 0.2
+    assert time.process_time() - started < 0.2
 
 
 @pytest.mark.parametrize(

@@ -8,7 +8,6 @@ teammate's broken overwrite, cache files copied between trees, and skips nobody 
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import shutil
@@ -23,7 +22,6 @@ import pytest
 
 from gitmem.api import Gitmem
 from gitmem.cache.reader import record_path
-from gitmem.cli import Env, main
 from gitmem.errors import InvalidInput, TooLarge
 from gitmem.record.ids import content_key, memory_id, pick_id
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
@@ -356,7 +354,8 @@ def test_sync_does_not_adopt_a_teammates_record_with_a_credential_and_says_what_
     c = Gitmem.open(clone(origin, "c"))
     assert c.sync(allow_secret=True).status == "adopted"
     assert leaked in {m.id for m in c.memories()[0]}
-    code, out, err = _run(b.paths.workdir, "sync")
+    assert b.paths.workdir is not None
+    code, out, err = tur(b.paths.workdir, "sync")
     assert code == 0
     assert f"refused           {leaked}" in out
     warning = next(line for line in err.splitlines() if leaked in line)
@@ -370,17 +369,11 @@ def test_sync_does_not_adopt_a_teammates_record_with_a_credential_and_says_what_
     assert record_path(leaked) not in set(git(origin, "ls-tree", "-r", "--name-only", MEMORY_REF).split())
 
 
-def _run(path: Path | None, *args: str) -> tuple[int, str, str]:
-    env = Env(out=io.StringIO(), err=io.StringIO())
-    code = main(["-C", str(path), *args], env)
-    return code, env.out.getvalue(), env.err.getvalue()
-
-
 # -- 5. a killed writer blocks everyone ------------------------------------------------------------------
 
 _WRAPPER = '''#!{python}
 """A git whose update-ref of refs/tur/memories dies holding the lock, as SIGKILL at its rename leaves it."""
-import os, signal, sys, time
+import os, signal, sys
 
 args = sys.argv[1:]
 if "update-ref" in args and "refs/tur/memories" in args:
@@ -392,7 +385,6 @@ if "update-ref" in args and "refs/tur/memories" in args:
     os.write(fd, (new + "\\n").encode())
     os.close(fd)
     if os.environ.get("KILL_TUR_TOO"):
-        time.sleep(0.5)
         os.kill(os.getppid(), signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)
 os.execv({git!r}, ["git", *args])

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from gitmem.record.models import Status
-from tests.conftest import commit_file, git
+from tests.conftest import commit_file, git, learn, tur_ok
 from tests.test_cli import Result, assert_one_line_error, memory_ref, tur
 from tests.test_watch import status_of, watching
 
@@ -28,19 +28,9 @@ ROOT = Path(__file__).resolve().parent.parent
 APP = "".join(f"line {i}\n" for i in range(1, 21))
 
 
-def ok(result: Result) -> Result:
-    assert result.code == 0, result.err
-    assert "internal error" not in result.err
-    return result
-
-
-def learn(repo: Path, text: str, *extra: str) -> str:
-    return ok(tur(repo, "learn", text, "--type", "fact", *extra)).out.strip()
-
-
 def status_lines(repo: Path) -> dict[str, str]:
     """``{memory id: the rest of its line}`` from ``tur status -v`` (every memory, fresh ones too)."""
-    out = ok(tur(repo, "status", "-v")).out
+    out = tur_ok(repo, "status", "-v")
     return {line.split()[0]: line for line in out.splitlines() if line.startswith("fact-")}
 
 
@@ -88,17 +78,17 @@ def partial(tmp_path) -> tuple[Path, Path, Path, dict[str, str]]:
 
 def test_a_partial_clone_lists_wakes_and_verifies_fetching_what_it_lacks_in_one_go(partial):
     _, _, clone, ids = partial
-    listed = ok(tur(clone, "list")).out
+    listed = tur_ok(clone, "list")
     assert all(mid in listed for mid in ids.values())
     assert missing_objects(clone, "refs/tur/memories") == set()
-    assert "the team prefers small commits" in ok(tur(clone, "wake")).out
+    assert "the team prefers small commits" in tur_ok(clone, "wake")
     rows = status_lines(clone)
     # line 15 changed at HEAD: lines 2-4 of the old blob (fetched on demand) are unchanged
     assert "fresh" in rows[ids["app"]]
     # the rename is found by similarity, which reads blobs the clone had not downloaded
     assert "-> docs/manual.md#L1-L3" in rows[ids["guide"]]
-    verified = ok(tur(clone, "verify"))
-    assert "stale" not in verified.out
+    verified = tur_ok(clone, "verify")
+    assert "stale" not in verified
 
 
 def test_a_partial_clone_syncs_with_its_origin(partial):
@@ -108,9 +98,9 @@ def test_a_partial_clone_syncs_with_its_origin(partial):
     learn(src, "added on the source after the clone")
     git(src, "push", "-q", str(origin), "refs/tur/memories")
     learn(clone, "added in the partial clone")
-    synced = ok(tur(clone, "sync"))
-    assert "merge origin" in synced.out and "push to origin done" in synced.out, synced.out
-    listed = ok(tur(clone, "list")).out
+    synced = tur_ok(clone, "sync")
+    assert "merge origin" in synced and "push to origin done" in synced, synced
+    listed = tur_ok(clone, "list")
     assert "added on the source" in listed and "added in the partial clone" in listed
     assert git(origin, "rev-parse", "refs/tur/memories").strip() == memory_ref(clone)
 
@@ -121,11 +111,11 @@ def test_a_treeless_clone_fetches_whole_trees_it_lacks(partial, tmp_path):
     git(tmp_path, "clone", "-q", "--filter=tree:0", origin.as_uri(), str(clone))
     git(clone, "fetch", "-q", "origin", "refs/tur/memories:refs/tur/memories")
     assert missing_objects(clone, "refs/tur/memories")
-    assert all(mid in ok(tur(clone, "list")).out for mid in ids.values())
+    assert all(mid in tur_ok(clone, "list") for mid in ids.values())
     rows = status_lines(clone)
     assert "fresh" in rows[ids["app"]]
     assert "-> docs/manual.md#L1-L3" in rows[ids["guide"]]
-    assert "learn" in ok(tur(clone, "show", ids["app"])).out
+    assert "learn" in tur_ok(clone, "show", ids["app"])
 
 
 def test_a_partial_clone_whose_remote_is_gone_says_which_object_it_cannot_fetch(partial, tmp_path):
@@ -155,7 +145,7 @@ def test_a_split_index_is_read_through_git_for_status_verify_and_watch(anchored)
     assert list(repo.joinpath(".git").glob("sharedindex.*"))
     rows = status_lines(repo)
     assert "fresh" in rows[app] and "fresh" in rows[guide]
-    ok(tur(repo, "verify"))
+    tur_ok(repo, "verify")
     (repo / "src/app.py").write_text(APP.replace("line 3\n", "line three\n"))
     git(repo, "add", "src/app.py")
     staged = status_lines(repo)[app]
@@ -217,8 +207,8 @@ def test_a_file_outside_a_sparse_checkout_is_as_head_has_it_not_deleted(anchored
     before = memory_ref(repo)
     rows = status_lines(repo)
     assert "fresh" in rows[guide] and "deleted" not in rows[guide]
-    verified = ok(tur(repo, "verify"))
-    assert "stale" not in verified.out
+    verified = tur_ok(repo, "verify")
+    assert "stale" not in verified
     assert memory_ref(repo) == before  # nothing to record
     # an edit inside the cone is still seen
     (repo / "src/app.py").write_text(APP.replace("line 2\n", "line two\n"))
@@ -313,7 +303,7 @@ def test_another_users_repository_is_refused_with_the_safe_directory_fix(repo, t
                               f"git config --global --add safe.directory {repo}")
         assert "internal error" not in result.err
     git(repo, "config", "--global", "--add", "safe.directory", str(repo))
-    assert "small commits" in ok(tur(repo, "list")).out
+    assert "small commits" in tur_ok(repo, "list")
     assert memory_ref(repo) == before
 
 

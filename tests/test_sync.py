@@ -15,7 +15,7 @@ from gitmem.cache.reader import record_path
 from gitmem.errors import FormatVersion, RemoteError
 from gitmem.sharing.sync import merge_plan
 from gitmem.store import MEMORY_REF, Mutation
-from tests.conftest import clone, commit_file, git, remote_tip, tur
+from tests.conftest import clock_reaches, clone, commit_file, git, remote_tip, tur
 
 T1 = datetime(2026, 2, 1, 9, 0, tzinfo=UTC)
 T2 = datetime(2026, 2, 2, 9, 0, tzinfo=UTC)
@@ -234,7 +234,8 @@ def test_persona_changed_on_both_sides_keeps_the_later_version_and_notes_union(o
     write_raw(a, "persona.yaml", b"name: from-a\n")
     write_raw(a, "continuity/a-note.md", b"note a\n")
     b.store.transact(lambda tip: Mutation({"continuity/b-note.md": b"note b\n"}, "note"))
-    time.sleep(1.1)  # commit times have one-second resolution: B's persona edit is later
+    # Commit times have one-second resolution: B's persona edit is made in a later second.
+    clock_reaches(datetime.fromtimestamp(int(time.time()) + 1, UTC))
     write_raw(b, "persona.yaml", b"name: from-b\n")
     a.sync()
     b.sync()

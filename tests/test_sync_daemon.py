@@ -17,7 +17,7 @@ from gitmem.api import Gitmem
 from gitmem.errors import RemoteError
 from gitmem.store import MEMORY_REF
 
-STARTUP_SECONDS = 10.0
+STARTUP_SECONDS = 60.0  # bounds a failure only: the wait ends when the daemon listens
 
 
 def _free_port() -> int:

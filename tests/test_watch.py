@@ -27,9 +27,7 @@ from tests.conftest import add_filler_memories, commit_file, git, memory_ref
 
 ROOT = Path(__file__).resolve().parent.parent
 DEADLINE_S = 60.0  # bounds a failure only: every wait returns as soon as its state holds
-QUIET_S = 0.6  # well over the 40 ms debounce used here: separate batches
 LEARNED_AT = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)
-POLL_GRAIN_S = 1.1  # a polling watcher tells file times apart to the second
 
 
 def record(repo: Path, memory_id: str):
@@ -42,6 +40,9 @@ class Running:
     def __init__(self, watcher: Watcher):
         self.watcher = watcher
         self.events: list[WatchEvent] = []
+        self.seen: set[str] = set()
+        """Every path of every batch the watcher has handled."""
+        watcher.on_batch = self.seen.update
         self.failure: BaseException | None = None
         self.thread = threading.Thread(target=self._run, daemon=True)
 
@@ -62,6 +63,25 @@ class Running:
                     return event
             time.sleep(0.02)
         raise AssertionError(f"no event {what} within {DEADLINE_S}s; got {self.events}")
+
+    def handled(self, path: Path) -> None:
+        """Wait until the watcher has handled a batch holding ``path``, and so every change before it."""
+        target = os.path.realpath(path)
+        deadline = time.monotonic() + DEADLINE_S
+        while target not in self.seen:
+            assert self.failure is None, repr(self.failure)
+            assert time.monotonic() < deadline, f"{target} never handled; saw {sorted(self.seen)}"
+            time.sleep(0.02)
+
+    def settle(self, directory: Path) -> None:
+        """Make a change in the watched ``directory`` that triggers nothing, and wait until it is handled.
+
+        The OS watch reports changes in order: every change made before this one has then been
+        handled too, so what they did (or did not do) can be checked, without waiting a time.
+        """
+        sentinel = directory / f"settle-{len(self.seen)}.txt"  # an untracked file: no memory on it
+        sentinel.write_text("settle\n")
+        self.handled(sentinel)
 
     def verifies(self) -> list[WatchEvent]:
         return [e for e in self.events if e.trigger != "start"]
@@ -213,7 +233,7 @@ def test_unanchored_ignored_and_git_internal_files_trigger_no_verify(learned):
         (objects / "scratch").write_text("x")
         (repo / ".git/tur").mkdir(exist_ok=True)
         (repo / ".git/tur/junk").write_text("x")
-        time.sleep(QUIET_S)
+        run.settle(repo)
         assert run.verifies() == []
         assert memory_ref(repo) == before
         # The watcher is alive: an anchored edit after all that is the first verify.
@@ -248,7 +268,12 @@ def test_a_memory_learned_by_another_process_is_watched_from_then_on(learned):
     with watching(repo) as run:
         assert set(run.watcher.anchored_paths()) == {"src/app.py"}
         other = Gitmem.open(repo).learn("f returns one", file="lib/util.py#L2")
-        time.sleep(QUIET_S)  # the ref move is seen as a batch with nothing to verify
+        lib = os.path.realpath(repo / "lib")
+        deadline = time.monotonic() + DEADLINE_S  # bounds a failure only
+        while lib not in run.watcher.watching:  # the ref move is seen, and lib/ watched from then on
+            assert time.monotonic() < deadline, f"lib/ never watched: {run.watcher.watching}"
+            time.sleep(0.02)
+        assert run.verifies() == []  # the ref move alone verifies nothing
         (repo / "lib/util.py").write_text("def f():\n    return 2\n")
         event = run.wait_for(lambda e: e.changes, "new memory stale")
         assert set(run.watcher.anchored_paths()) == {"src/app.py", "lib/util.py"}
@@ -263,7 +288,7 @@ def test_a_linked_worktree_is_watched_with_its_own_head(learned, tmp_path):
     assert anchored_paths(Gitmem.open(linked)) == {"src/app.py": (mid,)}
     with watching(linked) as run:
         (repo / "src/app.py").write_text("main's copy changed\n")  # another worktree
-        time.sleep(QUIET_S)
+        run.settle(linked)
         assert run.verifies() == []
         text = (linked / "src/app.py").read_text().replace("line 4\n", "line IV\n")
         sha = commit_file(linked, "src/app.py", text, "edit in linked worktree")
@@ -349,7 +374,7 @@ def test_an_empty_repository_is_watched_until_its_first_commit(empty_repo):
     with watching(empty_repo) as run:
         assert run.events[0].outcome is None  # nothing to verify against yet
         (empty_repo / "a.txt").write_text("a\n")
-        time.sleep(QUIET_S)
+        run.handled(empty_repo / "a.txt")
         assert run.verifies() == []
         commit_file(empty_repo, "a.txt", "a\n", "first")
         event = run.wait_for(lambda e: e.trigger == "head", "first commit")
@@ -396,10 +421,20 @@ def test_polling_sees_edits_like_the_os_watch(learned):
     repo, mid = learned
     app = repo / "src/app.py"
     with watching(repo, polling=True) as run:
-        time.sleep(POLL_GRAIN_S)  # polling compares file times to the second
-        app.write_text(app.read_text().replace("line 4\n", "line four\n"))
+        edit_seen_by_polling(app, "line 4\n", "line four\n")
         event = run.wait_for(lambda e: e.changes, "stale by polling")
     assert status_of(event, mid) == (Status.STALE, "working tree: line 4 modified")
+
+
+def edit_seen_by_polling(file: Path, old: str, new: str) -> None:
+    """Edit ``file`` so that a polling watcher sees it however soon after the watch started.
+
+    Polling compares modification times to the second: the edit's time is set two seconds
+    on, instead of waiting for the clock to pass a second.
+    """
+    mtime = file.stat().st_mtime
+    file.write_text(file.read_text().replace(old, new))
+    os.utime(file, (mtime + 2, mtime + 2))
 
 
 def _in_user_namespace_with_watch_limit(limit: int) -> list[str] | None:
@@ -431,9 +466,7 @@ def test_at_the_os_watch_limit_tur_watch_polls_and_says_so_in_one_line(learned):
     try:
         header = _wait_line(lines, "watching")
         assert "(polling, Ctrl-C to stop)" in header
-        time.sleep(POLL_GRAIN_S)
-        app = repo / "src/app.py"
-        app.write_text(app.read_text().replace("line 4\n", "line four\n"))
+        edit_seen_by_polling(repo / "src/app.py", "line 4\n", "line four\n")
         _wait_line(lines, f"{mid} fresh -> stale")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=DEADLINE_S) == 0

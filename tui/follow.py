@@ -78,7 +78,7 @@ class WorktreeFollow:
         return sorted(dirs)
 
     def keep(self, change: object, path: str) -> bool:
-        """True for a change that can trigger a check (the ``watch_filter`` of ``awatch``)."""
+        """True for a change that can trigger a check (the filter the browse screen applies to each batch)."""
         return self._kind(path) is not None
 
     def _kind(self, path: str) -> str | None:

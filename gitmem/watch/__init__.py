@@ -44,7 +44,7 @@ import errno
 import os
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -152,6 +152,11 @@ class Watcher:
         initial: run a verify of every memory when the watch starts.
         polling: poll the watched directories instead of asking the operating system
             (what the watcher falls back to by itself when the OS refuses more watches).
+        on_batch: called in the watching thread once a batch of changes taken from the OS
+            watch is handled (its verify, if any, yielded first; the watched directories
+            updated), with the batch's absolute paths, those that trigger nothing included.
+            One OS watch reports changes in order, so a change seen here means that every
+            change made before it was handled too (what a test waits for, not for a time).
 
     Raises:
         InvalidInput: the repository is bare (no working tree to watch).
@@ -166,6 +171,7 @@ class Watcher:
         tick_ms: int = 500,
         initial: bool = True,
         polling: bool = False,
+        on_batch: Callable[[frozenset[str]], None] | None = None,
     ) -> None:
         paths = gm.paths
         if paths.workdir is None:
@@ -180,6 +186,7 @@ class Watcher:
         self.tick_ms = tick_ms
         self.initial = initial
         self.polling = polling
+        self.on_batch = on_batch
         self.stop_event = stop_event or threading.Event()
         self.ready = threading.Event()
         """Set when the file watch is in place (just before the ``"start"`` event)."""
@@ -206,6 +213,11 @@ class Watcher:
         self._reload(gm)
 
     # -- what is watched -------------------------------------------------------------------
+
+    @property
+    def watching(self) -> tuple[str, ...]:
+        """The directories the OS watch is in place on now (sorted; empty before and after)."""
+        return self._watched
 
     def anchored_paths(self) -> dict[str, tuple[str, ...]]:
         """The anchored files and their memory ids, as of the last read of the memory ref."""
@@ -355,9 +367,10 @@ class Watcher:
                                          self.tick_ms, self.stop_event)
                 if raw in ("stop", "signal"):
                     return
-                seen = isinstance(raw, set) and bool(raw)
-                for _change, path in raw if isinstance(raw, set) else ():
+                batch = frozenset(path for _change, path in raw) if isinstance(raw, set) else frozenset()
+                for path in batch:
                     self._note(path)
+                seen = bool(batch)
                 if self._pending and not self._git_busy():
                     seen = True
                     event = self._process()
@@ -366,6 +379,8 @@ class Watcher:
                 if seen:  # a directory comes or goes, an anchor appears, only with a change
                     for _change, path in self._ensure_watch():
                         self._note(path)
+                if batch and self.on_batch is not None:
+                    self.on_batch(batch)
         finally:
             self._close()
 

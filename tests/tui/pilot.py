@@ -67,3 +67,19 @@ async def until(pilot, predicate, timeout=60.0, what="condition"):
             return
         await pilot.pause()
     raise AssertionError(f"timed out waiting for {what}")
+
+
+async def palette_settled(pilot, timeout=60.0):
+    """Wait until the open command palette has gathered every command for what is typed in it."""
+    from textual.command import CommandPalette
+
+    palette = pilot.app.screen
+    assert isinstance(palette, CommandPalette), palette
+    group = CommandPalette._GATHER_COMMANDS_GROUP
+    await pilot.pause()  # the last key typed has started its search
+
+    def settled():
+        return palette.has_class("-ready") and not any(
+            w.group == group and not w.is_finished for w in pilot.app.workers)
+
+    await until(pilot, settled, timeout, "the palette's commands")

@@ -8,7 +8,7 @@ import stat
 from rich.console import Console
 from textual.widgets import Input
 
-from tests.tui.pilot import error_notes, notes, run, select, table_ids, until
+from tests.tui.pilot import error_notes, notes, palette_settled, run, select, table_ids, until
 from tui import make_app
 from tui.screens.edit import EditScreen
 from tui.screens.help import HelpScreen
@@ -260,7 +260,7 @@ def test_the_command_palette_lists_gitmem_actions_and_runs_the_chosen_one(tui_re
         await pilot.press("ctrl+p")
         await pilot.pause()
         await pilot.press(*"learn")
-        await pilot.pause(0.5)
+        await palette_settled(pilot)
         await pilot.press("enter")
         await pilot.pause()
         assert isinstance(app.screen, LearnScreen)
@@ -278,7 +278,7 @@ def test_the_palette_opens_with_gitmem_actions_first_in_the_help_screens_order(t
 
     async def scenario(pilot):
         await pilot.press("ctrl+p")
-        await pilot.pause(0.5)
+        await palette_settled(pilot)
         listed = app.screen.query_one(CommandList)
         shown = [str(listed.get_option_at_index(i).prompt) for i in range(listed.option_count)]
         first = shown[: len(BROWSE_ACTIONS)]

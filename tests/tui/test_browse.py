@@ -8,7 +8,7 @@ from rich.text import Text
 from gitmem.api import Gitmem
 from gitmem.errors import UnknownMemory
 from tests.conftest import commit_file
-from tests.tui.pilot import cell, error_notes, run, select, table_ids
+from tests.tui.pilot import cell, error_notes, run, select, table_ids, until
 from tui import make_app
 from tui.messages import MemoryChanged
 from tui.screens.confidence import ConfidenceScreen
@@ -234,11 +234,8 @@ def test_another_process_writing_refreshes_the_table(tui_repo, clock):
         other = Gitmem.open(repo)
         new = other.learn("Retries back off exponentially", now=clock()).memory.id
         other.forget(ids["axiom"])
-        for _ in range(40):
-            await pilot.pause(0.05)
-            if new in table_ids(app):
-                break
-        assert table_ids(app) == sorted([ids["port"], ids["wal"], ids["pref"], new])
+        expected = sorted([ids["port"], ids["wal"], ids["pref"], new])
+        await until(pilot, lambda: table_ids(app) == expected, what="the other process's writes")
 
     run(app, scenario)
 

@@ -6,7 +6,7 @@ import threading
 import time
 
 from tests.conftest import git
-from tests.tui.pilot import cell, run, select, until
+from tests.tui.pilot import cell, error_notes, notes, run, select, until
 from tui import make_app
 from tui.follow import WorktreeFollow
 from tui.messages import WorktreeChecked
@@ -34,8 +34,7 @@ def test_an_edit_of_anchored_lines_turns_the_row_stale_and_a_revert_fresh_again(
 
     async def scenario(pilot):
         await select(pilot, ids["port"])
-        await until(pilot, lambda: app.screen.watching, what="the follower")
-        await pilot.pause(0.5)  # the watch is in place
+        await until(pilot, lambda: app.screen.watching, what="the watch in place")
         edit_line(repo, "src/app.py", "line 4\n", "line four\n")
         await until(pilot, lambda: status() == "stale", what="stale")
         assert "line four" in diff()
@@ -57,8 +56,7 @@ def test_a_commit_that_changes_the_anchored_lines_is_a_head_move(tui_repo, clock
     checks: list[WorktreeChecked] = []
 
     async def scenario(pilot):
-        await until(pilot, lambda: app.screen.watching, what="the follower")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: app.screen.watching, what="the watch in place")
         edit_line(repo, "src/store.py", "store 3\n", "store three\n")
         git(repo, "commit", "-q", "-am", "store three")
         await until(pilot, lambda: any(c.trigger == "head" for c in checks), what="a head check")
@@ -73,12 +71,11 @@ def test_the_follower_stops_with_the_app(tui_repo, clock):
     app = make_app(gm, clock=clock, poll_interval=3600)
 
     async def scenario(pilot):
-        await until(pilot, lambda: app.screen.watching, what="the follower")
-        await pilot.pause(0.5)
+        await until(pilot, lambda: app.screen.watching, what="the watch in place")
         assert threading.active_count() > before
 
     run(app, scenario)
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 60  # bounds a failure only
     while threading.active_count() > before and time.monotonic() < deadline:
         time.sleep(0.05)
     assert threading.active_count() <= before
@@ -104,11 +101,13 @@ def test_a_repository_without_commits_or_memories_opens_and_follows_quietly(empt
     app = make_app(Gitmem.open(empty_repo), clock=clock, poll_interval=3600)
 
     async def scenario(pilot):
-        await pilot.pause(0.5)
+        await until(pilot, lambda: app.screen.watching, what="the watch in place")
         assert "no memories yet" in str(app.screen.query_one("#summary").render())
         (empty_repo / "notes.txt").write_text("hello\n")
-        await pilot.pause(0.5)
-        assert app.screen.query_one("#summary-line").render() is not None
+        await until(pilot, lambda: app.screen.batches >= 1, what="the edit handled")
+        assert error_notes(app) == [] and notes(app) == []
+        assert "no memories yet" in str(app.screen.query_one("#summary").render())
+        assert str(app.screen.query_one("#summary-line").render()) == "0 of 0 memories"
 
     run(app, scenario)
 
@@ -120,10 +119,11 @@ def test_without_follow_an_edit_changes_nothing_until_a_verify(tui_repo, clock):
 
     async def scenario(pilot):
         await select(pilot, ids["port"])
-        await pilot.pause(0.5)
+        # Nothing follows the working tree: no worker, no watch, so an edit cannot be seen.
+        assert [w for w in app.workers if w.group == "follow"] == []
         edit_line(repo, "src/app.py", "line 4\n", "line four\n")
-        await pilot.pause(1.0)  # a follower would have re-checked by now (see the test above)
-        assert not app.screen.watching
+        await pilot.pause()
+        assert not app.screen.watching and app.screen.batches == 0
         assert cell(app, ids["port"], "status").plain == "fresh"
         await pilot.press("v")
         await until(pilot, lambda: cell(app, ids["port"], "status").plain == "stale", what="stale on v")

@@ -78,7 +78,10 @@ class BrowseScreen(Screen[None]):
         self.editor = editor
         self.follow = follow
         self.watching: tuple[str, ...] = ()
-        """The directories the working-tree follower watches (empty until its watch starts)."""
+        """The directories the working-tree follower watches: set once the operating system's
+        watch is in place (an edit from then on is seen), empty before and after."""
+        self.batches = 0
+        """Batches of working-tree changes the follower has handled, re-checking or not."""
         self._follow_stop = threading.Event()
         self.rows: list[Row] = []
         self.marked: str | None = None
@@ -208,20 +211,48 @@ class BrowseScreen(Screen[None]):
 
     async def _watch(self, follow: WorktreeFollow, dirs: list[str], stop: threading.Event,
                      polling: bool) -> None:
-        from watchfiles import awatch  # lazy: only the running app pays for it
+        """Watch ``dirs`` (each without its subdirectories) until ``stop`` is set.
 
-        changes = awatch(*dirs, watch_filter=follow.keep, stop_event=stop, recursive=False,
-                         debounce=1600, step=200, force_polling=polling)
-        self.watching = tuple(dirs)  # the watch is set up on the first step of the loop below
-        async for batch in changes:
-            changed = {path for _change, path in batch}
+        watchfiles' own watcher, as :func:`watchfiles.awatch` drives it (1.6 s debounce, 200 ms
+        steps), but opened before :attr:`watching` is set, which ``awatch`` cannot tell: it
+        opens the watch only on its first step.
+
+        Raises:
+            OSError, RuntimeError: the operating system refused the watch (watchfiles' internal
+                error is a RuntimeError).
+        """
+        # lazy: only the running app pays for them; anyio is what awatch waits on the thread with
+        import anyio.to_thread
+        from watchfiles._rust_notify import RustNotify
+
+        notify = await anyio.to_thread.run_sync(RustNotify, dirs, False, polling, 300, False, False)
+        with notify:  # closes the OS watch when the loop ends
+            self.watching = tuple(dirs)
+            try:
+                while not stop.is_set():
+                    # Shielded as in awatch: a cancelled worker waits for the step to end (the
+                    # stop event is set first) before the watch is closed under it.
+                    raw = await anyio.to_thread.run_sync(notify.watch, 1600, 200, 5000, stop)
+                    if raw in ("stop", "signal"):
+                        return
+                    if isinstance(raw, set):
+                        await self._handle(follow, {path for change, path in raw
+                                                    if follow.keep(change, path)})
+            finally:
+                if stop is self._follow_stop:  # else a newer watch has taken over, or is starting
+                    self.watching = ()
+
+    async def _handle(self, follow: WorktreeFollow, changed: set[str]) -> None:
+        """Re-check what one batch of changed paths calls for, then count the batch."""
+        if changed:
             try:
                 check, outcome = await asyncio.to_thread(self._check, follow, changed)
             except GitmemError as exc:
                 self.post_message(WorktreeChecked("error", (), (), str(exc)))
-                continue
-            if check is not None and outcome is not None:
-                self._apply(check, outcome)
+            else:
+                if check is not None and outcome is not None:
+                    self._apply(check, outcome)
+        self.batches += 1
 
     def _check(self, follow: WorktreeFollow, changed: set[str]) -> tuple[Check | None, VerifyOutcome | None]:
         gm = self.gm.reopen()  # a handle per batch, as the watcher takes: nothing cached survives
