@@ -181,8 +181,9 @@ def test_a_wake_or_recall_after_a_learn_reads_nothing_the_learn_wrote(learned):
 
 LEARN_PROBE = """
 import io, json, sys
-from gitmem.cli import Env, _pydantic_plugins_off, main
-_pydantic_plugins_off()  # as the tur entry point does
+from gitmem.cli import Env, main
+from gitmem.cli.process import settle_process
+settle_process()  # as the tur entry point does
 out, err = io.StringIO(), io.StringIO()
 code = main(sys.argv[1:], Env(out=out, err=err))
 loaded = sorted({m.split(".")[0] for m in sys.modules} & {"yaml", "ruamel"})
@@ -307,8 +308,8 @@ def test_the_first_wake_after_a_code_commit_loads_no_history(learned):
 
 PLUGINS_PROBE = """
 import json, os, sys
-from gitmem.cli import _pydantic_plugins_off
-_pydantic_plugins_off()
+from gitmem.cli.process import settle_process
+settle_process()
 from gitmem.record.models import Memory
 memory = Memory(id="fact-ab12cd34", type="fact", content="x", confidence=1)
 print(json.dumps({"switch": os.environ.get("PYDANTIC_DISABLE_PLUGINS"), "confidence": memory.confidence}))
@@ -343,3 +344,26 @@ def test_the_tur_entry_point_learns_and_reads_back_as_main_does(learned):
     assert shown.returncode == 0 and "Entry point note: it's #1" in shown.stdout
     bad = tur("learn", "")
     assert bad.returncode == 2 and bad.stderr.count("\n") == 1
+
+
+COLLECTOR_PROBE = """
+import atexit, gc, json, sys
+default = gc.get_threshold()
+import gitmem.api, gitmem.cli  # importing the library leaves the application's collector alone
+imported = gc.get_threshold()
+atexit.register(lambda: print(json.dumps({"default": default, "imported": imported,
+                                          "tur": gc.get_threshold()})))
+sys.argv = ["tur", "--version"]
+gitmem.cli.run()
+"""
+
+
+def test_only_the_tur_process_collects_its_young_objects_less_often():
+    from gitmem.cli.process import YOUNG_GENERATION_THRESHOLD
+
+    proc = subprocess.run([sys.executable, "-c", COLLECTOR_PROBE], env=dict(os.environ, PYTHONPATH=str(ROOT)),
+                          capture_output=True, text=True, check=True)
+    report = json.loads(proc.stdout.splitlines()[-1])
+    assert report["imported"] == report["default"]
+    assert report["tur"] == [YOUNG_GENERATION_THRESHOLD, *report["default"][1:]]
+    assert report["default"][0] < YOUNG_GENERATION_THRESHOLD

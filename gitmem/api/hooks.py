@@ -9,10 +9,10 @@ sessions``), so that no later hook of the same session sends a memory again unle
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.api.results import HookOutput
 from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import InvalidInput
 from gitmem.harness.hooks import SessionLog, parse_payload
@@ -22,12 +22,29 @@ if TYPE_CHECKING:
     from gitmem.api.records import Workspace
     from gitmem.context.recall import RecallResult
 
-__all__ = ["SESSIONS_DIR", "Hooks"]
+__all__ = ["SESSIONS_DIR", "HookOutput", "Hooks"]
 
 SESSIONS_DIR = "sessions"
 """Under ``<git common dir>/tur/``: one log per session (see :class:`gitmem.harness.hooks.SessionLog`)."""
 
 _FRESH_CONTEXT = frozenset({"clear", "compact"})
+
+
+# Here rather than with the other results in gitmem.api.results (which re-exports it): a hook
+# runs on every turn and builds this one result; that module creates a dozen other dataclasses.
+@dataclass(frozen=True)
+class HookOutput:
+    """What a harness hook prints: the text for the agent and the event it answers.
+
+    Attributes:
+        text: markdown for the agent's context; ``""`` when there is nothing to add.
+        event: the payload's ``hook_event_name`` (``SessionStart``, ``UserPromptSubmit``,
+            ``PreToolUse``, ``BeforeAgent``...), or the hook's own event when the payload
+            names none; it goes into the JSON form (``hookSpecificOutput.hookEventName``).
+    """
+
+    text: str
+    event: str
 
 
 class Hooks:

@@ -28,7 +28,7 @@ LAZY = {
     "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
     "render_hook": ("gitmem.context.render", "render_hook"),
     "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),
-    "HookOutput": ("gitmem.api.results", "HookOutput"),
+    "HookOutput": ("gitmem.api.hooks", "HookOutput"),
     "SetupReport": ("gitmem.harness", "SetupReport"),
     "SetupItem": ("gitmem.harness", "SetupItem"),
     "HARNESSES": ("gitmem.harness", "HARNESSES"),

@@ -21,6 +21,7 @@ from gitmem.text import first_words
 from gitmem.vocabulary import Status, iso_z
 
 if TYPE_CHECKING:
+    from gitmem.api.hooks import HookOutput
     from gitmem.cache import CacheInfo
     from gitmem.context.recall import Hit, RecallResult
     from gitmem.context.wake import AssemblyEntry, WakeResult
@@ -66,6 +67,7 @@ _ELSEWHERE = {
     "AssemblyEntry": "gitmem.context.wake",
     "CacheInfo": "gitmem.cache",
     "Hit": "gitmem.context.recall",
+    "HookOutput": "gitmem.api.hooks",
     "RecallResult": "gitmem.context.recall",
     "SetupItem": "gitmem.harness",
     "SetupReport": "gitmem.harness",
@@ -81,21 +83,6 @@ def __getattr__(name: str) -> Any:
     import importlib
 
     return getattr(importlib.import_module(module), name)
-
-
-@dataclass(frozen=True)
-class HookOutput:
-    """What a harness hook prints: the text for the agent and the event it answers.
-
-    Attributes:
-        text: markdown for the agent's context; ``""`` when there is nothing to add.
-        event: the payload's ``hook_event_name`` (``SessionStart``, ``UserPromptSubmit``,
-            ``PreToolUse``, ``BeforeAgent``...), or the hook's own event when the payload
-            names none; it goes into the JSON form (``hookSpecificOutput.hookEventName``).
-    """
-
-    text: str
-    event: str
 
 
 @dataclass(frozen=True)

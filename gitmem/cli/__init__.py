@@ -18,7 +18,7 @@ from typing import NoReturn
 
 from gitmem.cli.commands import COMMANDS, EXAMPLES
 from gitmem.cli.env import Env
-from gitmem.cli.process import exempt_survivors
+from gitmem.cli.process import exempt_survivors, settle_process
 
 __all__ = ["Env", "build_parser", "main"]
 
@@ -212,22 +212,9 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         return 1
 
 
-def _pydantic_plugins_off() -> None:
-    """Turn pydantic's plugins off for this process, unless the user chose otherwise.
-
-    A pydantic plugin (entry point group ``pydantic``) observes every validation; gitmem
-    registers none, and its records' validation is no other package's to observe. Looking
-    them up reads the metadata of every installed distribution (5-10 ms on the first
-    validation). ``PYDANTIC_DISABLE_PLUGINS`` is pydantic's documented switch; only the
-    entry point sets it, as a process-level setting (an application embedding
-    :mod:`gitmem.api` keeps its own choice).
-    """
-    os.environ.setdefault("PYDANTIC_DISABLE_PLUGINS", "__all__")
-
-
 def run() -> None:
     """Console-script entry point: process-level settings, :func:`main`, exit with its code."""
-    _pydantic_plugins_off()
+    settle_process()
     code = main()
     # What is still alive goes with the process. Out of the cyclic collector's reach, it is
     # not walked again by the collections the interpreter runs while it shuts down (a few

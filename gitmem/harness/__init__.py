@@ -11,12 +11,14 @@ repository's working tree (``--scope project``) or the user's home (``--scope us
 from __future__ import annotations
 
 import importlib
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from gitmem.errors import InvalidInput
-from gitmem.harness.merge import Outcome
+
+if TYPE_CHECKING:
+    from gitmem.harness.merge import Outcome as SetupItem
 
 __all__ = ["ACTIONS", "HARNESSES", "SCOPES", "SetupItem", "SetupReport", "run"]
 
@@ -27,8 +29,16 @@ SCOPES = ("project", "user")
 ACTIONS = ("setup", "check", "remove")
 """Write what is missing; report what is wired; take out what ``setup`` wrote."""
 
-SetupItem = Outcome
-"""One entry of one file and what happened to it (see :class:`gitmem.harness.merge.Outcome`)."""
+
+def __getattr__(name: str) -> Any:
+    # ``SetupItem``, one entry of one file and what happened to it, is
+    # :class:`gitmem.harness.merge.Outcome`: imported on first use, because every hook run
+    # imports this package (for :mod:`gitmem.harness.hooks`) and none of them merges a file.
+    if name == "SetupItem":
+        from gitmem.harness.merge import Outcome
+
+        return Outcome
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _MISSING = frozenset({"missing", "differs"})
 
@@ -77,6 +87,8 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupR
         HarnessConfigError: a settings file is not JSON/TOML, or cannot be written; no file
             of that harness was changed after it.
     """
+    import shutil  # here, not at the top: every hook run imports this package
+
     if harness not in HARNESSES:
         raise InvalidInput(f"unknown harness {harness!r}", f"use one of {', '.join(HARNESSES)}")
     if scope not in SCOPES:

@@ -36,7 +36,11 @@ Cost (measured on 2 cores): the first check in a process imports detect-secrets,
 why it is imported inside :func:`scan_texts`: about 0.11 s, of which ``requests`` (which its
 plugins and filters import at the top, to verify a found key over the network, which gitmem
 never asks for) is about 0.07 s. After that a one-line memory takes about 2.5 ms and ten
-260-character lines about 30 ms.
+260-character lines about 30 ms. Calling the plugin classes directly would not import less:
+every ``detect_secrets.*`` module first runs the package's ``__init__``, which imports
+``SecretsCollection`` and with it the scan, the filters, every plugin's base module and
+``requests`` (detect-secrets 1.5.0; in instructions executed, ``valgrind --tool=callgrind``:
+the package 448 M, 380 M of them ``requests``; its plugins 101 M; the first scan 34 M).
 """
 
 from __future__ import annotations
