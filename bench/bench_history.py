@@ -71,12 +71,13 @@ _API_PROBE = """
 import json, resource, sys, time
 from gitmem.api import Gitmem
 gm = Gitmem.open(sys.argv[1])
-gm.get(sys.argv[2])  # open the store and the cache, as the TUI has by then
+warm = sys.argv[2]  # a record not measured: the store, the cache and the modules loaded, as in the TUI
+gm.anchor_trail(warm, gm.history(warm))
 def cpu():
     me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 out = {}
-for memory_id in sys.argv[2:]:
+for memory_id in sys.argv[3:]:
     started, used = time.perf_counter(), cpu()
     history = gm.history(memory_id)
     gm.anchor_trail(memory_id, history)
@@ -294,9 +295,9 @@ class Code:
             sys.exit(f"bench: tur {' '.join(args)} failed ({self.label}): {proc.stderr[-2000:]}")
         return proc.stdout
 
-    def api(self, repo: Path, ids: list[str]) -> dict[str, list[float]]:
-        """``{id: [wall, cpu, commits]}`` of the TUI's history call, in one process."""
-        proc = subprocess.run([sys.executable, "-c", _API_PROBE, str(repo), *ids], env=self._env(),
+    def api(self, repo: Path, warm: str, ids: list[str]) -> dict[str, list[float]]:
+        """``{id: [wall, cpu, commits]}`` of the TUI's history call, in one process warmed on ``warm``."""
+        proc = subprocess.run([sys.executable, "-c", _API_PROBE, str(repo), warm, *ids], env=self._env(),
                               capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             sys.exit(f"bench: the history call failed ({self.label}): {proc.stderr[-2000:]}")
@@ -383,7 +384,8 @@ class Shown:
     log_plain: Timing
 
 
-def show_and_log(code: Code, repo: Path, plain: Path, paths: list[str], runs: int) -> dict[str, Shown]:
+def show_and_log(code: Code, repo: Path, plain: Path, paths: list[str], warm: str,
+                 runs: int) -> dict[str, Shown]:
     """``tur show ID``, the TUI call and ``git log -- PATH`` (with and without a graph), per record."""
     ids = [p.rsplit("/", 1)[1][:-5] for p in paths]
     show: dict[str, list[Sample]] = {i: [] for i in ids}
@@ -396,7 +398,7 @@ def show_and_log(code: Code, repo: Path, plain: Path, paths: list[str], runs: in
             show[memory_id].append(code.run(repo, "show", memory_id))
             log[memory_id].append(_git_log(repo, path))
             log_plain[memory_id].append(_git_log(plain, path))
-        for memory_id, (wall, cpu, count) in code.api(repo, ids).items():
+        for memory_id, (wall, cpu, count) in code.api(repo, warm, ids).items():
             api[memory_id].append((wall, cpu))
             commits[memory_id] = int(count)
     return {i: Shown(commits[i], Timing.of(show[i]), Timing.of(api[i]), Timing.of(log[i]),
@@ -421,14 +423,14 @@ class Measured:
     flat_sync: Timing
 
 
-def measure(code: Code, work: Path, year_repo: Path, flat_repo: Path, paths: list[str],
+def measure(code: Code, work: Path, year_repo: Path, flat_repo: Path, paths: list[str], warm: str,
             runs: int) -> Measured:
     """Every figure for ``code``, each on its own copies of the repositories."""
     repo = _copy(year_repo, work / f"show-{code.label}")
     first = code.run(repo, "learn", "The history benchmark's first learn on this clone")
     graph = _graph_files(repo)
     plain = _without_graph(repo, work / f"nograph-{code.label}")
-    shown = show_and_log(code, repo, plain, paths, runs)
+    shown = show_and_log(code, repo, plain, paths, warm, runs)
     print(f"{code.label}: show and log measured", file=sys.stderr, flush=True)
     year_sync = Timing.of(sync_rounds(code, year_repo, work / f"sync-year-{code.label}", runs))
     flat_sync = Timing.of(sync_rounds(code, flat_repo, work / f"sync-flat-{code.label}", runs))
@@ -455,7 +457,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"built {year.commits:,} commits over {len(year.final):,} records in "
           f"{time.perf_counter() - started:.1f} s ({args.work})", file=sys.stderr, flush=True)
     picks = _pick_paths(year)
-    rows = {code.label: measure(code, args.work, year_repo, flat_repo, [p for _, p in picks], args.runs)
+    paths = [p for _, p in picks]
+    warm = next(p for p in year.order if p not in paths).rsplit("/", 1)[1][:-5]
+    rows = {code.label: measure(code, args.work, year_repo, flat_repo, paths, warm, args.runs)
             for code in codes}
     report(rows, picks, year, args)
     return 0
