@@ -382,15 +382,21 @@ class Shown:
     api: Timing
     log: Timing
     log_plain: Timing
+    show_flat: Timing
 
 
-def show_and_log(code: Code, repo: Path, plain: Path, paths: list[str], warm: str,
+def show_and_log(code: Code, repo: Path, plain: Path, flat: Path, paths: list[str], warm: str,
                  runs: int) -> dict[str, Shown]:
-    """``tur show ID``, the TUI call and ``git log -- PATH`` (with and without a graph), per record."""
+    """``tur show ID``, the TUI call and ``git log -- PATH`` (with and without a graph), per record.
+
+    ``tur show ID`` also on ``flat``, the same records in one commit: what the command
+    costs besides the history.
+    """
     ids = [p.rsplit("/", 1)[1][:-5] for p in paths]
     show: dict[str, list[Sample]] = {i: [] for i in ids}
     log: dict[str, list[Sample]] = {i: [] for i in ids}
     log_plain: dict[str, list[Sample]] = {i: [] for i in ids}
+    show_flat: dict[str, list[Sample]] = {i: [] for i in ids}
     api: dict[str, list[tuple[float, float]]] = {i: [] for i in ids}
     commits: dict[str, int] = {}
     for _ in range(runs):
@@ -398,11 +404,12 @@ def show_and_log(code: Code, repo: Path, plain: Path, paths: list[str], warm: st
             show[memory_id].append(code.run(repo, "show", memory_id))
             log[memory_id].append(_git_log(repo, path))
             log_plain[memory_id].append(_git_log(plain, path))
+            show_flat[memory_id].append(code.run(flat, "show", memory_id))
         for memory_id, (wall, cpu, count) in code.api(repo, warm, ids).items():
             api[memory_id].append((wall, cpu))
             commits[memory_id] = int(count)
     return {i: Shown(commits[i], Timing.of(show[i]), Timing.of(api[i]), Timing.of(log[i]),
-                     Timing.of(log_plain[i])) for i in ids}
+                     Timing.of(log_plain[i]), Timing.of(show_flat[i])) for i in ids}
 
 
 def _pick_paths(year: _Year) -> list[tuple[str, str]]:
@@ -430,7 +437,9 @@ def measure(code: Code, work: Path, year_repo: Path, flat_repo: Path, paths: lis
     first = code.run(repo, "learn", "The history benchmark's first learn on this clone")
     graph = _graph_files(repo)
     plain = _without_graph(repo, work / f"nograph-{code.label}")
-    shown = show_and_log(code, repo, plain, paths, warm, runs)
+    flat = _copy(flat_repo, work / f"showflat-{code.label}")
+    code.call(flat, "learn", "The history benchmark's first learn on this clone")
+    shown = show_and_log(code, repo, plain, flat, paths, warm, runs)
     print(f"{code.label}: show and log measured", file=sys.stderr, flush=True)
     year_sync = Timing.of(sync_rounds(code, year_repo, work / f"sync-year-{code.label}", runs))
     flat_sync = Timing.of(sync_rounds(code, flat_repo, work / f"sync-flat-{code.label}", runs))
@@ -473,16 +482,18 @@ def report(rows: dict[str, Measured], picks: list[tuple[str, str]], year: _Year,
            args: argparse.Namespace) -> None:
     print(f"\n## History at {year.commits:,} memory-ref commits, {len(year.final):,} records "
           f"(median of {args.runs} runs; wall / CPU seconds, git's included)\n")
-    print("| record | commits | code | `tur show ID` | TUI call (history + anchor_trail) | "
-          "`git log -- PATH` | show / log (CPU) | TUI call / log (CPU) | `git log` without commit-graph |")
-    print("|---|---:|---|---:|---:|---:|---:|---:|---:|")
+    print("| record | commits | code | `tur show ID` | the same on a one-commit history | TUI call "
+          "(history + anchor_trail) | `git log -- PATH` | show / log (CPU) | TUI call / log (CPU) | "
+          "`git log` without commit-graph |")
+    print("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|")
     for what, path in picks:
         memory_id = path.rsplit("/", 1)[1][:-5]
         for label, measured in rows.items():
             row = measured.shown[memory_id]
             show_ratio, api_ratio = row.show.cpu / row.log.cpu, row.api.cpu / row.log.cpu
             flags = "" if label != "after" else " " + ("ok" if api_ratio <= SHOW_TARGET else "MISSED")
-            print(f"| {what} (`{memory_id}`) | {row.commits} | {label} | {_s(row.show)} | {_s(row.api)} | "
+            print(f"| {what} (`{memory_id}`) | {row.commits} | {label} | {_s(row.show)} | "
+                  f"{_s(row.show_flat)} | {_s(row.api)} | "
                   f"{_s(row.log)} | {show_ratio:.1f}x | {api_ratio:.1f}x{flags} | {_s(row.log_plain)} |")
     print(f"\n## `tur sync` after one learn on each side (median of {args.runs} runs; wall / CPU seconds)\n")
     print(f"| code | {year.commits:,}-commit history | one-commit history | ratio (wall) | ratio (CPU) |")

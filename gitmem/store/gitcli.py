@@ -159,13 +159,26 @@ class Git:
         self.cat = CatFile(self)
 
     def run(self, *args: str, data: bytes | None = None, env: dict[str, str] | None = None,
-            timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[bytes]:
+            timeout: float = TIMEOUT_S, spool: bool = False) -> subprocess.CompletedProcess[bytes]:
         """Run ``git <args>`` and return the finished process (stdout and stderr as bytes).
+
+        ``spool``: git writes its stdout to a temporary file, read back at the end; for
+        megabytes of output, which a pipe would hand over in a few thousand reads.
 
         Raises:
             GitmemError: git cannot be run at all, or took more than ``timeout`` seconds.
         """
         try:
+            if spool:
+                with tempfile.TemporaryFile() as out:
+                    proc = subprocess.run(
+                        [*self.base, *args], cwd=self.cwd, input=data, stdout=out, stderr=subprocess.PIPE,
+                        check=False, env=env, timeout=timeout,
+                        stdin=subprocess.DEVNULL if data is None else None,
+                    )
+                    out.seek(0)
+                    proc.stdout = out.read()
+                    return proc
             return subprocess.run(
                 [*self.base, *args], cwd=self.cwd, input=data, capture_output=True, check=False,
                 env=env, timeout=timeout,
@@ -193,15 +206,20 @@ class Git:
     # -- history ------------------------------------------------------------------------------
 
     def path_log(self, tip: str, path: str, *, commit_graph: bool = True) -> list[PathChange]:
-        """The commits reachable from ``tip`` that git finds changed ``path``, newest first.
+        """Commits reachable from ``tip`` whose version of ``path`` differs from every parent's, newest first.
 
-        ``git log --full-history --date-order --raw -- PATH``: every parent of a merge is
-        followed (no side of history is pruned); a commit with one parent is listed when
-        the path differs from its parent's, with both blob ids; a merge when the path
-        differs from at least one parent's (which the caller narrows). The walk is git's
+        git's walk in its default mode (``git log -- PATH``): a commit with one parent is
+        listed when the path differs from its parent's, with both blob ids; a merge when
+        it differs from every parent's; a root commit when it has the path. That mode
+        follows only the parent a merge kept the path from; so that no commit is left
+        out (a change that lost a merge), the walk also starts from every parent of every
+        merge (from ``git rev-list --date-order --parents``), which costs git no tree reads, where
+        ``--full-history`` would compare each merge with every parent. The walk is git's
         own, so it reads the commit-graph and its changed-path Bloom filters where the
-        repository has them (``git help commit-graph``): a commit whose filter says the path
-        did not change is passed without reading its tree.
+        repository has them (``git help commit-graph``): a commit whose filter says the
+        path did not change is passed without reading its tree. Order: that of
+        ``git rev-list --date-order`` (no commit before all of its children; otherwise
+        newest commit time first), which that same walk of the whole history gives.
 
         Args:
             tip: the commit the walk starts from (full hex).
@@ -215,15 +233,24 @@ class Git:
         # -c: what the user's log.* settings would change (following renames, signatures,
         # colour) is pinned; the pathspec is literal and replace refs are ignored, as
         # libgit2 reads the objects.
-        args = ["--no-replace-objects", "--literal-pathspecs", "-c", "log.follow=false",
-                "-c", "log.showSignature=false", "-c", "color.ui=false"]
+        common = ["--no-replace-objects", "--literal-pathspecs"]
         if not commit_graph:
-            args += ["-c", "core.commitGraph=false"]
-        proc = self.run(*args, "log", "--full-history", "--date-order", "--raw", "--no-abbrev",
-                        "--root", "--no-renames", "--format=%x01%H %P", tip, "--", path)
+            common += ["-c", "core.commitGraph=false"]
+        walk = self.run(*common, "rev-list", "--date-order", "--parents", tip, spool=True)
+        if walk.returncode != 0:
+            raise GitmemError(f"git rev-list failed: {first_line(walk.stderr)}")
+        lines = walk.stdout.split(b"\n")
+        order = {line[:40]: n for n, line in enumerate(lines)}
+        # a merge's line holds three ids or more (122 characters and up)
+        tips = {tip.encode(), *(p for line in lines if len(line) > 100 for p in line.split()[1:])}
+        proc = self.run(*common, "-c", "log.follow=false", "-c", "log.showSignature=false",
+                        "-c", "color.ui=false", "log", "--stdin", "--raw", "--no-abbrev",
+                        "--root", "--no-renames", "--format=%x01%H %P", "--", path,
+                        data=b"".join(sha + b"\n" for sha in sorted(tips)))
         if proc.returncode != 0:
             raise GitmemError(f"git log failed: {first_line(proc.stderr)}")
-        return _path_changes(proc.stdout)
+        # git orders each start's line apart; the order of the whole history puts them together
+        return sorted(_path_changes(proc.stdout), key=lambda c: order.get(c.sha.encode(), len(order)))
 
     def write_commit_graph(self, tips: list[str]) -> str | None:
         """Add the commits reachable from ``tips`` to the repository's commit-graph, with Bloom filters.

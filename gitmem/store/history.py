@@ -88,8 +88,9 @@ class History:
     def _narrow(self, found: list[PathChange], path: str) -> list[tuple[str, str | None, str | None]]:
         """``(sha, new blob, old blob)`` of the commits of ``found`` that changed ``path`` from every parent.
 
-        git lists a merge that differs from any one parent; it counts here only when it
-        differs from all (a sync merge that carries one side's version changed nothing).
+        git lists a merge only when it differs from every parent, without blob ids: they
+        are read here (for :meth:`_chained`), and the rule checked again (a sync merge that
+        carries one side's version changed nothing).
         """
         kept: list[tuple[str, str | None, str | None]] = []
         for change in found:
