@@ -25,6 +25,9 @@ __all__ = ["CatFile", "Git", "PathChange", "PathStatus", "first_line"]
 TIMEOUT_S = 60.0
 #: Seconds a fetch of missing objects from a promisor remote may take.
 FETCH_TIMEOUT_S = 300.0
+#: Seconds a commit-graph write may take: killed, git would leave its lock file behind, and
+#: the first write of a long history (every commit's Bloom filter) takes about 1 s a 20,000 commits.
+GRAPH_TIMEOUT_S = 3600.0
 #: Pathspecs passed to one ``git ls-files`` (the rest go in further calls).
 _PATHS_PER_CALL = 500
 
@@ -267,7 +270,7 @@ class Git:
         data = "".join(f"{tip}\n" for tip in tips).encode()
         try:
             proc = self.run("commit-graph", "write", "--stdin-commits", "--changed-paths", "--split",
-                            "--no-progress", data=data)
+                            "--no-progress", data=data, timeout=GRAPH_TIMEOUT_S)
         except GitmemError as exc:
             return exc.message
         return None if proc.returncode == 0 else first_line(proc.stderr)
