@@ -68,7 +68,7 @@ class PathStatus:
 
 @dataclass(frozen=True)
 class PathChange:
-    """One commit of ``git log --full-history -- PATH``: what git says it did to the path.
+    """One commit of :meth:`Git.path_log` (``git log -- PATH``): what git says it did to the path.
 
     Attributes:
         sha: the commit.

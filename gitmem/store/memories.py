@@ -260,7 +260,8 @@ class Store:
 
         A commit "changes" a path when the path's blob differs from every parent's
         (so a sync merge that only carries one side's version is not listed). With
-        ``path`` the walk is git's (``git log --full-history -- PATH``, in ``--date-order``),
+        ``path`` the walk is git's (``git log -- PATH`` from the tip and every merge's parents,
+        in ``--date-order``: see :meth:`~gitmem.store.gitcli.Git.path_log`),
         which reads the commit-graph and its Bloom filters that gitmem keeps for the
         memory ref (:mod:`gitmem.store.history`); the answer is the same without them.
         Without ``path``: libgit2's topological walk, newest first.
