@@ -5,7 +5,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: demo test lint bench bench-verify bench-recall bench-repositories bench-tur-import snapshots venv clean
+.PHONY: demo test lint bench bench-verify bench-recall bench-repositories bench-tur-import bench-history snapshots venv clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -42,6 +42,10 @@ bench-repositories: $(STAMP)
 
 bench-tur-import: $(STAMP)
 	$(BIN)/python bench/bench_tur_import.py
+
+# BEFORE=DIR: also measure the code checked out in DIR (git worktree add --detach DIR REV).
+bench-history: $(STAMP)
+	$(BIN)/python bench/bench_history.py $(if $(BEFORE),--before $(BEFORE))
 
 snapshots: $(STAMP)
 	$(BIN)/python -m pytest -q tests/tui/test_snapshots.py --snapshot-update

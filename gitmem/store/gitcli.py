@@ -19,12 +19,15 @@ from pathlib import Path
 
 from gitmem.errors import GitmemError
 
-__all__ = ["CatFile", "Git", "PathStatus", "first_line"]
+__all__ = ["CatFile", "Git", "PathChange", "PathStatus", "first_line"]
 
 #: Seconds a read-only git command may take before gitmem gives up on it.
 TIMEOUT_S = 60.0
 #: Seconds a fetch of missing objects from a promisor remote may take.
 FETCH_TIMEOUT_S = 300.0
+#: Seconds a commit-graph write may take: killed, git would leave its lock file behind, and
+#: the first write of a long history (every commit's Bloom filter) takes about 1 s a 20,000 commits.
+GRAPH_TIMEOUT_S = 3600.0
 #: Pathspecs passed to one ``git ls-files`` (the rest go in further calls).
 _PATHS_PER_CALL = 500
 
@@ -61,6 +64,27 @@ class PathStatus:
     unstaged: str
     conflicted: bool = False
     index_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PathChange:
+    """One commit of :meth:`Git.path_log` (``git log -- PATH``): what git says it did to the path.
+
+    Attributes:
+        sha: the commit.
+        parents: its parents, in order (two or more: a merge).
+        old: the path's blob id in the (only) parent, ``None`` when absent there; ``None``
+            for a merge, whose blobs git does not list.
+        new: the path's blob id in the commit, ``None`` when absent (a deletion); ``None``
+            for a merge.
+        listed: whether git gave the blob ids (``--raw``); false for a merge.
+    """
+
+    sha: str
+    parents: tuple[str, ...]
+    old: str | None = None
+    new: str | None = None
+    listed: bool = False
 
 
 class CatFile:
@@ -138,13 +162,26 @@ class Git:
         self.cat = CatFile(self)
 
     def run(self, *args: str, data: bytes | None = None, env: dict[str, str] | None = None,
-            timeout: float = TIMEOUT_S) -> subprocess.CompletedProcess[bytes]:
+            timeout: float = TIMEOUT_S, spool: bool = False) -> subprocess.CompletedProcess[bytes]:
         """Run ``git <args>`` and return the finished process (stdout and stderr as bytes).
+
+        ``spool``: git writes its stdout to a temporary file, read back at the end; for
+        megabytes of output, which a pipe would hand over in a few thousand reads.
 
         Raises:
             GitmemError: git cannot be run at all, or took more than ``timeout`` seconds.
         """
         try:
+            if spool:
+                with tempfile.TemporaryFile() as out:
+                    proc = subprocess.run(
+                        [*self.base, *args], cwd=self.cwd, input=data, stdout=out, stderr=subprocess.PIPE,
+                        check=False, env=env, timeout=timeout,
+                        stdin=subprocess.DEVNULL if data is None else None,
+                    )
+                    out.seek(0)
+                    proc.stdout = out.read()
+                    return proc
             return subprocess.run(
                 [*self.base, *args], cwd=self.cwd, input=data, capture_output=True, check=False,
                 env=env, timeout=timeout,
@@ -152,8 +189,9 @@ class Git:
                 stdin=subprocess.DEVNULL if data is None else None,
             )
         except subprocess.TimeoutExpired as exc:
-            raise GitmemError(f"git {args[0]} took more than {timeout:.0f} s",
-                              f"run `git {args[0]}` yourself to see why") from exc
+            name = _command(args)
+            raise GitmemError(f"git {name} took more than {timeout:.0f} s",
+                              f"run `git {name}` yourself to see why") from exc
         except OSError as exc:
             raise _no_git(exc) from exc
 
@@ -165,8 +203,77 @@ class Git:
         """
         proc = self.run(*args)
         if proc.returncode != 0:
-            raise GitmemError(f"git {args[0]} failed: {first_line(proc.stderr)}")
+            raise GitmemError(f"git {_command(args)} failed: {first_line(proc.stderr)}")
         return proc.stdout
+
+    # -- history ------------------------------------------------------------------------------
+
+    def path_log(self, tip: str, path: str, *, commit_graph: bool = True) -> list[PathChange]:
+        """Commits reachable from ``tip`` whose version of ``path`` differs from every parent's, newest first.
+
+        git's walk in its default mode (``git log -- PATH``): a commit with one parent is
+        listed when the path differs from its parent's, with both blob ids; a merge when
+        it differs from every parent's; a root commit when it has the path. That mode
+        follows only the parent a merge kept the path from; so that no commit is left
+        out (a change that lost a merge), the walk also starts from every parent of every
+        merge (from ``git rev-list --date-order --parents``), which costs git no tree reads, where
+        ``--full-history`` would compare each merge with every parent. The walk is git's
+        own, so it reads the commit-graph and its changed-path Bloom filters where the
+        repository has them (``git help commit-graph``): a commit whose filter says the
+        path did not change is passed without reading its tree. Order: that of
+        ``git rev-list --date-order`` (no commit before all of its children; otherwise
+        newest commit time first), which that same walk of the whole history gives.
+
+        Args:
+            tip: the commit the walk starts from (full hex).
+            path: one file's path from the top of the tree, matched literally.
+            commit_graph: ``False`` makes git ignore any commit-graph
+                (``core.commitGraph=false``): the walk reads every commit object.
+
+        Raises:
+            GitmemError: git failed (its reason quoted), or cannot be run.
+        """
+        # -c: what the user's log.* settings would change (following renames, signatures,
+        # colour) is pinned; the pathspec is literal and replace refs are ignored, as
+        # libgit2 reads the objects.
+        common = ["--no-replace-objects", "--literal-pathspecs"]
+        if not commit_graph:
+            common += ["-c", "core.commitGraph=false"]
+        walk = self.run(*common, "rev-list", "--date-order", "--parents", tip, spool=True)
+        if walk.returncode != 0:
+            raise GitmemError(f"git rev-list failed: {first_line(walk.stderr)}")
+        lines = walk.stdout.split(b"\n")
+        order = {line[:40]: n for n, line in enumerate(lines)}
+        # a merge's line holds three ids or more (122 characters and up)
+        tips = {tip.encode(), *(p for line in lines if len(line) > 100 for p in line.split()[1:])}
+        proc = self.run(*common, "-c", "log.follow=false", "-c", "log.showSignature=false",
+                        "-c", "color.ui=false", "log", "--stdin", "--raw", "--no-abbrev",
+                        "--root", "--no-renames", "--format=%x01%H %P", "--", path,
+                        data=b"".join(sha + b"\n" for sha in sorted(tips)))
+        if proc.returncode != 0:
+            raise GitmemError(f"git log failed: {first_line(proc.stderr)}")
+        # git orders each start's line apart; the order of the whole history puts them together
+        return sorted(_path_changes(proc.stdout), key=lambda c: order.get(c.sha.encode(), len(order)))
+
+    def write_commit_graph(self, tips: list[str]) -> str | None:
+        """Add the commits reachable from ``tips`` to the repository's commit-graph, with Bloom filters.
+
+        ``git commit-graph write --stdin-commits --changed-paths --split``: git writes a new
+        layer holding only the commits no layer holds yet, into the repository's own
+        ``objects/info/commit-graphs/``, and merges small layers as it does for ``git
+        maintenance`` (its default ``--split`` strategy). Commits of other refs are not
+        added.
+
+        Returns:
+            ``None`` when written, else git's reason.
+        """
+        data = "".join(f"{tip}\n" for tip in tips).encode()
+        try:
+            proc = self.run("commit-graph", "write", "--stdin-commits", "--changed-paths", "--split",
+                            "--no-progress", data=data, timeout=GRAPH_TIMEOUT_S)
+        except GitmemError as exc:
+            return exc.message
+        return None if proc.returncode == 0 else first_line(proc.stderr)
 
     # -- the index and the working tree -------------------------------------------------------
 
@@ -296,6 +403,41 @@ class Git:
             env=dict(os.environ, GIT_TERMINAL_PROMPT="0"),
         )
         return None if proc.returncode == 0 else first_line(proc.stderr)
+
+
+_ABSENT = "0" * 40
+
+
+def _path_changes(out: bytes) -> list[PathChange]:
+    """Parse :meth:`Git.path_log`'s output: a 0x01 byte, ``SHA PARENTS``, then the commit's raw diff."""
+    found: list[PathChange] = []
+    for chunk in out.split(b"\x01")[1:]:
+        lines = chunk.decode("ascii", "replace").splitlines()
+        shas = lines[0].split()
+        parents = tuple(shas[1:])
+        raw = next((line for line in lines[1:] if line.startswith(":")), None)
+        if raw is None or len(parents) > 1:
+            found.append(PathChange(shas[0], parents))
+            continue
+        # :old_mode new_mode old_blob new_blob status<TAB>path
+        fields = raw.split("\t", 1)[0].split()
+        old, new = fields[2], fields[3]
+        found.append(PathChange(shas[0], parents, None if old == _ABSENT else old,
+                                None if new == _ABSENT else new, listed=True))
+    return found
+
+
+def _command(args: tuple[str, ...]) -> str:
+    """The git command in ``args`` (``log`` of ``-c x=y log ...``), for messages."""
+    skip = False
+    for arg in args:
+        if skip:
+            skip = False
+        elif arg == "-c":
+            skip = True
+        elif not arg.startswith("-"):
+            return arg
+    return args[0] if args else "git"
 
 
 def _loose_blob(objects: Path, oid: str) -> bytes:

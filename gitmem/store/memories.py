@@ -256,10 +256,18 @@ class Store:
         return self._refs.note_tip(sha)
 
     def log(self, path: str | None = None, ref: str = MEMORY_REF, limit: int = 200) -> list[CommitInfo]:
-        """Commits on the ref, newest first; with ``path``, only those that changed it.
+        """Commits on the ref, newest first (at most ``limit``); with ``path``, only those that changed it.
 
         A commit "changes" a path when the path's blob differs from every parent's
-        (so a sync merge that only carries one side's version is not listed).
+        (so a sync merge that only carries one side's version is not listed). With
+        ``path`` the walk is git's (``git log -- PATH`` from the tip and every merge's parents,
+        in ``--date-order``: see :meth:`~gitmem.store.gitcli.Git.path_log`),
+        which reads the commit-graph and its Bloom filters that gitmem keeps for the
+        memory ref (:mod:`gitmem.store.history`); the answer is the same without them.
+        Without ``path``: libgit2's topological walk, newest first.
+
+        Raises:
+            GitmemError: git cannot walk the history (``path`` given).
         """
         return self._refs.log(path, ref, limit)
 

@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, cast
 
 from gitmem.errors import GitmemError, RefConflict, RefLocked
 from gitmem.store.repo import HEX, pg
-from gitmem.store.tree import StoredBlob, blob_at
+from gitmem.store.tree import StoredBlob
 
 if TYPE_CHECKING:
     import pygit2
 
+    from gitmem.store.history import History
     from gitmem.store.people import People
     from gitmem.store.repo import Repository
     from gitmem.store.tree import Trees
@@ -124,6 +125,16 @@ class Refs:
         self._people = people
         self._tip = tip
         self._notices: list[str] = []
+        self._history: History | None = None
+
+    @property
+    def history(self) -> History:
+        """Per-path history through git's walk, and the commit-graph upkeep (:mod:`gitmem.store.history`)."""
+        if self._history is None:
+            from gitmem.store.history import History
+
+            self._history = History(self._repository, self._trees.blob_id_at)
+        return self._history
 
     def read_tip(self, ref: str) -> str | None:
         """Commit SHA ``ref`` points at (from the ref files where it can), or ``None``."""
@@ -169,15 +180,13 @@ class Refs:
         tip = self._tip(ref)
         if tip is None:
             return []
+        repo = self._repository.repo
+        if path is not None:
+            shas = self.history.changes(tip, path)[:limit]
+            return [commit_info(cast("pygit2.Commit", repo[sha])) for sha in shas]
         out: list[CommitInfo] = []
         order = pg().enums.SortMode.TOPOLOGICAL | pg().enums.SortMode.TIME
-        for commit in self._repository.repo.walk(tip, order):
-            if path is not None:
-                tree_of = self._repository.access.tree_of
-                here = blob_at(tree_of(commit), path)
-                before = [blob_at(tree_of(p), path) for p in commit.parents] or [None]
-                if all(here == b for b in before):
-                    continue
+        for commit in repo.walk(tip, order):
             out.append(commit_info(commit))
             if len(out) >= limit:
                 break
@@ -276,6 +285,7 @@ class Refs:
         if proc.returncode == 0:
             if ref == MEMORY_REF:
                 self.note_tip(new)
+                self.history.after_move(new)
             return "ok"
         if proc.returncode < 0:
             return self._killed(ref, new, -proc.returncode)

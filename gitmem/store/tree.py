@@ -118,15 +118,6 @@ def _names(tree: pygit2.Tree) -> set[str]:
     return {entry.name for entry in tree if entry.name is not None}
 
 
-def blob_at(tree: pygit2.Tree, path: str) -> str | None:
-    """Id of the object at ``path`` in ``tree``, or ``None`` when there is none."""
-    try:
-        return str(tree[path].id)
-    except KeyError:
-        return None
-
-
-
 class Trees:
     """The objects of the memory ref's commits: trees, records, notes, and new trees written.
 
