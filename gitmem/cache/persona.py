@@ -1,4 +1,4 @@
-"""The parsed persona, ``persona.bin``: the ``persona.yaml`` mapping of one blob."""
+"""The parsed persona, the ``persona`` memo: the ``persona.yaml`` mapping of one blob."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from gitmem.cache.db import CacheDB
 
 __all__ = ["PersonaMemo"]
 
-_NAME, _KIND = "persona.bin", "persona"
+_KIND = "persona"
 
 
 class PersonaMemo:
@@ -23,7 +23,7 @@ class PersonaMemo:
 
     def get(self, blob_id: str) -> dict | None:
         """The cached parsed persona of ``blob_id``, or ``None`` (another blob, or none)."""
-        payload = self.files.read_payload(_NAME, _KIND)
+        payload = self.files.get(_KIND, "")
         if isinstance(payload, dict) and payload.get("blob") == blob_id:
             mapping = payload.get("mapping")
             return mapping if isinstance(mapping, dict) else None
@@ -31,4 +31,4 @@ class PersonaMemo:
 
     def put(self, blob_id: str, mapping: dict) -> None:
         """Remember that the blob ``blob_id`` parses to ``mapping`` (plain, marshal-able)."""
-        self.files.write_payload(_NAME, _KIND, {"blob": blob_id, "mapping": mapping})
+        self.files.put(_KIND, "", {"blob": blob_id, "mapping": mapping})

@@ -1,4 +1,4 @@
-"""Validated settings, ``settings.bin``: ``.tur/config.yaml`` as plain values, keyed by its bytes."""
+"""Validated settings, the ``settings`` memo: ``.tur/config.yaml`` as plain values, keyed by its bytes."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from gitmem.cache.db import CacheDB
 
 __all__ = ["SettingsFile"]
 
-_NAME, _KIND = "settings.bin", "settings"
+_KIND = "settings"
 
 
 def _digest(data: bytes) -> bytes:
@@ -35,7 +35,7 @@ class SettingsFile:
 
     def settings_for(self, data: bytes) -> dict[str, Any] | None:
         """The plain settings the config file ``data`` validated to before, or ``None``."""
-        payload = self.files.read_payload(_NAME, _KIND)
+        payload = self.files.get(_KIND, "")
         if isinstance(payload, dict) and payload.get("digest") == _digest(data):
             plain = payload.get("settings")
             return plain if isinstance(plain, dict) else None
@@ -43,4 +43,4 @@ class SettingsFile:
 
     def put_settings(self, data: bytes, plain: dict[str, Any]) -> None:
         """Remember that the config file ``data`` validates to ``plain``."""
-        self.files.write_payload(_NAME, _KIND, {"digest": _digest(data), "settings": plain})
+        self.files.put(_KIND, "", {"digest": _digest(data), "settings": plain})

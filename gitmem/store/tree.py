@@ -295,6 +295,38 @@ class Trees:
             problems.append(LayoutProblem(path, oid, reason, misplaced=memory_id not in out))
         return out, sorted(problems)
 
+    def record_changes(self, old_tree: str, new_tree: str) -> dict[str, str | None] | None:
+        """See :meth:`gitmem.store.Store.record_changes`."""
+        old, new = ({e.name: e for e in self._tree(t)} for t in (old_tree, new_tree))
+        out: dict[str, str | None] = {}
+        for name in old.keys() | new.keys():
+            before, after = old.get(name), new.get(name)
+            if before is not None and after is not None and before.id == after.id:
+                continue
+            records = [self._shard_records(name, entry) for entry in (before, after)]
+            if records[0] is None or records[1] is None:
+                return None
+            for memory_id in records[0].keys() | records[1].keys():
+                if records[0].get(memory_id) != records[1].get(memory_id):
+                    out[memory_id] = records[1].get(memory_id)
+        return out
+
+    def _shard_records(self, name: str | None, entry: Any) -> dict[str, str] | None:
+        """Id -> blob id of the records of one shard entry (``None``: absent), ``None`` if any is not one."""
+        if entry is None:
+            return {}
+        if entry.type_str != "tree":
+            return None
+        out = {}
+        for item in self._tree(entry.id):
+            file = item.name or ""
+            memory_id = file[: -len(".yaml")] if file.endswith(".yaml") else ""
+            if item.type_str != "blob" or item.filemode not in _REGULAR \
+                    or not ID_PATTERN.match(memory_id) or shard_of(memory_id) != name:
+                return None
+            out[memory_id] = str(item.id)
+        return out
+
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
         """See :meth:`gitmem.store.Store.root_problems`."""
         if commit_sha is None:
