@@ -250,7 +250,8 @@ class CacheEntry:
         self._one("DELETE FROM memo WHERE kind = ? AND key = ?")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, CacheEntry) and (self.root, self.kind, self.key) == (other.root, other.kind, other.key)
+        return isinstance(other, CacheEntry) \
+            and (self.root, self.kind, self.key) == (other.root, other.kind, other.key)
 
     def __hash__(self) -> int:
         return hash((self.kind, self.key))
@@ -260,7 +261,10 @@ class CacheEntry:
 
 
 def cache_glob(root: Path, kind: str, key: str = "*") -> list[CacheEntry]:
-    """The memos of ``kind`` in the cache database in ``root`` whose keys match the glob ``key``, newest first."""
+    """The memos of ``kind`` in the cache database in ``root`` whose keys match the glob ``key``.
+
+    Newest first.
+    """
     if not (root / "cache.sqlite").exists():
         return []
     import sqlite3

@@ -254,15 +254,16 @@ class RecordCache:
             return self._tables.latest_known()
 
     def latest_statements(self) -> tuple[str, Any] | None:
-        """The tree of the newest statement index and the index, or ``None`` without any table.
+        """The newest tree known and the statement index of its live records, or ``None`` without any table.
 
-        The index is a :class:`~gitmem.context.similarity.StatementIndex` of the live (not
-        refuted) records of that tree: the one a write saved last, held or in the database.
-        Without one, that of :meth:`latest_table`'s tree, made then (see
+        The newest tree is that of the index this process used last, else the newest of the
+        saved indexes and tables (a write saves the index of the tree it makes; a reader, the
+        table). The index is a :class:`~gitmem.context.similarity.StatementIndex` of its
+        records not refuted; without one saved, that of :meth:`latest_table`, made then (see
         :meth:`StatementIndexes.for_table`). Reads no git object.
         """
         with self._lock:
-            tree = self._statements.latest_tree()
+            tree = self._statements.latest_held() or self.files.newest("statements", "table")
             index = self._statements.load(tree) if tree is not None else None
             if tree is not None and index is not None:
                 return tree, index

@@ -302,6 +302,12 @@ class CacheDB:
                          " ORDER BY used_at DESC", (kind, len(prefix), prefix))
         return [r[0] for r in rows or ()]
 
+    def newest(self, *kinds: str) -> str | None:
+        """The key of the memo of any of ``kinds`` written last, or ``None``."""
+        marks = ", ".join("?" for _ in kinds)
+        rows = self._run(f"SELECT key FROM memo WHERE kind IN ({marks}) ORDER BY used_at DESC LIMIT 1", kinds)
+        return rows[0][0] if rows else None
+
     def keep_newest(self, kind: str, count: int) -> None:
         """Delete all memos of ``kind`` but the ``count`` most recently written."""
         self._run("DELETE FROM memo WHERE kind = ? AND key NOT IN (SELECT key FROM memo"

@@ -45,9 +45,9 @@ class _Parts:
 class StatementIndexes:
     """:class:`~gitmem.context.similarity.StatementIndex` objects saved per ``memories`` tree.
 
-    The payload is ``{"version": StatementIndex.VERSION, "rows": n, "parts": {name: bytes}}``;
-    one of another version is deleted as such, one of the wrong structure deleted and
-    reported, never used.
+    The payload is ``{"tree": tree, "version": StatementIndex.VERSION, "rows": n, "parts":
+    {name: bytes}}``; one of another version is deleted as such, one of another tree (copied)
+    or of the wrong structure deleted and reported, never used.
 
     Args:
         db: the cache database.
@@ -61,11 +61,9 @@ class StatementIndexes:
         """Drop the indexes held in memory (the database is cleared by the caller)."""
         self._kept.clear()
 
-    def latest_tree(self) -> str | None:
-        """The tree of the index held or saved last, or ``None`` (none is read)."""
-        for tree in reversed(self._kept):
-            return tree
-        return next(iter(self.db.keys(_KIND)), None)
+    def latest_held(self) -> str | None:
+        """The tree of the index this process used or saved last, or ``None``."""
+        return next(reversed(self._kept), None)
 
     def load(self, tree: str) -> Any:
         """The saved index of ``tree``, or ``None`` (absent, or untrusted: then deleted and reported)."""
@@ -78,8 +76,8 @@ class StatementIndexes:
         if payload is None:
             return None
         try:
-            if not isinstance(payload, dict):
-                raise ValueError("not a mapping")
+            if not isinstance(payload, dict) or payload.get("tree") != tree:
+                raise ValueError("saved for another tree")
             if payload.get("version") != StatementIndex.VERSION:
                 raise Untrusted(f"index version {payload.get('version')!r}, not {StatementIndex.VERSION!r}",
                                 foreign=True)
@@ -134,7 +132,8 @@ class StatementIndexes:
         from gitmem.context.similarity import StatementIndex
 
         rows, parts = index.to_parts()
-        self.db.put(_KIND, tree, {"version": StatementIndex.VERSION, "rows": rows, "parts": parts})
+        self.db.put(_KIND, tree, {"tree": tree, "version": StatementIndex.VERSION, "rows": rows,
+                                  "parts": parts})
         return self._keep(tree, index)
 
     def _keep(self, tree: str, index: Any) -> Any:
