@@ -19,7 +19,6 @@ with one :class:`CacheNotice`; a directory that cannot be written makes every re
 
 from __future__ import annotations
 
-import json
 import marshal
 import sqlite3
 import sys
@@ -364,7 +363,7 @@ class CacheDB:
         self._run("DELETE FROM record WHERE blob = ?", (blob,), write=True)
 
     def _select(self, columns: str, blobs: Iterable[str], made: Any) -> dict[str, Any]:
-        wanted = json.dumps(list(blobs))
+        wanted = _json_list(blobs)
         found = self._run(f"SELECT blob, {columns} FROM record WHERE blob IN"
                           " (SELECT value FROM json_each(?))", (wanted,))
         out = {}
@@ -390,7 +389,7 @@ class CacheDB:
             total = self._run("SELECT count(*) FROM record")
             if total and total[0][0] > 2 * len(live) + 4096:
                 self._run("DELETE FROM record WHERE blob NOT IN (SELECT value FROM json_each(?))",
-                          (json.dumps(live),), write=True)
+                          (_json_list(live),), write=True)
 
     def clear(self) -> int:
         """Delete the database (and its WAL files); return how many files were deleted."""
@@ -420,6 +419,13 @@ class CacheDB:
         except OSError:
             files = ()
         return CacheInfo(self.root, files)
+
+
+def _json_list(items: Iterable[str]) -> str:
+    """``items`` as a JSON array, what SQLite's ``json_each`` reads (a warm wake never needs it)."""
+    import json
+
+    return json.dumps(list(items))
 
 
 class ObjectMemo:

@@ -83,7 +83,8 @@ class RecallIndexes:
     def _load(self, name: str, key: tuple | None) -> Any:
         """The index saved as ``name`` (for ``key``, when given), or ``None``.
 
-        A bad one is deleted and reported.
+        A bad one is deleted and reported when ``key`` is given (when the caller asked for
+        that index; as a base to derive from, one of another version is passed over).
         """
         from gitmem.context.recall import RecallIndex
 
@@ -95,7 +96,8 @@ class RecallIndexes:
                 raise ValueError("built for another tree or candidate list")
             return RecallIndex.from_payload(payload["index"])
         except (KeyError, TypeError, ValueError) as exc:
-            self.db.reject(_KIND, name, Untrusted(f"bad structure: {exc}"))
+            if key is not None:
+                self.db.reject(_KIND, name, Untrusted(f"bad structure: {exc}"))
             return None
 
     def _keep(self, name: str, index: Any) -> Any:

@@ -367,9 +367,9 @@ class Tables:
         Raises:
             MalformedRecord: a blob read again is not a valid record.
         """
-        from gitmem.record.models import Memory
-
         def fetch(rows: list[int]) -> None:
+            from gitmem.record.models import Memory
+
             ids, blobs = table.ids, table.blobs
             found = self.db.mappings(blobs[r] for r in rows)
             again = []

@@ -358,7 +358,9 @@ class Store:
         """The records that differ between two ``memories`` trees (ids of trees, not commits).
 
         Shards whose tree ids are equal are not read, so two trees a write apart cost two
-        listings of 256 entries and the shards the write touched.
+        listings of 256 entries and the shards the write touched. Remembered in the object
+        memo (up to 512 records), so that a write can answer it for the next reader, which
+        then loads no libgit2.
 
         Returns:
             ``{id: blob hex in new_tree, or None: not there}`` for each record that differs;

@@ -85,6 +85,25 @@ def _kind(entry: Any) -> str:
     return "file"
 
 
+_MEMO_CHANGES = 512
+"""Records that differ between two trees up to which :meth:`Trees.record_changes` is remembered
+(the memo is read whole by every warm read: a bulk rewrite's changes stay out of it)."""
+
+
+def _encode_changes(changes: dict[str, str | None] | None) -> str | None:
+    # The object memo holds strings: one "<id> <blob>" a line, "<id> " for a record removed.
+    if changes is None:
+        return None
+    return "\n".join(f"{i} {b or ''}" for i, b in sorted(changes.items()))
+
+
+def _decode_changes(text: Any) -> dict[str, str | None] | None:
+    if not isinstance(text, str):
+        return None
+    pairs = (line.partition(" ") for line in text.split("\n") if line)
+    return {i: b or None for i, _, b in pairs}
+
+
 def _encode_problems(problems: list[LayoutProblem]) -> str | None:
     # The object memo holds strings; NUL and newline never occur in a tree path or a reason.
     return "\n".join(f"{p.path}\0{p.object_id}\0{p.reason}" for p in problems) or None
@@ -297,6 +316,15 @@ class Trees:
 
     def record_changes(self, old_tree: str, new_tree: str) -> dict[str, str | None] | None:
         """See :meth:`gitmem.store.Store.record_changes`."""
+        key = f"changes:{old_tree}:{new_tree}"
+        if not self._lookups.lacks(key):
+            return _decode_changes(self._lookups.memo().get(key))
+        changes = self._record_changes(old_tree, new_tree)
+        if changes is None or len(changes) <= _MEMO_CHANGES:
+            self._lookups.memo().put(key, _encode_changes(changes))
+        return changes
+
+    def _record_changes(self, old_tree: str, new_tree: str) -> dict[str, str | None] | None:
         old, new = ({e.name: e for e in self._tree(t)} for t in (old_tree, new_tree))
         out: dict[str, str | None] = {}
         for name in old.keys() | new.keys():
