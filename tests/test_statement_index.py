@@ -177,7 +177,11 @@ def test_each_write_saves_the_index_of_its_tree_derived_from_its_parents(repo):
     assert third.similar
 
 
-def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_from_an_older_one(repo):
+def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_from_an_older_one(
+        repo, monkeypatch):
+    import gitmem.cache.records
+
+    monkeypatch.setattr(gitmem.cache.records, "SAVE_CHANGES", 0)  # every reader saves its table
     gm = Gitmem.open(repo)
     for i in range(12):
         gm.learn(f"Job {i} of the nightly batch retries {i % 4} times")
@@ -257,7 +261,10 @@ def test_a_learn_after_indexes_derived_by_writes_names_what_a_cold_cache_names(r
     assert found_any
 
 
-def test_a_damaged_index_is_refused_reported_and_made_again(repo):
+def test_a_damaged_index_is_refused_reported_and_made_again(repo, monkeypatch):
+    import gitmem.cache.records
+
+    monkeypatch.setattr(gitmem.cache.records, "SAVE_CHANGES", 0)  # the wake below saves its table
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
@@ -275,7 +282,10 @@ def test_a_damaged_index_is_refused_reported_and_made_again(repo):
     assert Gitmem.open(repo).learn(text).similar == tuple(expected)
 
 
-def test_an_index_of_another_version_is_rebuilt_as_one_of_an_older_gitmem(repo):
+def test_an_index_of_another_version_is_rebuilt_as_one_of_an_older_gitmem(repo, monkeypatch):
+    import gitmem.cache.records
+
+    monkeypatch.setattr(gitmem.cache.records, "SAVE_CHANGES", 0)  # the wake below saves its table
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
@@ -288,15 +298,14 @@ def test_an_index_of_another_version_is_rebuilt_as_one_of_an_older_gitmem(repo):
     assert any(newest.key[:40] in n and "another version" in n for n in notices)
 
 
-def test_prune_keeps_the_newest_memos_of_each_kind(tmp_path):
+def test_each_write_of_a_kind_keeps_only_its_newest_memos(tmp_path):
     from gitmem.cache.db import KEEP, CacheDB
 
     db = CacheDB(tmp_path / "cache")
-    for kind in ("table", "statements", "recall", "wake"):
+    for kind in ("table", "statements", "recall", "write"):
         for n in range(KEEP[kind] + 3):  # written in this order: the last is the newest
             db.put(kind, f"{kind}-{n}", b"x")
     db.put("persona", "", b"x")
-    db.prune()
-    for kind in ("table", "statements", "recall", "wake"):
+    for kind in ("table", "statements", "recall", "write"):
         assert db.keys(kind) == [f"{kind}-{n}" for n in reversed(range(3, KEEP[kind] + 3))]
     assert db.get("persona", "") == b"x"

@@ -369,8 +369,8 @@ class RecordCache:
         its table from the latest one and these rows. The commit is noted (``write``) with
         its parent and the ids it wrote, for :meth:`written_since`; the statement index of
         the new tree is derived from the parent tree's, when that one is saved; and the store
-        is asked which records differ between the latest table's tree and the new one (it
-        remembers the answer for that reader). Each record is bound to its new blob id.
+        is asked which records differ between the latest saved table's tree and the new one
+        (it remembers the answer for the next reader). Each record is bound to its new blob id.
 
         Args:
             parent: the commit the write was built on (its tip before the write).
@@ -395,7 +395,7 @@ class RecordCache:
                 self._statements.after_write(base, tree, {
                     i: None if c is None or c[1].status == Status.REFUTED else c[1].content
                     for i, c in changes.items()})
-            latest = self._tables.latest_tree()
+            latest = self._tables.latest_saved()
             if saved and latest is not None and tree is not None and latest != tree:
                 # The next reader makes this tree's table from the latest one by the records
                 # that differ: the store remembers them, so that reader loads no libgit2.

@@ -38,15 +38,16 @@ __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNoti
 CACHE_FORMAT = 8
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
-KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64, "wake": 4}
-"""Entries of each kind :meth:`CacheDB.prune` keeps, the most recently written (other kinds
-hold one entry, or their owner bounds them)."""
+KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64}
+"""Memos of each kind kept, the most recently written: each write of a kind deletes the older
+ones (other kinds hold one memo each)."""
 _BUSY_MS = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memo (
     kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, used_at INTEGER NOT NULL,
     PRIMARY KEY (kind, key));
+CREATE INDEX IF NOT EXISTS memo_age ON memo (kind, used_at);
 CREATE TABLE IF NOT EXISTS record (
     blob TEXT PRIMARY KEY, id TEXT NOT NULL, row BLOB NOT NULL, mapping BLOB NOT NULL);
 """
@@ -284,7 +285,7 @@ class CacheDB:
             return None
 
     def put(self, kind: str, key: str, payload: Any) -> bool:
-        """Save the memo ``key`` of ``kind`` (a plain marshal-able value).
+        """Save the memo ``key`` of ``kind`` (a plain marshal-able value); prune its kind (:data:`KEEP`).
 
         Returns:
             Whether it was saved (``False``: the database cannot be written; one notice says so).
@@ -292,8 +293,12 @@ class CacheDB:
         Raises:
             ValueError: ``payload`` holds something marshal cannot write.
         """
-        return self._run("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?)",
-                         (kind, key, marshal.dumps(payload), time.time_ns()), write=True) is not None
+        with self.lock:
+            saved = self._run("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?)",
+                              (kind, key, marshal.dumps(payload), time.time_ns()), write=True) is not None
+            if saved:
+                self._prune(kind)
+        return saved
 
     def keys(self, kind: str, prefix: str = "") -> list[str]:
         """Keys of the memos of ``kind`` that start with ``prefix``, most recently written first."""
@@ -376,16 +381,26 @@ class CacheDB:
 
     # -- maintenance ------------------------------------------------------------------------------
 
-    def prune(self, live: Iterable[str] = ()) -> None:
-        """Keep the newest memos of each kind of :data:`KEEP`, and the rows of blobs still used.
+    def _prune(self, kind: str) -> None:
+        """Keep the :data:`KEEP` newest memos of ``kind``, and every token column of a kept table.
 
-        ``live``: the blob ids of the table just saved. Rows of other blobs go once they
-        outnumber those by a margin (a count is cheap, a sweep is not).
+        The next table is made from a kept one, and takes its token counts.
+        """
+        count = KEEP.get(kind)
+        if count is None:
+            return
+        kept = "" if kind != "tokens" else (
+            " AND substr(key, 1, instr(key, ':') - 1) NOT IN (SELECT key FROM memo WHERE kind = 'table')")
+        self._run(f"DELETE FROM memo WHERE kind = ?{kept} AND key NOT IN (SELECT key FROM memo"
+                  " WHERE kind = ? ORDER BY used_at DESC LIMIT ?)", (kind, kind, count), write=True)
+
+    def prune(self, live: Iterable[str]) -> None:
+        """Delete the rows of blobs not in ``live`` (a table's), once they outnumber those by a margin.
+
+        A count is cheap, a sweep is not: rows of old trees stay a while, and cost only space.
         """
         live = list(live)
         with self.batch():
-            for kind, count in KEEP.items():
-                self.keep_newest(kind, count)
             total = self._run("SELECT count(*) FROM record")
             if total and total[0][0] > 2 * len(live) + 4096:
                 self._run("DELETE FROM record WHERE blob NOT IN (SELECT value FROM json_each(?))",

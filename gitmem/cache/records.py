@@ -11,12 +11,16 @@ tree with no memo is made from the latest table held or saved: the store lists t
 that differ between the two trees (``Store.record_changes``: only the shards that differ are
 read), their rows are taken from the ``record`` table, and only blobs with no row are
 parsed. A tree whose changed shards hold layout problems, or a first read, walks the whole
-layout instead, with the same reuse of rows.
+layout instead, with the same reuse of rows. A table that differs from the saved one it was
+made from by at most :data:`SAVE_CHANGES` records is not saved: each reader makes it again
+at the cost of those records (the store remembers which they are), rather than write the
+whole columns for every write's few records.
 """
 
 from __future__ import annotations
 
 import marshal
+from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from itertools import chain, compress
@@ -37,12 +41,15 @@ if TYPE_CHECKING:
     Layout = tuple[Mapping[str, str], list[LayoutProblem]]
     """What ``Store.record_layout`` returns: ``({id: blob id}, problems)``."""
 
-__all__ = ["HANDED_ROWS", "Tables", "check_columns", "chunk_of", "layout_skipped", "row_of",
+__all__ = ["HANDED_ROWS", "SAVE_CHANGES", "Tables", "check_columns", "chunk_of", "layout_skipped", "row_of",
            "table_from_payload"]
 
 HANDED_ROWS = 512
 """Records a write hands over as models (:meth:`Tables.written`); a write of more stages them
 (:class:`~gitmem.cache.staged.StagedRows`), so that memory does not grow with full records."""
+
+SAVE_CHANGES = 128
+"""Records a table may differ by from the saved table it is made from and not be saved itself."""
 
 # Models parsed while building a table that are kept for this process: enough for the usual
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
@@ -147,17 +154,19 @@ class Tables:
         store: the repository's :class:`~gitmem.store.Store` (``subtree_id``,
             ``record_layout``, ``record_changes``, ``read_blob``).
         db: the cache database.
-        carried: called as ``carried(base, table)`` after a new table reused rows of
-            ``base`` (the token counts carry over).
+        carried: called as ``carried(base, table, origin)`` after a new table reused rows
+            of ``base``, ``origin[i]`` being the row of ``base`` that row ``i`` is (``-1``: a
+            new one), so that the token counts carry over.
     """
 
     def __init__(self, store: Any, db: CacheDB,
-                 carried: Callable[[RecordTable, RecordTable], None]) -> None:
+                 carried: Callable[[RecordTable, RecordTable, array], None]) -> None:
         self.store = store
         self.db = db
         self._carried = carried
         self._tables: dict[str | None, RecordTable] = {}
         self._known: dict[str, Memory] = {}
+        self._saved: set[str | None] = set()  # trees whose table this process loaded or saved
         self.parses = 0
         """Record blobs this process parsed (YAML read) to make tables: a warm read adds none."""
         self.progress: Callable[[int, int], None] | None = None
@@ -185,6 +194,7 @@ class Tables:
     def forget(self) -> None:
         """Drop the table held in memory (the database is cleared by the caller)."""
         self._tables.clear()
+        self._saved.clear()
 
     def remember(self, blob_id: str, memory: Memory) -> None:
         """Take ``memory`` as the parse of ``blob_id`` in every table made by this process."""
@@ -211,12 +221,11 @@ class Tables:
             self.db.reject(_KIND, tree, Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
         table.fetch = self._fetcher(table)
+        self._saved.add(tree)
         return table
 
-    def latest_tree(self) -> str | None:
-        """The tree of :meth:`latest_known`'s table (reading no table), or ``None``."""
-        for tree in self._tables:
-            return tree
+    def latest_saved(self) -> str | None:
+        """The tree of the table saved last (the base of the next table made), or ``None``."""
         return next(iter(self.db.keys(_KIND)), None)
 
     def latest_known(self) -> RecordTable | None:
@@ -241,11 +250,13 @@ class Tables:
         the store says differ between the two trees when no layout problem is near them,
         else by a walk of ``tip``'s whole layout. A record whose (id, blob) the base holds
         keeps its row (or its ``bad`` entry); any other is taken from ``staged``, from the
-        records this process wrote, from its saved row, or parsed.
+        records this process wrote, from its saved row, or parsed. Saved unless it was made
+        from a saved table with token counts by at most :data:`SAVE_CHANGES` records.
         """
         held = next(iter(self._tables.values()), None)
         base = held if held is not None and held.tree not in (None, tree) else self._latest(tree)
         changes = None
+        walked = False
         problems: list[LayoutProblem] = []
         if base is not None and tree is not None and base.tree is not None and not base.layout:
             changes = self.store.record_changes(base.tree, tree)
@@ -253,20 +264,28 @@ class Tables:
             if layout is None:
                 layout = self.store.record_layout(tip) if tip is not None else ({}, [])
             entries, problems = layout
+            walked = True
             base = base if base is not None and entries else _EMPTY
             changes = _differences(base, entries)
         assert base is not None
-        table = self._apply(tree, base, changes, staged)
+        table, origin = self._apply(tree, base, changes, staged)
         table.layout = [layout_skipped(p.path, p.object_id, p.reason) for p in problems]
         if tree is not None:
             if base.tree is not None:
-                self._carried(base, table)
-            self.save(table)
+                self._carried(base, table, origin)
+            # Made again by the next reader from the same base, unless the base is not saved, the
+            # records that differ are many, or the base has no token counts to carry over.
+            if walked or base.tree not in self._saved or len(changes) > SAVE_CHANGES \
+                    or not self.db.keys("tokens", f"{base.tree}:"):
+                self.save(table)
         return table
 
     def _apply(self, tree: str | None, base: RecordTable, changes: Mapping[str, str | None],
-               staged: StagedRows | None) -> RecordTable:
-        """The table of ``tree``: ``base``'s rows with ``changes`` (id -> new blob id, ``None``: gone)."""
+               staged: StagedRows | None) -> tuple[RecordTable, array]:
+        """The table of ``tree``: ``base``'s rows with ``changes`` (id -> new blob id, ``None``: gone).
+
+        With it, the row of ``base`` each of its rows is (``-1``: a changed one).
+        """
         wanted = {memory_id: blob for memory_id, blob in changes.items() if blob is not None}
         rows: dict[str, tuple | None] = {}
         for memory_id, blob in wanted.items():
@@ -285,9 +304,11 @@ class Tables:
         blobs: list[str] = []
         columns: dict[str, list] = {name: [] for name in COLUMNS}
         kept: dict[int, Memory] = {}
+        origin = array("i")
         previous = 0
         for memory_id in sorted(changes):
             r = bisect_left(base.ids, memory_id)
+            origin.extend(range(previous, r))
             ids.extend(base.ids[previous:r])
             blobs.extend(base.blobs[previous:r])
             for name in COLUMNS:
@@ -298,10 +319,12 @@ class Tables:
                 continue
             if memory_id in parsed:
                 kept[len(ids)] = parsed[memory_id]
+            origin.append(-1)
             ids.append(memory_id)
             blobs.append(wanted[memory_id])
             for name, value in zip(COLUMNS, row, strict=True):
                 columns[name].append(value)
+        origin.extend(range(previous, len(base.ids)))
         ids.extend(base.ids[previous:])
         blobs.extend(base.blobs[previous:])
         for name in COLUMNS:
@@ -309,7 +332,7 @@ class Tables:
         bad.sort(key=lambda s: s.memory_id)
         table = RecordTable(tree, ids, blobs, columns, bad, parsed=kept)
         table.fetch = self._fetcher(table)
-        return table
+        return table, origin
 
     def _parse(self, wanted: Mapping[str, str], rows: dict[str, tuple | None],
                parsed: dict[str, Memory], bad: list[Skipped]) -> None:
@@ -343,7 +366,7 @@ class Tables:
         self.db.put_rows(made)
 
     def save(self, table: RecordTable) -> None:
-        """Save the table memo of ``table``'s tree, and prune (see :meth:`CacheDB.prune`)."""
+        """Save the table memo of ``table``'s tree, and prune the rows (see :meth:`CacheDB.prune`)."""
         payload = {
             "tree": table.tree,
             "ids": table.ids,
@@ -354,6 +377,7 @@ class Tables:
         }
         with self.db.batch():
             if self.db.put(_KIND, table.tree, payload):  # type: ignore[arg-type]
+                self._saved.add(table.tree)
                 self.db.prune(chain(table.blobs, (s.blob_id for s in table.bad)))
 
     # -- full records -----------------------------------------------------------------------------

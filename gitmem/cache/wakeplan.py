@@ -36,7 +36,7 @@ PLAN_FORMAT = 1
 """Version of the plan's layout; part of every key."""
 
 KEEP_PLANS = 4
-"""Plans kept in the cache directory: the newest ones (a write deletes the others)."""
+"""Plans kept in the cache: the newest ones (a write deletes the others)."""
 
 _KIND = "wake"
 _NONE = type(None)
