@@ -97,8 +97,7 @@ def test_a_warm_wake_imports_no_part_of_gitmem_it_does_not_use(learned):
               "gitmem.harness.hooks", "gitmem.record.anchors", "gitmem.sharing.secret_scan",
               "gitmem.context.similarity",
               "gitmem.cache.records", "gitmem.cache.table", "gitmem.cache.views", "gitmem.record.shapes",
-              "gitmem.cache.recall_index", "gitmem.cache.statements", "gitmem.cache.distances",
-              "gitmem.cache.persona"}
+              "gitmem.cache.recall_index", "gitmem.cache.statements", "gitmem.cache.distances"}
     assert unused.isdisjoint(warm["gitmem"])
     assert {"gitmem.api", "gitmem.context.wake", "gitmem.cache.wakeplan"} <= set(warm["gitmem"])
 

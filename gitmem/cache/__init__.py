@@ -23,7 +23,8 @@ memos of these kinds, each with the module that owns it:
     The parent and the records of each commit this gitmem wrote (what the writers of old
     records carry over by: :meth:`RecordCache.written_since`).
 ``distances``, ``persona``, ``settings``, ``verify``, ``writers``, ``objects``
-    Commit distances for one HEAD, the parsed persona, the validated settings, anchor-check
+    Commit distances for one HEAD (:mod:`~gitmem.cache.distances`), the parsed persona, the
+    validated settings (keyed inside by blob id and by a digest of the file), anchor-check
     outcomes, the writers of records stored without one, and the store's lookups of
     immutable objects (:class:`~gitmem.cache.db.ObjectMemo`, injected as ``Store.memo``):
     one memo each, under the empty key.
@@ -53,11 +54,9 @@ from gitmem.cache.db import (
 
 if TYPE_CHECKING:
     from gitmem.cache.distances import Distances
-    from gitmem.cache.persona import PersonaMemo
     from gitmem.cache.reader import Snapshot
     from gitmem.cache.recall_index import RecallIndexes
     from gitmem.cache.records import Tables
-    from gitmem.cache.settings import SettingsFile
     from gitmem.cache.staged import StagedRows
     from gitmem.cache.statements import StatementIndexes
     from gitmem.cache.table import RecordTable, RowViews
@@ -146,8 +145,6 @@ class RecordCache:
     _tokens: _Part[TokenCounts] = _Part()
     _tables: _Part[Tables] = _Part()
     _distances: _Part[Distances] = _Part()
-    _persona: _Part[PersonaMemo] = _Part()
-    _settings: _Part[SettingsFile] = _Part()
     _recall: _Part[RecallIndexes] = _Part()
     _statements: _Part[StatementIndexes] = _Part()
 
@@ -168,14 +165,6 @@ class RecordCache:
             from gitmem.cache.distances import Distances
 
             return Distances(files)
-        if part == "_persona":
-            from gitmem.cache.persona import PersonaMemo
-
-            return PersonaMemo(files)
-        if part == "_settings":
-            from gitmem.cache.settings import SettingsFile
-
-            return SettingsFile(files)
         if part == "_recall":
             from gitmem.cache.recall_index import RecallIndexes
 
@@ -479,20 +468,29 @@ class RecordCache:
             self._distances.note_behind(sha)
 
     def persona(self, blob_id: str) -> dict | None:
-        """The cached parsed persona of ``blob_id``, or ``None``."""
-        return self._persona.get(blob_id)
+        """The cached parsed persona of ``blob_id``, or ``None`` (the ``persona`` memo holds one)."""
+        return self._one("persona", blob_id)
 
     def put_persona(self, blob_id: str, mapping: dict) -> None:
         """Remember the parsed persona of ``blob_id`` (a plain mapping)."""
-        self._persona.put(blob_id, mapping)
+        self.files.put("persona", "", {"key": blob_id, "value": mapping})
 
     def settings_for(self, data: bytes) -> dict[str, Any] | None:
-        """The plain settings the config file ``data`` validated to before, or ``None``."""
-        return self._settings.settings_for(data)
+        """The plain settings the config file ``data`` validated to before, or ``None``.
+
+        The ``settings`` memo holds one, keyed by a BLAKE2b-128 digest of the file's bytes.
+        """
+        return self._one("settings", _digest(data))
 
     def put_settings(self, data: bytes, plain: dict[str, Any]) -> None:
         """Remember that the config file ``data`` validates to ``plain``."""
-        self._settings.put_settings(data, plain)
+        self.files.put("settings", "", {"key": _digest(data), "value": plain})
+
+    def _one(self, kind: str, key: Any) -> dict | None:
+        payload = self.files.get(kind, "")
+        if isinstance(payload, dict) and payload.get("key") == key and isinstance(payload.get("value"), dict):
+            return payload["value"]
+        return None
 
     def recall_index(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
         """A function ``candidates -> RecallIndex``, loading or building the index on disk.
@@ -522,6 +520,14 @@ class RecordCache:
     def info(self) -> CacheInfo:
         """The cache directory and its files (the database, and its ``-wal`` while open)."""
         return self.files.info()
+
+
+def _digest(data: bytes) -> bytes:
+    try:  # hashlib's own BLAKE2b: importing hashlib loads OpenSSL (~2 ms), which no read needs
+        from _blake2 import blake2b
+    except ImportError:  # a Python built without it
+        from hashlib import blake2b
+    return blake2b(data, digest_size=16).digest()
 
 
 def _live_statements(table: RecordTable) -> dict[str, str]:
