@@ -177,11 +177,7 @@ def test_each_write_saves_the_index_of_its_tree_derived_from_its_parents(repo):
     assert third.similar
 
 
-def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_from_an_older_one(
-        repo, monkeypatch):
-    import gitmem.cache.records
-
-    monkeypatch.setattr(gitmem.cache.records, "SAVE_CHANGES", 0)  # every reader saves its table
+def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_from_an_older_one(repo):
     gm = Gitmem.open(repo)
     for i in range(12):
         gm.learn(f"Job {i} of the nightly batch retries {i % 4} times")
@@ -261,10 +257,7 @@ def test_a_learn_after_indexes_derived_by_writes_names_what_a_cold_cache_names(r
     assert found_any
 
 
-def test_a_damaged_index_is_refused_reported_and_made_again(repo, monkeypatch):
-    import gitmem.cache.records
-
-    monkeypatch.setattr(gitmem.cache.records, "SAVE_CHANGES", 0)  # the wake below saves its table
+def test_a_damaged_index_is_refused_reported_and_made_again(repo):
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
@@ -282,10 +275,7 @@ def test_a_damaged_index_is_refused_reported_and_made_again(repo, monkeypatch):
     assert Gitmem.open(repo).learn(text).similar == tuple(expected)
 
 
-def test_an_index_of_another_version_is_rebuilt_as_one_of_an_older_gitmem(repo, monkeypatch):
-    import gitmem.cache.records
-
-    monkeypatch.setattr(gitmem.cache.records, "SAVE_CHANGES", 0)  # the wake below saves its table
+def test_an_index_of_another_version_is_rebuilt_as_one_of_an_older_gitmem(repo):
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))

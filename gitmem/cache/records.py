@@ -11,10 +11,7 @@ tree with no memo is made from the latest table held or saved: the store lists t
 that differ between the two trees (``Store.record_changes``: only the shards that differ are
 read), their rows are taken from the ``record`` table, and only blobs with no row are
 parsed. A tree whose changed shards hold layout problems, or a first read, walks the whole
-layout instead, with the same reuse of rows. A table that differs from the saved one it was
-made from by at most :data:`SAVE_CHANGES` records is not saved: each reader makes it again
-at the cost of those records (the store remembers which they are), rather than write the
-whole columns for every write's few records.
+layout instead, with the same reuse of rows; the table made is saved.
 """
 
 from __future__ import annotations
@@ -41,15 +38,12 @@ if TYPE_CHECKING:
     Layout = tuple[Mapping[str, str], list[LayoutProblem]]
     """What ``Store.record_layout`` returns: ``({id: blob id}, problems)``."""
 
-__all__ = ["HANDED_ROWS", "SAVE_CHANGES", "Tables", "check_columns", "chunk_of", "layout_skipped", "row_of",
+__all__ = ["HANDED_ROWS", "Tables", "check_columns", "chunk_of", "layout_skipped", "row_of",
            "table_from_payload"]
 
 HANDED_ROWS = 512
 """Records a write hands over as models (:meth:`Tables.written`); a write of more stages them
 (:class:`~gitmem.cache.staged.StagedRows`), so that memory does not grow with full records."""
-
-SAVE_CHANGES = 128
-"""Records a table may differ by from the saved table it is made from and not be saved itself."""
 
 # Models parsed while building a table that are kept for this process: enough for the usual
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
@@ -166,7 +160,6 @@ class Tables:
         self._carried = carried
         self._tables: dict[str | None, RecordTable] = {}
         self._known: dict[str, Memory] = {}
-        self._saved: set[str | None] = set()  # trees whose table this process loaded or saved
         self.parses = 0
         """Record blobs this process parsed (YAML read) to make tables: a warm read adds none."""
         self.progress: Callable[[int, int], None] | None = None
@@ -194,7 +187,6 @@ class Tables:
     def forget(self) -> None:
         """Drop the table held in memory (the database is cleared by the caller)."""
         self._tables.clear()
-        self._saved.clear()
 
     def remember(self, blob_id: str, memory: Memory) -> None:
         """Take ``memory`` as the parse of ``blob_id`` in every table made by this process."""
@@ -221,7 +213,6 @@ class Tables:
             self.db.reject(_KIND, tree, Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
         table.fetch = self._fetcher(table)
-        self._saved.add(tree)
         return table
 
     def latest_saved(self) -> str | None:
@@ -250,13 +241,11 @@ class Tables:
         the store says differ between the two trees when no layout problem is near them,
         else by a walk of ``tip``'s whole layout. A record whose (id, blob) the base holds
         keeps its row (or its ``bad`` entry); any other is taken from ``staged``, from the
-        records this process wrote, from its saved row, or parsed. Saved unless it was made
-        from a saved table with token counts by at most :data:`SAVE_CHANGES` records.
+        records this process wrote, from its saved row, or parsed.
         """
         held = next(iter(self._tables.values()), None)
         base = held if held is not None and held.tree not in (None, tree) else self._latest(tree)
         changes = None
-        walked = False
         problems: list[LayoutProblem] = []
         if base is not None and tree is not None and base.tree is not None and not base.layout:
             changes = self.store.record_changes(base.tree, tree)
@@ -264,7 +253,6 @@ class Tables:
             if layout is None:
                 layout = self.store.record_layout(tip) if tip is not None else ({}, [])
             entries, problems = layout
-            walked = True
             base = base if base is not None and entries else _EMPTY
             changes = _differences(base, entries)
         assert base is not None
@@ -273,11 +261,7 @@ class Tables:
         if tree is not None:
             if base.tree is not None:
                 self._carried(base, table, origin)
-            # Made again by the next reader from the same base, unless the base is not saved, the
-            # records that differ are many, or the base has no token counts to carry over.
-            if walked or base.tree not in self._saved or len(changes) > SAVE_CHANGES \
-                    or not self.db.keys("tokens", f"{base.tree}:"):
-                self.save(table)
+            self.save(table)
         return table
 
     def _apply(self, tree: str | None, base: RecordTable, changes: Mapping[str, str | None],
@@ -377,7 +361,6 @@ class Tables:
         }
         with self.db.batch():
             if self.db.put(_KIND, table.tree, payload):  # type: ignore[arg-type]
-                self._saved.add(table.tree)
                 self.db.prune(chain(table.blobs, (s.blob_id for s in table.bad)))
 
     # -- full records -----------------------------------------------------------------------------
