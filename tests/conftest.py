@@ -211,97 +211,101 @@ def remote_tip(origin: Path) -> str | None:
 
 
 class CacheEntry:
-    """One entry of the read cache's database, used by tests as they used its files.
+    """One memo of the read cache's database (``kind``, ``key``), for tests to read or damage.
 
     ``read_bytes``/``write_bytes`` read and overwrite the stored payload itself (to damage it).
     """
 
-    def __init__(self, root: Path, name: str) -> None:
+    def __init__(self, root: Path, kind: str, key: str) -> None:
         self.root = root
-        self.name = name
-        self.stem = name.removesuffix(".bin")
+        self.kind = kind
+        self.key = key
 
     def _conn(self):
         import sqlite3
 
         return sqlite3.connect(self.root / "cache.sqlite", isolation_level=None)
 
+    def _one(self, sql: str, *args):
+        with closing(self._conn()) as conn:
+            return conn.execute(sql, (*args, self.kind, self.key)).fetchone()
+
     def exists(self) -> bool:
         if not (self.root / "cache.sqlite").exists():
             return False
-        with closing(self._conn()) as conn:
-            return conn.execute("SELECT 1 FROM memo WHERE key = ?", (self.name,)).fetchone() is not None
+        return self._one("SELECT 1 FROM memo WHERE kind = ? AND key = ?") is not None
 
     def read_bytes(self) -> bytes:
-        with closing(self._conn()) as conn:
-            return conn.execute("SELECT value FROM memo WHERE key = ?", (self.name,)).fetchone()[0]
+        return self._one("SELECT value FROM memo WHERE kind = ? AND key = ?")[0]
 
     def write_bytes(self, data: bytes) -> None:
-        with closing(self._conn()) as conn:
-            conn.execute("UPDATE memo SET value = ? WHERE key = ?", (data, self.name))
+        self._one("UPDATE memo SET value = ? WHERE kind = ? AND key = ?", data)
 
     def read_payload(self):
         import marshal
 
         return marshal.loads(self.read_bytes())
 
-    def write_payload(self, payload, tail: bytes | None = None) -> None:
+    def write_payload(self, payload) -> None:
         import marshal
 
         self.write_bytes(marshal.dumps(payload))
-        if tail is not None:
-            with closing(self._conn()) as conn:
-                conn.execute("UPDATE memo SET tail = ? WHERE key = ?", (tail, self.name))
-
-    def read_tail(self) -> bytes:
-        with closing(self._conn()) as conn:
-            return conn.execute("SELECT tail FROM memo WHERE key = ?", (self.name,)).fetchone()[0] or b""
 
     def stat(self):
-        """``st_size`` (payload and tail bytes) and ``st_mtime`` (when written, in seconds)."""
+        """``st_size`` (payload bytes) and ``st_mtime`` (when written, in seconds)."""
         from types import SimpleNamespace
 
-        with closing(self._conn()) as conn:
-            size, used = conn.execute("SELECT length(value) + coalesce(length(tail), 0), used_at FROM memo"
-                                      " WHERE key = ?", (self.name,)).fetchone()
+        size, used = self._one("SELECT length(value), used_at FROM memo WHERE kind = ? AND key = ?")
         return SimpleNamespace(st_size=size, st_mtime=used / 1e9)
 
-    def rename(self, target: CacheEntry) -> CacheEntry:
-        with closing(self._conn()) as conn:
-            conn.execute("UPDATE memo SET key = ? WHERE key = ?", (target.name, self.name))
-        return target
+    def rename(self, key: str) -> CacheEntry:
+        self._one("UPDATE memo SET key = ? WHERE kind = ? AND key = ?", key)
+        return CacheEntry(self.root, self.kind, key)
 
-    def copy_to(self, target: CacheEntry) -> None:
-        with closing(self._conn()) as conn:
-            conn.execute("INSERT OR REPLACE INTO memo SELECT kind, ?, value, tail, used_at FROM memo"
-                         " WHERE key = ?", (target.name, self.name))
+    def copy_to(self, key: str) -> CacheEntry:
+        self._one("INSERT OR REPLACE INTO memo SELECT kind, ?, value, used_at FROM memo"
+                  " WHERE kind = ? AND key = ?", key)
+        return CacheEntry(self.root, self.kind, key)
 
     def unlink(self) -> None:
-        with closing(self._conn()) as conn:
-            conn.execute("DELETE FROM memo WHERE key = ?", (self.name,))
+        self._one("DELETE FROM memo WHERE kind = ? AND key = ?")
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, CacheEntry) and (self.root, self.name) == (other.root, other.name)
+        return isinstance(other, CacheEntry) \
+            and (self.root, self.kind, self.key) == (other.root, other.kind, other.key)
 
     def __hash__(self) -> int:
-        return hash(self.name)
+        return hash((self.kind, self.key))
 
     def __lt__(self, other: CacheEntry) -> bool:
-        return self.name < other.name
+        return (self.kind, self.key) < (other.kind, other.key)
 
 
-def cache_glob(root: Path, pattern: str) -> list[CacheEntry]:
-    """The entries of the cache database in ``root`` whose names match ``pattern``, newest first."""
+def cache_glob(root: Path, kind: str, key: str = "*") -> list[CacheEntry]:
+    """The memos of ``kind`` in the cache database in ``root`` whose keys match the glob ``key``.
+
+    Newest first.
+    """
     if not (root / "cache.sqlite").exists():
         return []
     import sqlite3
 
     with closing(sqlite3.connect(root / "cache.sqlite")) as conn:
-        rows = conn.execute("SELECT key FROM memo WHERE key GLOB ? ORDER BY used_at DESC",
-                            (pattern,)).fetchall()
-    return [CacheEntry(root, r[0]) for r in rows]
+        rows = conn.execute("SELECT key FROM memo WHERE kind = ? AND key GLOB ? ORDER BY used_at DESC",
+                            (kind, key)).fetchall()
+    return [CacheEntry(root, kind, r[0]) for r in rows]
 
 
-def cache_entry(root: Path, name: str) -> CacheEntry:
-    """The entry ``name`` of the cache database in ``root`` (it may not exist)."""
-    return CacheEntry(root, name)
+def cache_entry(root: Path, kind: str, key: str) -> CacheEntry:
+    """The memo ``key`` of ``kind`` in the cache database in ``root`` (it may not exist)."""
+    return CacheEntry(root, kind, key)
+
+
+def cache_rows(root: Path) -> dict[str, str]:
+    """Blob id -> memory id of every record row in the cache database in ``root``."""
+    if not (root / "cache.sqlite").exists():
+        return {}
+    import sqlite3
+
+    with closing(sqlite3.connect(root / "cache.sqlite")) as conn:
+        return dict(conn.execute("SELECT blob, id FROM record").fetchall())

@@ -20,7 +20,7 @@ from gitmem.api import Gitmem
 from gitmem.api.results import StatusRow
 from gitmem.cache import MemoryView, cache_dir
 from gitmem.cache.reader import record_path
-from gitmem.cache.records import COMPACT_ROWS
+from gitmem.cache.records import HANDED_ROWS
 from gitmem.errors import RefConflict
 from gitmem.record.limits import MAX_RECORD_BYTES
 from gitmem.store import Mutation, Store
@@ -65,7 +65,7 @@ def test_a_verify_that_rewrites_many_records_makes_one_commit_of_what_the_record
     before = store.entries(before_tip)
     expected = _verdicts(bulk)
     changed = {i for i, r in expected.items() if r.changed}
-    assert len(changed) > COMPACT_ROWS and len(changed) < len(expected)
+    assert len(changed) > HANDED_ROWS and len(changed) < len(expected)
 
     outcome = Gitmem.open(bulk).verify(now=NOW, full_records=False)
 
@@ -120,7 +120,7 @@ def test_a_verify_that_rewrites_many_records_reports_progress_gives_stored_recor
 def test_reads_after_a_verify_that_rewrites_many_records_equal_a_cold_read(bulk):
     Gitmem.open(bulk).verify(now=NOW)
     tree = Store.discover(bulk).subtree_id(Store.discover(bulk).tip(), "memories")
-    assert cache_entry(cache_dir(Store.discover(bulk)), f"records-{tree}.bin").exists()
+    assert cache_entry(cache_dir(Store.discover(bulk)), "table", tree).exists()
     assert reads(bulk) == cold_reads(bulk)
 
 
@@ -134,7 +134,7 @@ def test_a_verify_on_a_warm_cache_parses_no_record_to_cache_the_tree_it_wrote(bu
     assert Gitmem.open(bulk).verify(now=NOW).commit is not None
     store = Store.discover(bulk)
     tree = store.subtree_id(store.tip(), "memories")
-    assert cache_entry(cache_dir(store), f"records-{tree}.bin").exists()
+    assert cache_entry(cache_dir(store), "table", tree).exists()
     monkeypatch.undo()
     assert reads(bulk) == cold_reads(bulk)
 
@@ -230,7 +230,7 @@ def test_a_verify_of_records_too_large_to_rewrite_leaves_them_and_writes_the_oth
     after = store.entries(store.tip())
     assert outcome.commit is not None and after[big] == before[big]
     assert next(r for r in outcome.rows if r.memory_id == big).changed
-    assert sum(1 for i in after if after[i] != before[i]) > COMPACT_ROWS
+    assert sum(1 for i in after if after[i] != before[i]) > HANDED_ROWS
     assert reads(bulk) == cold_reads(bulk)
 
 

@@ -35,7 +35,7 @@ from gitmem.errors import MalformedRecord
 from gitmem.record.decay import weight
 from gitmem.store import Mutation, Store
 from tests.bm25_oracle import bm25_scores
-from tests.conftest import CacheEntry, cache_entry, cache_glob, commit_file, git
+from tests.conftest import CacheEntry, cache_entry, cache_glob, cache_rows, commit_file, git
 
 ROOT = Path(__file__).resolve().parent.parent
 NOW = datetime(2026, 3, 1, tzinfo=UTC)
@@ -135,7 +135,7 @@ def dumps(snap) -> dict:
 def test_a_cache_hit_returns_records_equal_to_a_fresh_parse(varied):
     expected = no_cache_snapshot(varied)
     cold = fresh(varied).snapshot()
-    assert list(cache_glob(cache_dir(Store.discover(varied)), "records-*.bin"))
+    assert list(cache_glob(cache_dir(Store.discover(varied)), "table"))
     warm = fresh(varied).snapshot()
     for snap in (cold, warm):
         assert dumps(snap) == dumps(expected)
@@ -202,8 +202,8 @@ def test_a_write_hands_its_record_over_and_the_others_are_reused(varied):
     gm.refute(target, "wrong after all")
     cache = RecordCache.for_store(Store.discover(varied))
     table = cache.table(cache.store.tip())
-    assert table.parsed == {}  # nothing parsed: the refute saved its record as a delta
-    assert target in [table.ids[row] for row in table.overlay]
+    assert cache.parses == 0  # nothing parsed: the refute saved its record's row
+    assert table.blobs[table.row(target)] in cache_rows(cache.root)
     memory = table.memory(table.row(target))
     assert memory.refutation is not None and memory.refutation.reason == "wrong after all"
     assert dumps(cache.snapshot(cache.store.tip())) == dumps(no_cache_snapshot(varied))
@@ -215,34 +215,32 @@ def test_a_changed_blob_is_re_read_and_the_others_are_reused(varied):
     target = sorted(gm.snapshot().records)[0]
     gm.refute(target, "wrong after all")
     cache = RecordCache.for_store(Store.discover(varied))
-    tree = cache.store.subtree_id(cache.store.tip(), "memories")
-    for path in cache_glob(cache_dir(gm.store), f"delta-{tree}-*.bin"):
-        path.unlink()  # as if another tool had written the record
+    blob = cache.store.entries(cache.store.tip())[target]
+    cache_sql(varied, "DELETE FROM record WHERE blob = ?", (blob,))  # as if another tool had written it
     table = cache.table(cache.store.tip())
-    assert [table.ids[row] for row in table.parsed] == [target]  # only the new blob parsed
+    assert cache.parses == 1  # only the new blob parsed
+    assert [table.ids[row] for row in table.parsed] == [target]
     memory = table.memory(table.row(target))
     assert memory.refutation is not None and memory.refutation.reason == "wrong after all"
     assert dumps(cache.snapshot(cache.store.tip())) == dumps(no_cache_snapshot(varied))
 
 
 def test_old_trees_are_pruned_and_the_cache_stays_small(repo):
+    from gitmem.cache.db import KEEP
+    from gitmem.cache.wakeplan import KEEP_PLANS
+
     gm = Gitmem.open(repo)
     for i in range(6):
         gm.learn(f"memory number {i} about the build")
-        fresh(repo).snapshot()
+        fresh(repo).recall("build")
+        fresh(repo).wake()
     root = cache_dir(gm.store)
-    tables = [*cache_glob(root, "records-*.bin"), *cache_glob(root, "delta-*.bin")]
-    trees = {p.stem.split("-")[1] for p in tables}
-    bases = {p.stem.split("-")[2] for p in cache_glob(root, "delta-*.bin")}
-    # the newest three trees, and the base their deltas apply to
-    assert len(trees) <= 4 and len(trees - bases) == 3
-    assert all(cache_entry(root, f"records-{base}.bin").exists() for base in bases)
-    for i in range(3):  # without deltas, as before: one records file per tree
-        gm.learn(f"memory number {i} about the cache")
-        for path in cache_glob(root, "delta-*.bin"):
-            path.unlink()
-        fresh(repo).snapshot()
-    assert len(list(cache_glob(root, "records-*.bin"))) == 3
+    tree = gm.store.subtree_id(gm.store.tip(), "memories")
+    for kind in ("table", "statements", "recall", "tokens"):
+        kept = cache_glob(root, kind)
+        assert 0 < len(kept) <= KEEP[kind], kind
+    assert cache_glob(root, "table")[0].key == tree  # the newest: the tip's
+    assert len(cache_glob(root, "wake")) <= KEEP_PLANS
 
 
 def test_token_counts_come_from_the_cache_and_equal_the_tokenizer(varied):
@@ -261,12 +259,9 @@ def test_token_counts_come_from_the_cache_and_equal_the_tokenizer(varied):
 
 
 def records_file(repo) -> CacheEntry:
-    """The records entry the tip's table reads: the tree's own, or that of its delta's base."""
+    """The table memo of the tip's tree."""
     store = Store.discover(repo)
-    tree = store.subtree_id(store.tip(), "memories")
-    entry = cache_entry(cache_dir(store), f"records-{tree}.bin")
-    for delta in cache_glob(cache_dir(store), f"delta-{tree}-*.bin"):
-        entry = cache_entry(cache_dir(store), f"records-{delta.stem.split('-')[2]}.bin")
+    entry = cache_entry(cache_dir(store), "table", store.subtree_id(store.tip(), "memories"))
     assert entry.exists()
     return entry
 
@@ -293,7 +288,7 @@ def test_a_damaged_cache_entry_is_rebuilt_with_a_warning(varied, how):
     notices = [s for s in snap.skipped if isinstance(s, CacheNotice)]
     assert len(notices) == 1
     line = notices[0].warning()
-    assert line.startswith(f"warning: gitmem cache entry {entry.name} is damaged ")
+    assert line.startswith(f"warning: gitmem cache entry table {entry.key[:40]} is damaged ")
     assert line.endswith("; rebuilding it") and "\n" not in line
     assert dumps(snap) == expected
     again = fresh(varied).snapshot()  # rebuilt: trusted again, no warning
@@ -338,18 +333,18 @@ def test_after_an_upgrade_one_line_says_the_cache_is_rebuilt(varied):
     assert "cache" not in tur(varied, "wake").err
 
 
-def test_a_damaged_record_section_falls_back_to_git(varied):
+def test_a_damaged_record_row_falls_back_to_git(varied):
     expected = dumps(no_cache_snapshot(varied))
     fresh(varied).snapshot()
-    entry = records_file(varied)
-    (tail,) = cache_sql(varied, "SELECT tail FROM memo WHERE key = ?", (entry.name,))[0]
-    data = bytearray(tail)
-    data[-5] ^= 0xFF  # inside the last record's mapping
-    cache_sql(varied, "UPDATE memo SET tail = ? WHERE key = ?", (bytes(data), entry.name))
+    store = Store.discover(varied)
+    blob = store.entries(store.tip())["fact-abcd0001"]
+    cache_sql(varied, "UPDATE record SET mapping = ? WHERE blob = ?", (b"\x00 not marshal", blob))
     gm = fresh(varied)
     snap = gm.snapshot()
     assert dumps(snap) == expected
-    assert any(isinstance(s, CacheNotice) and "checksum" in s.reason for s in snap.skipped)
+    assert [s for s in snap.skipped if isinstance(s, CacheNotice) and "is damaged" in s.reason]
+    assert gm.records.cache.parses == 1  # that one record, read again from git
+    assert not [s for s in fresh(varied).snapshot().skipped if isinstance(s, CacheNotice)]
 
 
 def test_the_cli_prints_the_rebuild_warning_once_on_stderr(varied):
@@ -365,11 +360,11 @@ def test_the_cli_prints_the_rebuild_warning_once_on_stderr(varied):
 def test_a_damaged_recall_index_is_rebuilt(varied):
     gm = fresh(varied)
     want, _ = gm.recall("queue retries")
-    (index,) = cache_glob(cache_dir(gm.store), "recall-*.bin")
+    (index,) = cache_glob(cache_dir(gm.store), "recall")
     index.write_bytes(index.read_bytes()[:-3])
     got, skipped = fresh(varied).recall("queue retries")
     assert got == want
-    assert any(isinstance(s, CacheNotice) and index.name in s.reason for s in skipped)
+    assert any(isinstance(s, CacheNotice) and index.key[:40] in s.reason for s in skipped)
 
 
 def test_two_processes_learning_and_waking_at_once_both_succeed(varied):
@@ -474,12 +469,12 @@ def test_status_rows_from_cache_columns_equal_rows_from_full_records(varied):
     assert [s.memory_id for s in light.skipped] == [s.memory_id for s in full.skipped]
 
 
-@pytest.mark.parametrize(("name", "command"), [("objects", "wake"), ("verify.bin", "status")])
+@pytest.mark.parametrize(("name", "command"), [("objects", "wake"), ("verify", "status")])
 def test_damaged_object_and_verify_caches_are_never_trusted(varied, name, command):
     from tests.test_cli import tur
 
     commit_file(varied, "src/app.py", "".join(f"row {i}\n" for i in range(1, 40)), "rewrite app")
-    path = cache_entry(cache_dir(Store.discover(varied)), name)
+    path = cache_entry(cache_dir(Store.discover(varied)), name, "")
     tur(varied, "cache", "clear")
     expected = tur(varied, command)
     assert path.exists()
@@ -511,7 +506,7 @@ def test_a_well_formed_object_memo_of_the_wrong_shape_is_not_trusted(varied):
     from tests.test_cli import tur
 
     expected = tur(varied, "wake").out
-    path = cache_entry(cache_dir(Store.discover(varied)), "objects")
+    path = cache_entry(cache_dir(Store.discover(varied)), "objects", "")
     memo = marshal.loads(path.read_bytes())
     assert memo
     path.write_bytes(marshal.dumps({key: 123 for key in memo}))  # a valid payload, wrong values
@@ -535,7 +530,7 @@ def test_the_files_of_earlier_cache_formats_are_removed(repo):
 def test_a_cache_cleared_by_another_process_mid_session_falls_back_to_git(varied):
     expected = dumps(no_cache_snapshot(varied))
     gm = fresh(varied)
-    gm.wake(now=NOW)  # the table is loaded; its records section is still on disk
+    gm.wake(now=NOW)  # the table is loaded; its records' rows are in the database
     fresh(varied).records.cache.clear()  # another process
     assert dumps(gm.snapshot()) == expected
 
@@ -543,8 +538,8 @@ def test_a_cache_cleared_by_another_process_mid_session_falls_back_to_git(varied
 def test_a_long_running_facade_keeps_the_recall_index_it_used_in_memory(varied):
     gm = fresh(varied)
     want, _ = gm.recall("queue retries")
-    (index,) = cache_glob(cache_dir(gm.store), "recall-*.bin")
-    index.unlink()  # a second recall at the same tip reads no file, so it needs none
+    (index,) = cache_glob(cache_dir(gm.store), "recall")
+    index.unlink()  # a second recall at the same tip reads no memo, so it needs none
     got, _ = gm.recall("queue retries")
     assert got == want and not index.exists()
     gm.cache_clear()
@@ -557,12 +552,11 @@ def test_warm_builds_what_the_next_wake_and_recall_of_the_new_tip_read(varied):
     gm.learn("The exporter flushes metrics every ten seconds")
     tree = git(varied, "rev-parse", "refs/tur/memories:memories").strip()
     root = cache_dir(gm.store)
-    assert not list(cache_glob(root, f"recall-{tree}-*.bin"))
+    assert not list(cache_glob(root, "recall", f"{tree}:*"))
     gm.warm(now=NOW)
-    # the tree's own records, or the learn's delta on the parent's (gitmem.cache.records)
-    assert [*cache_glob(root, f"records-{tree}.bin"), *cache_glob(root, f"delta-{tree}-*.bin")]
-    (index,) = cache_glob(root, f"recall-{tree}-*.bin")
-    index.unlink()  # the warmed index is held in memory: the recall reads no file
+    assert cache_entry(root, "table", tree).exists()
+    (index,) = cache_glob(root, "recall", f"{tree}:*")
+    index.unlink()  # the warmed index is held in memory: the recall reads no memo
     got, _ = gm.recall("exporter flushes metrics")
     assert "flushes metrics" in got.hits[0].memory.content and not index.exists()
     assert got == fresh(varied).recall("exporter flushes metrics")[0]
@@ -637,6 +631,6 @@ def test_entry_token_counts_are_keyed_by_the_entry_format(repo):
     gm = Gitmem.open(repo)
     gm.learn("The queue uses WAL mode", file="src/app.py")
     gm.wake()
-    names = [p.name for p in cache_glob(gm.records.cache.root, "tokens-*.bin")]
-    # A count of another entry format's text lives under another name and is never read.
-    assert names and all(f"-e{ENTRY_FORMAT}-" in name for name in names)
+    names = [p.key for p in cache_glob(gm.records.cache.root, "tokens")]
+    # A count of another entry format's text lives under another key and is never read.
+    assert names and all(f":e{ENTRY_FORMAT}:" in name for name in names)

@@ -1,8 +1,8 @@
 """After every kind of write, what the read cache derives equals a cold read (GitHub issue 16).
 
-A write hands the records it changed to the cache (a delta of the records table), and the
-next reader derives the new tree's table, token counts and recall index from the previous
-tree's by those records alone. Each test writes on a warm cache, reads wake, recall, status
+A write saves the rows of the records it changed in the cache (one per blob), and the next
+reader makes the new tree's table, token counts and recall index from the previous tree's
+and those rows. Each test writes on a warm cache, reads wake, recall, status
 and the snapshot, then deletes the cache and reads them cold: the two must be equal.
 """
 
@@ -52,8 +52,10 @@ def cold_reads(repo: Path) -> dict:
     return reads(repo)
 
 
-def deltas(repo: Path) -> list[str]:
-    return sorted(p.name for p in cache_glob(cache_dir(Store.discover(repo)), "delta-*.bin"))
+def handed_over(repo: Path) -> bool:
+    """Whether the last write saved the rows of what it wrote (the cache noted its commit)."""
+    store = Store.discover(repo)
+    return cache_entry(cache_dir(store), "write", store.tip()).exists()
 
 
 @pytest.fixture
@@ -76,20 +78,20 @@ def warm(repo):
 
 def test_learn_then_reads_equal_a_cold_read(warm):
     Gitmem.open(warm).learn("The retry policy gives up after 2047 attempts")
-    assert deltas(warm)  # the write handed its record over
+    assert handed_over(warm)  # the write saved its record's row
     assert reads(warm) == cold_reads(warm)
 
 
 def test_learning_known_content_again_then_reads_equal_a_cold_read(warm):
     Gitmem.open(warm).learn("Always run the migrations before the tests", type="axiom", confidence=0.9)
-    assert deltas(warm)
+    assert handed_over(warm)
     assert reads(warm) == cold_reads(warm)
 
 
 def test_several_writes_in_a_row_then_reads_equal_a_cold_read(warm):
     gm = Gitmem.open(warm)
     ids = [gm.learn(f"Queue worker {i} retries with backoff").memory.id for i in range(3)]
-    reads(warm)  # a reader between writes: the next delta builds on a derived table
+    reads(warm)  # a reader between writes: the next table is made from a made one
     gm.refute(ids[0], "wrong")
     gm.set_confidence(ids[1], 0.3)
     gm.link(ids[2], ids[1], "supports")
@@ -109,14 +111,14 @@ def test_a_curation_then_reads_equal_a_cold_read(warm, op):
         gm.set_confidence(target, 0.2)
     else:
         gm.link(other, target, "refines")
-    assert deltas(warm)
+    assert handed_over(warm)
     assert reads(warm) == cold_reads(warm)
 
 
 def test_verify_then_reads_equal_a_cold_read(warm):
     commit_file(warm, "src/app.py", "".join(f"changed {i}\n" for i in range(1, 40)), "rewrite")
     outcome = Gitmem.open(warm).verify(now=NOW)
-    assert outcome.commit is not None and deltas(warm)
+    assert outcome.commit is not None and handed_over(warm)
     assert reads(warm) == cold_reads(warm)
 
 
@@ -131,7 +133,7 @@ def test_verify_of_one_memory_then_reads_equal_a_cold_read(warm):
 def test_import_then_reads_equal_a_cold_read(warm, tmp_path):
     legacy = legacy_records(tmp_path / "legacy", 4)
     assert Gitmem.open(warm).import_legacy([legacy]).commit is not None
-    assert deltas(warm)
+    assert handed_over(warm)
     assert reads(warm) == cold_reads(warm)
 
 
@@ -150,17 +152,14 @@ def test_sync_then_reads_equal_a_cold_read(origin):
     assert reads(mine) == cold_reads(mine)
 
 
-def test_a_delta_is_never_applied_to_another_tree(warm):
-    """A delta names its base, and a records file its tree: renamed files are not trusted."""
+def test_a_table_copied_under_another_tree_is_never_used(warm):
+    """A table names its tree: one copied under another tree's key is not trusted."""
     gm = Gitmem.open(warm)
+    base = gm.store.subtree_id(gm.store.tip(), "memories")
     gm.learn("The retry policy gives up after 2047 attempts")
+    tree = gm.store.subtree_id(gm.store.tip(), "memories")
     root = cache_dir(gm.store)
-    (delta,) = cache_glob(root, "delta-*.bin")
-    tree, base = delta.stem.split("-")[1:]
-    fake = "f" * len(base)
-    delta.rename(cache_entry(root, f"delta-{tree}-{fake}.bin"))  # claims another base ...
-    records = cache_entry(root, f"records-{base}.bin")
-    records.copy_to(cache_entry(root, f"records-{fake}.bin"))  # ... that is there
+    cache_entry(root, "table", base).copy_to(tree)  # claims to be the new tree's
     got = reads(warm)
     want = cold_reads(warm)
     assert {k: v for k, v in got.items() if k != "snapshot"} == \
@@ -211,7 +210,7 @@ def test_an_edit_or_a_withdrawn_refutation_then_reads_equal_a_cold_read(warm, op
         gm.edit(jitter, file="src/app.py#L1-L2")
     else:
         gm.unrefute(billing)
-    assert deltas(warm)
+    assert handed_over(warm)
     assert reads(warm) == cold_reads(warm)
 
 
@@ -239,10 +238,14 @@ def test_verify_with_an_uncommitted_change_then_reads_equal_a_cold_read(warm):
     assert any(r.local for r in Gitmem.open(warm).status_view(NOW, full_records=False).rows)
 
 
-def _writers(repo: Path) -> tuple[list, object]:
+def _writers(repo: Path) -> tuple[list, bool]:
+    """The writers of every row, and whether they carry over from the last read's (no ``git log``)."""
     gm = Gitmem.open(repo)
     table, _ = gm.records.table(gm.store.tip())
-    return gm.records.writers(table), table.since
+    before = gm.records.cache.read_payload("", "writers")
+    carried = isinstance(before, dict) and before.get("tree") != table.tree \
+        and gm.records.cache.written_since(gm.store.tip(), before.get("tip")) is not None
+    return gm.records.writers(table), carried
 
 
 def test_writers_of_records_stored_without_one_carry_over_a_write_as_a_cold_read_finds_them(repo):
@@ -265,9 +268,9 @@ def test_writers_of_records_stored_without_one_carry_over_a_write_as_a_cold_read
     gm = Gitmem.open(repo)
     gm.learn("A new note about the queue")
     gm.refute(old[0], "no longer true")  # now stated by this identity
-    after, since = _writers(repo)
-    assert since is not None  # read through the writes' delta: carried, no git log
-    payload = gm.records.cache.read_payload("writers.bin", "writers")
+    after, carried = _writers(repo)
+    assert carried  # every commit since is a write the cache noted: no git log
+    payload = gm.records.cache.read_payload("", "writers")
     assert payload["tip"] == gm.store.tip()
     shutil.rmtree(cache_dir(Store.discover(repo)))
     assert after == _writers(repo)[0]
@@ -277,12 +280,12 @@ def test_writers_of_records_stored_without_one_carry_over_a_write_as_a_cold_read
     _writers(repo)  # a reader between the writes: the next carries from this tip
     gm.refute(old[1], "no longer true either")
     gm.learn("A fourth note about the queue")
-    again, since = _writers(repo)
-    assert since is not None and len(since[0]) == 4  # three writes on the records file's tree
+    again, carried = _writers(repo)
+    assert carried  # two writes since the reader's tip
     shutil.rmtree(cache_dir(Store.discover(repo)))
     assert again == _writers(repo)[0] and again.count("Old Writer <test@example.com>") == 1
     # A reader of the same tree takes the rows as saved: the same writers, no git log.
-    payload = gm.records.cache.read_payload("writers.bin", "writers")
+    payload = gm.records.cache.read_payload("", "writers")
     assert payload["rows"] == again and _writers(repo)[0] == again
 
 
@@ -312,27 +315,17 @@ def test_a_new_code_commit_then_reads_equal_a_cold_read_with_distances_carried_f
     assert cache.exists()
 
 
-def _recall_files(repo: Path) -> dict[str, dict]:
-
+def _recall_indexes(repo: Path) -> dict[str, dict]:
     root = cache_dir(Store.discover(repo))
-    return {p.name: p.read_payload() for p in cache_glob(root, "recall-*.bin")}
+    return {p.key: p.read_payload() for p in cache_glob(root, "recall")}
 
 
-def test_a_recall_index_derived_after_a_write_is_saved_as_its_change_and_read_back_equal(warm):
-    saved = _recall_files(warm)
-    whole = {n: p for n, p in saved.items() if "index" in p}
-    assert whole and all(p["base"] in whole for n, p in saved.items() if n not in whole)
+def test_a_recall_index_derived_after_a_write_is_saved_whole_and_read_back_equal(warm):
+    saved = _recall_indexes(warm)
     gm = Gitmem.open(warm)
     gm.learn("The exporter flushes metrics every ten seconds")
-    derived = reads(warm)  # derives the new indexes from the saved ones: saves their changes
-    changes = {n: p for n, p in _recall_files(warm).items() if n not in saved}
-    assert changes and all(p["base"] in whole and "index" not in p for p in changes.values())
-    assert reads(warm) == derived  # a new process applies each change to the index it names
-    gm.learn("The importer retries uploads three times")
-    again = reads(warm)  # derived from the whole index the last changes apply to, not from them
-    later = {n: p for n, p in _recall_files(warm).items() if n not in saved and n not in changes}
-    assert later and all(p["base"] in whole for p in later.values())
-    root = cache_dir(Store.discover(warm))
-    for name in whole:  # the indexes the changes apply to are gone: derived or built again
-        cache_entry(root, name).unlink()
-    assert reads(warm) == again == cold_reads(warm)
+    tree = gm.store.subtree_id(gm.store.tip(), "memories")
+    derived = reads(warm)  # derived from the saved indexes, then saved whole
+    new = {k: p for k, p in _recall_indexes(warm).items() if k not in saved}
+    assert new and all(k.startswith(f"{tree}:") and "index" in p for k, p in new.items())
+    assert reads(warm) == derived == cold_reads(warm)  # a new process reads them as saved

@@ -504,9 +504,9 @@ def test_a_teammates_garbage_overwrite_is_not_fast_forwarded(origin):
 # -- 8. cache files trusted by size alone ----------------------------------------------------------------
 
 
-def _swap_in_a_file_of_the_previous_tree(repo: Path, pattern: str, read) -> tuple[Path, object]:
+def _swap_in_a_file_of_the_previous_tree(repo: Path, kind: str, read) -> tuple[Path, object]:
     """Read once on a tree of two records and once on another tree of two records; then copy
-    the first tree's cache file (``pattern``) over the second's, as a hand copy between
+    the first tree's cache memo of ``kind`` over the second's, as a hand copy between
     trees would. Returns the second tree's file and its honest result."""
     gm = Gitmem.open(repo)
     first = gm.learn("short", now=T1).memory.id
@@ -514,13 +514,13 @@ def _swap_in_a_file_of_the_previous_tree(repo: Path, pattern: str, read) -> tupl
     tree1 = gm.store.subtree_id(gm.store.tip(), "memories")
     read(Gitmem.open(repo))
     cache = Path(gm.paths.common_dir) / "tur" / "cache"
-    theirs = next(iter(cache_glob(cache, pattern.format(tree=tree1)))).read_bytes()
+    theirs = next(iter(cache_glob(cache, kind, f"{tree1}:*"))).read_bytes()
     gm.forget(first)
     gm.learn("another retry policy record, about deploy approvals and the release train", now=T1)
     tree2 = gm.store.subtree_id(gm.store.tip(), "memories")
     assert tree1 != tree2
     honest = read(Gitmem.open(repo))
-    mine = next(iter(cache_glob(cache, pattern.format(tree=tree2))))
+    mine = next(iter(cache_glob(cache, kind, f"{tree2}:*")))
     mine.write_bytes(theirs)  # same row count, same length: only its key tells it apart
     return mine, honest
 
@@ -529,11 +529,12 @@ def test_a_token_cache_file_copied_from_another_tree_is_not_trusted(repo):
     def wake(gm: Gitmem) -> str:
         return gm.wake(token_budget=60, now=T2)[0].text
 
-    mine, honest = _swap_in_a_file_of_the_previous_tree(repo, "tokens-{tree}-*.bin", wake)
+    mine, honest = _swap_in_a_file_of_the_previous_tree(repo, "tokens", wake)
     result, skipped = Gitmem.open(repo).wake(token_budget=60, now=T2)
     assert result.text == honest
     notices = [s.warning() for s in skipped]
-    assert notices == [f"warning: gitmem cache entry {mine.name} is damaged (built for another tree, "
+    assert notices == [f"warning: gitmem cache entry tokens {mine.key[:40]} is damaged "
+                       "(built for another tree, "
                        "tokenizer or row set); rebuilding it"]
 
 
@@ -541,10 +542,10 @@ def test_a_recall_index_copied_from_another_tree_is_not_trusted(repo):
     def recall(gm: Gitmem) -> list[tuple[str, float]]:
         return [(h.memory.id, round(h.score, 9)) for h in gm.recall("retry policy")[0].hits]
 
-    mine, honest = _swap_in_a_file_of_the_previous_tree(repo, "recall-{tree}-*.bin", recall)
+    mine, honest = _swap_in_a_file_of_the_previous_tree(repo, "recall", recall)
     result, skipped = Gitmem.open(repo).recall("retry policy")
     assert [(h.memory.id, round(h.score, 9)) for h in result.hits] == honest
-    assert any(mine.name in s.warning() and "built for another tree or candidate list" in s.warning()
+    assert any(mine.key[:40] in s.warning() and "built for another tree or candidate list" in s.warning()
                for s in skipped)
 
 

@@ -54,12 +54,12 @@ def test_a_recall_index_of_another_analysis_is_never_used(repo, monkeypatch):
     query = "support group in May"
     first = Gitmem.open(repo).recall(query)[0]
     directory = cache_dir(Store.discover(repo))
-    before = {e.name for e in cache_glob(directory, "recall-*.bin")}
+    before = {e.key for e in cache_glob(directory, "recall")}
     assert len(before) == 1
     # A new analysis (e.g. another stemmer version) must key its index elsewhere.
     monkeypatch.setattr(RecallIndex, "VERSION", RecallIndex.VERSION + "+other-stemmer")
     again, skipped = Gitmem.open(repo).recall(query)
-    after = {e.name for e in cache_glob(directory, "recall-*.bin")}
+    after = {e.key for e in cache_glob(directory, "recall")}
     assert len(after - before) == 1 and skipped == []
     assert [h.memory.id for h in again.hits] == [h.memory.id for h in first.hits] == [may, june]
 

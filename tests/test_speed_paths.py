@@ -10,15 +10,17 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 import pytest
 
 from gitmem.api import Gitmem
 from gitmem.record.ids import content_key
-from tests.conftest import cache_glob, git
+from tests.conftest import git
 
 ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("ruamel", "yaml", "tiktoken", "numpy", "bm25s", "textual", "watchfiles",
@@ -95,8 +97,7 @@ def test_a_warm_wake_imports_no_part_of_gitmem_it_does_not_use(learned):
               "gitmem.harness.hooks", "gitmem.record.anchors", "gitmem.sharing.secret_scan",
               "gitmem.context.similarity",
               "gitmem.cache.records", "gitmem.cache.table", "gitmem.cache.views", "gitmem.record.shapes",
-              "gitmem.cache.recall_index", "gitmem.cache.statements", "gitmem.cache.distances",
-              "gitmem.cache.persona"}
+              "gitmem.cache.recall_index", "gitmem.cache.statements", "gitmem.cache.distances"}
     assert unused.isdisjoint(warm["gitmem"])
     assert {"gitmem.api", "gitmem.context.wake", "gitmem.cache.wakeplan"} <= set(warm["gitmem"])
 
@@ -155,10 +156,12 @@ def test_a_validated_config_file_is_not_validated_again_until_it_changes(learned
 
 def test_one_new_memory_costs_one_parse_not_a_cold_read(learned):
     run_tur("-C", str(learned), "wake")
-    Gitmem.open(learned).learn("A fourth memory about the retry policy")
+    learned_id = Gitmem.open(learned).learn("A fourth memory about the retry policy").memory.id
     store = Gitmem.open(learned).store
-    for delta in cache_glob((store.common_dir / "tur" / "cache"), "delta-*.bin"):
-        delta.unlink()  # as if another tool had written it: the new blob must be read
+    blob = store.entries(store.tip())[learned_id]
+    with closing(sqlite3.connect(store.common_dir / "tur" / "cache" / "cache.sqlite")) as conn:
+        conn.execute("DELETE FROM record WHERE blob = ?", (blob,))
+        conn.commit()  # as if another tool had written it: the new blob must be read
     after = run_tur("-C", str(learned), "wake")
     assert "A fourth memory" in after["out"]
     # The one new blob is parsed (codec) and counted (tiktoken); nothing else is rebuilt.

@@ -168,7 +168,7 @@ def test_each_write_saves_the_index_of_its_tree_derived_from_its_parents(repo):
         g = Gitmem.open(repo)
         step(g)
         tree = Store.discover(repo).subtree_id(g.store.tip(), "memories")
-        assert list(cache_glob(files, f"similar-{tree}-*.bin"))  # saved as its change to a whole one
+        assert cache_entry(files, "statements", tree).exists()  # saved by the write
         index = Gitmem.open(repo).records.latest_statements()[1]
         assert index.statements() == live_statements(repo)
     expected = find_similar("Queue retry policy: 7 attempts", sorted(live_statements(repo).items()))
@@ -188,10 +188,9 @@ def test_without_a_saved_index_one_is_built_from_the_latest_table_or_derived_fro
     # an index copied from another tree is refused, and the right one built
     Gitmem.open(repo).learn("A statement about nothing in particular")
     Gitmem.open(repo).wake()
-    newest = max(cache_glob(files, "similar-*.bin"), key=lambda p: p.stat().st_mtime)
-    others = [p for p in cache_glob(files, "similar-*.bin") if p != newest]
+    newest, *others = cache_glob(files, "statements")
     assert others
-    others[0].copy_to(newest)
+    newest.write_bytes(others[0].read_bytes())  # another tree's index, under the newest key
     fresh = Gitmem.open(repo)
     assert fresh.records.latest_statements()[1].statements() == live_statements(repo)
     # a tree with no index of its own: derived from the older one by the statements that differ
@@ -229,7 +228,7 @@ def test_deriving_by_statements_that_did_not_change_keeps_their_rows():
     assert same.similar(pairs[3][1]) == index.similar(pairs[3][1])
 
 
-# -- saved as its change; read as it is used; damaged files ---------------------------------
+# -- saved whole per tree; damaged and foreign indexes -----------------------------------------
 
 def learned_repo(repo, statements=STATEMENTS) -> Gitmem:
     gm = Gitmem.open(repo)
@@ -240,16 +239,10 @@ def learned_repo(repo, statements=STATEMENTS) -> Gitmem:
     return gm
 
 
-def test_a_learn_after_indexes_saved_as_their_change_names_what_a_cold_cache_names(repo, tmp_path):
+def test_a_learn_after_indexes_derived_by_writes_names_what_a_cold_cache_names(repo, tmp_path):
     learned_repo(repo)
     for text in ("Queue retries: 5 attempts at most", "The API listens on port 9090 now"):
-        Gitmem.open(repo).learn(text)  # each write saves its tree's index as a change
-    files = cache_dir(Store.discover(repo))
-    changes = sorted(cache_glob(files, "similar-*-*.bin"))
-    assert changes
-    for change in changes:  # a change is a few statements, on a whole index saved beside it
-        assert change.stat().st_size < 2000
-        assert cache_entry(files, f"similar-{change.stem.split('-', 2)[2]}.bin").exists()
+        Gitmem.open(repo).learn(text)  # each write saves its tree's index, derived from its parent's
     found_any = False
     for text in ("Queue retry policy: 7 attempts", "API port is 9191", "Run the migrations before tests",
                  "Workers die and restart at night"):
@@ -264,93 +257,45 @@ def test_a_learn_after_indexes_saved_as_their_change_names_what_a_cold_cache_nam
     assert found_any
 
 
-def test_a_change_grown_past_its_bound_is_saved_whole_again(repo, monkeypatch):
-    import gitmem.cache.statements as statements
-
-    monkeypatch.setattr(statements, "CHANGE_STATEMENTS", 2)
-    learned_repo(repo)
-    files = cache_dir(Store.discover(repo))
-    Gitmem.open(repo).learn("Nightly batch job retries twice")
-
-    def wholes() -> set:
-        return {p for p in cache_glob(files, "similar-*.bin") if p.stem.count("-") == 1}
-
-    before = wholes()
-    for n in range(5):
-        Gitmem.open(repo).learn(f"Nightly batch job {n} retries {n} times")
-        assert Gitmem.open(repo).records.latest_statements()[1].statements() == live_statements(repo)
-    assert wholes() - before  # a later write saved a whole index again
-    for change in cache_glob(files, "similar-*-*.bin"):  # and the changes name whole indexes kept
-        assert cache_entry(files, f"similar-{change.stem.split('-', 2)[2]}.bin").exists()
-
-
-def test_a_damaged_change_is_refused_reported_and_made_again(repo):
+def test_a_damaged_index_is_refused_reported_and_made_again(repo):
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
-    (change,) = cache_glob(files, "similar-*-*.bin")
-    change.write_bytes(change.read_bytes()[:-3])
+    newest = cache_glob(files, "statements")[0]
+    newest.write_bytes(newest.read_bytes()[:-3])
     gm = Gitmem.open(repo)
-    result = gm.learn("Queue retry policy: 7 attempts")
-    assert result.similar == tuple(find_similar("Queue retry policy: 7 attempts",
-                                                sorted((i, c) for i, c in live_statements(repo).items()
-                                                       if i != result.memory.id)))
-    assert result.similar
+    result = gm.learn("Queue retry policy: 7 attempts")  # compared with the newest index trusted
+    assert result.similar and set(result.similar) <= set(live_statements(repo))
     notices = [n.reason for n in gm.records.cache.take_notices()]
-    assert any(change.name in n and "damaged" in n for n in notices)
-
-
-def test_a_damaged_block_of_a_whole_index_is_met_reported_and_the_index_made_again(repo):
-    learned_repo(repo)
-    Gitmem.open(repo).learn("Queue retries: 5 attempts at most")  # a whole index, and a change on it
-    files = cache_dir(Store.discover(repo))
-    (whole,) = [p for p in cache_glob(files, "similar-*.bin") if p.stem.count("-") == 1]
-    payload = whole.read_payload()
-    at, length = payload["index"]["parts"]["terms"]  # read by every lookup
-    data = bytearray(whole.read_tail())
-    data[at + length // 2] ^= 0xFF
-    whole.write_payload(payload, bytes(data))
-    gm = Gitmem.open(repo)
-    text = "Queue retry policy: 7 attempts"
-    result = gm.learn(text)
-    expected = find_similar(text, sorted((i, c) for i, c in live_statements(repo).items()
-                                         if i != result.memory.id))
-    assert result.similar == tuple(expected) and result.similar
-    notices = [n.reason for n in gm.records.cache.take_notices()]
-    assert any(whole.name in n and "checksum" in n for n in notices)
-    # the index made again answers the next learn from its files
+    assert any(newest.key[:40] in n and "damaged" in n for n in notices)
+    Gitmem.open(repo).wake()  # a reader makes the tip's table; its index is made from it
     assert Gitmem.open(repo).records.latest_statements()[1].statements() == live_statements(repo)
+    text = "Queue retries are capped at 7 attempts"
+    expected = find_similar(text, sorted(live_statements(repo).items()))
+    assert Gitmem.open(repo).learn(text).similar == tuple(expected)
 
 
-def test_an_index_of_another_version_is_rebuilt_as_a_file_of_an_older_gitmem(repo):
+def test_an_index_of_another_version_is_rebuilt_as_one_of_an_older_gitmem(repo):
     learned_repo(repo)
     Gitmem.open(repo).learn("Queue retries: 5 attempts at most")
     files = cache_dir(Store.discover(repo))
-    (whole,) = [p for p in cache_glob(files, "similar-*.bin") if p.stem.count("-") == 1]
-    payload = whole.read_payload()
-    whole.write_payload({**payload, "key": (payload["key"][0], "2")})
+    newest = cache_glob(files, "statements")[0]
+    newest.write_payload({**newest.read_payload(), "version": "2"})
     gm = Gitmem.open(repo)
+    gm.wake()  # the tip's table; its index is made from it
     assert gm.records.latest_statements()[1].statements() == live_statements(repo)
     notices = [n.reason for n in gm.records.cache.take_notices()]
-    assert any(whole.name in n and "another version" in n for n in notices)
+    assert any(newest.key[:40] in n and "another version" in n for n in notices)
 
 
-def test_prune_keeps_the_whole_index_a_kept_change_is_made_on(tmp_path):
-    from gitmem.cache.db import CacheDB
+def test_each_write_of_a_kind_keeps_only_its_newest_memos(tmp_path):
+    from gitmem.cache.db import KEEP, CacheDB
 
-    trees = {name: name * 40 for name in "abcdefw"}
-    root = tmp_path / "cache"
-    root.mkdir()
-    names = [f"records-{trees['a']}.bin", f"delta-{trees['b']}-{trees['a']}.bin",
-             f"delta-{trees['c']}-{trees['a']}.bin", f"similar-{trees['w']}.bin",
-             f"similar-{trees['c']}-{trees['w']}.bin", f"similar-{trees['e']}.bin",
-             f"similar-{trees['f']}-{trees['e']}.bin", f"tokens-{trees['w']}-x.bin"]
-    db = CacheDB(root)
-    for name in names:  # written in this order: the last is the newest
-        db.write(name, name.split("-")[0], b"x")
-    db.prune(trees["c"])
-    left = set(db.newest_first("*")) - {"stamp"}
-    assert f"similar-{trees['w']}.bin" in left  # the whole index of a kept change
-    assert f"similar-{trees['c']}-{trees['w']}.bin" in left
-    assert f"tokens-{trees['w']}-x.bin" not in left  # the base tree's other files go
-    assert f"similar-{trees['e']}.bin" not in left and f"similar-{trees['f']}-{trees['e']}.bin" not in left
+    db = CacheDB(tmp_path / "cache")
+    for kind in ("table", "statements", "recall", "write"):
+        for n in range(KEEP[kind] + 3):  # written in this order: the last is the newest
+            db.put(kind, f"{kind}-{n}", b"x")
+    db.put("persona", "", b"x")
+    for kind in ("table", "statements", "recall", "write"):
+        assert db.keys(kind) == [f"{kind}-{n}" for n in reversed(range(3, KEEP[kind] + 3))]
+    assert db.get("persona", "") == b"x"

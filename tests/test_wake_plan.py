@@ -1,4 +1,4 @@
-"""A warm wake reads the plan of its state (``wake-<crc>.bin``) and gives exactly a cold wake (issue 16).
+"""A warm wake reads the plan of its state (a ``wake`` memo) and gives exactly a cold wake (issue 16).
 
 The plan keeps only the memories that can still be shown, with what wake reads of them; the
 weights are taken for the wake's own time. Each test changes the state in one way (a write,
@@ -56,7 +56,7 @@ def plan_path(repo: Path) -> CacheEntry:
     gm = Gitmem.open(repo)
     key = gm._context.plan_key(gm.tip())
     assert key is not None
-    return cache_entry(cache_of(repo), plan_name(key))
+    return cache_entry(cache_of(repo), "wake", plan_name(key))
 
 
 def observed(result, skipped) -> tuple:
@@ -302,7 +302,7 @@ def test_a_plan_of_another_state_under_this_states_name_is_not_used(planned):
     Gitmem.open(planned).learn("Workers ack a job only after its commit", now=BASE)
     after = plan_path(planned)
     assert after != before
-    after.write_bytes(stolen)  # checksum and format are right; the key inside is not
+    after.write_bytes(stolen)  # a well-formed plan; the key inside is not
     used, seen, _ = wake(planned, BASE)
     assert not used
     assert seen == cold(planned, BASE)[0]
@@ -313,7 +313,7 @@ def test_a_damaged_plan_is_deleted_reported_and_rebuilt(planned):
     path.write_bytes(path.read_bytes()[:-10])  # cut short
     code, out, err = tur(planned, "wake")
     assert code == 0
-    assert f"gitmem cache entry {path.name} is damaged (unreadable payload" in err
+    assert f"gitmem cache entry wake {path.key[:40]} is damaged (unreadable payload" in err
     assert out == cold_cli(planned, "wake")
     code, again, err = tur(planned, "wake")
     assert again == out and err == ""

@@ -228,7 +228,7 @@ class ContextBuilder:
         tiny budget): the caller then compiles from the table.
         """
         from gitmem.cache.db import Untrusted
-        from gitmem.cache.wakeplan import plan_name, read_plan
+        from gitmem.cache.wakeplan import read_plan, reject_plan
         from gitmem.context.wake import WakeResult, WakeRows, compile_rows
         from gitmem.record.decay import microseconds, weight_column
 
@@ -237,7 +237,7 @@ class ContextBuilder:
         try:
             plan = read_plan(cache.files, key)
         except Untrusted as exc:
-            cache.files.reject(plan_name(key), exc)
+            reject_plan(cache.files, key, exc)
             return None, True
         if plan is None or plan.built > microseconds(now):
             return None, True

@@ -20,7 +20,7 @@ from gitmem.store import CommitInfo, Mutation, Store
 if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.config import Settings
-    from gitmem.context.similarity import ChangedIndex, StatementIndex
+    from gitmem.context.similarity import StatementIndex
     from gitmem.record.models import Memory
     from gitmem.staleness.overlay import LocalEntry
 
@@ -75,18 +75,18 @@ class Records:
 
         The record's ``author`` (else ``updated_by``); for a record written before gitmem
         stored either, the author of the last commit that changed it (one ``git log`` per
-        tree, then kept in the read cache). After gitmem's own writes (a table derived from
-        a delta that names the commits), the last commit that changed a record no write
-        touched is the same: those carry over, and no ``git log`` runs.
+        tree, then kept in the read cache). After gitmem's own writes (every commit since the
+        one read last noted by the cache: :meth:`~gitmem.cache.RecordCache.written_since`),
+        the last commit that changed a record no write touched is the same: those carry
+        over, and no ``git log`` runs.
         """
         column = table.columns["author"]
         if None not in column or table.tree is None:
             return column
-        payload = self.cache.read_payload("writers.bin", "writers")
+        payload = self.cache.read_payload("", "writers")
         known: dict[str, str] | None = {}
         tip = self.store.tip()
         if isinstance(payload, dict):
-            since = table.since
             if payload.get("tree") == table.tree:
                 rows = payload.get("rows")
                 if isinstance(rows, list) and len(rows) == len(column) \
@@ -96,17 +96,15 @@ class Records:
                 out = _writers_from(column, table.ids, known) if known is not None else None
                 if out is not None:
                     return out
-            elif since is not None and since[0][-1] == tip and payload.get("tip") in since[0] \
-                    and (known := _known_of(payload)) is not None:
+            elif tip is not None and (known := _known_of(payload)) is not None \
+                    and (written := self.cache.written_since(tip, payload.get("tip"))) is not None:
                 # Every commit from the payload's tip to this one is a write of gitmem that
                 # changed only the records it names.
-                after = since[0].index(payload["tip"])
-                written = {i for ids in since[1][after:] for i in ids}
                 for memory_id in written:
                     known.pop(memory_id, None)
                 out = _writers_from(column, table.ids, known)
                 if out is not None:
-                    self.cache.write_payload("writers.bin", "writers",
+                    self.cache.write_payload("", "writers",
                                              _writers_payload(table.tree, tip, known, out))
                     return out
         missing = [r for r, who in enumerate(column) if who is None]
@@ -117,7 +115,7 @@ class Records:
             known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
         out = [who if who is not None else (known.get(table.ids[r]) or None) for r, who in enumerate(column)]
         if tip is not None:
-            self.cache.write_payload("writers.bin", "writers",
+            self.cache.write_payload("", "writers",
                                      _writers_payload(table.tree, tip, known, out))
         return out
 
@@ -307,10 +305,10 @@ class Records:
         """
         return self.cache.latest_table()
 
-    def latest_statements(self) -> tuple[str, StatementIndex | ChangedIndex] | None:
+    def latest_statements(self) -> tuple[str, StatementIndex] | None:
         """:meth:`latest_table`'s tree and its live records' statements, indexed; ``None`` without a table.
 
-        Reads no git object and, once the index of that tree is saved, no records file (see
+        Reads no git object and, once the index of that tree is saved, no table (see
         :meth:`gitmem.cache.RecordCache.latest_statements`).
         """
         return self.cache.latest_statements()
@@ -333,8 +331,8 @@ class Records:
         The next reader of ``tip`` (the next verify, wake, recall) then parses none of them.
 
         With ``mutation`` (what :meth:`gitmem.store.Store.transact` committed as ``tip``, a
-        :class:`~gitmem.store.CommitInfo`), the cache derives ``tip``'s table from its
-        parent's by the records the mutation changed, reading nothing: ``updated`` must then
+        :class:`~gitmem.store.CommitInfo`), the cache saves the rows of the records the
+        mutation changed, reading nothing: ``updated`` must then
         hold the record as written for every record path the mutation wrote (or nothing is
         handed over; the next reader reads the new blobs itself). Without it, the table of
         ``tip`` is built now from the tree (a bulk write that has read every record).
@@ -415,7 +413,7 @@ class Workspace:
 
 
 def _writers_payload(tree: str, tip: str, known: dict[str, str], rows: list[str | None]) -> dict:
-    """What ``writers.bin`` holds: the tree and tip read, each id's writer found in git, and the rows.
+    """What the ``writers`` memo holds: the tree and tip read, each id's writer found in git, and the rows.
 
     ``known`` as two lists (ids, writers) and ``rows`` (every row's writer, what a reader of
     the same tree returns as is): lists load faster than a dict, and each writer is one
@@ -428,7 +426,7 @@ def _writers_payload(tree: str, tip: str, known: dict[str, str], rows: list[str 
 
 
 def _known_of(payload: dict) -> dict[str, str] | None:
-    """The id -> writer map of a ``writers.bin`` payload; ``None`` when it holds none."""
+    """The id -> writer map of a ``writers`` payload; ``None`` when it holds none."""
     ids, who = payload.get("ids"), payload.get("who")
     if not (isinstance(ids, list) and isinstance(who, list) and len(ids) == len(who)):
         return None

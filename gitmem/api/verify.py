@@ -44,7 +44,7 @@ def _status_changed(memory: Memory, verdict: Verdict) -> bool:
     return decay.staleness_status is not verdict.status or decay.reason != verdict.reason
 
 #: The read cache's file for anchor-check outcomes (see :class:`gitmem.staleness.VerifyCache`).
-VERIFY_CACHE = ("verify.bin", "verify")
+VERIFY_CACHE = ("", "verify")
 
 #: One memory's line in a verify commit message: ``ID: STATUS[ (REASON)][ -> ANCHOR]``.
 _VERDICT_LINE = re.compile(r"^(?P<status>\w+)(?: \((?P<reason>.*)\))?(?: -> (?P<ref>\S+))?$")
@@ -378,7 +378,7 @@ class Verifier:
         if commit is None or mutation is None:
             return commit
         # Only what this commit wrote: a record a concurrent edit won keeps that edit's blob,
-        # not our content. They become the delta of the new tree (nothing is read).
+        # not our content. Their rows are saved (nothing is read).
         written = {i: m for i, m in updated.items() if record_path(i) in mutation.changes}
         self.ws.records.after_commit(commit, written, mutation)
         return commit
@@ -405,7 +405,7 @@ class Verifier:
             return commit
         few = rewrites.few
         if few is not None:
-            # A few: the delta of the new tree, from the records themselves (nothing is read).
+            # A few: their rows, from the records themselves (nothing is read).
             written = {i: m for i, m in few.items() if record_path(i) in mutation.changes}
             self.ws.records.after_commit(commit, written, mutation)
             return commit
@@ -430,9 +430,9 @@ class _Rewrites:
 
     What is kept of a record is its id, the blob it was judged as, the blob written, and
     its row in the cache's :class:`~gitmem.cache.staged.StagedRows` (the hot fields, and
-    its mapping in a spool file): memory does not grow with full records or their bytes.
+    its mapping saved in the cache): memory does not grow with full records or their bytes.
     The records themselves are kept only while there are at most
-    :data:`~gitmem.cache.records.COMPACT_ROWS` (the cache then saves them as a delta).
+    :data:`~gitmem.cache.records.HANDED_ROWS` (the cache then takes them as models).
 
     Args:
         store: the repository's store.
@@ -441,7 +441,7 @@ class _Rewrites:
     """
 
     def __init__(self, store: Store, cache: RecordCache, table: RecordTable) -> None:
-        from gitmem.cache.records import COMPACT_ROWS
+        from gitmem.cache.records import HANDED_ROWS
 
         self.store = store
         self.table: RecordTable | None = table
@@ -449,8 +449,8 @@ class _Rewrites:
         self.planned: dict[str, tuple[str, StoredBlob]] = {}
         """id -> (the blob judged, the blob written)."""
         self.few: dict[str, Memory] | None = {}
-        """The records written, while there are at most ``COMPACT_ROWS``; then ``None``."""
-        self._few_max = COMPACT_ROWS
+        """The records written, while there are at most ``HANDED_ROWS``; then ``None``."""
+        self._few_max = HANDED_ROWS
 
     def add(self, memory: Memory, row: int) -> MemoryView | None:
         """Write ``memory`` over the record of ``row`` of the table; return a view of it as written.
@@ -484,7 +484,7 @@ class _Rewrites:
         self.table = None
 
     def close(self) -> None:
-        """Delete the spool of staged rows."""
+        """Save the staged rows still pending and forget them."""
         self.staged.close()
 
 

@@ -1,37 +1,37 @@
 """Read cache under ``<git common dir>/tur/cache/``: parsed records, token counts, recall indexes.
 
 Everything here is derived from git objects and can be deleted at any time (``tur cache
-clear``); nothing is ever written to the working tree or to the memory ref. Keys are content
-hashes (blob ids, tree ids, commit ids), so a cached value can never be out of date: a changed
-record has a new blob id, a changed set of records a new ``memories`` tree id.
+clear``); nothing is ever written to the working tree or to the memory ref. Keys are the ids
+git gives (blob ids, tree ids, commit ids) or digests of inputs, so a cached value can never
+be out of date: a changed record has a new blob id, a changed set of records a new
+``memories`` tree id.
 
-Everything lives in one SQLite database (:mod:`gitmem.cache.db`), as entries of kinds
-named below (the key of each is its old file name), with the module that owns each:
+Everything lives in one SQLite database (:mod:`gitmem.cache.db`): a row per record blob, and
+memos of these kinds, each with the module that owns it:
 
-``records-<tree>.bin`` (:mod:`~gitmem.cache.records`)
-    Every record of one ``memories`` tree: a *hot* payload with, per record, its id, blob
-    id and the few fields wake and recall read (enough for :class:`MemoryView`), and in the
-    entry's tail each record's YAML mapping, so that a full
-    :class:`~gitmem.record.models.Memory` is ``Memory.model_validate(mapping)`` without
-    reading YAML. A new tree reuses the rows of the latest cached tree by (id, blob id).
-``delta-<tree>-<base>.bin`` (:mod:`~gitmem.cache.records`)
-    The rows a write changed, applied by the next reader to the base's table.
-``tokens-*``, ``counts-*`` (:mod:`~gitmem.cache.tokens`)
+``table`` (:mod:`~gitmem.cache.records`), keyed by ``memories`` tree
+    The hot columns of every record of the tree (enough for :class:`MemoryView`), made from
+    the latest table and the rows of the records that differ.
+``tokens``, ``counts`` (:mod:`~gitmem.cache.tokens`)
     Token counts of entries per row, and of other texts by a BLAKE2b digest.
-``distances.bin``, ``persona.bin``, ``settings.bin``, ``verify.bin``, ``writers.bin``
-    Commit distances for one HEAD, the parsed persona, the validated settings, anchor-check
-    outcomes, the writers of records stored without one.
-``objects`` (:class:`~gitmem.cache.db.ObjectMemo`)
-    The store's lookups of immutable objects (injected as ``Store.memo``).
-``recall-<tree>-<digest>.bin``, ``similar-<tree>[-<base>].bin``
-    Recall indexes (:mod:`~gitmem.cache.recall_index`) and statement indexes
-    (:mod:`~gitmem.cache.statements`), whole or as a write's change to a whole one.
-``wake-<key>`` (:mod:`~gitmem.cache.wakeplan`)
+``recall``, ``statements``
+    Recall indexes (:mod:`~gitmem.cache.recall_index`, keyed by tree and candidate digest)
+    and statement indexes (:mod:`~gitmem.cache.statements`, by tree).
+``wake`` (:mod:`~gitmem.cache.wakeplan`)
     The wake plan of one state, so that a warm wake reads neither table nor tokens.
+``write``, keyed by commit
+    The parent and the records of each commit this gitmem wrote (what the writers of old
+    records carry over by: :meth:`RecordCache.written_since`).
+``distances``, ``persona``, ``settings``, ``verify``, ``writers``, ``objects``
+    Commit distances for one HEAD (:mod:`~gitmem.cache.distances`), the parsed persona, the
+    validated settings (keyed inside by blob id and by a digest of the file), anchor-check
+    outcomes, the writers of records stored without one, and the store's lookups of
+    immutable objects (:class:`~gitmem.cache.db.ObjectMemo`, injected as ``Store.memo``):
+    one memo each, under the empty key.
 
-A database that is damaged or of another version, or an entry that does not load or has
-the wrong shape, is deleted and rebuilt with a one-line :class:`CacheNotice` that the
-caller shows (the library never prints).
+A database that is damaged or of another version, or a memo that does not load or has the
+wrong shape, is deleted and rebuilt with a one-line :class:`CacheNotice` that the caller
+shows (the library never prints).
 """
 
 from __future__ import annotations
@@ -54,11 +54,9 @@ from gitmem.cache.db import (
 
 if TYPE_CHECKING:
     from gitmem.cache.distances import Distances
-    from gitmem.cache.persona import PersonaMemo
     from gitmem.cache.reader import Snapshot
     from gitmem.cache.recall_index import RecallIndexes
     from gitmem.cache.records import Tables
-    from gitmem.cache.settings import SettingsFile
     from gitmem.cache.staged import StagedRows
     from gitmem.cache.statements import StatementIndexes
     from gitmem.cache.table import RecordTable, RowViews
@@ -125,9 +123,9 @@ class _Part(Generic[_T]):
 
 
 class RecordCache:
-    """The read cache of one repository (see the module docstring for the files).
+    """The read cache of one repository (see the module docstring for what it holds).
 
-    Not trusted: the database's version and every entry's structure are checked before use,
+    Not trusted: the database's version and every memo's structure are checked before use,
     and a bad one is deleted, rebuilt, and reported once by :meth:`take_notices`. A
     directory that cannot be written only makes every read cold.
 
@@ -147,8 +145,6 @@ class RecordCache:
     _tokens: _Part[TokenCounts] = _Part()
     _tables: _Part[Tables] = _Part()
     _distances: _Part[Distances] = _Part()
-    _persona: _Part[PersonaMemo] = _Part()
-    _settings: _Part[SettingsFile] = _Part()
     _recall: _Part[RecallIndexes] = _Part()
     _statements: _Part[StatementIndexes] = _Part()
 
@@ -169,14 +165,6 @@ class RecordCache:
             from gitmem.cache.distances import Distances
 
             return Distances(files)
-        if part == "_persona":
-            from gitmem.cache.persona import PersonaMemo
-
-            return PersonaMemo(files)
-        if part == "_settings":
-            from gitmem.cache.settings import SettingsFile
-
-            return SettingsFile(files)
         if part == "_recall":
             from gitmem.cache.recall_index import RecallIndexes
 
@@ -201,7 +189,7 @@ class RecordCache:
         return cls(store)
 
     def set_progress(self, progress: Callable[[int, int], None] | None) -> None:
-        """Report ``progress(parsed, to_parse)`` while a records table is built from blobs."""
+        """Report ``progress(parsed, to_parse)`` while a records table is made from blobs."""
         self._progress = progress
         if self._built("_tables"):
             self._tables.progress = progress
@@ -217,31 +205,36 @@ class RecordCache:
         """Return and forget the notices gathered so far, the store's too (each is shown once)."""
         return self.files.take_notices()
 
-    def read_payload(self, name: str, kind: str) -> Any:
-        """The payload of the cache file ``name`` of ``kind``, or ``None``.
+    def read_payload(self, key: str, kind: str) -> Any:
+        """The payload of the memo ``key`` of ``kind``, or ``None``.
 
-        ``None`` when the file is absent or untrusted; an untrusted one is deleted and a
-        notice says so. The caller checks the payload's structure.
+        ``None`` when absent or unreadable (then deleted, and a notice says so). The caller
+        checks the payload's structure.
         """
-        return self.files.read_payload(name, kind)
+        return self.files.get(kind, key)
 
-    def write_payload(self, name: str, kind: str, payload: Any) -> None:
-        """Write the cache file ``name`` of ``kind`` (a plain marshal-able value)."""
-        self.files.write_payload(name, kind, payload)
+    def write_payload(self, key: str, kind: str, payload: Any) -> None:
+        """Save the memo ``key`` of ``kind`` (a plain marshal-able value)."""
+        self.files.put(kind, key, payload)
 
     # -- records ------------------------------------------------------------------------------------
 
     def table(self, tip: str | None) -> RecordTable:
         """Every record at ``tip`` (a commit on the memory ref; ``None``: no records).
 
-        Warm: one tree lookup and one file read. Otherwise the rows of the latest cached
-        tree are reused by (id, blob id), new blobs are parsed, and the file is written.
+        Warm: one tree lookup and one memo. Otherwise made from the latest table and the
+        rows of the records that differ (see :mod:`gitmem.cache.records`), and saved.
         """
         with self._lock:
             return self._tables.table(tip)
 
+    @property
+    def parses(self) -> int:
+        """Record blobs this process parsed to make tables or full records (a warm read: none)."""
+        return self._tables.parses if self._built("_tables") else 0
+
     def latest_table(self) -> RecordTable | None:
-        """The table of the most recently built tree, from this process or the disk, or ``None``.
+        """The table of the most recently made tree, from this process or the database, or ``None``.
 
         Reads no git object: a hint of what the store holds (e.g. to find similar memories on
         a write without reading every record), never the truth of the current tip.
@@ -250,64 +243,50 @@ class RecordCache:
             return self._tables.latest_known()
 
     def latest_statements(self) -> tuple[str, Any] | None:
-        """The ``memories`` tree of :meth:`latest_table` and the statement index of its live records.
+        """The newest tree known and the statement index of its live records, or ``None`` without any table.
 
-        The index is a :class:`~gitmem.context.similarity.StatementIndex` or a
-        :class:`~gitmem.context.similarity.ChangedIndex`; ``None`` without a table. Live: not
-        refuted. Reads no git object and, when the index of that tree is saved (a write
-        saves the index of the tree it makes), no records file. Otherwise the table is read
-        and its index made (see :meth:`StatementIndexes.for_table`), and, for a table
-        derived from another tree's records file, that tree's too: the next write made on
-        that tree derives its own from it.
+        The newest tree is that of the index this process used last, else the newest of the
+        saved indexes and tables (a write saves the index of the tree it makes; a reader, the
+        table). The index is a :class:`~gitmem.context.similarity.StatementIndex` of its
+        records not refuted; without one saved, that of :meth:`latest_table`, made then (see
+        :meth:`StatementIndexes.for_table`). Reads no git object.
         """
         with self._lock:
-            tree = self._tables.latest_tree()
+            tree = self._statements.latest_held() or self.files.newest("statements", "table")
             index = self._statements.load(tree) if tree is not None else None
             if tree is not None and index is not None:
                 return tree, index
             table = self._tables.latest_known()
             if table is None or table.tree is None:
                 return None
-            index = self._statements.for_table(table, _live_statements(table))
-            base = table.base
-            if base is not None and base != table.tree \
-                    and not self._statements.saved(base):
-                base_table = self._tables.load_records(base)
-                if base_table is not None:
-                    self._statements.for_table(base_table, _live_statements(base_table))
-                    self._statements.load(table.tree)  # kept in memory as the latest
-            return table.tree, index
+            return table.tree, self._statements.for_table(table, _live_statements(table))
 
     def similar_statements(self, text: str, skip: Iterable[str], limit: int) -> tuple[str, list[str]] | None:
         """The tree of :meth:`latest_statements` and the ids its index finds near-duplicates of ``text``.
 
         ``StatementIndex.similar(text, skip, limit)`` (:mod:`gitmem.context.similarity`); ``None``
-        without a table. A saved index found damaged on the way is deleted, reported and made
-        again.
+        without a table.
         """
         with self._lock:
-            def use() -> tuple[str, list[str]] | None:
-                latest = self.latest_statements()
-                return None if latest is None else (latest[0], latest[1].similar(text, skip, limit))
-
-            return self._statements.guarded(use, lambda: self._statements.guarded(use, lambda: None))
+            latest = self.latest_statements()
+            return None if latest is None else (latest[0], latest[1].similar(text, skip, limit))
 
     def statements_of(self, tree: str, ids: Sequence[str]) -> tuple[str | None, ...]:
         """The statements of ``ids`` in the statement index of ``tree`` (``None`` for one not in it).
 
-        Empty when that index is not saved (or is found damaged: then deleted and reported).
+        Empty when that index is not saved.
         """
         with self._lock:
-            def use() -> tuple[str | None, ...]:
-                index = self._statements.load(tree)
-                return () if index is None else tuple(index.statement(i) for i in ids)
-
-            return self._statements.guarded(use, tuple)
+            index = self._statements.load(tree)
+            return () if index is None else tuple(index.statement(i) for i in ids)
 
     def snapshot(self, tip: str | None) -> Snapshot:
         """All records at ``tip`` as :func:`gitmem.cache.reader.read_snapshot` returns them.
 
-        Notices about untrusted cache files come first in ``skipped``.
+        Notices about untrusted cache entries come first in ``skipped``.
+
+        Raises:
+            MalformedRecord: a record's saved row was damaged and its blob is not a record.
         """
         with self._lock:
             snap = self._tables.snapshot(tip)
@@ -315,21 +294,20 @@ class RecordCache:
         return snap
 
     def memory(self, table: RecordTable, row: int) -> Memory:
-        """The full record of ``row`` in ``table``; re-read from git if the cache is damaged.
+        """The full record of ``row`` in ``table``; re-read from git if its saved row is gone or damaged.
 
         Raises:
-            MalformedRecord: the cache was damaged and the blob is not a valid record.
+            MalformedRecord: the row was damaged and the blob is not a valid record.
         """
         with self._lock:
             return self._tables.memory(table, row)
 
     def after_commit(self, tip: str, updated: Mapping[str, Memory]) -> None:
-        """Take the records this process wrote at commit ``tip``, and build the table of ``tip``.
+        """Take the records this process wrote at commit ``tip``, and make the table of ``tip``.
 
         Each record is bound to its new blob id at ``tip`` (see :meth:`Memory.bind_blob`)
-        and remembered as that blob's parse, so the next reader of this tip (in this process
-        or, through the records file, in any other) parses none of them. One walk of the
-        tree at ``tip``; ids not in it are ignored.
+        and saved as that blob's row, so that no reader of this tip (in this process or any
+        other) parses it. One walk of the tree at ``tip``; ids not in it are ignored.
 
         Args:
             tip: the commit just written on the memory ref.
@@ -347,7 +325,7 @@ class RecordCache:
             self._tables.table(tip, layout)
 
     def staged_rows(self) -> StagedRows:
-        """An empty :class:`~gitmem.cache.staged.StagedRows` spooling in this cache's directory.
+        """An empty :class:`~gitmem.cache.staged.StagedRows` saving rows in this cache's database.
 
         For a write of many records: it hands each one over as it is written, then calls
         :meth:`after_bulk_write` (and closes it).
@@ -355,14 +333,14 @@ class RecordCache:
         from gitmem.cache.records import chunk_of, row_of
         from gitmem.cache.staged import StagedRows
 
-        return StagedRows(self.files.root, row_of, chunk_of)
+        return StagedRows(self.files, row_of, chunk_of)
 
     def after_bulk_write(self, tip: str, staged: StagedRows) -> None:
-        """Build and save the table of ``tip``, with the rows of the records written from ``staged``.
+        """Make and save the table of ``tip``, with the rows of the records written from ``staged``.
 
-        The rows of the latest cached table are reused by (id, blob id), then those of
-        ``staged`` by (id, blob id): a record a concurrent writer changed instead has
-        another blob and is parsed, as is anything else new. One walk of the tree at ``tip``.
+        The rows of the latest table are reused by (id, blob id), then those of ``staged``
+        by (id, blob id): a record a concurrent writer changed instead has another blob and
+        is read from its saved row or parsed, as is anything else new.
 
         Args:
             tip: the commit just written on the memory ref.
@@ -374,11 +352,14 @@ class RecordCache:
 
     def after_write(self, parent: str | None, tip: str,
                     changes: Mapping[str, tuple[str, Memory] | None]) -> bool:
-        """Take every record a write changed, and save them as the delta of ``tip``'s tree.
+        """Save the row of every record a write made, and what it derives, in one transaction.
 
-        The next reader of ``tip`` (in any process) applies the delta to the cached table
-        of ``parent``'s tree instead of reading the tree (see :mod:`gitmem.cache.records`).
-        No record and no records file is read here. Each record is bound to its new blob id.
+        No record and no table is read: the next reader of ``tip`` (in any process) makes
+        its table from the latest one and these rows. The commit is noted (``write``) with
+        its parent and the ids it wrote, for :meth:`written_since`; the statement index of
+        the new tree is derived from the parent tree's, when that one is saved; and the store
+        is asked which records differ between the latest saved table's tree and the new one
+        (it remembers the answer for the next reader). Each record is bound to its new blob id.
 
         Args:
             parent: the commit the write was built on (its tip before the write).
@@ -387,23 +368,52 @@ class RecordCache:
                 record: every record the commit changed, and nothing else.
 
         Returns:
-            Whether a delta was saved (``False``: the parent's table is not cached).
+            Whether the rows were saved (``False``: the database cannot be written).
         """
+        from gitmem.vocabulary import Status
+
         tree = self.store.subtree_id(tip, "memories")
         base = self.store.subtree_id(parent, "memories") if parent is not None else None
-        with self._lock:
+        with self._lock, self.files.batch():
             for change in changes.values():
                 if change is not None:
                     change[1].bind_blob(change[0])
-            saved = self._tables.derive(base, tree, changes,
-                                        (parent, tip) if parent is not None else None)
-            if saved and base is not None and tree is not None:
-                from gitmem.vocabulary import Status
-
+            self._tables.written(changes)
+            saved = self.files.put("write", tip, (parent, tuple(sorted(changes))))
+            if saved and base is not None and tree is not None and base != tree:
                 self._statements.after_write(base, tree, {
                     i: None if c is None or c[1].status == Status.REFUTED else c[1].content
                     for i, c in changes.items()})
+            latest = self._tables.latest_saved()
+            if saved and latest is not None and tree is not None and latest != tree:
+                # The next reader makes this tree's table from the latest one by the records
+                # that differ: the store remembers them, so that reader loads no libgit2.
+                self.store.record_changes(latest, tree)
             return saved
+
+    def written_since(self, tip: str | None, since: str | None) -> set[str] | None:
+        """The ids of the records gitmem's writes from ``since`` to ``tip`` changed, or ``None``.
+
+        ``None`` unless every commit from ``tip`` back to ``since`` (following first
+        parents) is a write this cache noted (:meth:`after_write`), at most ``KEEP["write"]``.
+        """
+        from gitmem.cache.db import KEEP
+
+        ids: set[str] = set()
+        at = tip
+        with self._lock:
+            for _ in range(KEEP["write"]):
+                if at is None or since is None:
+                    return None
+                if at == since:
+                    return ids
+                noted = self.files.get("write", at)
+                if not (isinstance(noted, tuple) and len(noted) == 2
+                        and isinstance(noted[1], tuple) and all(isinstance(i, str) for i in noted[1])):
+                    return None
+                at = noted[0] if isinstance(noted[0], str) else None
+                ids.update(noted[1])
+        return None
 
     # -- token counts -------------------------------------------------------------------------------
 
@@ -458,20 +468,29 @@ class RecordCache:
             self._distances.note_behind(sha)
 
     def persona(self, blob_id: str) -> dict | None:
-        """The cached parsed persona of ``blob_id``, or ``None``."""
-        return self._persona.get(blob_id)
+        """The cached parsed persona of ``blob_id``, or ``None`` (the ``persona`` memo holds one)."""
+        return self._one("persona", blob_id)
 
     def put_persona(self, blob_id: str, mapping: dict) -> None:
         """Remember the parsed persona of ``blob_id`` (a plain mapping)."""
-        self._persona.put(blob_id, mapping)
+        self.files.put("persona", "", {"key": blob_id, "value": mapping})
 
     def settings_for(self, data: bytes) -> dict[str, Any] | None:
-        """The plain settings the config file ``data`` validated to before, or ``None``."""
-        return self._settings.settings_for(data)
+        """The plain settings the config file ``data`` validated to before, or ``None``.
+
+        The ``settings`` memo holds one, keyed by a BLAKE2b-128 digest of the file's bytes.
+        """
+        return self._one("settings", _digest(data))
 
     def put_settings(self, data: bytes, plain: dict[str, Any]) -> None:
         """Remember that the config file ``data`` validates to ``plain``."""
-        self._settings.put_settings(data, plain)
+        self.files.put("settings", "", {"key": _digest(data), "value": plain})
+
+    def _one(self, kind: str, key: Any) -> dict | None:
+        payload = self.files.get(kind, "")
+        if isinstance(payload, dict) and payload.get("key") == key and isinstance(payload.get("value"), dict):
+            return payload["value"]
+        return None
 
     def recall_index(self, tree: str | None) -> Callable[[Sequence[Any]], Any]:
         """A function ``candidates -> RecallIndex``, loading or building the index on disk.
@@ -491,7 +510,7 @@ class RecordCache:
                     getattr(self, part).flush()
 
     def clear(self) -> int:
-        """Delete every cache file; return how many were deleted. Nothing is lost."""
+        """Delete the database (its files); return how many files were deleted. Nothing is lost."""
         with self._lock:
             for part in ("_tables", "_tokens", "_distances", "_recall", "_statements"):
                 if self._built(part):
@@ -499,8 +518,16 @@ class RecordCache:
             return self.files.clear()
 
     def info(self) -> CacheInfo:
-        """The cache directory and its files."""
+        """The cache directory and its files (the database, and its ``-wal`` while open)."""
         return self.files.info()
+
+
+def _digest(data: bytes) -> bytes:
+    try:  # hashlib's own BLAKE2b: importing hashlib loads OpenSSL (~2 ms), which no read needs
+        from _blake2 import blake2b
+    except ImportError:  # a Python built without it
+        from hashlib import blake2b
+    return blake2b(data, digest_size=16).digest()
 
 
 def _live_statements(table: RecordTable) -> dict[str, str]:

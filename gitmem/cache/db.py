@@ -1,12 +1,15 @@
 """The read cache's one SQLite database: ``<git common dir>/tur/cache/cache.sqlite``.
 
-One table, ``memo(kind, key, value, tail, used_at)``: ``value`` is a :mod:`marshal` payload
-of plain tuples, lists, dicts, strings, numbers and bytes, ``tail`` optional bytes a caller
-reads in parts (the records section of a records table, read through SQLite's incremental
-blob I/O). Keys are content ids (tree, blob, commit ids) or digests of inputs, so a value
-can never be out of date. marshal because it is the fastest loader in the standard library
-for such data and never calls code while loading; its format is tied to the Python
-version, which is therefore part of the stamp checked on opening.
+Two tables. ``record(blob, id, row, mapping)``: one row per record blob, keyed by the blob
+id, with its hot fields (``row``, see :func:`gitmem.cache.records.row_of`) and its YAML
+mapping, both :mod:`marshal` payloads; the write that made a blob inserts its row.
+``memo(kind, key, value, used_at)``: structures derived from a tree or a state (the
+columns of a tree's records, token columns, recall and statement indexes, wake plans...),
+keyed by tree or commit ids or a digest of their inputs, so that a value can never be out
+of date, and pruned by count per kind (:data:`KEEP`), newest first. marshal because it is
+the fastest loader in the standard library for such data and never calls code while
+loading; its format is tied to the Python version, which is therefore part of the stamp
+checked on opening.
 
 WAL journal mode (readers never wait for a writer, a writer waits ``busy_timeout`` for
 another) and ``PRAGMA user_version`` (= :data:`CACHE_FORMAT`). A database that is damaged
@@ -30,24 +33,23 @@ from typing import Any, NamedTuple
 from gitmem.cache.reader import Skipped
 from gitmem.version import __version__
 
-__all__ = ["CACHE_FORMAT", "DB_NAME", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
+__all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
 
-CACHE_FORMAT = 7
-"""``PRAGMA user_version`` of the database. 7: one SQLite database instead of files."""
+CACHE_FORMAT = 8
+"""``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
-KEEP_TREES = 3
-"""Trees whose entries :meth:`CacheDB.prune` keeps: the current one and two before it."""
-TREE_KEYED = ("records-", "delta-", "tokens-", "recall-", "similar-")
-"""Prefixes of the keys named ``<prefix><tree id>[-<more>].bin``, pruned with their tree."""
-KEEP_PER_KIND = 64
-"""Entries of a kind keyed by something else than a tree (wake plans...) that are kept."""
+KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64}
+"""Memos of each kind kept, the most recently written: each write of a kind deletes the older
+ones (other kinds hold one memo each)."""
 _BUSY_MS = 10_000
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memo (
-    kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, tail BLOB,
-    used_at INTEGER NOT NULL, PRIMARY KEY (kind, key));
-CREATE INDEX IF NOT EXISTS memo_key ON memo (key);
+    kind TEXT NOT NULL, key TEXT NOT NULL, value BLOB NOT NULL, used_at INTEGER NOT NULL,
+    PRIMARY KEY (kind, key));
+CREATE INDEX IF NOT EXISTS memo_age ON memo (kind, used_at);
+CREATE TABLE IF NOT EXISTS record (
+    blob TEXT PRIMARY KEY, id TEXT NOT NULL, row BLOB NOT NULL, mapping BLOB NOT NULL);
 """
 
 
@@ -105,65 +107,6 @@ class CacheInfo(NamedTuple):
         return sum(size for _, size in self.files)
 
 
-class Tail:
-    """A file-like reader of one entry's ``tail`` (``seek``, ``read``, ``close``).
-
-    Reads go through :meth:`sqlite3.Connection.blobopen`, so a part of a large tail costs
-    that part. A tail replaced by another writer since reads as an error (``OSError``), which
-    callers treat as a value that is gone.
-    """
-
-    def __init__(self, blob: sqlite3.Blob | None, lock: threading.RLock) -> None:
-        self._blob = blob
-        self._lock = lock
-        self._at = 0
-
-    def seek(self, at: int) -> int:
-        self._at = at
-        return at
-
-    def read(self, length: int = -1) -> bytes:
-        if self._blob is None:
-            return b""
-        with self._lock:
-            try:
-                self._blob.seek(self._at)
-                data = self._blob.read(length)
-            except (sqlite3.Error, ValueError) as exc:
-                raise OSError(str(exc)) from None
-        self._at += len(data)
-        return data
-
-    def close(self) -> None:
-        if self._blob is not None:
-            with self._lock, suppress(sqlite3.Error):
-                self._blob.close()
-            self._blob = None
-
-
-class Section:
-    """Where a records table's records section is: the tail of the entry ``name`` of ``kind``.
-
-    :meth:`open` returns a reader (``seek``, ``read``, ``close``) of the tail as stored now.
-    """
-
-    def __init__(self, db: CacheDB, name: str, kind: str) -> None:
-        self.db = db
-        self.name = name
-        self.kind = kind
-
-    def open(self) -> Tail:
-        """A reader of the tail.
-
-        Raises:
-            OSError: the entry is gone (another process cleared or pruned the cache).
-        """
-        got = self.db.open_tail(self.name, self.kind)
-        if got is None:
-            raise OSError(f"no cache entry {self.name}")
-        return got
-
-
 class CacheDB:
     """The cache database of one directory: memo entries, notices, pruning, clearing.
 
@@ -199,14 +142,15 @@ class CacheDB:
         with self.lock:
             self._notices.append(CacheNotice("", "", text))
 
-    def reject(self, name: str, exc: Untrusted) -> None:
-        """Delete the untrusted entry ``name`` and say so (once for all entries of another version)."""
+    def reject(self, kind: str, key: str, exc: Untrusted) -> None:
+        """Delete the untrusted entry ``key`` of ``kind`` and say so (once for all of another version)."""
         with self.lock:
             if not (exc.foreign and self._told_foreign):
                 what = "was written by another version" if exc.foreign else "is damaged"
+                name = f"{kind} {key[:40]}" if key else kind
                 self.notice(f"gitmem cache entry {name} {what} ({exc.reason}); rebuilding it")
                 self._told_foreign = self._told_foreign or exc.foreign
-            self._run("DELETE FROM memo WHERE key = ?", (name,), write=True)
+            self._run("DELETE FROM memo WHERE kind = ? AND key = ?", (kind, key), write=True)
 
     # -- the connection ---------------------------------------------------------------------------
 
@@ -271,7 +215,7 @@ class CacheDB:
                     if conn.execute("PRAGMA user_version").fetchone()[0] == 0:
                         for statement in filter(str.strip, _SCHEMA.split(";")):
                             conn.execute(statement)
-                        conn.execute("INSERT OR REPLACE INTO memo VALUES ('meta', 'stamp', ?, NULL, 0)",
+                        conn.execute("INSERT OR REPLACE INTO memo VALUES ('meta', 'stamp', ?, 0)",
                                      (marshal.dumps(stamp()),))
                         conn.execute(f"PRAGMA user_version = {CACHE_FORMAT}")
                     conn.execute("COMMIT")
@@ -327,62 +271,21 @@ class CacheDB:
             self._conn = None
         self._drop(f"gitmem cache database {self.file.name} is damaged ({exc}); rebuilding it")
 
-    # -- entries ----------------------------------------------------------------------------------
+    # -- memos ------------------------------------------------------------------------------------
 
-    def read(self, name: str, kind: str) -> tuple[Any, int] | None:
-        """The payload of the entry ``name`` of ``kind`` and 0 (where its tail starts), or ``None``.
-
-        ``None`` when absent or unreadable (then deleted, with a notice).
-        """
-        rows = self._run("SELECT value FROM memo WHERE kind = ? AND key = ?", (kind, name))
+    def get(self, kind: str, key: str) -> Any:
+        """The payload of the memo ``key`` of ``kind``, or ``None`` (absent, or unreadable: then deleted)."""
+        rows = self._run("SELECT value FROM memo WHERE kind = ? AND key = ?", (kind, key))
         if not rows:
             return None
         try:
-            return marshal.loads(rows[0][0]), 0
+            return marshal.loads(rows[0][0])
         except (EOFError, ValueError, TypeError) as exc:
-            self.reject(name, Untrusted(f"unreadable payload: {exc}"))
+            self.reject(kind, key, Untrusted(f"unreadable payload: {exc}"))
             return None
 
-    def open(self, name: str, kind: str) -> tuple[Any, int, Tail] | None:
-        """As :meth:`read`, and a reader of the entry's tail (the caller closes it)."""
-        with self.lock:
-            rows = self._run("SELECT value, rowid, tail IS NULL FROM memo WHERE kind = ? AND key = ?",
-                             (kind, name))
-            if not rows:
-                return None
-            value, rowid, empty = rows[0]
-            try:
-                payload = marshal.loads(value)
-            except (EOFError, ValueError, TypeError) as exc:
-                self.reject(name, Untrusted(f"unreadable payload: {exc}"))
-                return None
-            blob = None
-            if not empty and self._conn is not None:
-                try:
-                    blob = self._conn.blobopen("memo", "tail", rowid, readonly=True)
-                except sqlite3.Error:
-                    return None
-            return payload, 0, Tail(blob, self.lock)
-
-    def open_tail(self, name: str, kind: str) -> Tail | None:
-        """A reader of the tail of the entry ``name`` of ``kind`` (empty without one), or ``None``."""
-        with self.lock:
-            rows = self._run("SELECT rowid, tail IS NULL FROM memo WHERE kind = ? AND key = ?", (kind, name))
-            if not rows or self._conn is None:
-                return None
-            if rows[0][1]:
-                return Tail(None, self.lock)
-            try:
-                return Tail(self._conn.blobopen("memo", "tail", rows[0][0], readonly=True), self.lock)
-            except sqlite3.Error:
-                return None
-
-    def exists(self, name: str) -> bool:
-        """Whether an entry is named ``name``."""
-        return bool(self._run("SELECT 1 FROM memo WHERE key = ? LIMIT 1", (name,)))
-
-    def write(self, name: str, kind: str, payload: Any, tail: Iterable[bytes] = ()) -> bool:
-        """Save the entry ``name`` of ``kind``: ``payload`` (plain, marshal-able) and ``tail``.
+    def put(self, kind: str, key: str, payload: Any) -> bool:
+        """Save the memo ``key`` of ``kind`` (a plain marshal-able value); prune its kind (:data:`KEEP`).
 
         Returns:
             Whether it was saved (``False``: the database cannot be written; one notice says so).
@@ -390,30 +293,27 @@ class CacheDB:
         Raises:
             ValueError: ``payload`` holds something marshal cannot write.
         """
-        data = marshal.dumps(payload)
-        rest = b"".join(tail) or None
-        return self._run("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?, ?)",
-                         (kind, name, data, rest, time.time_ns()), write=True) is not None
+        with self.lock:
+            saved = self._run("INSERT OR REPLACE INTO memo VALUES (?, ?, ?, ?)",
+                              (kind, key, marshal.dumps(payload), time.time_ns()), write=True) is not None
+            if saved:
+                self._prune(kind)
+        return saved
 
-    def read_payload(self, name: str, kind: str) -> Any:
-        """The payload of the entry ``name`` of ``kind``, or ``None`` (absent or unreadable)."""
-        got = self.read(name, kind)
-        return got[0] if got is not None else None
-
-    def write_payload(self, name: str, kind: str, payload: Any) -> None:
-        """Save the entry ``name`` of ``kind`` (a plain marshal-able value)."""
-        self.write(name, kind, payload)
-
-    def newest_first(self, *patterns: str) -> list[str]:
-        """Names of the entries matching any of the glob ``patterns``, most recently written first."""
-        if not patterns:
-            return []
-        where = " OR ".join("key GLOB ?" for _ in patterns)
-        rows = self._run(f"SELECT key FROM memo WHERE {where} ORDER BY used_at DESC", patterns)
+    def keys(self, kind: str, prefix: str = "") -> list[str]:
+        """Keys of the memos of ``kind`` that start with ``prefix``, most recently written first."""
+        rows = self._run("SELECT key FROM memo WHERE kind = ? AND substr(key, 1, ?) = ?"
+                         " ORDER BY used_at DESC", (kind, len(prefix), prefix))
         return [r[0] for r in rows or ()]
 
+    def newest(self, *kinds: str) -> str | None:
+        """The key of the memo of any of ``kinds`` written last, or ``None``."""
+        marks = ", ".join("?" for _ in kinds)
+        rows = self._run(f"SELECT key FROM memo WHERE kind IN ({marks}) ORDER BY used_at DESC LIMIT 1", kinds)
+        return rows[0][0] if rows else None
+
     def keep_newest(self, kind: str, count: int) -> None:
-        """Delete all entries of ``kind`` but the ``count`` most recently written."""
+        """Delete all memos of ``kind`` but the ``count`` most recently written."""
         self._run("DELETE FROM memo WHERE kind = ? AND key NOT IN (SELECT key FROM memo"
                   " WHERE kind = ? ORDER BY used_at DESC LIMIT ?)", (kind, kind, count), write=True)
 
@@ -436,34 +336,75 @@ class CacheDB:
                     with suppress(sqlite3.Error):
                         conn.execute("COMMIT")
 
+    # -- record rows --------------------------------------------------------------------------------
+
+    def put_rows(self, rows: Iterable[tuple[str, str, tuple, bytes]]) -> None:
+        """Save ``(blob id, memory id, hot row, marshalled mapping)`` of record blobs."""
+        with self.lock:
+            if not self._writable:
+                return
+            conn = self._connect()
+            if conn is None:
+                return
+            try:
+                conn.executemany("INSERT OR REPLACE INTO record VALUES (?, ?, ?, ?)",
+                                 [(b, i, marshal.dumps(r), m) for b, i, r, m in rows])
+            except sqlite3.OperationalError as exc:
+                self._writable = False
+                self.notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
+            except sqlite3.DatabaseError as exc:
+                self._reset(exc)
+
+    def rows(self, blobs: Iterable[str]) -> dict[str, tuple[str, tuple]]:
+        """Blob id -> (memory id, hot row) of the saved rows of ``blobs`` (an unreadable one is left out)."""
+        return self._select("id, row", blobs, lambda i, r: (i, marshal.loads(r)))
+
+    def mappings(self, blobs: Iterable[str]) -> dict[str, bytes]:
+        """Blob id -> marshalled mapping of the saved rows of ``blobs``."""
+        return self._select("mapping", blobs, lambda m: m)
+
+    def drop_row(self, blob: str) -> None:
+        """Delete the row of ``blob`` (found damaged)."""
+        self._run("DELETE FROM record WHERE blob = ?", (blob,), write=True)
+
+    def _select(self, columns: str, blobs: Iterable[str], made: Any) -> dict[str, Any]:
+        wanted = _json_list(blobs)
+        found = self._run(f"SELECT blob, {columns} FROM record WHERE blob IN"
+                          " (SELECT value FROM json_each(?))", (wanted,))
+        out = {}
+        for blob, *values in found or ():
+            try:
+                out[blob] = made(*values)
+            except (EOFError, ValueError, TypeError):
+                continue  # read again from git
+        return out
+
     # -- maintenance ------------------------------------------------------------------------------
 
-    def prune(self, keep: str) -> None:
-        """Delete the entries of all trees but ``keep`` and the :data:`KEEP_TREES` newest others.
+    def _prune(self, kind: str) -> None:
+        """Keep the :data:`KEEP` newest memos of ``kind``, and every token column of a kept table.
 
-        An entry belongs to a tree by its name (see :data:`TREE_KEYED`); the trees kept are
-        those of the newest records and delta entries, and the base of each kept delta.
-        A statement index saved as a change of a kept tree keeps the whole index it changes.
-        Other kinds keep their :data:`KEEP_PER_KIND` newest entries.
+        The next table is made from a kept one, and takes its token counts.
         """
-        names = self._run("SELECT key FROM memo WHERE kind != 'meta' ORDER BY used_at DESC")
-        if names is None:
+        count = KEEP.get(kind)
+        if count is None:
             return
-        keys = [r[0] for r in names]
-        tables = [k for k in keys if k.startswith(("records-", "delta-"))]
-        trees = list(dict.fromkeys(k.removesuffix(".bin").split("-", 2)[1] for k in tables))
-        keep_trees = {keep, *[t for t in trees if t != keep][: KEEP_TREES - 1]}
-        keep_trees |= {k.removesuffix(".bin").split("-", 2)[2] for k in tables
-                       if k.startswith("delta-") and k.split("-", 2)[1] in keep_trees}
-        needed = {f"similar-{k.removesuffix('.bin').split('-', 2)[2]}.bin" for k in keys
-                  if k.startswith("similar-") and k.count("-") == 2 and k.split("-", 2)[1] in keep_trees}
-        stale = [k for k in keys if k not in needed and any(
-            k.startswith(prefix) and k[len(prefix):].split("-", 1)[0].removesuffix(".bin") not in keep_trees
-            for prefix in TREE_KEYED)]
+        kept = "" if kind != "tokens" else (
+            " AND substr(key, 1, instr(key, ':') - 1) NOT IN (SELECT key FROM memo WHERE kind = 'table')")
+        self._run(f"DELETE FROM memo WHERE kind = ?{kept} AND key NOT IN (SELECT key FROM memo"
+                  " WHERE kind = ? ORDER BY used_at DESC LIMIT ?)", (kind, kind, count), write=True)
+
+    def prune(self, live: Iterable[str]) -> None:
+        """Delete the rows of blobs not in ``live`` (a table's), once they outnumber those by a margin.
+
+        A count is cheap, a sweep is not: rows of old trees stay a while, and cost only space.
+        """
+        live = list(live)
         with self.batch():
-            for key in stale:
-                self._run("DELETE FROM memo WHERE key = ?", (key,), write=True)
-            self.keep_newest("wake", KEEP_PER_KIND)
+            total = self._run("SELECT count(*) FROM record")
+            if total and total[0][0] > 2 * len(live) + 4096:
+                self._run("DELETE FROM record WHERE blob NOT IN (SELECT value FROM json_each(?))",
+                          (_json_list(live),), write=True)
 
     def clear(self) -> int:
         """Delete the database (and its WAL files); return how many files were deleted."""
@@ -495,6 +436,13 @@ class CacheDB:
         return CacheInfo(self.root, files)
 
 
+def _json_list(items: Iterable[str]) -> str:
+    """``items`` as a JSON array, what SQLite's ``json_each`` reads (a warm wake never needs it)."""
+    import json
+
+    return json.dumps(list(items))
+
+
 class ObjectMemo:
     """Lookups of immutable objects (what a commit's tree holds at a path), kept across processes.
 
@@ -514,12 +462,12 @@ class ObjectMemo:
 
     def _load(self) -> dict[str, Any]:
         if self.data is None:
-            got = self.db.read_payload("objects", "objects")
+            got = self.db.get("objects", "")
             data: dict[str, Any] = {}
             if got is not None and _memo_shaped(got):
                 data = got
             elif got is not None:
-                self.db.reject("objects", Untrusted("bad structure"))
+                self.db.reject("objects", "", Untrusted("bad structure"))
             self.data = data
         return self.data
 
@@ -542,7 +490,7 @@ class ObjectMemo:
         while len(data) > self.LIMIT:
             del data[next(iter(data))]
         with suppress(ValueError):  # a memo that cannot be written only costs time
-            self.db.write("objects", "objects", data)
+            self.db.put("objects", "", data)
 
 
 def _memo_shaped(data: Any) -> bool:

@@ -1,4 +1,4 @@
-"""Commit distances to HEAD, ``distances.bin``: how many commits each observed SHA is behind one HEAD."""
+"""Commit distances to HEAD, the ``distances`` memo: how many commits each observed SHA is behind one HEAD."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from gitmem.cache.db import CacheDB
 
 __all__ = ["Distances"]
 
-_NAME, _KIND = "distances.bin", "distances"
+_KIND = "distances"
 
 
 class Distances:
@@ -35,7 +35,7 @@ class Distances:
         :meth:`flush` once :meth:`mark` is called.
         """
         if self._known is None or self._known[0] != head:
-            payload = self.files.read_payload(_NAME, _KIND)
+            payload = self.files.get(_KIND, "")
             known: dict[str, int] = {}
             behind: set[str] = set()
             if isinstance(payload, dict) and isinstance(payload.get("d"), dict) \
@@ -73,12 +73,12 @@ class Distances:
         """Save the distances if they gained entries (no-op otherwise)."""
         if self._dirty and self._known is not None:
             head, known = self._known
-            self.files.write_payload(_NAME, _KIND, {"head": head, "d": known,
+            self.files.put(_KIND, "", {"head": head, "d": known,
                                                     "behind": sorted(self._behind)})
             self._dirty = False
 
     def forget(self) -> None:
-        """Drop the distances held in memory (the file is cleared by the caller)."""
+        """Drop the distances held in memory (the database is cleared by the caller)."""
         self._known = None
         self._previous = None
         self._behind = set()

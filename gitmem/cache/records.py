@@ -1,41 +1,34 @@
-"""The records file of a tree, ``records-<tree>.bin``: building, checking, loading and saving it.
+"""The records of a tree: one row per record blob, and the columns of each tree built from them.
 
-The file's payload holds the hot columns of every record (see
-:class:`gitmem.cache.table.RecordTable`), its tail the *records section*: each record's YAML
-mapping, marshalled, so that a full :class:`~gitmem.record.models.Memory` is
-``Memory.model_validate(mapping)`` without reading YAML. A new tree reuses the rows of the
-latest cached tree by (id, blob id) and parses only new blobs, or none when the records were
-written by this process (:meth:`Tables.remember`).
+Every record blob gitmem has read or written has a row in the database's ``record`` table,
+keyed by its blob id: its hot fields (:func:`row_of`) and its YAML mapping (:func:`chunk_of`),
+so that a full :class:`~gitmem.record.models.Memory` is ``Memory.model_validate(mapping)``
+without reading YAML. The write that makes a blob inserts its row (:meth:`Tables.written`).
 
-A write knows exactly which records it changed: :meth:`Tables.derive` saves them as
-``delta-<tree>-<base>.bin``, the rows of the new tree that differ from those of ``base``, a
-tree whose records file is cached (the write's parent, or the base of the parent's own
-delta: a delta is always one step from a records file). The write reads no record and no
-records file for that. A reader of ``tree`` then applies the delta to the base's table
-(:meth:`Tables.load`): the same table as a build from git, at the cost of the changed rows.
-Both files are named by content hashes, and the delta names the base it applies to, so a
-reader never combines the rows of two trees; a delta grown past :data:`COMPACT_ROWS` rows is
-written out as the tree's own records file by its first reader.
+The columns of a whole ``memories`` tree (:class:`~gitmem.cache.table.RecordTable`) are a
+``table`` memo keyed by the tree id, one marshal payload that a warm read loads at once. A
+tree with no memo is made from the latest table held or saved: the store lists the records
+that differ between the two trees (``Store.record_changes``: only the shards that differ are
+read), their rows are taken from the ``record`` table, and only blobs with no row are
+parsed. A tree whose changed shards hold layout problems, or a first read, walks the whole
+layout instead, with the same reuse of rows; the table made is saved.
 """
 
 from __future__ import annotations
 
 import marshal
-import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping
 from itertools import chain, compress
 from typing import TYPE_CHECKING, Any
 
-from gitmem.cache.db import CacheDB, Section, Untrusted
+from gitmem.cache.db import CacheDB, Untrusted
 from gitmem.cache.reader import Skipped, Snapshot, parse_record
 from gitmem.cache.table import COLUMNS, RecordTable
 from gitmem.cache.views import RELATIONS, STATUSES, TYPES
 from gitmem.errors import MalformedRecord
 from gitmem.record.decay import microseconds
-from gitmem.record.ids import shard_of
 
 if TYPE_CHECKING:
     from gitmem.cache.staged import StagedRows
@@ -45,43 +38,19 @@ if TYPE_CHECKING:
     Layout = tuple[Mapping[str, str], list[LayoutProblem]]
     """What ``Store.record_layout`` returns: ``({id: blob id}, problems)``."""
 
-__all__ = [
-    "COMPACT_ROWS",
-    "Tables",
-    "check_columns",
-    "delta_name",
-    "layout_skipped",
-    "records_name",
-    "row_of",
-    "table_from_payload",
-]
+__all__ = ["HANDED_ROWS", "Tables", "check_columns", "chunk_of", "layout_skipped", "row_of",
+           "table_from_payload"]
+
+HANDED_ROWS = 512
+"""Records a write hands over as models (:meth:`Tables.written`); a write of more stages them
+(:class:`~gitmem.cache.staged.StagedRows`), so that memory does not grow with full records."""
 
 # Models parsed while building a table that are kept for this process: enough for the usual
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
 # (~400 MB) that wake and recall never use (they read views).
 _KEEP_PARSED = 2048
 _NONE = type(None)
-
-
-COMPACT_ROWS = 512
-"""Rows a delta may hold before its first reader writes the tree's own records file (also at
-least an eighth of the table: applying a delta copies every column once)."""
-
-
-def records_name(tree: str) -> str:
-    """File name of the records of the ``memories`` tree ``tree``."""
-    return f"records-{tree}.bin"
-
-
-def delta_name(tree: str, base: str) -> str:
-    """File name of the rows of the tree ``tree`` that differ from those of the tree ``base``."""
-    return f"delta-{tree}-{base}.bin"
-
-
-def _order_key(memory_id: str) -> tuple[str, str]:
-    # A tree lists its records shard by shard, each by name: ``<id>.yaml`` sorts as its id,
-    # since every character of an id sorts after ".".
-    return shard_of(memory_id), memory_id
+_KIND = "table"
 
 
 def row_of(memory: Memory) -> tuple:
@@ -106,7 +75,7 @@ def row_of(memory: Memory) -> tuple:
 
 
 def chunk_of(memory: Memory) -> bytes:
-    """The marshalled mapping of a validated record, as the records section holds it."""
+    """The marshalled mapping of a validated record, as its row holds it."""
     # The model validates back to itself, so its JSON form stands for the YAML mapping.
     # Nones kept: an extra key written as `null` is part of the record.
     return marshal.dumps(memory.model_dump(mode="json"))
@@ -140,20 +109,14 @@ def check_columns(columns: dict[str, list]) -> None:
             raise ValueError("relations")
 
 
-def table_from_payload(payload: Any, tree: str, path: Section | None, end: int) -> RecordTable:
-    """Check the structure of a records payload and wrap it.
-
-    Args:
-        payload: what the records file of ``tree`` at ``path`` holds.
-        tree: the ``memories`` tree id the file is named for.
-        path: where the records section is.
-        end: byte offset in ``path`` where the records section starts (after the payload).
+def table_from_payload(payload: Any, tree: str) -> RecordTable:
+    """Check the structure of a ``table`` memo of ``tree`` and wrap it.
 
     Raises:
         TypeError, ValueError, KeyError: the payload is not what this version writes.
     """
     if not isinstance(payload, dict) or payload.get("tree") != tree:
-        raise ValueError("not the records of this tree")
+        raise ValueError("not the table of this tree")
     ids, blobs, columns = payload["ids"], payload["blobs"], payload["columns"]
     if not (isinstance(ids, list) and isinstance(blobs, list) and isinstance(columns, dict)):
         raise TypeError("ids, blobs and columns")
@@ -163,18 +126,9 @@ def table_from_payload(payload: Any, tree: str, path: Section | None, end: int) 
     if any(not isinstance(columns[name], list) or len(columns[name]) != n for name in COLUMNS):
         raise ValueError("column length")
     check_columns(columns)
-    offsets, crcs = array("q"), array("I")
-    offsets.frombytes(payload["offsets"])
-    crcs.frombytes(payload["crcs"])
-    if len(offsets) != n + 1 or len(crcs) != n:
-        raise ValueError("offsets")
     bad = [Skipped(str(a), str(b), str(c)) for a, b, c in payload["bad"]]
     layout = [layout_skipped(str(a), str(b), str(c)) for a, b, c in payload["layout"]]
-    order = payload["order"]
-    if not isinstance(order, list) or len(order) != n + len(bad):
-        raise ValueError("entry order")
-    return RecordTable(tree, ids, blobs, columns, bad, order, layout, path=path, records_at=end,
-                       offsets=offsets, crcs=crcs)
+    return RecordTable(tree, ids, blobs, columns, bad, layout)
 
 
 def layout_skipped(path: str, object_id: str, reason: str) -> Skipped:
@@ -182,528 +136,290 @@ def layout_skipped(path: str, object_id: str, reason: str) -> Skipped:
     return Skipped("", object_id, reason, path=path)
 
 
-def _delta_of(payload: Any, tree: str, base: str, tail: bytes) -> dict[str, tuple | None]:
-    """The rows of a delta payload (id -> (blob, row, crc, chunk), or ``None``: removed).
-
-    Raises:
-        TypeError, ValueError, KeyError, IndexError: not a delta of ``tree`` on ``base``.
-    """
-    if not isinstance(payload, dict) or (payload.get("tree"), payload.get("base")) != (tree, base):
-        raise ValueError("not the delta of this tree and base")
-    ids, blobs, rows = payload["ids"], payload["blobs"], payload["rows"]
-    crcs, lengths = array("I"), array("q")
-    crcs.frombytes(payload["crcs"])
-    lengths.frombytes(payload["lengths"])
-    n = len(ids)
-    if not (isinstance(ids, list) and isinstance(blobs, list) and isinstance(rows, list)
-            and len(blobs) == n == len(rows) == len(crcs) == len(lengths)
-            and sum(lengths) == len(tail)):
-        raise ValueError("delta shape")
-    kept = [r for r in rows if r is not None]
-    if any(not isinstance(r, tuple) or len(r) != len(COLUMNS) for r in kept):
-        raise ValueError("delta rows")
-    check_columns({name: [r[k] for r in kept] for k, name in enumerate(COLUMNS)})
-    out: dict[str, tuple | None] = {}
-    at = 0
-    for memory_id, blob, row, crc, length in zip(ids, blobs, rows, crcs, lengths, strict=True):
-        if not isinstance(memory_id, str):
-            raise TypeError("delta id")
-        chunk = tail[at:at + length]
-        at += length
-        if row is None:
-            out[memory_id] = None
-            continue
-        if not isinstance(blob, str) or zlib.crc32(chunk) != crc:
-            raise ValueError(f"delta row {memory_id}")
-        out[memory_id] = (blob, row, crc, chunk)
-    return out
-
-
-def apply_delta(base: RecordTable, tree: str, changes: Mapping[str, tuple | None],
-                since: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None,
-                ) -> RecordTable:
-    """The table of ``tree``: the rows of ``base`` with ``changes`` (see :func:`_delta_of`).
-
-    Unchanged rows keep reading their mappings from ``base``'s file; changed ones are held
-    in the new table's overlay. Costs one copy of each column and the changed rows.
-
-    Raises:
-        ValueError: ``base`` is itself derived (a delta applies to a records file's table).
-    """
-    if base.origin is not None or base.overlay:
-        raise ValueError("a delta applies to the table of a records file")
-    spans: list[tuple[int, int, str]] = []  # (base row, rows of base it replaces, id)
-    for memory_id in sorted(changes):
-        r = bisect_left(base.ids, memory_id)
-        spans.append((r, int(r < len(base.ids) and base.ids[r] == memory_id), memory_id))
-    ids: list[str] = []
-    blobs: list[str] = []
-    columns: dict[str, list] = {name: [] for name in COLUMNS}
-    origin, crcs = array("i"), array("I")
-    overlay: dict[int, bytes] = {}
-    previous = 0
-    for r, replaced, memory_id in spans:
-        ids.extend(base.ids[previous:r])
-        blobs.extend(base.blobs[previous:r])
-        for name in COLUMNS:
-            columns[name].extend(base.columns[name][previous:r])
-        origin.extend(range(previous, r))
-        crcs.extend(base.crcs[previous:r])
-        previous = r + replaced
-        change = changes[memory_id]
-        if change is None:
-            continue
-        blob, row, crc, chunk = change
-        overlay[len(ids)] = chunk
-        ids.append(memory_id)
-        blobs.append(blob)
-        for name, value in zip(COLUMNS, row, strict=True):
-            columns[name].append(value)
-        origin.append(-1)
-        crcs.append(crc)
-    ids.extend(base.ids[previous:])
-    blobs.extend(base.blobs[previous:])
-    for name in COLUMNS:
-        columns[name].extend(base.columns[name][previous:])
-    origin.extend(range(previous, len(base.ids)))
-    crcs.extend(base.crcs[previous:])
-    # Rows the base could not read, unless the write replaced or removed them.
-    bad = [s for s in base.bad if s.memory_id not in changes]
-    order = [i for i in base.order if i not in changes or changes[i] is not None]
-    listed = set(order) if any(c is not None for c in changes.values()) else set()
-    for memory_id in sorted((i for i, c in changes.items() if c is not None and i not in listed),
-                            key=_order_key):
-        order.insert(bisect_left(order, _order_key(memory_id), key=_order_key), memory_id)
-    return RecordTable(tree, ids, blobs, columns, bad, order, list(base.layout), path=base.path,
-                       records_at=base.records_at, offsets=base.offsets, crcs=crcs,
-                       origin=origin, overlay=overlay, base=base.tree,
-                       since=since)
+_EMPTY = RecordTable(None, [], [], {name: [] for name in COLUMNS}, [])
 
 
 class Tables:
-    """The record table of the current tree, loaded from its file or built and saved.
+    """The record table of the current tree: loaded, or made from another tree's and the rows.
 
-    Holds one table in memory (the last tree asked for). Callers hold :attr:`files`'s lock.
+    Holds one table in memory (the last tree asked for). Callers hold :attr:`db`'s lock.
 
     Args:
-        store: the repository's :class:`~gitmem.store.Store` (``subtree_id``, ``entries``,
-            ``read_blob``).
-        files: the cache directory.
-        carried: called as ``carried(base, table)`` after a new table reused rows of
-            ``base`` (the token counts carry over).
+        store: the repository's :class:`~gitmem.store.Store` (``subtree_id``,
+            ``record_layout``, ``record_changes``, ``read_blob``).
+        db: the cache database.
+        carried: called as ``carried(base, table, origin)`` after a new table reused rows
+            of ``base``, ``origin[i]`` being the row of ``base`` that row ``i`` is (``-1``: a
+            new one), so that the token counts carry over.
     """
 
-    def __init__(self, store: Any, files: CacheDB,
-                 carried: Callable[[RecordTable, RecordTable], None]) -> None:
+    def __init__(self, store: Any, db: CacheDB,
+                 carried: Callable[[RecordTable, RecordTable, array], None]) -> None:
         self.store = store
-        self.files = files
+        self.db = db
         self._carried = carried
         self._tables: dict[str | None, RecordTable] = {}
         self._known: dict[str, Memory] = {}
+        self.parses = 0
+        """Record blobs this process parsed (YAML read) to make tables: a warm read adds none."""
         self.progress: Callable[[int, int], None] | None = None
-        """Called as ``progress(parsed, to_parse)`` while :meth:`build` parses blobs."""
+        """Called as ``progress(parsed, to_parse)`` while a table is made."""
 
     def table(self, tip: str | None, layout: Layout | None = None,
               staged: StagedRows | None = None) -> RecordTable:
         """Every record at ``tip`` (a commit on the memory ref; ``None``: no records).
 
-        Warm: one tree lookup and one file read. Otherwise the rows of the latest cached
-        tree are reused by (id, blob id), new blobs are parsed (or taken from ``staged``),
-        and the file is written. ``layout`` is ``store.record_layout(tip)`` when the caller
-        has it already.
+        Warm: one tree lookup and one memo. Otherwise made from the latest table (see the
+        module docstring), rows written by ``staged`` taken as they are; ``layout`` is
+        ``store.record_layout(tip)`` when the caller has it already.
         """
         tree = self.store.subtree_id(tip, "memories") if tip is not None else None
         found = self._tables.get(tree)
         if found is None:
             found = self.load(tree) if tree is not None else None
             if found is None:
-                found = self.build(tip, tree, layout, staged)
+                found = self.make(tip, tree, layout, staged)
             self._tables = {tree: found}
+        if staged is not None:
+            staged.close()
         return found
 
-    def rebuild(self, tip: str | None, tree: str | None) -> RecordTable:
-        """Build the table of ``tip`` again from git and the other trees' files (after damage)."""
-        self._tables.clear()
-        table = self.build(tip, tree)
-        self._tables = {tree: table}
-        return table
-
     def forget(self) -> None:
-        """Drop the table held in memory (the files are cleared by the caller)."""
+        """Drop the table held in memory (the database is cleared by the caller)."""
         self._tables.clear()
 
     def remember(self, blob_id: str, memory: Memory) -> None:
-        """Take ``memory`` as the parse of ``blob_id`` in every table built by this process."""
+        """Take ``memory`` as the parse of ``blob_id`` in every table made by this process."""
         self._known[blob_id] = memory
 
-    def snapshot(self, tip: str | None) -> Snapshot:
-        """All records at ``tip`` as :func:`gitmem.cache.reader.read_snapshot` returns them.
-
-        A damaged records section is reported, and the table is built again from git.
-        """
-        table = self.table(tip)
-        try:
-            return table.snapshot(tip)
-        except Untrusted as exc:
-            if table.path is not None:
-                self.files.reject(table.path.name, exc)
-            return self.rebuild(tip, table.tree).snapshot(tip)
-
-    def memory(self, table: RecordTable, row: int) -> Memory:
-        """The full record of ``row`` in ``table``; re-read from git if the file is damaged.
-
-        Raises:
-            MalformedRecord: the blob, re-read, is no longer a valid record.
-        """
-        try:
-            return table.memory(row)
-        except Untrusted as exc:
-            if table.path is not None:
-                self.files.reject(table.path.name, exc)
-                table.path = None
-            memory, _ = parse_record(self.store, table.ids[row], table.blobs[row])
-            table.parsed[row] = memory
-            return memory
+    def written(self, changes: Mapping[str, tuple[str, Memory] | None]) -> None:
+        """Save the row of every record a write made (id -> (blob id, record), ``None``: removed)."""
+        rows = []
+        for memory_id, change in changes.items():
+            if change is not None:
+                blob, memory = change
+                self._known[blob] = memory
+                rows.append((blob, memory_id, row_of(memory), chunk_of(memory)))
+        self.db.put_rows(rows)
 
     def load(self, tree: str) -> RecordTable | None:
-        """The table of ``tree`` from its records file or its delta; ``None`` when neither is usable.
-
-        A bad file is deleted and reported. A delta is applied to its base's table; one
-        that has grown past :data:`COMPACT_ROWS` rows is then saved as a records file.
-        """
-        table = self.load_records(tree)
-        if table is not None:
-            return table
-        for name in self.files.newest_first(f"delta-{tree}-*.bin"):
-            base = name.removesuffix(".bin")[len(f"delta-{tree}-"):]
-            changes, since = self._read_delta(tree, base)
-            table = self.load_records(base) if changes is not None else None
-            # A write can change what a layout problem is (a planted second record becomes
-            # the only one): with any, the tree is read.
-            if table is None or changes is None or table.layout:
-                continue
-            table = apply_delta(table, tree, changes, since)
-            for row in table.overlay:  # records this process wrote: no parse
-                known = self._known.get(table.blobs[row])
-                if known is not None and known.id == table.ids[row]:
-                    table.parsed[row] = known
-            if len(changes) > max(COMPACT_ROWS, len(table) // 8):
-                chunks = table.chunks()
-                if chunks is not None:
-                    self.save(table, chunks)
-            return table
-        return None
-
-    def load_records(self, tree: str) -> RecordTable | None:
-        """The table in the records file of ``tree``; ``None`` when absent or untrusted."""
-        name = records_name(tree)
-        got = self.files.read(name, "records")
-        if got is None:
+        """The saved table of ``tree``; ``None`` when absent or untrusted (then deleted and reported)."""
+        payload = self.db.get(_KIND, tree)
+        if payload is None:
             return None
-        payload, end = got
         try:
-            return table_from_payload(payload, tree, Section(self.files, name, "records"), end)
+            table = table_from_payload(payload, tree)
         except (KeyError, TypeError, ValueError, IndexError) as exc:
-            self.files.reject(name, Untrusted(f"bad structure: {type(exc).__name__}"))
+            self.db.reject(_KIND, tree, Untrusted(f"bad structure: {type(exc).__name__}"))
             return None
+        table.fetch = self._fetcher(table)
+        return table
 
-    def _read_delta(self, tree: str, base: str) -> tuple[dict[str, tuple | None] | None, Any]:
-        """The rows of ``delta-<tree>-<base>.bin``, and its commits and the ids each wrote.
-
-        Rows ``None``: absent or untrusted (deleted). Commits (see :attr:`RecordTable.since`)
-        ``None``: not recorded.
-        """
-        name = delta_name(tree, base)
-        path = name
-        got = self.files.open(name, "delta")
-        if got is None:
-            return None, None
-        payload, end, handle = got
-        try:
-            try:
-                handle.seek(end)
-                tail = handle.read()
-            finally:
-                handle.close()
-            changes = _delta_of(payload, tree, base, tail)
-        except OSError:
-            return None, None
-        except (KeyError, TypeError, ValueError, IndexError) as exc:
-            self.files.reject(path, Untrusted(f"bad structure: {type(exc).__name__}"))
-            return None, None
-        since = payload.get("since")
-        if not (isinstance(since, tuple) and len(since) == 2
-                and isinstance(since[0], tuple) and isinstance(since[1], tuple)
-                and len(since[0]) == len(since[1]) + 1
-                and all(isinstance(c, str) for c in since[0])
-                and all(isinstance(ids, tuple) and all(isinstance(i, str) for i in ids)
-                        for ids in since[1])):
-            since = None
-        return changes, since
-
-    def derive(self, parent: str | None, tree: str | None,
-               changes: Mapping[str, tuple[str, Memory] | None],
-               commits: tuple[str, str] | None = None) -> bool:
-        """Save the rows a write changed as the delta of ``tree`` (see the module docstring).
-
-        Reads no record and no records file: only the parent's delta, when the parent's
-        table is itself a delta (then the new delta holds both, on the same base).
-
-        Args:
-            parent: the ``memories`` tree the write was built on (``None``: none).
-            tree: the ``memories`` tree it wrote.
-            changes: id -> (new blob id, the record as written), or ``None`` when removed;
-                every record the write changed, and nothing else.
-            commits: the commit the write was built on and the one it wrote, when known
-                (kept in the delta, from the first commit whose tree is its base: what
-                :meth:`gitmem.api.records.Records.writers` carries over by).
-
-        Returns:
-            Whether a delta was written (``False``: the parent's table is not cached, has
-            layout problems, or the tree's table is cached already).
-        """
-        if parent is None or tree is None or parent == tree:
-            return False
-        if self.files.exists(records_name(tree)) or \
-                self.files.newest_first(f"delta-{tree}-*.bin"):
-            return False
-        rows: dict[str, tuple | None] = {}
-        before = None
-        if self.files.exists(records_name(parent)):
-            base = parent
-        else:
-            found = self.files.newest_first(f"delta-{parent}-*.bin")
-            base = found[0].removesuffix(".bin")[len(f"delta-{parent}-"):] if found else ""
-            earlier, before = self._read_delta(parent, base) if base else (None, None)
-            if earlier is None:
-                return False
-            rows.update(earlier)
-        since = None
-        if commits is not None:
-            if base == parent:
-                since = ((commits[0], commits[1]), (tuple(sorted(changes)),))
-            elif before is not None and before[0][-1] == commits[0]:
-                # One chain of commits from the base's: else the delta names none.
-                since = ((*before[0], commits[1]), (*before[1], tuple(sorted(changes))))
-        for memory_id, change in changes.items():
-            if change is None:
-                rows[memory_id] = None
-            else:
-                blob, memory = change
-                chunk = chunk_of(memory)
-                rows[memory_id] = (blob, row_of(memory), zlib.crc32(chunk), chunk)
-                self._known[blob] = memory
-        ids = sorted(rows)
-        kept = [rows[i] for i in ids]
-        chunks = [r[3] if r is not None else b"" for r in kept]
-        payload = {
-            "tree": tree,
-            "base": base,
-            "ids": ids,
-            "blobs": [r[0] if r is not None else None for r in kept],
-            "rows": [r[1] if r is not None else None for r in kept],
-            "crcs": array("I", [r[2] if r is not None else 0 for r in kept]).tobytes(),
-            "lengths": array("q", map(len, chunks)).tobytes(),
-        }
-        if since is not None:
-            payload["since"] = since
-        if not self.files.write(delta_name(tree, base), "delta", payload, chunks):
-            return False
-        self.files.prune(tree)
-        return True
-
-    def latest_tree(self) -> str | None:
-        """The tree :meth:`latest_known` would give the table of (by file name, reading none), or ``None``."""
-        for tree in self._tables:
-            return tree
-        for name in self.files.newest_first("records-*.bin", "delta-*.bin"):
-            return name.removesuffix(".bin").split("-", 2)[1]
-        return None
+    def latest_saved(self) -> str | None:
+        """The tree of the table saved last (the base of the next table made), or ``None``."""
+        return next(iter(self.db.keys(_KIND)), None)
 
     def latest_known(self) -> RecordTable | None:
-        """The table held in memory, else the most recently written one on disk, or ``None``."""
+        """The table held in memory, else the most recently saved one, or ``None``."""
         for table in self._tables.values():
             return table
-        return self.latest(None)
+        return self._latest(None)
 
-    def latest(self, exclude: str | None) -> RecordTable | None:
-        """The table of the most recently written records or delta file but ``exclude``'s, or ``None``."""
-        for name in self.files.newest_first("records-*.bin", "delta-*.bin"):
-            tree = name.removesuffix(".bin").split("-", 2)[1]
+    def _latest(self, exclude: str | None) -> RecordTable | None:
+        for tree in self.db.keys(_KIND):
             if tree != exclude:
                 table = self.load(tree)
                 if table is not None:
                     return table
         return None
 
-    def build(self, tip: str | None, tree: str | None, layout: Layout | None = None,
-              staged: StagedRows | None = None) -> RecordTable:
-        """Build, save and return the table of ``tip`` (whose ``memories`` tree is ``tree``).
+    def make(self, tip: str | None, tree: str | None, layout: Layout | None = None,
+             staged: StagedRows | None = None) -> RecordTable:
+        """Make, save and return the table of ``tip`` (whose ``memories`` tree is ``tree``).
 
-        Rows of another tree's table (:meth:`_base_for`) are reused by (id, blob id), then
-        rows ``staged`` by a bulk write by (id, blob id) (``staged`` is closed once they are taken); other
-        blobs are parsed (or taken from :meth:`remember`). Malformed blobs become ``bad``
-        entries, entries that are not records where their id says ``layout`` ones. The
-        mappings go to a spool file as they come and are copied into the records file at
-        the end: memory holds the hot columns, not the records section.
-        """
-        from gitmem.cache.staged import Spool
-
-        if layout is None:
-            layout = self.store.record_layout(tip) if tip is not None else ({}, [])
-        entries, problems = layout
-        base = self._base_for(tree) if entries else None
-        reused = _reuser(base)
-        base_bad: dict[tuple[str, str], str] = {}
-        if base is not None:
-            base_bad = {(s.memory_id, s.blob_id): s.reason for s in base.bad}
-        ids: list[str] = []
-        blobs: list[str] = []
-        sink = Spool(self.files.root)
-        offsets = array("q", [0])
-        crcs = array("I")
-        bad: list[Skipped] = []
-        columns: dict[str, list] = {name: [] for name in COLUMNS}
-        parsed: dict[int, Memory] = {}
-        tick = self._ticker(entries, reused, base_bad, staged)
-        with _chunks_of(base) as base_chunk:
-            for memory_id in sorted(entries):
-                blob = entries[memory_id]
-                key = (memory_id, blob)
-                if key in base_bad:
-                    bad.append(Skipped(memory_id, blob, base_bad[key]))
-                    continue
-                old = reused(memory_id, blob)
-                chunk = base_chunk(old) if old is not None else None
-                got = staged.row(memory_id, blob) if staged is not None and chunk is None else None
-                if chunk is not None and base is not None and old is not None:
-                    row = base.values(old)
-                    crc = base.crcs[old]
-                    if old in base.parsed:
-                        parsed[len(ids)] = base.parsed[old]
-                elif got is not None:
-                    row, crc, chunk = got
-                else:
-                    tick()
-                    try:
-                        memory, mapping = self._known_or_parsed(memory_id, blob)
-                    except MalformedRecord as exc:
-                        bad.append(Skipped(memory_id, blob, exc.reason))
-                        continue
-                    if len(parsed) < _KEEP_PARSED:
-                        parsed[len(ids)] = memory
-                    chunk = marshal.dumps(mapping)
-                    row = row_of(memory)
-                    crc = zlib.crc32(chunk)
-                ids.append(memory_id)
-                blobs.append(blob)
-                sink.write(chunk)
-                offsets.append(offsets[-1] + len(chunk))
-                crcs.append(crc)
-                for name, value in zip(COLUMNS, row, strict=True):
-                    columns[name].append(value)
-        if staged is not None:
-            staged.close()  # its rows are in the table now
-        table = RecordTable(tree, ids, blobs, columns, bad, list(entries),
-                            [layout_skipped(p.path, p.object_id, p.reason) for p in problems],
-                            offsets=offsets, crcs=crcs, parsed=parsed)
-        try:
-            if tree is not None:
-                if base is not None:
-                    self._carried(base, table)
-                # The base's rows are copied: it need not be held while the file is written.
-                del base, reused
-                self._tables = {}
-                self.save(table, sink.blocks())
-                self.files.prune(tree)
-        finally:
-            sink.close()
-        return table
-
-    def _base_for(self, tree: str | None) -> RecordTable | None:
-        """The table whose rows a build of ``tree`` reuses, or ``None``.
-
-        The one held in memory (the parent's, after a write) rather than a second copy of
-        it, else the latest on disk.
+        From the table held in memory or the latest saved one (the *base*): by the records
+        the store says differ between the two trees when no layout problem is near them,
+        else by a walk of ``tip``'s whole layout. A record whose (id, blob) the base holds
+        keeps its row (or its ``bad`` entry); any other is taken from ``staged``, from the
+        records this process wrote, from its saved row, or parsed.
         """
         held = next(iter(self._tables.values()), None)
-        return held if held is not None and held.tree not in (None, tree) else self.latest(tree)
+        base = held if held is not None and held.tree not in (None, tree) else self._latest(tree)
+        changes = None
+        problems: list[LayoutProblem] = []
+        if base is not None and tree is not None and base.tree is not None and not base.layout:
+            changes = self.store.record_changes(base.tree, tree)
+        if changes is None:
+            if layout is None:
+                layout = self.store.record_layout(tip) if tip is not None else ({}, [])
+            entries, problems = layout
+            base = base if base is not None and entries else _EMPTY
+            changes = _differences(base, entries)
+        assert base is not None
+        table, origin = self._apply(tree, base, changes, staged)
+        table.layout = [layout_skipped(p.path, p.object_id, p.reason) for p in problems]
+        if tree is not None:
+            if base.tree is not None:
+                self._carried(base, table, origin)
+            self.save(table)
+        return table
 
-    def _ticker(self, entries: Mapping[str, str], reused: Callable[[str, str], int | None],
-                bad: Mapping[tuple[str, str], str], staged: StagedRows | None = None,
-                ) -> Callable[[], None]:
-        """A function to call before each blob :meth:`build` parses; it reports to :attr:`progress`."""
-        report = self.progress
-        if report is None:
-            return _nothing
-        todo = sum(1 for key in entries.items() if reused(*key) is None and key not in bad
-                   and (staged is None or staged.row_blob(key[0]) != key[1]))
-        done = 0
+    def _apply(self, tree: str | None, base: RecordTable, changes: Mapping[str, str | None],
+               staged: StagedRows | None) -> tuple[RecordTable, array]:
+        """The table of ``tree``: ``base``'s rows with ``changes`` (id -> new blob id, ``None``: gone).
 
-        def tick() -> None:
-            nonlocal done
-            done += 1
-            if done % 64 == 0 or done == todo:
-                report(done, todo)
-
-        return tick
-
-    def _known_or_parsed(self, memory_id: str, blob: str) -> tuple[Memory, dict]:
-        """A record this process wrote (see :meth:`remember`), or one parsed from its blob."""
-        known = self._known.get(blob)
-        if known is not None and known.id == memory_id:
-            # The model validates back to itself, so its JSON form stands for the YAML mapping.
-            # Nones kept: an extra key written as `null` is part of the record.
-            return known, known.model_dump(mode="json")
-        return parse_record(self.store, memory_id, blob)
-
-    def save(self, table: RecordTable, chunks: Iterable[bytes]) -> None:
-        """Write the records file of ``table`` (whose records section is ``chunks``, joined).
-
-        On success ``table.path`` and ``table.records_at`` point into the new file.
+        With it, the row of ``base`` each of its rows is (``-1``: a changed one).
         """
+        wanted = {memory_id: blob for memory_id, blob in changes.items() if blob is not None}
+        rows: dict[str, tuple | None] = {}
+        for memory_id, blob in wanted.items():
+            got = staged.row(memory_id, blob) if staged is not None else None
+            if got is not None:
+                rows[memory_id] = got
+        saved = self.db.rows(b for i, b in wanted.items() if i not in rows)
+        for memory_id, blob in wanted.items():
+            found = saved.get(blob)
+            if found is not None and found[0] == memory_id:
+                rows[memory_id] = found[1]
+        parsed: dict[str, Memory] = {}
+        bad: list[Skipped] = [s for s in base.bad if s.memory_id not in changes]
+        self._parse(wanted, rows, parsed, bad)
+        ids: list[str] = []
+        blobs: list[str] = []
+        columns: dict[str, list] = {name: [] for name in COLUMNS}
+        kept: dict[int, Memory] = {}
+        origin = array("i")
+        previous = 0
+        for memory_id in sorted(changes):
+            r = bisect_left(base.ids, memory_id)
+            origin.extend(range(previous, r))
+            ids.extend(base.ids[previous:r])
+            blobs.extend(base.blobs[previous:r])
+            for name in COLUMNS:
+                columns[name].extend(base.columns[name][previous:r])
+            previous = r + int(r < len(base.ids) and base.ids[r] == memory_id)
+            row = rows.get(memory_id)
+            if row is None:
+                continue
+            if memory_id in parsed:
+                kept[len(ids)] = parsed[memory_id]
+            origin.append(-1)
+            ids.append(memory_id)
+            blobs.append(wanted[memory_id])
+            for name, value in zip(COLUMNS, row, strict=True):
+                columns[name].append(value)
+        origin.extend(range(previous, len(base.ids)))
+        ids.extend(base.ids[previous:])
+        blobs.extend(base.blobs[previous:])
+        for name in COLUMNS:
+            columns[name].extend(base.columns[name][previous:])
+        bad.sort(key=lambda s: s.memory_id)
+        table = RecordTable(tree, ids, blobs, columns, bad, parsed=kept)
+        table.fetch = self._fetcher(table)
+        return table, origin
+
+    def _parse(self, wanted: Mapping[str, str], rows: dict[str, tuple | None],
+               parsed: dict[str, Memory], bad: list[Skipped]) -> None:
+        """Fill ``rows`` for the ids of ``wanted`` it lacks: from records this process wrote, or parsed.
+
+        Each row made is saved; a blob that is not a record goes to ``bad``.
+        """
+        todo = [(i, b) for i, b in wanted.items() if i not in rows]
+        report, made = self.progress, []
+        for done, (memory_id, blob) in enumerate(todo, 1):
+            known = self._known.get(blob)
+            if known is not None and known.id == memory_id:
+                memory, chunk = known, chunk_of(known)
+            else:
+                self.parses += 1
+                try:
+                    memory, mapping = parse_record(self.store, memory_id, blob)
+                except MalformedRecord as exc:
+                    bad.append(Skipped(memory_id, blob, exc.reason))
+                    continue
+                chunk = marshal.dumps(mapping)
+            rows[memory_id] = row = row_of(memory)
+            made.append((blob, memory_id, row, chunk))
+            if len(parsed) < _KEEP_PARSED:
+                parsed[memory_id] = memory
+            if report is not None and (done % 64 == 0 or done == len(todo)):
+                report(done, len(todo))
+            if len(made) >= 1024:
+                self.db.put_rows(made)
+                made = []
+        self.db.put_rows(made)
+
+    def save(self, table: RecordTable) -> None:
+        """Save the table memo of ``table``'s tree, and prune the rows (see :meth:`CacheDB.prune`)."""
         payload = {
             "tree": table.tree,
             "ids": table.ids,
             "blobs": table.blobs,
             "bad": [(s.memory_id, s.blob_id, s.reason) for s in table.bad],
-            "order": table.order,
             "layout": [(s.path, s.blob_id, s.reason) for s in table.layout],
-            "offsets": table.offsets.tobytes(),
-            "crcs": table.crcs.tobytes(),
             "columns": table.columns,
         }
-        name = records_name(table.tree)  # type: ignore[arg-type]
-        written = self.files.write(name, "records", payload, chunks)
-        if written:  # the records section starts after the header and the hot payload
-            table.path, table.records_at = Section(self.files, name, "records"), 0
+        with self.db.batch():
+            if self.db.put(_KIND, table.tree, payload):  # type: ignore[arg-type]
+                self.db.prune(chain(table.blobs, (s.blob_id for s in table.bad)))
+
+    # -- full records -----------------------------------------------------------------------------
+
+    def _fetcher(self, table: RecordTable) -> Callable[[list[int]], None]:
+        """The function that puts the full records of some rows of ``table`` in ``table.parsed``.
+
+        From their saved rows; a row that is missing (pruned, cleared) or does not load is
+        read again from git (and saved again; a damaged one is reported).
+
+        Raises:
+            MalformedRecord: a blob read again is not a valid record.
+        """
+        def fetch(rows: list[int]) -> None:
+            from gitmem.record.models import Memory
+
+            ids, blobs = table.ids, table.blobs
+            found = self.db.mappings(blobs[r] for r in rows)
+            again = []
+            for r in rows:
+                chunk = found.get(blobs[r])
+                memory = None
+                if chunk is not None:
+                    try:
+                        memory = Memory.model_validate(marshal.loads(chunk))
+                    except Exception as exc:  # any damage: read from git
+                        self.db.notice(f"gitmem cache row of {ids[r]} is damaged"
+                                       f" ({type(exc).__name__}); rebuilding it")
+                        memory = None
+                    if memory is not None and memory.id != ids[r]:
+                        self.db.notice(f"gitmem cache row of {ids[r]} holds {memory.id}; rebuilding it")
+                        memory = None
+                if memory is None:
+                    memory, mapping = parse_record(self.store, ids[r], blobs[r])
+                    self.parses += 1
+                    again.append((blobs[r], ids[r], row_of(memory), marshal.dumps(mapping)))
+                memory.bind_blob(blobs[r])
+                table.parsed[r] = memory
+            self.db.put_rows(again)
+
+        return fetch
+
+    def snapshot(self, tip: str | None) -> Snapshot:
+        """All records at ``tip`` as :func:`gitmem.cache.reader.read_snapshot` returns them."""
+        return self.table(tip).snapshot(tip)
+
+    def memory(self, table: RecordTable, row: int) -> Memory:
+        """The full record of ``row`` in ``table`` (see :meth:`_fetcher`).
+
+        Raises:
+            MalformedRecord: the blob, re-read, is no longer a valid record.
+        """
+        return table.memory(row)
 
 
-def _nothing() -> None:
-    return None
-
-
-def _reuser(base: RecordTable | None) -> Callable[[str, str], int | None]:
-    """A function: (id, blob id) -> the row of ``base`` that holds that record, or ``None``.
-
-    Rows are sorted by id, so a lookup is a bisection: no index of the base is built.
-    """
-    if base is None:
-        return lambda _id, _blob: None
-    ids, blobs = base.ids, base.blobs
-
-    def reused(memory_id: str, blob: str) -> int | None:
-        r = bisect_left(ids, memory_id)
-        return r if r < len(ids) and ids[r] == memory_id and blobs[r] == blob else None
-
-    return reused
-
-
-@contextmanager
-def _chunks_of(table: RecordTable | None) -> Iterator[Callable[[int], bytes | None]]:
-    """:meth:`RecordTable.reading_chunks` of ``table``; with none, a function that finds nothing."""
-    if table is None:
-        yield lambda _row: None
-        return
-    with table.reading_chunks() as chunk:
-        yield chunk
+def _differences(base: RecordTable, entries: Mapping[str, str]) -> dict[str, str | None]:
+    """Id -> blob id of ``entries`` whose (id, blob) ``base`` does not hold; ``None`` for ids it lacks."""
+    held = dict(zip(base.ids, base.blobs, strict=True))
+    held.update((s.memory_id, s.blob_id) for s in base.bad)
+    out: dict[str, str | None] = {i: b for i, b in entries.items() if held.get(i) != b}
+    out.update((i, None) for i in held if i not in entries)
+    return out

@@ -2,20 +2,15 @@
 
 :class:`RecordTable` holds the hot fields of every record (what wake, recall, status and
 ``list`` read) as parallel columns, builds :class:`~gitmem.cache.views.MemoryView` stand-ins
-from them, and finds a record's full mapping in the records file on demand.
+from them, and gives a record's full model on demand (from its row in the database).
 """
 
 from __future__ import annotations
 
-import marshal
-import zlib
-from array import array
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from gitmem.cache.db import Section, Untrusted
 from gitmem.cache.reader import Skipped, Snapshot
 from gitmem.cache.views import STATUSES, TYPES, MemoryView
 from gitmem.vocabulary import RelationType, Status
@@ -77,18 +72,13 @@ class RowViews(Sequence):
 
 @dataclass
 class RecordTable:
-    """Every record of one ``memories`` tree, from the records file or freshly parsed.
+    """Every record of one ``memories`` tree, as columns.
 
     Rows are sorted by id; ``columns`` maps each name of :data:`COLUMNS` to one value per
-    row. ``bad`` lists the blobs that are not readable records; :attr:`entry_order` gives
-    every entry (readable or not) in the tree's own order, as
-    :meth:`gitmem.store.Store.entries` lists them. ``path`` is the records file (``None``:
-    not written), whose records section starts at byte ``records_at``; row *i*'s mapping is
-    bytes ``offsets[s]:offsets[s + 1]`` of it, where ``s`` is ``origin[i]`` (``i`` when
-    ``origin`` is ``None``), with CRC-32 ``crcs[i]``. A table derived from another by a
-    write (:mod:`gitmem.cache.records`) reads the rows it shares with that table from that
-    table's file and holds the mappings of the rows the write changed in ``overlay``.
-    ``parsed`` holds the full records already built, by row.
+    row. ``bad`` lists the blobs that are not readable records; :meth:`entry_order` gives
+    every entry (readable or not) in the tree's own order. ``parsed`` holds the full
+    records already built, by row; ``fetch`` (set by :class:`gitmem.cache.records.Tables`)
+    builds more of them.
     """
 
     tree: str | None
@@ -96,28 +86,14 @@ class RecordTable:
     blobs: list[str]
     columns: dict[str, list]
     bad: list[Skipped]
-    order: list[str]
-    """Every entry's id (readable or not) in the tree's own order."""
     layout: list[Skipped] = field(default_factory=list)
     """Entries under ``memories/`` that are not records where their id says (never read)."""
-    path: Section | None = None
-    records_at: int = 0
-    offsets: array = field(default_factory=lambda: array("q"))
-    crcs: array = field(default_factory=lambda: array("I"))
     parsed: dict[int, Memory] = field(default_factory=dict)
+    fetch: Callable[[list[int]], None] | None = None
+    """Puts the full records of the rows given in :attr:`parsed` (raises ``MalformedRecord``)."""
     local: dict[int, str] = field(default_factory=dict)
     """This clone's working-tree overlay: row -> why uncommitted changes make it stale (set by
     the read path on every read, never saved; see ``gitmem.api.records.Records.table``)."""
-    origin: array | None = None
-    """Row of the records section each row's mapping is in (``-1``: in ``overlay``)."""
-    overlay: dict[int, bytes] = field(default_factory=dict)
-    """Mappings (marshalled) of rows not in the records section, by row."""
-    base: str | None = None
-    """The tree whose records file this table's rows are read from, when it is derived."""
-    since: tuple[tuple[str, ...], tuple[tuple[str, ...], ...]] | None = None
-    """For a derived table, when its delta says: the commits from the one whose tree is
-    :attr:`base` to this table's (each the parent of the next), and the ids of the records
-    each of the later ones wrote; else ``None``."""
     _views: list[MemoryView] | None = None
     _rows: dict[str, int] | None = None
     _legacy: dict[str, list[str]] | None = None
@@ -144,15 +120,13 @@ class RecordTable:
     def entry_order(self) -> list[tuple[str, str]]:
         """(id, blob id) of every entry, readable or not, in the tree's own order.
 
-        Raises:
-            Untrusted: the stored order names an id the table does not hold.
+        A tree lists its records shard by shard, each by name: ``<id>.yaml`` sorts as its
+        id, since every character of an id sorts after ".".
         """
-        blob_of = dict(zip(self.ids, self.blobs, strict=True))
-        blob_of.update((s.memory_id, s.blob_id) for s in self.bad)
-        try:
-            return [(mid, blob_of[mid]) for mid in self.order]
-        except KeyError as exc:
-            raise Untrusted(f"entry order names unknown id {exc}") from None
+        from gitmem.record.ids import shard_of
+
+        entries = [*zip(self.ids, self.blobs, strict=True), *((s.memory_id, s.blob_id) for s in self.bad)]
+        return sorted(entries, key=lambda e: (shard_of(e[0]), e[0]))
 
     def views(self) -> list[MemoryView]:
         """A :class:`MemoryView` per readable record, sorted by id (built once)."""
@@ -244,131 +218,31 @@ class RecordTable:
         """The full record of ``row``, equal to a fresh parse of its blob.
 
         Raises:
-            Untrusted: the stored mapping is damaged (the caller re-reads the blob).
+            MalformedRecord: its saved row was gone or damaged, and the blob is not a record.
         """
         found = self.parsed.get(row)
-        if found is not None:
-            return found
-        chunk = self.overlay.get(row)
-        if chunk is None:
-            if self.path is None:
-                raise Untrusted("no records section")
-            s = row if self.origin is None else self.origin[row]
-            chunk = self.read_section(self.offsets[s], self.offsets[s + 1] - self.offsets[s])
-        memory = self._from_chunk(row, chunk)
-        self.parsed[row] = memory
-        return memory
-
-    def chunks(self) -> list[bytes] | None:
-        """The marshalled mapping of every row, in row order (one read of the section).
-
-        ``None`` when a row's mapping is nowhere (no records file, or it is gone).
-        """
-        if not self.ids:
-            return []
-        section = b""
-        if len(self.overlay) < len(self.ids):
-            if self.path is None:
-                return None
-            try:
-                section = self.read_section(0, -1)
-            except Untrusted:
-                return None
-        offsets, origin, overlay = self.offsets, self.origin, self.overlay
-        out = []
-        for row in range(len(self.ids)):
-            chunk = overlay.get(row)
-            if chunk is None:
-                s = row if origin is None else origin[row]
-                chunk = section[offsets[s]:offsets[s + 1]]
-            out.append(chunk)
-        return out
-
-    @contextmanager
-    def reading_chunks(self) -> Iterator[Callable[[int], bytes | None]]:
-        """A function: row -> its marshalled mapping, or ``None`` when it cannot be read.
-
-        Reads the records file through one buffered handle, open while the context lasts:
-        rows asked for in order cost one pass over the file, and no more than a block of it
-        is held at a time (unlike :meth:`chunks`).
-        """
-        handle: Any = None
-        if len(self.overlay) < len(self.ids) and self.path is not None:
-            try:
-                handle = self.path.open()
-            except OSError:
-                handle = None
-        offsets, origin, overlay, at = self.offsets, self.origin, self.overlay, self.records_at
-
-        def chunk(row: int) -> bytes | None:
-            found = overlay.get(row)
-            if found is not None or handle is None:
-                return found
-            s = row if origin is None else origin[row]
-            length = offsets[s + 1] - offsets[s]
-            try:
-                handle.seek(at + offsets[s])
-                data = handle.read(length)
-            except OSError:
-                return None
-            return data if len(data) == length else None
-
-        try:
-            yield chunk
-        finally:
-            if handle is not None:
-                handle.close()
+        if found is None:
+            self._fetch([row])
+            found = self.parsed[row]
+        return found
 
     def memories(self) -> list[Memory]:
-        """Every readable record as a full model, sorted by id.
-
-        Raises:
-            Untrusted: a stored mapping is damaged or gone.
-        """
-        if len(self.parsed) < len(self.ids):
-            chunks = self.chunks()
-            if chunks is None:
-                raise Untrusted("records file unreadable")
-            for row in range(len(self.ids)):
-                if row not in self.parsed:
-                    self.parsed[row] = self._from_chunk(row, chunks[row])
+        """Every readable record as a full model, sorted by id (see :meth:`memory`)."""
+        missing = [row for row in range(len(self.ids)) if row not in self.parsed]
+        if missing:
+            self._fetch(missing)
         return [self.parsed[row] for row in range(len(self.ids))]
 
-    def read_section(self, start: int, length: int) -> bytes:
-        """``length`` bytes (``-1``: all) of the records section from ``start``.
-
-        Raises:
-            Untrusted: the file is gone (another process cleared or pruned the cache).
-        """
-        try:
-            handle = self.path.open()  # type: ignore[union-attr]
-            try:
-                handle.seek(self.records_at + start)
-                return handle.read(length)
-            finally:
-                handle.close()
-        except OSError as exc:
-            raise Untrusted(f"records entry unreadable: {exc}") from None
-
-    def _from_chunk(self, row: int, chunk: bytes) -> Memory:
-        from gitmem.record.models import Memory
-
-        if zlib.crc32(chunk) != self.crcs[row]:
-            raise Untrusted(f"record {self.ids[row]} fails its checksum")
-        try:
-            memory = Memory.model_validate(marshal.loads(chunk))
-        except Exception as exc:
-            raise Untrusted(f"record {self.ids[row]} does not load ({type(exc).__name__})") from None
-        if memory.id != self.ids[row]:
-            raise Untrusted(f"record {self.ids[row]} holds {memory.id}")
-        memory.bind_blob(self.blobs[row])
-        return memory
+    def _fetch(self, rows: list[int]) -> None:
+        if self.fetch is None:
+            raise RuntimeError("a table without its rows")
+        self.fetch(rows)
 
     def shown(self, row: int) -> Memory:
         """The full record of ``row`` as this clone shows it: marked by the overlay when it is.
 
         Raises:
-            Untrusted: as :meth:`memory`.
+            MalformedRecord: as :meth:`memory`.
         """
         return self.memory(row).with_local(self.local.get(row))
 
@@ -376,7 +250,7 @@ class RecordTable:
         """A :class:`~gitmem.cache.reader.Snapshot` with full records, in the tree's entry order.
 
         Raises:
-            Untrusted: a stored mapping is damaged.
+            MalformedRecord: as :meth:`memory`.
         """
         records = self.memories()
         snap = Snapshot(tip=tip, skipped=[*self.layout, *self.bad])

@@ -1,14 +1,14 @@
 """Token counts, kept so that a warm wake never loads the BPE tables.
 
-``tokens-<tree>-e<entry format>-<encoding>.bin`` holds a column per records table (the tokens
-of each record's entry, as :func:`gitmem.context.entry.format_entry` of that
+A ``tokens`` memo keyed ``<tree>:e<entry format>:<encoding>`` holds a column per records table
+(the tokens of each record's entry, as :func:`gitmem.context.entry.format_entry` of that
 :data:`~gitmem.context.entry.ENTRY_FORMAT` writes it: a count of an older entry text is never read),
-``counts-<encoding>.bin`` a memo of other texts keyed by their digest, and the counts of the
+a ``counts`` memo keyed by the encoding the counts of other texts by their digest, and those of the
 pieces tiktoken splits texts into (:func:`gitmem.context.tokens.light_pieces`): a text never counted
 before whose pieces all were (a memory just learned, the wake text after a write) is counted
 without loading the BPE tables. Each payload records the exact key it was built for (tree,
-tokenizer and row count; the tokenizer), and a file whose key is not the one asked for is
-deleted and reported, never used: a file copied from another tree must not pass because its
+tokenizer and row count; the tokenizer), and one whose key is not the one asked for is
+deleted and reported, never used: an entry copied from another tree must not pass because its
 row count matches.
 """
 
@@ -36,25 +36,12 @@ _MAX_PIECES = 200_000  # memoised piece counts kept per encoding
 
 
 def _tokens_prefix(tree: str | None) -> str:
-    return f"tokens-{tree}-e{ENTRY_FORMAT}-"
-
-
-def _tokens_name(tree: str, encoding: str) -> str:
-    return f"{_tokens_prefix(tree)}{encoding}.bin"
-
-
-def _counts_name(encoding: str) -> str:
-    return f"counts-{encoding}.bin"
+    return f"{tree}:e{ENTRY_FORMAT}:"
 
 
 def _column_key(table: RecordTable, encoding: str) -> tuple[str | None, str, int]:
     """The key a token column is exact for: tree (it fixes every row's text), tokenizer, rows."""
     return (table.tree, encoding, len(table))
-
-
-def _column_of(payload: object, table: RecordTable, encoding: str) -> array | None:
-    """The counts in a tokens payload when it was built for exactly ``table`` and ``encoding``."""
-    return _counts_for(payload, (table.tree, encoding, len(table)))
 
 
 def _counts_for(payload: object, key: tuple[str | None, str, int]) -> array | None:
@@ -97,52 +84,31 @@ class TokenCounts:
         if counts is None:
             counts = array("i", [-1]) * len(table)
             if table.tree is not None:
-                name = _tokens_name(table.tree, encoding)
-                payload = self.files.read_payload(name, "tokens")
+                name = _tokens_prefix(table.tree) + encoding
+                payload = self.files.get("tokens", name)
                 if payload is not None:
-                    loaded = _column_of(payload, table, encoding)
+                    loaded = _counts_for(payload, _column_key(table, encoding))
                     if loaded is None:
-                        self.files.reject(name,
+                        self.files.reject("tokens", name,
                                           Untrusted("built for another tree, tokenizer or row set"))
                     else:
                         counts = loaded
-                elif table.base is not None and table.origin is not None:
-                    self._from_base(table, encoding, counts)
             self._columns[key] = counts
         return counts
 
-    def _from_base(self, table: RecordTable, encoding: str, counts: array) -> None:
-        """Fill ``counts`` of a derived table with the saved counts of the rows it shares with its base.
-
-        Rows a write changed stay ``-1`` (counted when asked for); the column is then saved
-        for the derived table's own tree by :meth:`flush`.
-        """
-        assert table.base is not None and table.origin is not None
-        payload = self.files.read_payload(_tokens_name(table.base, encoding), "tokens")
-        base = _counts_for(payload, (table.base, encoding, len(table.offsets) - 1))
-        if base is None:
-            return
-        for row, source in enumerate(table.origin):
-            if source >= 0:
-                counts[row] = base[source]
-        self._dirty_columns.add((table.tree or "", encoding))
-
-    def carry(self, base: RecordTable, table: RecordTable) -> None:
-        """Give ``table`` the counts of the rows it shares (id and blob id) with ``base``.
+    def carry(self, base: RecordTable, table: RecordTable, origin: array) -> None:
+        """Give ``table`` the counts of the rows it shares with ``base`` (``origin``: see ``Tables``).
 
         So that one learned memory costs one count, not a tokenizer load and 10,000 counts.
         """
         prefix = _tokens_prefix(base.tree)
-        names = self.files.newest_first(prefix + "*.bin")
-        rows = {(mid, blob): i for i, (mid, blob) in enumerate(zip(base.ids, base.blobs, strict=True))}
-        for name in names:
-            encoding = name[len(prefix):-len(".bin")]
+        own = {name.rpartition(":")[2] for name in self.files.keys("tokens", _tokens_prefix(table.tree))}
+        for name in self.files.keys("tokens", prefix):
+            encoding = name[len(prefix):]
+            if encoding in own:  # saved by an earlier reader of the same tree
+                continue
             old = self._column(base, encoding)
-            new = array("i", [-1]) * len(table)
-            for i, key in enumerate(zip(table.ids, table.blobs, strict=True)):
-                j = rows.get(key)
-                if j is not None:
-                    new[i] = old[j]
+            new = array("i", [old[j] if j >= 0 else -1 for j in origin])
             self._columns[(table.tree or "", encoding)] = new
             self._tables[(table.tree or "", encoding)] = table
             self._dirty_columns.add((table.tree or "", encoding))
@@ -171,14 +137,13 @@ class TokenCounts:
         """The saved counts of texts (by digest) and of pieces for ``encoding``."""
         memo = self._memos.get(encoding)
         if memo is None:
-            payload = self.files.read_payload(_counts_name(encoding), "counts")
+            payload = self.files.get("counts", encoding)
             memo, pieces = {}, {}
             if isinstance(payload, dict) and payload.get("encoding") == encoding \
                     and isinstance(payload.get("memo"), dict) and isinstance(payload.get("pieces"), dict):
                 memo, pieces = payload["memo"], payload["pieces"]
             elif payload is not None:
-                self.files.reject(_counts_name(encoding),
-                                  Untrusted("built for another tokenizer"))
+                self.files.reject("counts", encoding, Untrusted("built for another tokenizer"))
             self._memos[encoding] = memo
             self._pieces[encoding] = pieces
         return memo, self._pieces[encoding]
@@ -257,7 +222,7 @@ class TokenCounts:
             table = self._tables.get((tree, encoding))
             if tree and counts is not None and table is not None:
                 payload = {"key": _column_key(table, encoding), "counts": counts.tobytes()}
-                self.files.write_payload(_tokens_name(tree, encoding), "tokens", payload)
+                self.files.put("tokens", _tokens_prefix(tree) + encoding, payload)
         self._dirty_columns.clear()
         for encoding in sorted(self._dirty_memos):
             memo, pieces = self._memo(encoding)
@@ -265,12 +230,11 @@ class TokenCounts:
                 memo = self._memos[encoding] = dict(list(memo.items())[-_MAX_COUNTS // 2:])
             if len(pieces) > _MAX_PIECES:
                 pieces = self._pieces[encoding] = dict(list(pieces.items())[-_MAX_PIECES // 2:])
-            self.files.write_payload(_counts_name(encoding), "counts",
-                                     {"encoding": encoding, "memo": memo, "pieces": pieces})
+            self.files.put("counts", encoding, {"encoding": encoding, "memo": memo, "pieces": pieces})
         self._dirty_memos.clear()
 
     def forget(self) -> None:
-        """Drop every count held in memory, saved or not (the files are cleared by the caller)."""
+        """Drop every count held in memory, saved or not (the database is cleared by the caller)."""
         self._columns.clear()
         self._tables.clear()
         self._dirty_columns.clear()

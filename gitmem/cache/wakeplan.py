@@ -1,4 +1,4 @@
-"""The wake plan of one state, ``wake-<crc>.bin``: what a warm ``tur wake`` reads instead of the table.
+"""The wake plan of one state, a ``wake`` memo: what a warm ``tur wake`` reads instead of the table.
 
 A wake's text depends on the clock only through the decay weights. Everything else it reads
 (the records, their relations and writers, the commit distances to HEAD, this clone's
@@ -12,8 +12,8 @@ number of stale memories left out, the persona, the continuity note and the warn
 entries that were skipped. A warm wake reads it, weighs its rows for today and packs them
 (:func:`gitmem.context.wake.compile_rows`): the same text as from the whole table.
 
-The entry is named by a digest of the key, and the payload holds the key itself, which a
-reader compares with its own in full: a plan of another state is never used. The structure
+The memo is keyed by the key's text, and the payload holds the key itself, which a reader
+compares with its own in full: a plan of another state is never used. The structure
 of every column is checked after loading. The newest :data:`KEEP_PLANS` plans are kept (one
 per worktree sharing the cache, usually); a write deletes older ones.
 
@@ -30,21 +30,20 @@ from typing import Any
 from gitmem.cache.db import CacheDB, Untrusted
 
 __all__ = ["KEEP_PLANS", "PLAN_FORMAT", "WakePlan", "latest_plan", "plan_key", "plan_name", "read_plan",
-           "same_entries", "save_plan"]
+           "reject_plan", "same_entries", "save_plan"]
 
 PLAN_FORMAT = 1
 """Version of the plan's layout; part of every key."""
 
 KEEP_PLANS = 4
-"""Plans kept in the cache directory: the newest ones (a write deletes the others)."""
+"""Plans kept in the cache: the newest ones (a write deletes the others)."""
 
-_KIND = "wakeplan"
-_PREFIX = "wake-"
+_KIND = "wake"
 _NONE = type(None)
 _FROM_POLICY = "from-policy"  # gitmem.record.decay.FROM_POLICY: the one text a half-life may be
 
-# Column -> the types its values may have (checked after loading: the CRC covers damage, this
-# covers a file written by a gitmem that made a mistake).
+# Column -> the types its values may have (checked after loading: SQLite covers damage, this
+# covers a plan written by a gitmem that made a mistake).
 _COLUMNS: dict[str, frozenset[type]] = {
     "ids": frozenset({str}),
     "blobs": frozenset({str}),
@@ -96,9 +95,14 @@ def same_entries(key: tuple, other: tuple) -> bool:
 
 
 def plan_name(key: tuple) -> str:
-    """File name of the plan of ``key`` (a checksum of it: the payload holds the key itself)."""
+    """The memo key of the plan of ``key``: its text (the payload holds the key itself)."""
     # The key in full: a warm wake loads no hashing module, and the database indexes any text.
-    return f"{_PREFIX}{key!r}"
+    return repr(key)
+
+
+def reject_plan(db: CacheDB, key: tuple, exc: Untrusted) -> None:
+    """Delete the plan of ``key`` (found untrusted by :func:`read_plan`) and say so."""
+    db.reject(_KIND, plan_name(key), exc)
 
 
 class WakePlan:
@@ -194,15 +198,14 @@ def _int_map(value: Any, rows: range, kind: type) -> bool:
 def read_plan(db: CacheDB, key: tuple) -> WakePlan | None:
     """The plan of ``key`` in the cache database ``db``, or ``None`` when there is none.
 
-    A file of the same name built for another key (a checksum collision, or a plan of
-    another state) is not used.
+    A payload under that key built for another key (copied there) is not used.
 
     Raises:
-        Untrusted: the file is damaged, from another version, or badly shaped; the caller
-            deletes it and says so (see :meth:`gitmem.cache.db.CacheDB.reject`).
+        Untrusted: the plan is badly shaped; the caller deletes it and says so
+            (:func:`reject_plan`).
     """
-    got = db.read(plan_name(key), _KIND)
-    return _check(got[0], key) if got is not None else None
+    got = db.get(_KIND, plan_name(key))
+    return _check(got, key) if got is not None else None
 
 
 def latest_plan(db: CacheDB) -> dict[str, Any] | None:
@@ -211,15 +214,15 @@ def latest_plan(db: CacheDB) -> dict[str, Any] | None:
     What a new plan takes the entries of unchanged rows from (see :func:`save_plan`); a
     damaged or badly shaped entry is passed over here (its own reader deletes it).
     """
-    for name in db.newest_first(f"{_PREFIX}*")[:KEEP_PLANS]:
+    for name in db.keys(_KIND)[:KEEP_PLANS]:
         try:
-            got = db.read(name, _KIND)
-            if got is None or not isinstance(got[0], dict) or not isinstance(got[0].get("key"), tuple):
+            got = db.get(_KIND, name)
+            if not isinstance(got, dict) or not isinstance(got.get("key"), tuple):
                 continue
-            _check_shape(got[0], _ENTRIES)
+            _check_shape(got, _ENTRIES)
         except Untrusted:
             continue
-        return got[0]
+        return got
     return None
 
 
@@ -234,7 +237,7 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any]) -> None:
     """
     name = plan_name(key)
     try:
-        if not files.write(name, _KIND, {**payload, "key": key}):
+        if not files.put(_KIND, name, {**payload, "key": key}):
             return
     except ValueError:  # a value marshal cannot write (a persona of another tool?): no plan
         return

@@ -122,9 +122,6 @@ def _idf(size: int, df: int) -> float:
     return math.log(1.0 + size / max(df, 1))
 
 
-Change = tuple[list[int], list[str], list[str], list[str]]
-"""What :meth:`RecallIndex.derive` changed: document numbers removed; ids, texts, dates added."""
-
 
 class RecallIndex:
     """BM25 and trigram postings of a list of documents, for scoring without re-indexing.
@@ -173,9 +170,6 @@ class RecallIndex:
         self.size = sum(1 for memory_id in ids if memory_id)
         self.total = sum(lengths)
         self.positions: array | None = None  # document -> candidate position; None: the same
-        #: Set by :meth:`changed`: (numbers removed, ids, texts, dates added) from the index it
-        #: was derived from; ``None`` for an index built or loaded whole.
-        self.change: Change | None = None
 
     # -- building ---------------------------------------------------------------------------
 
@@ -300,8 +294,6 @@ class RecallIndex:
 
         Scores equal those of :meth:`build` of the same documents (bound to the same
         order). When most documents differ, or too many holes would be left, it is built.
-        The derived index's :attr:`change` is what :meth:`changed` applied to this one (``None``
-        when built), so that it can be saved as that change (:meth:`change_payload`).
         """
         dates = _date_column(observed)
         at = {i: d for d, i in enumerate(self.ids) if i}
@@ -318,75 +310,13 @@ class RecallIndex:
         holes = len(self.ids) - self.size + len(removed)
         if len(removed) + len(added) > max(64, len(ids) // 4) or holes > max(64, len(ids) // 4):
             return RecallIndex.build(documents, observed, ids=ids)
-        change = (removed, [ids[k] for k in added], [documents[k] for k in added],
-                  [dates[k] for k in added])
-        index = self.changed(change)
-        index.norms = index._norms()
-        return index
-
-    def changed(self, change: Change,
-                norms: bytes | None = None) -> RecallIndex:
-        """A copy of this index with ``change`` applied.
-
-        ``change`` is (document numbers removed, then the ids, texts and dates of the
-        documents added), as :attr:`change` of a derived index.
-
-        Args:
-            change: as :attr:`change` of a derived index.
-            norms: the trigram norms of the result (as :meth:`_norms` computed them when the
-                change was saved); ``None``: this index's, which the caller recomputes.
-
-        Raises:
-            ValueError: ``change`` or ``norms`` does not fit this index.
-        """
-        removed, added_ids, added_texts, added_dates = change
-        if any(not 0 <= number < len(self.ids) or not self.ids[number] for number in removed) \
-                or len(set(removed)) != len(removed) \
-                or not len(added_ids) == len(added_texts) == len(added_dates):
-            raise ValueError("a change of another index")
         index = RecallIndex(list(self.ids), list(self.texts), list(self.dates), array("i", self.lengths),
                             dict(self.terms), dict(self.grams), self.norms)
         for number in removed:
             index._remove(number)
-        index._add(list(added_ids), list(added_texts), list(added_dates))
-        index.change = (list(removed), list(added_ids), list(added_texts), list(added_dates))
-        if norms is not None:
-            index.norms = array("d")
-            index.norms.frombytes(norms)
-            if len(index.norms) != len(index.ids):
-                raise ValueError("norms of another index")
+        index._add([ids[k] for k in added], [documents[k] for k in added], [dates[k] for k in added])
+        index.norms = index._norms()
         return index
-
-    def change_payload(self) -> dict[str, Any]:
-        """A derived index as marshal-able plain values: its :attr:`change` and its norms.
-
-        :meth:`changed` of the index it was derived from rebuilds it, without recomputing
-        any norm; a fraction of :meth:`to_payload`'s size.
-
-        Raises:
-            ValueError: not a derived index.
-        """
-        if self.change is None:
-            raise ValueError("not a derived index")
-        removed, ids, texts, dates = self.change
-        return {"version": self.VERSION, "removed": array("i", removed).tobytes(), "ids": ids,
-                "texts": texts, "dates": dates, "norms": self.norms.tobytes()}
-
-    @classmethod
-    def change_from_payload(cls, payload: Any) -> tuple[Change, bytes]:
-        """The change and norms of :meth:`change_payload`'s value, for :meth:`changed`.
-
-        Raises:
-            ValueError, TypeError, KeyError: not such a payload, or of another :data:`INDEX_VERSION`.
-        """
-        if not isinstance(payload, dict) or payload.get("version") != cls.VERSION:
-            raise ValueError("change of another version")
-        ids, texts, dates, norms = payload["ids"], payload["texts"], payload["dates"], payload["norms"]
-        if not all(isinstance(x, list) for x in (ids, texts, dates)) or not isinstance(norms, bytes):
-            raise TypeError("ids, texts, dates and norms")
-        removed = array("i")
-        removed.frombytes(payload["removed"])
-        return (removed.tolist(), ids, texts, dates), norms
 
     def bind(self, ids: Sequence[str]) -> RecallIndex:
         """Give scores in the order of ``ids``, the candidates; return this index.

@@ -24,7 +24,7 @@ from typing import Any, Protocol
 
 from gitmem.context.analysis import tokenize
 
-__all__ = ["MIN_OVERLAP", "MIN_SHARED", "ChangedIndex", "Statement", "StatementIndex", "StoredParts",
+__all__ = ["MIN_OVERLAP", "MIN_SHARED", "Statement", "StatementIndex", "StoredParts",
            "find_similar", "may_contradict", "near_duplicate"]
 
 MIN_SHARED = 2
@@ -471,73 +471,6 @@ class _StoredIndex(StatementIndex):
         if self._joined is None and len(self.ids):
             self._joined = "\n" + self._parts.read("ids").decode("utf-8", "surrogatepass") + "\n"
         return super()._live_rows(wanted)
-
-
-class ChangedIndex:
-    """A whole :class:`StatementIndex` and the statements changed since it, not applied to it.
-
-    Answers as the whole index derived by the changes would (:meth:`whole`), without
-    copying it: the rows of the changed ids are left out of the whole index's answers and
-    the changed statements answer from a small index of their own. What a write saves as
-    its change to a whole index saved before (:mod:`gitmem.cache.statements`), so that a
-    reader at 100,000 memories analyses a few statements and copies none of the others.
-
-    Args:
-        base: the whole index.
-        changes: id -> statement, or ``None``: no longer indexed (as for
-            :meth:`StatementIndex.derive`).
-    """
-
-    def __init__(self, base: StatementIndex, changes: Mapping[str, str | None]) -> None:
-        self.base = base
-        self.changed = dict(changes)
-        self.added = StatementIndex.build([(i, c) for i, c in self.changed.items() if c is not None])
-
-    def __len__(self) -> int:
-        """Statements indexed."""
-        return len(self.base) - len(self.base._live_rows(self.changed)) + len(self.added)
-
-    def statements(self) -> dict[str, str]:
-        """Id -> content of every statement indexed."""
-        out = self.base.statements()
-        for memory_id, content in self.changed.items():
-            if content is None:
-                out.pop(memory_id, None)
-            else:
-                out[memory_id] = content
-        return out
-
-    def statement(self, memory_id: str) -> str | None:
-        """The statement indexed for ``memory_id``, or ``None``."""
-        if memory_id in self.changed:
-            return self.changed[memory_id]
-        return self.base.statement(memory_id)
-
-    def changes(self, changes: Mapping[str, str | None]) -> dict[str, str | None]:
-        """The part of ``changes`` that changes this index (see :meth:`StatementIndex.changes`)."""
-        out: dict[str, str | None] = {}
-        rest: dict[str, str | None] = {}
-        for memory_id, content in changes.items():
-            if memory_id not in self.changed:
-                rest[memory_id] = content
-            elif self.changed[memory_id] != content:
-                out[memory_id] = content
-        out.update(self.base.changes(rest))
-        return out
-
-    def derive(self, changes: Mapping[str, str | None]) -> ChangedIndex:
-        """A new index with ``changes`` applied after this one's (the whole index is shared, not copied)."""
-        return ChangedIndex(self.base, {**self.changed, **changes})
-
-    def whole(self) -> StatementIndex:
-        """The whole index derived by the changes (:meth:`StatementIndex.derive`)."""
-        return self.base.derive(self.changed)
-
-    def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3) -> list[str]:
-        """:meth:`StatementIndex.similar` of the whole index derived by the changes."""
-        skipped = set(skip)
-        scored = [*self.base._scored(text, skipped | self.changed.keys()), *self.added._scored(text, skipped)]
-        return [memory_id for _, memory_id in sorted(scored)[:limit]]
 
 
 #: Terms whose postings :meth:`StatementIndex.derive` keeps apart before flattening them all.

@@ -362,6 +362,21 @@ class Store:
         """
         return self._trees.record_layout(commit_sha)
 
+    def record_changes(self, old_tree: str, new_tree: str) -> dict[str, str | None] | None:
+        """The records that differ between two ``memories`` trees (ids of trees, not commits).
+
+        Shards whose tree ids are equal are not read, so two trees a write apart cost two
+        listings of 256 entries and the shards the write touched. Remembered in the object
+        memo (up to 512 records), so that a write can answer it for the next reader, which
+        then loads no libgit2.
+
+        Returns:
+            ``{id: blob hex in new_tree, or None: not there}`` for each record that differs;
+            ``None`` when a shard that differs holds anything :meth:`record_layout` would
+            call a layout problem (the caller then reads the whole layout).
+        """
+        return self._trees.record_changes(old_tree, new_tree)
+
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
         """Entries of the commit's tree, outside ``memories/``, that are not what gitmem reads.
 

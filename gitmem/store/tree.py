@@ -85,6 +85,25 @@ def _kind(entry: Any) -> str:
     return "file"
 
 
+_MEMO_CHANGES = 512
+"""Records that differ between two trees up to which :meth:`Trees.record_changes` is remembered
+(the memo is read whole by every warm read: a bulk rewrite's changes stay out of it)."""
+
+
+def _encode_changes(changes: dict[str, str | None] | None) -> str | None:
+    # The object memo holds strings: one "<id> <blob>" a line, "<id> " for a record removed.
+    if changes is None:
+        return None
+    return "\n".join(f"{i} {b or ''}" for i, b in sorted(changes.items()))
+
+
+def _decode_changes(text: Any) -> dict[str, str | None] | None:
+    if not isinstance(text, str):
+        return None
+    pairs = (line.partition(" ") for line in text.split("\n") if line)
+    return {i: b or None for i, _, b in pairs}
+
+
 def _encode_problems(problems: list[LayoutProblem]) -> str | None:
     # The object memo holds strings; NUL and newline never occur in a tree path or a reason.
     return "\n".join(f"{p.path}\0{p.object_id}\0{p.reason}" for p in problems) or None
@@ -285,6 +304,47 @@ class Trees:
                       else f"is not where its id says: {memory_id} belongs at {right}")
             problems.append(LayoutProblem(path, oid, reason, misplaced=memory_id not in out))
         return out, sorted(problems)
+
+    def record_changes(self, old_tree: str, new_tree: str) -> dict[str, str | None] | None:
+        """See :meth:`gitmem.store.Store.record_changes`."""
+        key = f"changes:{old_tree}:{new_tree}"
+        if not self._lookups.lacks(key):
+            return _decode_changes(self._lookups.memo().get(key))
+        changes = self._record_changes(old_tree, new_tree)
+        if changes is None or len(changes) <= _MEMO_CHANGES:
+            self._lookups.memo().put(key, _encode_changes(changes))
+        return changes
+
+    def _record_changes(self, old_tree: str, new_tree: str) -> dict[str, str | None] | None:
+        old, new = ({e.name: e for e in self._tree(t)} for t in (old_tree, new_tree))
+        out: dict[str, str | None] = {}
+        for name in old.keys() | new.keys():
+            before, after = old.get(name), new.get(name)
+            if before is not None and after is not None and before.id == after.id:
+                continue
+            records = [self._shard_records(name, entry) for entry in (before, after)]
+            if records[0] is None or records[1] is None:
+                return None
+            for memory_id in records[0].keys() | records[1].keys():
+                if records[0].get(memory_id) != records[1].get(memory_id):
+                    out[memory_id] = records[1].get(memory_id)
+        return out
+
+    def _shard_records(self, name: str | None, entry: Any) -> dict[str, str] | None:
+        """Id -> blob id of the records of one shard entry (``None``: absent), ``None`` if any is not one."""
+        if entry is None:
+            return {}
+        if entry.type_str != "tree":
+            return None
+        out = {}
+        for item in self._tree(entry.id):
+            file = item.name or ""
+            memory_id = file[: -len(".yaml")] if file.endswith(".yaml") else ""
+            if item.type_str != "blob" or item.filemode not in _REGULAR \
+                    or not ID_PATTERN.match(memory_id) or shard_of(memory_id) != name:
+                return None
+            out[memory_id] = str(item.id)
+        return out
 
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
         """See :meth:`gitmem.store.Store.root_problems`."""
