@@ -259,7 +259,8 @@ def test_token_counts_come_from_the_cache_and_equal_the_tokenizer(varied):
 
 
 def records_file(repo) -> CacheEntry:
-    """The table memo of the tip's tree."""
+    """The table memo of the tip's tree (read twice: a table derived cheaply is saved when asked again)."""
+    fresh(repo).snapshot()
     store = Store.discover(repo)
     entry = cache_entry(cache_dir(store), "table", store.subtree_id(store.tip(), "memories"))
     assert entry.exists()

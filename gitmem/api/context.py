@@ -547,14 +547,15 @@ class ContextBuilder:
 
     def warm(self, now: datetime | None = None) -> None:
         """See :meth:`gitmem.api.Gitmem.warm`."""
-        self.wake(now=now)  # saves the plan of this state (and the token counts and distances)
         records = self.ws.records
         cache = records.cache
-        table, _ = records.table(records.tip())
-        candidates, _ = table.recall_selection(False)
-        if candidates:
-            cache.recall_index(table.tree)(candidates)
-        records.flush()
+        with cache.eager():
+            self.wake(now=now)  # saves the plan of this state (and the token counts and distances)
+            table, _ = records.table(records.tip())
+            candidates, _ = table.recall_selection(False)
+            if candidates:
+                cache.recall_index(table.tree)(candidates)
+            records.flush()
 
     def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
         """Memory -> its author when that is someone other than the local identity (else ``None``)."""

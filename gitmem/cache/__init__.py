@@ -37,7 +37,8 @@ shows (the library never prints).
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from importlib import import_module
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
@@ -193,6 +194,19 @@ class RecordCache:
         self._progress = progress
         if self._built("_tables"):
             self._tables.progress = progress
+
+    @contextmanager
+    def eager(self) -> Iterator[None]:
+        """Inside, every table and recall index made is saved at once (a warm-up's purpose).
+
+        Outside, one derived cheaply from a saved one is saved when its tree is asked for a
+        second time (:meth:`gitmem.cache.db.CacheDB.asked_before`).
+        """
+        before, self.files.eager = self.files.eager, True
+        try:
+            yield
+        finally:
+            self.files.eager = before
 
     @property
     def root(self) -> Path:

@@ -38,7 +38,7 @@ __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNoti
 CACHE_FORMAT = 8
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
-KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64}
+KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64, "asked": 64}
 """Memos of each kind kept, the most recently written: each write of a kind deletes the older
 ones (other kinds hold one memo each)."""
 _BUSY_MS = 10_000
@@ -128,6 +128,8 @@ class CacheDB:
         self._usable = True
         self._writable = True
         self._told_foreign = False
+        self.eager = False
+        """Save every memo derived, also one asked for the first time (:meth:`asked_before`)."""
 
     # -- notices ----------------------------------------------------------------------------------
 
@@ -299,6 +301,20 @@ class CacheDB:
             if saved:
                 self._prune(kind)
         return saved
+
+    def asked_before(self, kind: str, key: str) -> bool:
+        """Whether a memo ``key`` of ``kind`` that was not saved was asked for before; note it if not.
+
+        What a first read after a write derives cheaply from an older memo (a table, a recall
+        index: the old one plus the few records the write changed) is saved only when it is
+        asked for again: a tree read once (the wake right after a ``learn``, before the next
+        ``learn``) costs no save of a whole column, a tree read twice is then read warm.
+        Always ``True`` while :attr:`eager` (a warm-up saves what it builds).
+        """
+        if self.eager or self._run("SELECT 1 FROM memo WHERE kind = 'asked' AND key = ?", (f"{kind}:{key}",)):
+            return True
+        self.put("asked", f"{kind}:{key}", 0)
+        return False
 
     def keys(self, kind: str, prefix: str = "") -> list[str]:
         """Keys of the memos of ``kind`` that start with ``prefix``, most recently written first."""

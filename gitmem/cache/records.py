@@ -11,7 +11,10 @@ tree with no memo is made from the latest table held or saved: the store lists t
 that differ between the two trees (``Store.record_changes``: only the shards that differ are
 read), their rows are taken from the ``record`` table, and only blobs with no row are
 parsed. A tree whose changed shards hold layout problems, or a first read, walks the whole
-layout instead, with the same reuse of rows; the table made is saved.
+layout instead, with the same reuse of rows. The table made is saved, except one derived
+without parsing from a base within :data:`DERIVED_UNSAVED` records of it and read for the
+first time: that one is saved when its tree is asked for again (the wake right after a
+``learn`` does not pay for a whole-column save that the next ``learn`` makes useless).
 """
 
 from __future__ import annotations
@@ -49,6 +52,9 @@ HANDED_ROWS = 512
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
 # (~400 MB) that wake and recall never use (they read views).
 _KEEP_PARSED = 2048
+# A table this close to a saved one is derived from it in milliseconds; its whole-column save
+# (~50 ms at 10,000 records) waits until the tree is asked for again (CacheDB.asked_before).
+DERIVED_UNSAVED = 128
 _NONE = type(None)
 _KIND = "table"
 
@@ -256,12 +262,15 @@ class Tables:
             base = base if base is not None and entries else _EMPTY
             changes = _differences(base, entries)
         assert base is not None
+        parses = self.parses
         table, origin = self._apply(tree, base, changes, staged)
         table.layout = [layout_skipped(p.path, p.object_id, p.reason) for p in problems]
         if tree is not None:
             if base.tree is not None:
                 self._carried(base, table, origin)
-            self.save(table)
+            derived = self.parses == parses and base.tree and len(changes) <= DERIVED_UNSAVED
+            if not derived or self.db.asked_before(_KIND, tree):
+                self.save(table)
         return table
 
     def _apply(self, tree: str | None, base: RecordTable, changes: Mapping[str, str | None],
