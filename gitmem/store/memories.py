@@ -354,6 +354,23 @@ class Store:
         """
         return self._trees.record_layout(commit_sha)
 
+    def subtree_id_of(self, tree_id: str, path: str) -> str | None:
+        """Id of the tree at ``path`` in the tree ``tree_id`` (one :meth:`write_tree` returned), or ``None``."""
+        return self._trees.subtree_id_of(tree_id, path)
+
+    def changed_records(self, old_tree: str | None,
+                        new_tree: str | None) -> dict[str, tuple[str | None, str | None]]:
+        """Records whose blob differs between two ``memories`` trees: id -> (old blob, new blob).
+
+        ``None`` on a side: no record of that id there (or no tree). Shards with the same
+        tree id are not read, so the cost is O(shards + records of the shards that differ),
+        never O(records). Entries that are not ``<id>.yaml`` files are left out.
+
+        Raises:
+            KeyError: a tree id not in the object database.
+        """
+        return self._trees.changed_records(old_tree, new_tree)
+
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
         """Entries of the commit's tree, outside ``memories/``, that are not what gitmem reads.
 

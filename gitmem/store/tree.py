@@ -8,6 +8,7 @@ every commit is::
     memories/<2 hex>/<id>.yaml
     persona.yaml             optional
     continuity/<name>.md     optional spark notes
+    runs/verify.yaml         optional: the last whole verify runs (gitmem.record.runs)
 
 A write rewrites only the trees on the paths it touches (O(1) trees for one record,
 whatever the number of records). Lookups of what a commit holds at a path are remembered
@@ -233,7 +234,7 @@ class Trees:
                     f"{FORMAT_VERSION}",
                     "upgrade gitmem (pip install -U gitmem)",
                 )
-        elif names - {"memories", "persona.yaml", "continuity"}:
+        elif names - {"memories", "persona.yaml", "continuity", "runs"}:
             raise FormatVersion(
                 f"commit {commit_sha[:12]} is not a gitmem memory history "
                 f"(its tree holds {', '.join(sorted(names)[:4])})",
@@ -253,6 +254,14 @@ class Trees:
     def subtree_id(self, commit_sha: str | None, path: str) -> str | None:
         """Id of the tree at ``path`` in the commit's tree (``memories`` → the record tree)."""
         return self._id_at(commit_sha, path, "tree")
+
+    def subtree_id_of(self, tree_id: str, path: str) -> str | None:
+        """See :meth:`gitmem.store.Store.subtree_id_of`."""
+        try:
+            obj = self._tree(tree_id)[path]
+        except KeyError:
+            return None
+        return str(obj.id) if obj.type_str == "tree" else None
 
     def entries(self, commit_sha: str | None) -> dict[str, str]:
         """See :meth:`gitmem.store.Store.entries`."""
@@ -295,6 +304,33 @@ class Trees:
             problems.append(LayoutProblem(path, oid, reason, misplaced=memory_id not in out))
         return out, sorted(problems)
 
+    def changed_records(self, old_tree: str | None,
+                        new_tree: str | None) -> dict[str, tuple[str | None, str | None]]:
+        """See :meth:`gitmem.store.Store.changed_records`."""
+        if old_tree == new_tree:
+            return {}
+        out: dict[str, tuple[str | None, str | None]] = {}
+
+        def listing(tree_id: str | None) -> dict[str, tuple[str, str]]:
+            if tree_id is None:
+                return {}
+            return {e.name: (e.type_str, str(e.id)) for e in self._tree(tree_id) if e.name is not None}
+
+        old_shards, new_shards = listing(old_tree), listing(new_tree)
+        for shard in old_shards.keys() | new_shards.keys():
+            before, after = old_shards.get(shard), new_shards.get(shard)
+            if before == after:
+                continue  # the same shard tree: none of its records changed (the fan-out's gain)
+            old_entries = listing(before[1]) if before is not None and before[0] == "tree" else {}
+            new_entries = listing(after[1]) if after is not None and after[0] == "tree" else {}
+            for name in old_entries.keys() | new_entries.keys():
+                if not name.endswith(".yaml"):
+                    continue
+                o, n = old_entries.get(name), new_entries.get(name)
+                if o != n:
+                    out[name[: -len(".yaml")]] = (o[1] if o else None, n[1] if n else None)
+        return out
+
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
         """See :meth:`gitmem.store.Store.root_problems`."""
         if commit_sha is None:
@@ -309,6 +345,10 @@ class Trees:
         for entry in root:
             name, oid = entry.name or "", str(entry.id)
             if name in (FORMAT_PATH, "memories"):
+                continue
+            if name == "runs":
+                if entry.type_str != "tree":
+                    problems.append(LayoutProblem(name, oid, f"is a {_kind(entry)}, not the runs directory"))
                 continue
             if name == "persona.yaml":
                 if entry.type_str != "blob" or entry.filemode not in _REGULAR:
