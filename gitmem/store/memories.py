@@ -355,7 +355,7 @@ class Store:
         return self._trees.record_layout(commit_sha)
 
     def subtree_id_of(self, tree_id: str, path: str) -> str | None:
-        """Id of the tree at ``path`` in the tree ``tree_id`` (one :meth:`write_tree` returned), or ``None``."""
+        """Id of the tree at ``path`` in the tree ``tree_id`` (as :meth:`write_tree` returns), or ``None``."""
         return self._trees.subtree_id_of(tree_id, path)
 
     def changed_records(self, old_tree: str | None,
