@@ -9,11 +9,14 @@ wake, recall, status, list, the TUI and MCP read it through :class:`gitmem.api.w
 A run ``R`` corroborated a row when the row is ``fresh``, has a decay part and an anchor, is not
 one of ``R``'s exceptions, and its record in ``R``'s tree had the same status, anchored SHA,
 anchor, fingerprint and ``last_verified_at`` (a record whose blob is the same there trivially
-does; only the records a tree diff finds changed since ``R`` are read). The row's effective
-point is then ``(R.head, R.at)`` when ``R.at`` is not older than the row's own
-``last_verified_at``; of several such runs, the newest. That is the point a rewrite of the
-record by ``R`` would have stored, so weights come out as when every corroborated record
-was rewritten.
+does; only the records a tree diff finds changed since ``R`` are read). The runs are applied
+oldest first, as their rewrites would have been: ``R`` moves the row's point to
+``(R.head, R.at)`` when it corroborated the row, ``R.at`` is not older than the point, and the
+point is at another commit than ``R.head`` (a verify at the HEAD a memory is already verified
+at rewrites nothing today, so its time stays). That is the point a rewrite of the record by
+each run would have stored, so weights come out as when every corroborated record was
+rewritten. (Of several runs at one HEAD only the newest :data:`~gitmem.record.runs.KEEP_RUNS`
+are kept: a point set by a dropped one moves to the oldest kept one at that HEAD.)
 """
 
 from __future__ import annotations
@@ -44,7 +47,7 @@ class Effective:
     Attributes:
         shas: the commit each row's commit distance counts from (``None``: no provenance).
         verified: ``last_verified_at`` in microseconds (:func:`~gitmem.record.decay.microseconds`).
-        by_run: per row, the index in ``runs`` of the run that corroborated it (``-1``: its own).
+        by_run: per row, the index in ``runs`` of the run whose point it has (``-1``: its own).
         runs: the runs read from the memory ref's tip, newest first.
     """
 
@@ -182,7 +185,13 @@ class Runs:
         return by_run
 
     def _compute(self, table: RecordTable, runs: list[VerifyRun]) -> array:
-        """Per row, the newest run that corroborated it and is not older than its own point (else -1)."""
+        """Per row, the run whose point it has (else -1), applying the runs oldest first.
+
+        A run moves a row's point as its rewrite of the record would have: when it
+        corroborated the row, is not older than the row's point, and the point is at
+        another commit than the run's HEAD (a second run at the same HEAD leaves a point
+        alone, as a second verify leaves a record alone).
+        """
         from gitmem.cache.reader import read_record
         from gitmem.errors import MalformedRecord
 
@@ -195,8 +204,10 @@ class Runs:
         by_run = array("b", [-1]) * len(ids)
         if not eligible:
             return by_run
-        # Newest first: the first run that corroborated a row is its newest.
-        for k, run in enumerate(runs):
+        shas = {r: provs[r][1] for r in eligible}
+        points = {r: verified[r] for r in eligible}
+        for k in reversed(range(len(runs))):
+            run = runs[k]
             at = microseconds(run.at)
             try:
                 changed = store.changed_records(run.tree, table.tree)
@@ -204,11 +215,11 @@ class Runs:
                 continue  # its tree is not here (a shallow fetch): it corroborates nothing
             excluded = set(run.excluded)
             for row in eligible:
-                if by_run[row] >= 0:
+                own = points[row]
+                if shas[row] == run.head or (own is not None and own > at):
                     continue
                 memory_id = ids[row]
-                own = verified[row]
-                if memory_id in excluded or (own is not None and own > at):
+                if memory_id in excluded:
                     continue
                 if memory_id in changed:
                     old_blob = changed[memory_id][0]
@@ -221,7 +232,7 @@ class Runs:
                     p, prov, decay = provs[row], old.provenance, old.decay
                     if (old.status.value != _FRESH or prov is None or decay is None
                             or (prov.git_sha, prov.context_ref, prov.fingerprint) != (p[1], p[2], p[4])
-                            or microseconds(decay.last_verified_at) != own):
+                            or microseconds(decay.last_verified_at) != verified[row]):
                         continue  # its verification point changed since the run: its own holds
-                by_run[row] = k
+                shas[row], points[row], by_run[row] = run.head, at, k
         return by_run

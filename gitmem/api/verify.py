@@ -144,6 +144,20 @@ class Verifier:
         return StatusView(rows=rows, skipped=[*records.notices(), *skipped],
                           head=self.ws.store.head_sha())
 
+    def verification_point(self, memory_id: str) -> tuple[str | None, datetime | None]:
+        """See :meth:`gitmem.api.Gitmem.verification_point`."""
+        records = self.ws.records
+        memory_id = records.resolve(memory_id)
+        tip = records.tip()
+        table, _ = records.table(tip)
+        row = table.row(memory_id)
+        if row is None:
+            memory = records.get(memory_id)  # not readable from the table: its own point
+            return (memory.provenance.git_sha if memory.provenance else None), memory.last_verified_at
+        effective = self.weights.runs.effective(table, tip)
+        at = effective.verified[row]
+        return effective.shas[row], None if at is None else _EPOCH + timedelta(microseconds=at)
+
     def anchor_trail(self, memory_id: str, history: list[CommitInfo] | None = None) -> list[AnchorStep]:
         """See :meth:`gitmem.api.Gitmem.anchor_trail`."""
         memory_id = self.ws.records.resolve(memory_id)
@@ -221,16 +235,16 @@ class Verifier:
         # and only its row is kept (see _Rewrites). Named ids: the few records themselves.
         rewrites = _Rewrites(store, records.cache, table) if write and table is not None else None
         try:
-            rows, updated, local = self._apply(subjects, carried, points, report, full, rewrites, ids=ids,
-                                               explicit=explicit, confirm=confirm, now=now,
-                                               full_records=full_records)
+            rows, updated, local, news = self._apply(
+                subjects, carried, points, report, full, rewrites, ids=ids, explicit=explicit,
+                confirm=confirm, now=now, full_records=full_records)
             save(store.git_dir, store.workdir, report.head_sha, (m.id for m in subjects), local)
             # e.g. a damaged verify.bin, found after the records were read
             outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped],
                                     head=report.head_sha)
-            if rewrites is not None and (rewrites.planned or whole):
+            if rewrites is not None and (rewrites.planned or (whole and news)):
                 assert table is not None
-                run = (table.tree, report.head_sha, now, set(updated)) if whole else None
+                run = (table.tree, report.head_sha, now, set(updated)) if whole and news else None
                 del subjects, full, judged_subjects  # what the rows do not show can go before the commit
                 outcome.commit = self._record_rewrites(rewrites, rows, outcome.counts(), run)
             elif write and updated and rewrites is None:
@@ -255,7 +269,8 @@ class Verifier:
         """Rows the newest run found fresh whose anchored files are as they were: not judged again.
 
         A row is carried when it is ``fresh``, anchored, has a decay part, and its effective
-        point is the newest run's (that run corroborated it, or rewrote it), and its anchored
+        point is at the newest run's HEAD, set by a run there (it corroborated the record, or
+        rewrote it), and its anchored
         path has the same blob at HEAD as at that run's HEAD (one tree diff of the two
         commits: renames and deletions differ on both paths) and no uncommitted change.
         Such a memory gets the verdict a check would give: fresh, its anchor where it is.
@@ -269,14 +284,18 @@ class Verifier:
             return set()
         differing = history.differing_paths(last.head, head) if last.head != head else frozenset()
         worktree = history.worktree()
-        at = microseconds(last.at)
+        # A record rewritten by a run at that HEAD holds that run's time.
+        rewritten_at = {microseconds(r.at) for r in effective.runs if r.head == last.head}
         c = table.columns
         provs, decays, statuses, refuted = c["prov"], c["decay"], c["status"], c["refuted"]
+        own = c["verified"]
+        by_run = effective.by_run
         out = set()
-        for row, (sha, verified) in enumerate(zip(effective.shas, effective.verified, strict=True)):
+        for row, sha in enumerate(effective.shas):
             prov = provs[row]
-            if (sha != last.head or verified != at or statuses[row] != "fresh" or prov is None
-                    or not prov[2] or decays[row] is None or refuted[row] is not None):
+            if (sha != last.head or statuses[row] != "fresh" or prov is None
+                    or not prov[2] or decays[row] is None or refuted[row] is not None
+                    or (by_run[row] < 0 and own[row] not in rewritten_at)):
                 continue
             path = split_ref(prov[2])[0]
             if path in differing or worktree.is_dirty(path):
@@ -304,8 +323,8 @@ class Verifier:
         report: StalenessReport, full: Callable[[Any], Memory], rewrites: _Rewrites | None, *,
         ids: list[str] | None,
         explicit: bool, confirm: bool, now: datetime, full_records: bool,
-    ) -> tuple[list[StatusRow], dict[str, Memory], dict[str, LocalEntry]]:
-        """Apply each verdict of ``report`` to its subject: the rows, the changed records, the overlay.
+    ) -> tuple[list[StatusRow], dict[str, Memory], dict[str, LocalEntry], int]:
+        """Apply each verdict: the rows, the changed records, the overlay, the corroborations.
 
         ``points`` are the effective verification points of the subjects a run corroborated
         (by position), which they are judged and written at. ``report`` has a verdict for
@@ -315,7 +334,8 @@ class Verifier:
         holds only the ones it could not write, too large), and the row carries its view
         unless ``full_records``. A bulk check rewrites a record only when its status, reason,
         anchor or fingerprint changes: a corroboration alone is the run's (see
-        :mod:`gitmem.api.runs`).
+        :mod:`gitmem.api.runs`); the count returned is of those, memories whose point moves
+        to HEAD without a rewrite (what makes a run worth recording).
         """
         from gitmem.staleness.overlay import LocalEntry
         from gitmem.staleness.verdicts import apply_verdict
@@ -330,9 +350,11 @@ class Verifier:
         pending = report.verdicts
         pending.reverse()
         head = report.head_sha
+        news = 0
         for position, stored in enumerate(subjects):
             if position in carried:
                 rows.append(self._carried_row(stored, full, head, now, full_records))
+                news += _as_of(stored, points.get(position)).provenance.git_sha != head
                 continue
             verdict = pending.pop()
             subject = _as_of(stored, points.get(position))
@@ -365,6 +387,10 @@ class Verifier:
                     updated[memory.id] = new
                 elif not full_records:
                     shown = written
+            # Corroborated without a rewrite, at a new HEAD: the run restarts its decay.
+            moves = (verdict.corroborated and new is memory and memory.provenance is not None
+                     and memory.provenance.git_sha != head)
+            news += moves
             wt = verdict.worktree if memory.refutation is None else None
             if wt is not None:
                 ref = verdict.new_context_ref or (memory.provenance.context_ref if memory.provenance else "")
@@ -372,8 +398,7 @@ class Verifier:
             rows.append(StatusRow(
                 memory=shown.with_local(wt), status=Status.STALE if wt else verdict.status,
                 reason=wt or verdict.reason,
-                weight=weight(cast("Memory", AsOf(new, head, now))
-                              if verdict.corroborated and new is memory else new,
+                weight=weight(cast("Memory", AsOf(new, head, now)) if moves else new,
                               now, verdict.commit_distance, policy),
                 commit_distance=verdict.commit_distance, changed=memory.id in changed,
                 moved=bool(verdict.new_context_ref and memory.provenance
@@ -381,7 +406,7 @@ class Verifier:
                 new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
                 old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
             ))
-        return rows, updated, local
+        return rows, updated, local, news
 
     def _carried_row(self, stored: Any, full: Callable[[Any], Memory], head: str, now: datetime,
                      full_records: bool) -> StatusRow:
