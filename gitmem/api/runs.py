@@ -27,7 +27,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 from gitmem.record.decay import microseconds
-from gitmem.record.runs import RUNS_PATH, VerifyRun, runs_from_plain
+from gitmem.record.runs import RUNS_PATH, VerifyRun, parse_runs
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
@@ -136,12 +136,9 @@ class Runs:
         """
         if blob is None:
             return []
-        from gitmem import codec
-        from gitmem.errors import MalformedRecord
-
         try:
-            return runs_from_plain(codec.load_mapping(self.ws.store.read_blob(blob), RUNS_PATH))
-        except (MalformedRecord, KeyError):
+            return parse_runs(self.ws.store.read_blob(blob))
+        except KeyError:
             return []
 
     def effective(self, table: RecordTable, tip: str | None = None) -> Effective:

@@ -7,14 +7,16 @@ that tree is ``fresh`` and anchored, and whose provenance has not changed since,
 corroborated by the run; its effective verification point is the newer of its own
 ``(git_sha, last_verified_at)`` and that run's ``(head, at)``.
 
-The file holds the newest :data:`KEEP_RUNS` runs, newest first::
+The file holds the newest :data:`KEEP_RUNS` runs, newest first, one a line, in YAML's
+flow style (which is JSON, so that this layer reads it without the codec)::
 
-    # gitmem verify runs (docs/storage.md): newest first
-    runs:
-    - head: "3f2a1b9c..."           # the code commit the run compared with (full SHA)
-      at: "2026-08-27T15:04:00Z"    # when (UTC)
-      tree: "9c1d..."               # the memories tree the run left (a tree of the ref)
-      except: ["fact-ab12cd34"]     # records of that tree the run did not judge as they are
+    {"runs": [
+    {"head": "3f2a1b9c...", "at": "2026-08-27T15:04:00Z", "tree": "9c1d...", "except": ["fact-ab12cd34"]}
+    ]}
+
+``head``: the code commit the run compared with (full SHA); ``at``: when (UTC); ``tree``: the
+``memories`` tree the run left (a tree of the ref's commit that recorded it); ``except``
+(optional): records of that tree the run did not judge as they stand there.
 
 Two clones' files merge as the union of their runs, then the newest :data:`KEEP_RUNS` by
 ``(at, head, tree)`` (:func:`merge_runs`): symmetric, so clones converge.
@@ -30,7 +32,8 @@ from typing import Any
 
 from gitmem.vocabulary import iso_z
 
-__all__ = ["KEEP_RUNS", "RUNS_PATH", "VerifyRun", "merge_runs", "render_runs", "runs_from_plain"]
+__all__ = ["KEEP_RUNS", "RUNS_PATH", "VerifyRun", "merge_run_files", "merge_runs", "parse_runs",
+           "render_runs", "runs_from_plain"]
 
 RUNS_PATH = "runs/verify.yaml"
 """Where the verify runs are in the memory ref's tree (outside ``memories/``)."""
@@ -117,19 +120,24 @@ def merge_runs(ours: Iterable[VerifyRun], theirs: Iterable[VerifyRun],
     return [best[k] for k in sorted(best, reverse=True)[:keep]]
 
 
-def render_runs(runs: Iterable[VerifyRun]) -> bytes:
-    """The bytes of ``runs/verify.yaml`` for ``runs`` (newest first, as given).
+def parse_runs(data: bytes) -> list[VerifyRun]:
+    """The runs of a ``runs/verify.yaml`` blob, newest first; ``[]`` when it is not readable.
 
-    Every value is a JSON string or list of strings, which YAML reads as the same strings.
+    Never raises: an unreadable file corroborates nothing (every memory keeps its own point).
     """
-    lines = ["# gitmem verify runs (docs/storage.md): newest first", "runs:"]
-    for run in runs:
-        plain = run.to_plain()
-        lines.append(f"- head: {json.dumps(plain['head'])}")
-        lines.append(f"  at: {json.dumps(plain['at'])}")
-        lines.append(f"  tree: {json.dumps(plain['tree'])}")
-        if "except" in plain:
-            lines.append(f"  except: {json.dumps(plain['except'])}")
-    if len(lines) == 2:
-        lines[-1] = "runs: []"
-    return ("\n".join(lines) + "\n").encode()
+    try:
+        doc = json.loads(data)
+    except (ValueError, UnicodeDecodeError):
+        return []
+    return runs_from_plain(doc)
+
+
+def render_runs(runs: Iterable[VerifyRun]) -> bytes:
+    """The bytes of ``runs/verify.yaml`` for ``runs`` (newest first, as given): one run a line."""
+    lines = [json.dumps(run.to_plain()) for run in runs]
+    return ("{\"runs\": [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]}\n").encode()
+
+
+def merge_run_files(ours: bytes, theirs: bytes) -> bytes:
+    """Two ``runs/verify.yaml`` blobs merged (:func:`merge_runs`), as bytes: symmetric."""
+    return render_runs(merge_runs(parse_runs(ours), parse_runs(theirs)))
