@@ -545,6 +545,7 @@ class ContextBuilder:
             skip=skip,
             first=first,
             author_of=self._author_of(table),
+            verified=self._verified_of(table),
         )
         return result, [*records.notices(), *skipped]
 
@@ -558,6 +559,12 @@ class ContextBuilder:
         if candidates:
             cache.recall_index(table.tree)(candidates)
         records.flush()
+
+    def _verified_of(self, table: RecordTable) -> Callable[[Any], int | None]:
+        """Memory -> its effective last verification (microseconds), for recall's recency ranker."""
+        verified = self.weights.runs.effective(table).verified
+        row_of = table.row
+        return lambda memory: verified[row] if (row := row_of(memory.id)) is not None else None
 
     def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
         """Memory -> its author when that is someone other than the local identity (else ``None``)."""
