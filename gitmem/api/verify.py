@@ -649,7 +649,7 @@ def _message(rows: list[StatusRow], counts: dict[str, int]) -> str:
     parts = [f"{n} re-anchored" for n in (moved,) if n]
     parts += [f"{n} newly {s}" for s, n in sorted(news.items())]
     head = "verify: " + (", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories")
-    summary = f"{len(changed)} records rewritten" + (f" ({', '.join(parts)})" if parts else "")
+    summary = f"{len(changed)} record{'' if len(changed) == 1 else 's'} rewritten" + (f" ({', '.join(parts)})" if parts else "")
     return head + "\n\n" + summary + "\n" + "\n".join(
         f"{r.memory_id}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
         + (f" -> {r.new_ref}" if r.moved else "")
