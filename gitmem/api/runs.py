@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from gitmem.errors import MissingObject
 from gitmem.record.decay import microseconds
 from gitmem.record.runs import RUNS_PATH, VerifyRun, parse_runs
 
@@ -181,6 +182,57 @@ class Runs:
         cache.write_payload(*_PAYLOAD, {"key": key, "rows": by_run.tobytes()})
         return by_run
 
+    def point_of(self, memory: Any, tip: str | None = None) -> tuple[str | None, int | None] | None:
+        """The effective point of one record (``memory``, bound to its blob) when a run gave it one.
+
+        ``(sha, microseconds)``, or ``None`` when the record's own point holds. The same as
+        :meth:`effective` for its row, at O(runs) tree lookups in the record's shard (what
+        ``tur verify ID`` needs, without the table).
+        """
+        runs = self.read(self.blob(self.ws.records.tip() if tip is None else tip))
+        prov, decay = memory.provenance, memory.decay
+        if (not runs or memory.status.value != _FRESH or prov is None or not prov.context_ref
+                or decay is None or memory.refutation is not None):
+            return None
+        from gitmem.record.ids import shard_of
+
+        stored = (prov.git_sha, prov.context_ref, prov.fingerprint)
+        own = microseconds(decay.last_verified_at)
+        sha, point, found = prov.git_sha, own, False
+        name = f"{shard_of(memory.id)}/{memory.id}.yaml"
+        for run in reversed(runs):
+            at = microseconds(run.at)
+            if sha == run.head or point > at or memory.id in run.excluded:
+                continue
+            try:
+                then = self.ws.store.id_in_tree(run.tree, name)
+            except (KeyError, MissingObject):
+                continue  # its tree is not here (a shallow fetch): it corroborates nothing
+            if then is None:
+                continue
+            if then != memory.blob_id and not self._same_point(memory.id, then, stored, own):
+                continue
+            sha, point, found = run.head, at, True
+        return (sha, point) if found else None
+
+    def _same_point(self, memory_id: str, old_blob: str, stored: tuple, own: int | None) -> bool:
+        """Whether the record ``old_blob`` (in a run's tree) was fresh at the point a record now holds.
+
+        ``stored``: the record's ``(git_sha, context_ref, fingerprint)`` now; ``own``: its
+        ``last_verified_at`` (microseconds).
+        """
+        from gitmem.cache.reader import read_record
+        from gitmem.errors import MalformedRecord
+
+        try:
+            old = read_record(self.ws.store, memory_id, old_blob)
+        except MalformedRecord:
+            return False
+        prov, decay = old.provenance, old.decay
+        return (old.status.value == _FRESH and prov is not None and decay is not None
+                and (prov.git_sha, prov.context_ref, prov.fingerprint) == stored
+                and microseconds(decay.last_verified_at) == own)
+
     def _compute(self, table: RecordTable, runs: list[VerifyRun]) -> array:
         """Per row, the run whose point it has (else -1), applying the runs oldest first.
 
@@ -189,9 +241,6 @@ class Runs:
         another commit than the run's HEAD (a second run at the same HEAD leaves a point
         alone, as a second verify leaves a record alone).
         """
-        from gitmem.cache.reader import read_record
-        from gitmem.errors import MalformedRecord
-
         store = self.ws.store
         c = table.columns
         ids, provs, decays, statuses, refuted = table.ids, c["prov"], c["decay"], c["status"], c["refuted"]
@@ -208,7 +257,7 @@ class Runs:
             at = microseconds(run.at)
             try:
                 changed = store.changed_records(run.tree, table.tree)
-            except KeyError:
+            except (KeyError, MissingObject):
                 continue  # its tree is not here (a shallow fetch): it corroborates nothing
             excluded = set(run.excluded)
             for row in eligible:
@@ -220,16 +269,9 @@ class Runs:
                     continue
                 if memory_id in changed:
                     old_blob = changed[memory_id][0]
-                    if old_blob is None:
-                        continue  # not in the run's tree: the run never saw it
-                    try:
-                        old = read_record(store, memory_id, old_blob)
-                    except MalformedRecord:
-                        continue
-                    p, prov, decay = provs[row], old.provenance, old.decay
-                    if (old.status.value != _FRESH or prov is None or decay is None
-                            or (prov.git_sha, prov.context_ref, prov.fingerprint) != (p[1], p[2], p[4])
-                            or microseconds(decay.last_verified_at) != verified[row]):
-                        continue  # its verification point changed since the run: its own holds
+                    p = provs[row]
+                    if old_blob is None or not self._same_point(memory_id, old_blob, (p[1], p[2], p[4]),
+                                                                verified[row]):
+                        continue  # not in the run's tree, or its point changed since: its own holds
                 shas[row], points[row], by_run[row] = run.head, at, k
         return by_run

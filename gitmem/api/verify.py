@@ -255,15 +255,10 @@ class Verifier:
         return outcome
 
     def _points_of(self, memories: list[Any], tip: str | None) -> dict[int, tuple[str | None, int | None]]:
-        """Effective verification points of named records that a run corroborated, by position."""
-        table, _ = self.ws.records.table(tip)
-        effective = self.weights.runs.effective(table, tip)
-        out = {}
-        for i, memory in enumerate(memories):
-            row = table.row(memory.id)
-            if row is not None and effective.by_run[row] >= 0 and table.blobs[row] == memory.blob_id:
-                out[i] = (effective.shas[row], effective.verified[row])
-        return out
+        """Effective verification points of named records that a run gave one, by position."""
+        runs = self.weights.runs
+        found = ((i, runs.point_of(memory, tip)) for i, memory in enumerate(memories))
+        return {i: point for i, point in found if point is not None}
 
     def _carried(self, table: RecordTable, effective: Effective) -> set[int]:
         """Rows the newest run found fresh whose anchored files are as they were: not judged again.
@@ -542,7 +537,7 @@ class Verifier:
                 judged_tree, head, at, unwritten = run
                 tip_tree = store.subtree_id(tip, "memories")
                 others = store.changed_records(judged_tree, tip_tree) if judged_tree != tip_tree else {}
-                tree = store.subtree_id_of(store.write_tree(tip, changes), "memories")
+                tree = store.id_in_tree(store.write_tree(tip, changes), "memories")
                 if tree is not None:
                     new = VerifyRun(at, head, tree, tuple(sorted(unwritten | others.keys())))
                     kept = self.weights.runs.read(self.weights.runs.blob(tip))
@@ -649,7 +644,9 @@ def _message(rows: list[StatusRow], counts: dict[str, int]) -> str:
     parts = [f"{n} re-anchored" for n in (moved,) if n]
     parts += [f"{n} newly {s}" for s, n in sorted(news.items())]
     head = "verify: " + (", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories")
-    summary = f"{len(changed)} record{'' if len(changed) == 1 else 's'} rewritten" + (f" ({', '.join(parts)})" if parts else "")
+    summary = f"{len(changed)} record{'' if len(changed) == 1 else 's'} rewritten"
+    if parts:
+        summary += f" ({', '.join(parts)})"
     return head + "\n\n" + summary + "\n" + "\n".join(
         f"{r.memory_id}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
         + (f" -> {r.new_ref}" if r.moved else "")

@@ -24,7 +24,6 @@ Two clones' files merge as the union of their runs, then the newest :data:`KEEP_
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -125,6 +124,8 @@ def parse_runs(data: bytes) -> list[VerifyRun]:
 
     Never raises: an unreadable file corroborates nothing (every memory keeps its own point).
     """
+    import json  # lazily: a warm wake loads no json
+
     try:
         doc = json.loads(data)
     except (ValueError, UnicodeDecodeError):
@@ -134,6 +135,8 @@ def parse_runs(data: bytes) -> list[VerifyRun]:
 
 def render_runs(runs: Iterable[VerifyRun]) -> bytes:
     """The bytes of ``runs/verify.yaml`` for ``runs`` (newest first, as given): one run a line."""
+    import json
+
     lines = [json.dumps(run.to_plain()) for run in runs]
     return ("{\"runs\": [\n" + ",\n".join(lines) + ("\n" if lines else "") + "]}\n").encode()
 

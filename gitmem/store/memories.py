@@ -354,9 +354,13 @@ class Store:
         """
         return self._trees.record_layout(commit_sha)
 
-    def subtree_id_of(self, tree_id: str, path: str) -> str | None:
-        """Id of the tree at ``path`` in the tree ``tree_id`` (as :meth:`write_tree` returns), or ``None``."""
-        return self._trees.subtree_id_of(tree_id, path)
+    def id_in_tree(self, tree_id: str, path: str) -> str | None:
+        """Id of the object at ``path`` in the tree ``tree_id`` (as :meth:`write_tree` returns), or ``None``.
+
+        Raises:
+            MissingObject: ``tree_id`` is not in the object database.
+        """
+        return self._trees.id_in_tree(tree_id, path)
 
     def changed_records(self, old_tree: str | None,
                         new_tree: str | None) -> dict[str, tuple[str | None, str | None]]:
@@ -367,7 +371,7 @@ class Store:
         never O(records). Entries that are not ``<id>.yaml`` files are left out.
 
         Raises:
-            KeyError: a tree id not in the object database.
+            MissingObject: a tree id not in the object database.
         """
         return self._trees.changed_records(old_tree, new_tree)
 

@@ -255,13 +255,12 @@ class Trees:
         """Id of the tree at ``path`` in the commit's tree (``memories`` → the record tree)."""
         return self._id_at(commit_sha, path, "tree")
 
-    def subtree_id_of(self, tree_id: str, path: str) -> str | None:
-        """See :meth:`gitmem.store.Store.subtree_id_of`."""
+    def id_in_tree(self, tree_id: str, path: str) -> str | None:
+        """See :meth:`gitmem.store.Store.id_in_tree`."""
         try:
-            obj = self._tree(tree_id)[path]
+            return str(self._tree(tree_id)[path].id)
         except KeyError:
             return None
-        return str(obj.id) if obj.type_str == "tree" else None
 
     def entries(self, commit_sha: str | None) -> dict[str, str]:
         """See :meth:`gitmem.store.Store.entries`."""
