@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, cast
 from gitmem.api.results import AnchorStep, RowFilter, StatusRow, StatusView, VerifyOutcome
 from gitmem.api.runs import AsOf
 from gitmem.cache.reader import read_record, record_path
-from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
+from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord, MissingObject
 from gitmem.record.anchors import split_ref
 from gitmem.record.decay import microseconds, weight
 from gitmem.record.runs import RUNS_PATH, VerifyRun, merge_runs, render_runs
@@ -51,6 +51,25 @@ VERIFY_CACHE = ("verify.bin", "verify")
 
 #: One memory's line in a verify commit message: ``ID: STATUS[ (REASON)][ -> ANCHOR]``.
 _VERDICT_LINE = re.compile(r"^(?P<status>\w+)(?: \((?P<reason>.*)\))?(?: -> (?P<ref>\S+))?$")
+
+#: The reason of a memory stale by commit distance (``gitmem.staleness.verdicts``).
+_BY_DISTANCE = re.compile(r"^\d+ commits since observed (?P<rest>\S+ \(limit \d+\).*)$")
+
+
+def _count_only(memory: Memory, verdict: Verdict) -> bool:
+    """Whether the verdict differs from the stored one only in the commit count of a distance reason.
+
+    Such a memory stays stale by commit distance: rewriting it for every new commit would
+    make verify cost O(those memories) on each commit, so the record keeps the reason it
+    went stale with (``21 commits since observed 3f2a1b9 (limit 20)``); the rows of ``tur
+    verify`` and ``tur status`` give the count now.
+    """
+    decay = memory.decay
+    if decay is None or decay.staleness_status is not Status.STALE or verdict.status is not Status.STALE:
+        return False
+    old, new = _BY_DISTANCE.match(decay.reason or ""), _BY_DISTANCE.match(verdict.reason or "")
+    return old is not None and new is not None and old["rest"] == new["rest"]
+
 
 #: Abbreviated code SHAs in a reason (``... in 3f2a1b9``).
 _CODE_SHA = re.compile(r"\bin ([0-9a-f]{7,40})\b")
@@ -109,6 +128,8 @@ class Verifier:
     def __init__(self, ws: Workspace, weights: Weights) -> None:
         self.ws = ws
         self.weights = weights
+        self._distances: dict[str | None, int | None] = {}
+        """Commit distances to this verify's HEAD of the carried stale rows, by observed SHA."""
 
     def status_view(self, now: datetime | None = None, *, full_records: bool = True,
                     only: RowFilter | None = None, order: Sequence[str] | None = None) -> StatusView:
@@ -229,6 +250,7 @@ class Verifier:
         carried = self._carried(table, effective) if whole and table is not None else set()
         judged_subjects = [_as_of(m, points.get(i)) for i, m in enumerate(subjects) if i not in carried]
         report = self._check(judged_subjects, progress)
+        self._distances = {}
         from gitmem.staleness.overlay import save
 
         # A bulk write: each new record is written as a blob as soon as its verdict is applied,
@@ -269,6 +291,8 @@ class Verifier:
         path has the same blob at HEAD as at that run's HEAD (one tree diff of the two
         commits: renames and deletions differ on both paths) and no uncommitted change.
         Such a memory gets the verdict a check would give: fresh, its anchor where it is.
+        When HEAD's tree is the last run's (no path differs), a stale anchored memory that
+        run judged and no write changed since is carried too: its verdict is the same.
         """
         if not effective.runs:
             return set()
@@ -285,7 +309,21 @@ class Verifier:
         provs, decays, statuses, refuted = c["prov"], c["decay"], c["status"], c["refuted"]
         own = c["verified"]
         by_run = effective.by_run
-        out = set()
+        out: set[int] = set()
+        if not differing:
+            # HEAD's tree is the last run's: a stale anchored memory it judged, unchanged since,
+            # gets the same verdict (its reason names commits of the history it had then).
+            try:
+                since = self.ws.store.changed_records(last.tree, table.tree)
+            except MissingObject:
+                since = None
+            if since is not None:
+                skip = since.keys() | set(last.excluded)
+                ids = table.ids
+                rows = enumerate(zip(statuses, provs, decays, strict=True))
+                out.update(row for row, (status, prov, decay) in rows
+                           if status == "stale" and prov is not None and prov[2] and decay is not None
+                           and ids[row] not in skip and not worktree.is_dirty(split_ref(prov[2])[0]))
         for row, sha in enumerate(effective.shas):
             prov = provs[row]
             if (sha != last.head or statuses[row] != "fresh" or prov is None
@@ -349,7 +387,8 @@ class Verifier:
         for position, stored in enumerate(subjects):
             if position in carried:
                 rows.append(self._carried_row(stored, full, head, now, full_records))
-                news += _as_of(stored, points.get(position)).provenance.git_sha != head
+                news += (stored.status is Status.FRESH
+                         and _as_of(stored, points.get(position)).provenance.git_sha != head)
                 continue
             verdict = pending.pop()
             subject = _as_of(stored, points.get(position))
@@ -360,6 +399,9 @@ class Verifier:
                     and verdict.new_context_ref == memory.provenance.context_ref
                     and verdict.new_fingerprint == memory.provenance.fingerprint):
                 # Only the anchored SHA would move: the run record corroborates it.
+                verdict = replace(verdict, changed=False)
+            if verdict.changed and _count_only(memory, verdict):
+                # Still stale by commit distance: the stored reason says when it went stale.
                 verdict = replace(verdict, changed=False)
             if (ids and (explicit or confirm) and memory.refutation is None
                     and (confirm or verdict.status is Status.FRESH)):
@@ -405,18 +447,31 @@ class Verifier:
 
     def _carried_row(self, stored: Any, full: Callable[[Any], Memory], head: str, now: datetime,
                      full_records: bool) -> StatusRow:
-        """The row of a memory the last run found fresh whose anchored file did not change.
+        """The row of a memory the last run judged whose anchored code cannot have changed.
 
         What a check would give: fresh, corroborated at ``head`` (commit distance 0, its time
-        decay restarted at ``now``), its anchor where it is; its record is not rewritten.
+        decay restarted at ``now``), its anchor where it is; or, for a stale one, its stale
+        verdict as recorded. Its record is not rewritten.
         """
         memory = full(stored) if full_records else stored
+        reason = memory.decay.reason if memory.decay else None
+        if memory.status is Status.STALE:
+            sha = memory.provenance.git_sha if memory.provenance else None
+            if sha not in self._distances:  # one per observed commit, not per memory
+                self._distances[sha] = self.weights.distance_column([sha], head)[0]
+            distance = self._distances[sha]
+            return StatusRow(
+                memory=memory.with_local(None), status=Status.STALE, reason=reason,
+                weight=weight(memory, now, distance, self.ws.settings.decay),
+                commit_distance=distance, changed=False, moved=False, new_ref=None, hint=None,
+                local=None, old_status=memory.status, old_reason=reason,
+            )
         ref = memory.provenance.context_ref if memory.provenance else None
         return StatusRow(
             memory=memory.with_local(None), status=Status.FRESH, reason=None,
             weight=weight(cast("Memory", AsOf(memory, head, now)), now, 0, self.ws.settings.decay),
             commit_distance=0, changed=False, moved=False, new_ref=ref, hint=None, local=None,
-            old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
+            old_status=memory.status, old_reason=reason,
         )
 
     def _load_verify_cache(self, tag: str) -> VerifyCache:
