@@ -241,3 +241,33 @@ def test_two_clones_verify_runs_merge_the_same_way_on_sync(origin, tmp_path):
     memory_id = Gitmem.open(alice).status_view().rows[0].memory_id
     # each clone sees the run at its own HEAD... and the newest run's point, as the rewrite would give
     assert Gitmem.open(alice).verification_point(memory_id) == Gitmem.open(bob).verification_point(memory_id)
+
+
+def test_after_an_empty_commit_a_stale_memory_is_carried_with_its_verdict(scenario):
+    repo, ids, _, _, _ = scenario
+    git(repo, "commit", "-q", "--allow-empty", "-m", "empty")
+    checked: list[int] = []
+    outcome = Gitmem.open(repo).verify(now=T0 + timedelta(days=8),
+                                       progress=lambda done, total: checked.append(total))
+    assert checked[-1] == 1  # only the unanchored one: HEAD's tree is the last run's
+    row = next(r for r in outcome.rows if r.memory_id == ids["b"])
+    assert (row.status.value, row.changed) == ("stale", False)
+    assert row.reason == Gitmem.open(repo).get(ids["b"]).decay.reason
+    observed = row.memory.provenance.git_sha
+    assert row.commit_distance == int(git(repo, "rev-list", "--count", f"{observed}..HEAD"))
+
+
+def test_a_memory_stale_by_commit_distance_is_not_rewritten_for_the_count_alone(repo):
+    gm = Gitmem.open(repo)
+    memory_id = gm.learn("The team ships on Fridays", now=T0).memory.id
+    for n in range(21):
+        git(repo, "commit", "-q", "--allow-empty", "-m", f"empty {n}")
+    first = Gitmem.open(repo).verify(now=T0)
+    assert [r.reason for r in first.rows if r.memory_id == memory_id][0].startswith("21 commits since")
+    git(repo, "commit", "-q", "--allow-empty", "-m", "one more")
+    tip = Store.discover(repo).tip()
+    again = Gitmem.open(repo).verify(now=T0)
+    row = next(r for r in again.rows if r.memory_id == memory_id)
+    assert row.status.value == "stale" and row.reason.startswith("22 commits since") and not row.changed
+    assert Store.discover(repo).tip() == tip  # nothing to record
+    assert Gitmem.open(repo).get(memory_id).decay.reason.startswith("21 commits since")
