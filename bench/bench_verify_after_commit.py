@@ -50,7 +50,7 @@ def _tur(repo: Path, *args: str) -> float:
 
 
 def build(work: Path, size: int) -> Path:
-    """A repository with ``size`` fresh memories anchored to 40 files, verified once."""
+    """A repository with ``size`` fresh memories anchored to 40 files, verified once (nothing rewritten)."""
     from fixtures.repos.filler import filler_records
     from gitmem.store import Mutation, Store
 
@@ -65,7 +65,17 @@ def build(work: Path, size: int) -> Path:
     _git(repo, "add", ".")
     _git(repo, "commit", "-q", "-m", "code")
     head = _git(repo, "rev-parse", "HEAD").strip()
-    changes: dict[str, bytes | None] = dict(filler_records(size, 40, head))
+    from gitmem.record.anchors import fingerprint, split_lines
+
+    # With the fingerprint a verify computes, so that the first verify rewrites nothing either.
+    prints = {f"lib/m{n:02d}.py": fingerprint(split_lines((repo / "lib" / f"m{n:02d}.py").read_bytes()))
+              for n in range(40)}
+    changes: dict[str, bytes | None] = {}
+    for path, data in filler_records(size, 40, head).items():
+        text = data.decode()
+        anchored = text.split("context_ref: ", 1)[1].split("\n", 1)[0]
+        changes[path] = text.replace(f"context_ref: {anchored}\n",
+                                     f"context_ref: {anchored}\n  fingerprint: {prints[anchored]}\n").encode()
     Store.discover(repo).transact(lambda tip: Mutation(changes, f"add {size} memories"))
     _git(repo, "commit", "-q", "--allow-empty", "-m", "before the first verify")
     _tur(repo, "verify")
