@@ -13,8 +13,9 @@ as built, so that it rewrites many records) and warm (cache kept, ``verify uncha
 verify with nothing to record); ``list``; the writes ``learn`` (one more memory; ``learn
 --allow-secret`` beside it, to show what the credential scan costs), ``refute``, ``verify ID``
 and ``import`` (ten legacy records); the first read after a write or a commit: ``recall after
-learn`` and ``wake after learn`` (a ``learn``, untimed, before each run) and ``wake after
-commit`` (an empty code commit, untimed, before each run); and the harness hooks warm:
+learn`` and ``wake after learn`` (a ``learn``, untimed, before each run), ``wake after
+commit`` and ``verify after commit`` (an empty code commit, untimed, before each run: a
+commit touching none of the anchored files); and the harness hooks warm:
 ``hook pre-turn`` (a prompt on stdin) and ``hook pre-tool`` (a Claude Code Read of an
 anchored file), each run with a new ``session_id`` so that nothing is left out as already
 sent.
@@ -486,6 +487,9 @@ def specs_for(code: Code, size: int, runs: int, cold_runs: int) -> list[Spec]:
              prime=prime([*tur, "wake"])),
         Spec("status", runs, lambda i: [*tur, "status"], prime=prime([*tur, "verify"])),
         Spec("verify unchanged", runs, lambda i: [*tur, "verify"], prime=prime([*tur, "verify"])),
+        # The watcher's case: a code commit touching no anchored file, then a whole verify.
+        Spec("verify after commit", runs, lambda i: [*tur, "verify"], before=commit,
+             prime=prime([*tur, "verify"])),
         Spec("status cold", cold_runs, lambda i: [*tur, "status"], before=clear),
         Spec("verify cold", cold_runs, lambda i: [*tur, "verify"], before=to_base),
         *hook_specs(code, runs),

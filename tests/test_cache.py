@@ -11,13 +11,14 @@ import sqlite3
 import subprocess
 import sys
 from contextlib import closing
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 import yaml
 
 from gitmem.api import Gitmem
+from gitmem.api.runs import AsOf
 from gitmem.cache import CACHE_FORMAT, CacheNotice, MemoryView, RecordCache, cache_dir
 from gitmem.cache.reader import Skipped, Snapshot, read_record
 from gitmem.cli import Env, main
@@ -92,11 +93,32 @@ def no_cache_snapshot(repo) -> Snapshot:
     return snap
 
 
+def at_effective_points(gm: Gitmem, memories) -> list:
+    """Full records at their effective verification points, each found from its own shard.
+
+    A verify corroborates unchanged records in its run record instead of rewriting them
+    (gitmem.api.runs): ``Runs.point_of`` looks each record up in the runs' trees, another
+    path than the tree diff the columns come from.
+    """
+    out = []
+    for m in memories:
+        point = gm._verifier.weights.runs.point_of(m)
+        if point is not None:
+            at = datetime(1970, 1, 1, tzinfo=UTC) + timedelta(microseconds=point[1])
+            if isinstance(m, MemoryView):
+                m = AsOf(m, point[0], at)
+            else:
+                m = m.model_copy(deep=True)
+                m.provenance.git_sha, m.decay.last_verified_at = point[0], at
+        out.append(m)
+    return out
+
+
 def reference_weights(gm: Gitmem, memories, now: datetime) -> dict[str, float]:
     """Weights from full records and a fresh history walk (what the columns must equal)."""
     history, head = gm.store.code(), gm.store.head_sha()
     out = {}
-    for m in memories:
+    for m in at_effective_points(gm, memories):
         full = history.resolve_commit(m.provenance.git_sha) if m.provenance and m.provenance.git_sha else None
         distance = history.commit_distance(full, head).commits if full else None
         out[m.id] = weight(m, now, distance, gm.settings.decay)
@@ -120,7 +142,7 @@ def reference_recall(repo, query: str, include_stale: bool, token_budget: int):
     """Recall ranked over parsed records with no cache or index: the uncached reference."""
     gm = fresh(repo)
     snap = no_cache_snapshot(repo)
-    memories = [snap.records[k] for k in sorted(snap.records)]
+    memories = at_effective_points(gm, [snap.records[k] for k in sorted(snap.records)])
     return recall(memories, query, top_k=gm.settings.recall.top_k, include_stale=include_stale,
                   token_budget=token_budget, counter=TokenCounter(gm.settings.tokenizer))
 

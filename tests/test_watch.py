@@ -522,8 +522,9 @@ def test_two_watchers_on_one_repository_each_report_every_status_change(learned)
             assert (change.old, change.new, change.local) == (Status.STALE, Status.STALE, False)
             assert change.reason.startswith("line 6 changed in ")
     # One record of the change on the ref, whichever watcher wrote it.
-    log = git(repo, "log", "--format=%s", "refs/tur/memories").splitlines()
-    assert log[0] == "verify: 1 stale" and log[1] != "verify: 1 stale"
+    log = git(repo, "log", "--format=%B%x00", "refs/tur/memories").split("\0")
+    assert log[0].strip().startswith("verify: ") and "1 record rewritten (1 newly stale)" in log[0]
+    assert "newly stale" not in log[1]
 
 
 def test_tur_watch_format_jsonl_prints_one_json_event_a_line(learned):

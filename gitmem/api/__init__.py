@@ -265,6 +265,18 @@ class Gitmem:
         """Commits on the memory ref that changed this record, newest first."""
         return self.records.history(memory_id)
 
+    def verification_point(self, memory_id: str) -> tuple[str | None, datetime | None]:
+        """The memory's effective verification point: ``(commit SHA, time)`` its decay counts from.
+
+        Its own ``(provenance.git_sha, last_verified_at)``, or those of the newest whole
+        ``tur verify`` run that found its anchored code unchanged, whichever is newer
+        (:mod:`gitmem.api.runs`): what its weight and commit distance use everywhere.
+
+        Raises:
+            UnknownMemory, AmbiguousId: ``memory_id`` names no single memory.
+        """
+        return self._verifier.verification_point(memory_id)
+
     def anchor_trail(self, memory_id: str, history: list[CommitInfo] | None = None) -> list[AnchorStep]:
         """How the memory's anchor travelled through the code, oldest first.
 

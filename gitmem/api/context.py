@@ -334,7 +334,7 @@ class ContextBuilder:
         c = table.columns
         head = self.ws.store.head_sha()
         if head is not None:
-            observed = {p[1] for p in map(c["prov"].__getitem__, keep) if p is not None}
+            observed = set(map(extras["shas"].__getitem__, keep))
             if observed - {None} - self.ws.records.cache.distances(head).keys():
                 return
 
@@ -357,7 +357,7 @@ class ContextBuilder:
             "statuses": pick(statuses),
             "conf": pick(c["conf"]),
             "half": pick(extras["half"]),
-            "verified": pick(c["verified"]),
+            "verified": pick(extras["verified"]),
             "distances": pick(extras["distances"]),
             "rels": pick(c["rels"]),
             "trusted": trust,
@@ -435,12 +435,15 @@ class ContextBuilder:
 
         c = table.columns
         contents = c["content"]
-        inputs = self.weights.inputs(table)
+        effective = self.weights.runs.effective(table)
+        inputs = self.weights.inputs(table, effective)
         weights, _ = self.weights.table_weights(table, now, inputs)
         column = self.ws.records.cache.token_column(table, self.ws.settings.tokenizer)
         shown, trusted = self._authors(table)
         if extras is not None:
-            extras.update(half=inputs[0], distances=inputs[1], shown=shown, trusted=trusted)
+            extras.update(half=inputs[0], distances=inputs[1], verified=inputs[2], shas=effective.shas,
+                          shown=shown,
+                          trusted=trusted)
         tokens: Sequence[int] = column
         if any(shown):
             # The cached counts are of entries without an author: count those rows afresh.
@@ -542,6 +545,7 @@ class ContextBuilder:
             skip=skip,
             first=first,
             author_of=self._author_of(table),
+            verified=self._verified_of(table),
         )
         return result, [*records.notices(), *skipped]
 
@@ -556,6 +560,12 @@ class ContextBuilder:
             if candidates:
                 cache.recall_index(table.tree)(candidates)
             records.flush()
+
+    def _verified_of(self, table: RecordTable) -> Callable[[Any], int | None]:
+        """Memory -> its effective last verification (microseconds), for recall's recency ranker."""
+        verified = self.weights.runs.effective(table).verified
+        row_of = table.row
+        return lambda memory: verified[row] if (row := row_of(memory.id)) is not None else None
 
     def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
         """Memory -> its author when that is someone other than the local identity (else ``None``)."""
@@ -600,7 +610,7 @@ class ContextBuilder:
         c = table.columns
         rows = [r for r, prov in enumerate(c["prov"])
                 if prov is not None and prov[2] and split_ref(prov[2])[0] in wanted]
-        conf, verified = c["conf"], c["verified"]
+        conf, verified = c["conf"], self.weights.runs.effective(table).verified
         return sorted(rows, key=lambda r: (-conf[r], -(verified[r] or 0), table.ids[r]))
 
     def _anchored_views(self, table: RecordTable, selection: tuple[Any, dict[str, str]],

@@ -10,19 +10,22 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.api.results import AnchorStep, RowFilter, StatusRow, StatusView, VerifyOutcome
+from gitmem.api.runs import AsOf
 from gitmem.cache.reader import read_record, record_path
-from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord
+from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord, MissingObject
 from gitmem.record.anchors import split_ref
-from gitmem.record.decay import weight
+from gitmem.record.decay import microseconds, weight
+from gitmem.record.runs import RUNS_PATH, VerifyRun, merge_runs, render_runs
 from gitmem.store import CommitInfo, Mutation, StoredBlob
 from gitmem.vocabulary import Status, utc_now
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
+    from gitmem.api.runs import Effective
     from gitmem.api.weights import Weights
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.cache.views import MemoryView
@@ -49,6 +52,25 @@ VERIFY_CACHE = ("", "verify")
 #: One memory's line in a verify commit message: ``ID: STATUS[ (REASON)][ -> ANCHOR]``.
 _VERDICT_LINE = re.compile(r"^(?P<status>\w+)(?: \((?P<reason>.*)\))?(?: -> (?P<ref>\S+))?$")
 
+#: The reason of a memory stale by commit distance (``gitmem.staleness.verdicts``).
+_BY_DISTANCE = re.compile(r"^\d+ commits since observed (?P<rest>\S+ \(limit \d+\).*)$")
+
+
+def _count_only(memory: Memory, verdict: Verdict) -> bool:
+    """Whether the verdict differs from the stored one only in the commit count of a distance reason.
+
+    Such a memory stays stale by commit distance: rewriting it for every new commit would
+    make verify cost O(those memories) on each commit, so the record keeps the reason it
+    went stale with (``21 commits since observed 3f2a1b9 (limit 20)``); the rows of ``tur
+    verify`` and ``tur status`` give the count now.
+    """
+    decay = memory.decay
+    if decay is None or decay.staleness_status is not Status.STALE or verdict.status is not Status.STALE:
+        return False
+    old, new = _BY_DISTANCE.match(decay.reason or ""), _BY_DISTANCE.match(verdict.reason or "")
+    return old is not None and new is not None and old["rest"] == new["rest"]
+
+
 #: Abbreviated code SHAs in a reason (``... in 3f2a1b9``).
 _CODE_SHA = re.compile(r"\bin ([0-9a-f]{7,40})\b")
 
@@ -74,6 +96,27 @@ def _full_of(cache: RecordCache, table: RecordTable) -> Callable[[Any], Memory]:
     return full
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+
+
+def _as_of(memory: Any, point: tuple[str | None, int | None] | None) -> Any:
+    """``memory`` at its effective verification point (``point``: SHA, microseconds), or itself."""
+    if point is None or point[1] is None:
+        return memory
+    return AsOf(memory, point[0], _EPOCH + timedelta(microseconds=point[1]))
+
+
+def _materialize(record: Memory, subject: Any) -> Memory:
+    """``record`` with the effective point ``subject`` holds (an :class:`AsOf`), as a rewrite stores it."""
+    if not isinstance(subject, AsOf) or record.provenance is None or record.decay is None:
+        return record
+    out = record.model_copy(deep=True)
+    assert out.provenance is not None and out.decay is not None
+    out.provenance.git_sha = subject.git_sha
+    out.decay.last_verified_at = subject.last_verified_at
+    return out
+
+
 class Verifier:
     """Checks memories against HEAD and the working tree (EP-0131), and reports stored statuses.
 
@@ -85,6 +128,8 @@ class Verifier:
     def __init__(self, ws: Workspace, weights: Weights) -> None:
         self.ws = ws
         self.weights = weights
+        self._distances: dict[str | None, int | None] = {}
+        """Commit distances to this verify's HEAD of the carried stale rows, by observed SHA."""
 
     def status_view(self, now: datetime | None = None, *, full_records: bool = True,
                     only: RowFilter | None = None, order: Sequence[str] | None = None) -> StatusView:
@@ -119,6 +164,20 @@ class Verifier:
         records.flush()
         return StatusView(rows=rows, skipped=[*records.notices(), *skipped],
                           head=self.ws.store.head_sha())
+
+    def verification_point(self, memory_id: str) -> tuple[str | None, datetime | None]:
+        """See :meth:`gitmem.api.Gitmem.verification_point`."""
+        records = self.ws.records
+        memory_id = records.resolve(memory_id)
+        tip = records.tip()
+        table, _ = records.table(tip)
+        row = table.row(memory_id)
+        if row is None:
+            memory = records.get(memory_id)  # not readable from the table: its own point
+            return (memory.provenance.git_sha if memory.provenance else None), memory.last_verified_at
+        effective = self.weights.runs.effective(table, tip)
+        at = effective.verified[row]
+        return effective.shas[row], None if at is None else _EPOCH + timedelta(microseconds=at)
 
     def anchor_trail(self, memory_id: str, history: list[CommitInfo] | None = None) -> list[AnchorStep]:
         """See :meth:`gitmem.api.Gitmem.anchor_trail`."""
@@ -176,41 +235,114 @@ class Verifier:
         full: Callable[[Any], Memory]
         subjects: list[Any]  # records, or the cache's rows standing in for them
         table: RecordTable | None = None
+        tip = records.tip()
         if ids:
             subjects, skipped, judged = records.read_ids(ids)
             full = _itself
+            points = self._points_of(subjects, tip)
         else:
             # The table's rows are judged (a row reads as its record does, for every field
             # the check reads); a full record is built only for a verdict that changes it.
-            table, skipped = records.table(records.tip())
+            table, skipped = records.table(tip)
             subjects, judged = table.committed_views(), {}
             full = _full_of(records.cache, table)
+            effective = self.weights.runs.effective(table, tip)
+            points = {r: (effective.shas[r], effective.verified[r]) for r, k in enumerate(effective.by_run)
+                      if k >= 0}
         if store.head_sha() is None:
             unborn = store.unborn_head()
             raise EmptyRepository(f"{unborn.message}: nothing to verify memories against", unborn.hint)
-        report = self._check(subjects, progress)
+        # A whole explicit run corroborates what it finds unchanged, in a run record: then the
+        # memories the last run found fresh whose files did not change are not judged again.
+        whole = not ids and explicit and table is not None
+        carried = self._carried(table, effective) if whole and table is not None else set()
+        judged_subjects = [_as_of(m, points.get(i)) for i, m in enumerate(subjects) if i not in carried]
+        report = self._check(judged_subjects, progress)
+        self._distances = {}
         from gitmem.staleness.overlay import save
 
         # A bulk write: each new record is written as a blob as soon as its verdict is applied,
         # and only its row is kept (see _Rewrites). Named ids: the few records themselves.
         rewrites = _Rewrites(store, records.cache, table) if write and table is not None else None
         try:
-            rows, updated, local = self._apply(subjects, report, full, rewrites, ids=ids,
-                                               explicit=explicit, confirm=confirm, now=now,
-                                               full_records=full_records)
+            rows, updated, local, news = self._apply(
+                subjects, carried, points, report, full, rewrites, ids=ids, explicit=explicit,
+                confirm=confirm, now=now, full_records=full_records)
             save(store.git_dir, store.workdir, report.head_sha, (m.id for m in subjects), local)
             # e.g. a damaged verify.bin, found after the records were read
             outcome = VerifyOutcome(rows=rows, skipped=[*records.notices(), *skipped],
                                     head=report.head_sha)
-            if rewrites is not None and rewrites.planned:
-                del subjects, table, full  # what the rows do not show can go before the commit
-                outcome.commit = self._record_rewrites(rewrites, rows)
+            if rewrites is not None and (rewrites.planned or (whole and news)):
+                assert table is not None
+                run = (table.tree, report.head_sha, now, set(updated)) if whole and news else None
+                del subjects, full, judged_subjects  # what the rows do not show can go before the commit
+                outcome.commit = self._record_rewrites(rewrites, rows, outcome.counts(), run)
             elif write and updated and rewrites is None:
-                outcome.commit = self._record_verdicts(judged, updated, rows)
+                outcome.commit = self._record_verdicts(judged, updated, rows, outcome.counts())
         finally:
             if rewrites is not None:
                 rewrites.close()
         return outcome
+
+    def _points_of(self, memories: list[Any], tip: str | None) -> dict[int, tuple[str | None, int | None]]:
+        """Effective verification points of named records that a run gave one, by position."""
+        runs = self.weights.runs
+        found = ((i, runs.point_of(memory, tip)) for i, memory in enumerate(memories))
+        return {i: point for i, point in found if point is not None}
+
+    def _carried(self, table: RecordTable, effective: Effective) -> set[int]:
+        """Rows the newest run found fresh whose anchored files are as they were: not judged again.
+
+        A row is carried when it is ``fresh``, anchored, has a decay part, and its effective
+        point is at the newest run's HEAD, set by a run there (it corroborated the record, or
+        rewrote it), and its anchored
+        path has the same blob at HEAD as at that run's HEAD (one tree diff of the two
+        commits: renames and deletions differ on both paths) and no uncommitted change.
+        Such a memory gets the verdict a check would give: fresh, its anchor where it is.
+        When HEAD's tree is the last run's (no path differs), a stale anchored memory that
+        run judged and no write changed since is carried too: its verdict is the same.
+        """
+        if not effective.runs:
+            return set()
+        last = effective.runs[0]
+        head = self.ws.store.head_sha()
+        history = self.ws.store.code()
+        if head is None or history.resolve_commit(last.head) != last.head:
+            return set()
+        differing = history.differing_paths(last.head, head) if last.head != head else frozenset()
+        worktree = history.worktree()
+        # A record rewritten by a run at that HEAD holds that run's time.
+        rewritten_at = {microseconds(r.at) for r in effective.runs if r.head == last.head}
+        c = table.columns
+        provs, decays, statuses, refuted = c["prov"], c["decay"], c["status"], c["refuted"]
+        own = c["verified"]
+        by_run = effective.by_run
+        out: set[int] = set()
+        if not differing:
+            # HEAD's tree is the last run's: a stale anchored memory it judged, unchanged since,
+            # gets the same verdict (its reason names commits of the history it had then).
+            try:
+                since = self.ws.store.changed_records(last.tree, table.tree)
+            except MissingObject:
+                since = None
+            if since is not None:
+                skip = since.keys() | set(last.excluded)
+                ids = table.ids
+                rows = enumerate(zip(statuses, provs, decays, strict=True))
+                out.update(row for row, (status, prov, decay) in rows
+                           if status == "stale" and prov is not None and prov[2] and decay is not None
+                           and ids[row] not in skip and not worktree.is_dirty(split_ref(prov[2])[0]))
+        for row, sha in enumerate(effective.shas):
+            prov = provs[row]
+            if (sha != last.head or statuses[row] != "fresh" or prov is None
+                    or not prov[2] or decays[row] is None or refuted[row] is not None
+                    or (by_run[row] < 0 and own[row] not in rewritten_at)):
+                continue
+            path = split_ref(prov[2])[0]
+            if path in differing or worktree.is_dirty(path):
+                continue
+            out.add(row)
+        return out
 
     def _check(self, subjects: list[Any], progress: Callable[[int, int], None] | None) -> StalenessReport:
         """Verdicts on ``subjects`` (see :func:`gitmem.staleness.check`), with the outcomes of earlier runs.
@@ -228,15 +360,23 @@ class Verifier:
         return report
 
     def _apply(
-        self, subjects: list[Any], report: StalenessReport, full: Callable[[Any], Memory],
-        rewrites: _Rewrites | None, *, ids: list[str] | None, explicit: bool, confirm: bool,
-        now: datetime, full_records: bool,
-    ) -> tuple[list[StatusRow], dict[str, Memory], dict[str, LocalEntry]]:
-        """Apply each verdict of ``report`` to its subject: the rows, the changed records, the overlay.
+        self, subjects: list[Any], carried: set[int], points: dict[int, tuple[str | None, int | None]],
+        report: StalenessReport, full: Callable[[Any], Memory], rewrites: _Rewrites | None, *,
+        ids: list[str] | None,
+        explicit: bool, confirm: bool, now: datetime, full_records: bool,
+    ) -> tuple[list[StatusRow], dict[str, Memory], dict[str, LocalEntry], int]:
+        """Apply each verdict: the rows, the changed records, the overlay, the corroborations.
 
-        The changed records are id -> new record; with ``rewrites``, each is handed to it
-        instead (and the dict holds only the ones it could not write, too large), and the
-        row carries its view unless ``full_records``.
+        ``points`` are the effective verification points of the subjects a run corroborated
+        (by position), which they are judged and written at. ``report`` has a verdict for
+        each subject not in ``carried`` (positions): a carried
+        subject is fresh and corroborated at HEAD, its record as it is. The changed records
+        are id -> new record; with ``rewrites``, each is handed to it instead (and the dict
+        holds only the ones it could not write, too large), and the row carries its view
+        unless ``full_records``. A bulk check rewrites a record only when its status, reason,
+        anchor or fingerprint changes: a corroboration alone is the run's (see
+        :mod:`gitmem.api.runs`); the count returned is of those, memories whose point moves
+        to HEAD without a rewrite (what makes a run worth recording).
         """
         from gitmem.staleness.overlay import LocalEntry
         from gitmem.staleness.verdicts import apply_verdict
@@ -250,9 +390,27 @@ class Verifier:
         # report is this verify's own.
         pending = report.verdicts
         pending.reverse()
-        for subject in subjects:
+        head = report.head_sha
+        news = 0
+        for position, stored in enumerate(subjects):
+            if position in carried:
+                rows.append(self._carried_row(stored, full, head, now, full_records))
+                news += (stored.status is Status.FRESH
+                         and _as_of(stored, points.get(position)).provenance.git_sha != head)
+                continue
             verdict = pending.pop()
+            subject = _as_of(stored, points.get(position))
             memory: Memory = cast("Memory", subject)
+            if (not ids and explicit and verdict.corroborated and verdict.changed and memory.decay is not None
+                    and not _status_changed(memory, verdict)
+                    and memory.provenance is not None
+                    and verdict.new_context_ref == memory.provenance.context_ref
+                    and verdict.new_fingerprint == memory.provenance.fingerprint):
+                # Only the anchored SHA would move: the run record corroborates it.
+                verdict = replace(verdict, changed=False)
+            if verdict.changed and _count_only(memory, verdict):
+                # Still stale by commit distance: the stored reason says when it went stale.
+                verdict = replace(verdict, changed=False)
             if (ids and (explicit or confirm) and memory.refutation is None
                     and (confirm or verdict.status is Status.FRESH)):
                 verdict = self._explicit(memory, verdict, report.head_sha, confirm)
@@ -261,7 +419,7 @@ class Verifier:
                 # A background check only re-anchored the memory: not worth a commit.
                 verdict = replace(verdict, changed=False, corroborated=False)
             if verdict.changed or full_records:
-                memory = full(subject)
+                memory = _materialize(full(stored), subject)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
             if confirm and ids and memory.refutation is None:
                 new = new.model_copy(update={"author": store.identity()})
@@ -269,11 +427,15 @@ class Verifier:
             if new is not memory and not new.same_as(memory):
                 new.stamp(memory, store.identity())
                 changed.add(memory.id)
-                written = rewrites.add(new, subject.row) if rewrites is not None else None
+                written = rewrites.add(new, stored.row) if rewrites is not None else None
                 if written is None:
                     updated[memory.id] = new
                 elif not full_records:
                     shown = written
+            # Corroborated without a rewrite, at a new HEAD: the run restarts its decay.
+            moves = (verdict.corroborated and new is memory and memory.provenance is not None
+                     and memory.provenance.git_sha != head)
+            news += moves
             wt = verdict.worktree if memory.refutation is None else None
             if wt is not None:
                 ref = verdict.new_context_ref or (memory.provenance.context_ref if memory.provenance else "")
@@ -281,14 +443,44 @@ class Verifier:
             rows.append(StatusRow(
                 memory=shown.with_local(wt), status=Status.STALE if wt else verdict.status,
                 reason=wt or verdict.reason,
-                weight=weight(new, now, verdict.commit_distance, policy),
+                weight=weight(cast("Memory", AsOf(new, head, now)) if moves else new,
+                              now, verdict.commit_distance, policy),
                 commit_distance=verdict.commit_distance, changed=memory.id in changed,
                 moved=bool(verdict.new_context_ref and memory.provenance
                            and verdict.new_context_ref != memory.provenance.context_ref),
                 new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
                 old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
             ))
-        return rows, updated, local
+        return rows, updated, local, news
+
+    def _carried_row(self, stored: Any, full: Callable[[Any], Memory], head: str, now: datetime,
+                     full_records: bool) -> StatusRow:
+        """The row of a memory the last run judged whose anchored code cannot have changed.
+
+        What a check would give: fresh, corroborated at ``head`` (commit distance 0, its time
+        decay restarted at ``now``), its anchor where it is; or, for a stale one, its stale
+        verdict as recorded. Its record is not rewritten.
+        """
+        memory = full(stored) if full_records else stored
+        reason = memory.decay.reason if memory.decay else None
+        if memory.status is Status.STALE:
+            sha = memory.provenance.git_sha if memory.provenance else None
+            if sha not in self._distances:  # one per observed commit, not per memory
+                self._distances[sha] = self.weights.distance_column([sha], head)[0]
+            distance = self._distances[sha]
+            return StatusRow(
+                memory=memory.with_local(None), status=Status.STALE, reason=reason,
+                weight=weight(memory, now, distance, self.ws.settings.decay),
+                commit_distance=distance, changed=False, moved=False, new_ref=None, hint=None,
+                local=None, old_status=memory.status, old_reason=reason,
+            )
+        ref = memory.provenance.context_ref if memory.provenance else None
+        return StatusRow(
+            memory=memory.with_local(None), status=Status.FRESH, reason=None,
+            weight=weight(cast("Memory", AsOf(memory, head, now)), now, 0, self.ws.settings.decay),
+            commit_distance=0, changed=False, moved=False, new_ref=ref, hint=None, local=None,
+            old_status=memory.status, old_reason=reason,
+        )
 
     def _load_verify_cache(self, tag: str) -> VerifyCache:
         """Outcomes of earlier runs with the same ``verify`` settings.
@@ -348,9 +540,10 @@ class Verifier:
 
     def _record_verdicts(
         self, judged_blobs: dict[str, str], updated: dict[str, Memory], rows: list[StatusRow],
+        counts: dict[str, int],
     ) -> CommitInfo | None:
         """Commit the named records ``updated`` (as in a verify of ids); hand them to the cache."""
-        message = _message(rows)
+        message = _message(rows, counts)
         from gitmem import codec
         from gitmem.record.limits import MAX_RECORD_BYTES
 
@@ -383,21 +576,35 @@ class Verifier:
         self.ws.records.after_commit(commit, written, mutation)
         return commit
 
-    def _record_rewrites(self, rewrites: _Rewrites, rows: list[StatusRow]) -> CommitInfo | None:
+    def _record_rewrites(self, rewrites: _Rewrites, rows: list[StatusRow], counts: dict[str, int],
+                         run: tuple[str | None, str, datetime, set[str]] | None) -> CommitInfo | None:
         """Commit the blobs a bulk verify wrote (:class:`_Rewrites`) in one commit; hand them to the cache.
 
         On a retry (the ref moved) the tree is built again from the same blobs: a record a
-        concurrent writer changed since it was judged keeps that writer's blob.
+        concurrent writer changed since it was judged keeps that writer's blob. With ``run``
+        (the tree judged, HEAD, the time, the ids whose verdicts were not written) a whole
+        run also records itself in ``runs/verify.yaml`` (:mod:`gitmem.record.runs`), the
+        records a concurrent writer changed named as its exceptions.
         """
-        message = _message(rows)
+        message = _message(rows, counts)
         planned = rewrites.planned
+        store = self.ws.store
 
         def build(tip: str | None) -> Mutation | None:
-            at_tip = self.ws.store.entries(tip)
-            changes: dict[str, StoredBlob | None] = {}
+            at_tip = store.entries(tip)
+            changes: dict[str, StoredBlob | bytes | None] = {}
             for memory_id, (judged, blob) in planned.items():
                 if at_tip.get(memory_id) == judged:  # else a concurrent edit wins
                     changes[record_path(memory_id)] = blob
+            if run is not None:
+                judged_tree, head, at, unwritten = run
+                tip_tree = store.subtree_id(tip, "memories")
+                others = store.changed_records(judged_tree, tip_tree) if judged_tree != tip_tree else {}
+                tree = store.id_in_tree(store.write_tree(tip, changes), "memories")
+                if tree is not None:
+                    new = VerifyRun(at, head, tree, tuple(sorted(unwritten | others.keys())))
+                    kept = self.weights.runs.read(self.weights.runs.blob(tip))
+                    changes[RUNS_PATH] = render_runs(merge_runs([new], kept))
             return Mutation(changes, message) if changes else None
 
         commit, mutation = self.ws.store.transact(build)
@@ -488,17 +695,25 @@ class _Rewrites:
         self.staged.close()
 
 
-def _message(rows: list[StatusRow]) -> str:
-    """The message of a verify commit: counts, then one line per changed memory."""
-    counts = Counter(r.status.value for r in rows if r.changed)
-    moved = sum(1 for r in rows if r.moved)
-    parts = [f"{n} {s}" for s, n in sorted(counts.items())]
-    if moved:
-        parts.append(f"{moved} re-anchored")
-    return "verify: " + ", ".join(parts) + "\n\n" + "\n".join(
+def _message(rows: list[StatusRow], counts: dict[str, int]) -> str:
+    """The message of a verify commit: the counts ``tur verify`` prints, then one line per changed memory.
+
+    ``counts`` is :meth:`VerifyOutcome.counts` of the run (every memory checked, as stdout
+    says); the second paragraph says what was rewritten (``2 re-anchored, 1 newly stale``).
+    """
+    changed = [r for r in rows if r.changed]
+    moved = sum(1 for r in changed if r.moved)
+    news = Counter(r.status.value for r in changed if r.old_status is not r.status)
+    parts = [f"{n} re-anchored" for n in (moved,) if n]
+    parts += [f"{n} newly {s}" for s, n in sorted(news.items())]
+    head = "verify: " + (", ".join(f"{n} {s}" for s, n in counts.items()) or "no memories")
+    summary = f"{len(changed)} record{'' if len(changed) == 1 else 's'} rewritten"
+    if parts:
+        summary += f" ({', '.join(parts)})"
+    return head + "\n\n" + summary + "\n" + "\n".join(
         f"{r.memory_id}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
         + (f" -> {r.new_ref}" if r.moved else "")
-        for r in rows if r.changed
+        for r in changed
     )
 
 

@@ -9,9 +9,13 @@ from gitmem.record.decay import FROM_POLICY, weight_column
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
+    from gitmem.api.runs import Effective
     from gitmem.cache import RecordTable
 
-__all__ = ["Weights"]
+__all__ = ["Inputs", "Weights"]
+
+Inputs = tuple[list[float | str | None], list[int | None], list[int | None]]
+"""Half-lives, commit distances and verification times by row (see :meth:`Weights.inputs`)."""
 
 
 class Weights:
@@ -22,7 +26,10 @@ class Weights:
     """
 
     def __init__(self, ws: Workspace) -> None:
+        from gitmem.api.runs import Runs
+
         self.ws = ws
+        self.runs = Runs(ws)
 
     def distance_column(self, shas: list[str | None], head: str | None) -> list[int | None]:
         """Commit distance (commits) of each SHA to ``head`` (``None``: no SHA, or unknown).
@@ -87,33 +94,40 @@ class Weights:
                     known[sha] = d + 1
         cache.mark_distances()
 
-    def inputs(self, table: RecordTable) -> tuple[list[float | str | None], list[int | None]]:
+    def inputs(self, table: RecordTable, effective: Effective | None = None,
+               ) -> Inputs:
         """What :func:`~gitmem.record.decay.weight_column` reads of ``table`` besides its columns, by row.
+
+        The verification point of each row is its effective one (:meth:`gitmem.api.runs.Runs.effective`):
+        its own, or the newest verify run that corroborated it (``effective``, when the
+        caller has it already).
 
         Returns:
             Half-lives as ``weight_column`` takes them (the record's own, :data:`FROM_POLICY`,
-            or ``None`` for a legacy record) and commit distances to HEAD (commits; ``None``:
-            no observed commit, or unknown).
+            or ``None`` for a legacy record), commit distances to HEAD from the effective SHA
+            (commits; ``None``: no observed commit, or unknown) and the effective
+            ``last_verified_at`` (microseconds, ``None``: none).
         """
         c = table.columns
         provs, decays = c["prov"], c["decay"]
-        distances = self.distance_column([p[1] if p is not None else None for p in provs],
-                                         self.ws.store.head_sha())
+        effective = effective or self.runs.effective(table)
+        distances = self.distance_column(effective.shas, self.ws.store.head_sha())
         half_lives = [d[0] if d is not None else FROM_POLICY if p is not None else None
                       for d, p in zip(decays, provs, strict=True)]
-        return half_lives, distances
+        return half_lives, distances, effective.verified
 
     def table_weights(self, table: RecordTable, now: datetime,
-                      inputs: tuple[list[float | str | None], list[int | None]] | None = None,
+                      inputs: Inputs | None = None,
                       ) -> tuple[list[float], list[int | None]]:
         """Weights and commit distances of every row of ``table``, in row order.
 
         The columns go through :func:`gitmem.record.decay.weight_column` (equal to
-        :func:`gitmem.record.decay.weight` of each record) without an object per memory.
-        ``inputs`` is :meth:`inputs` of ``table`` when the caller has it already.
+        :func:`gitmem.record.decay.weight` of each record at its effective verification
+        point) without an object per memory. ``inputs`` is :meth:`inputs` of ``table`` when
+        the caller has it already.
         """
         c = table.columns
-        half_lives, distances = inputs if inputs is not None else self.inputs(table)
-        weights = weight_column(c["type"], c["status"], c["conf"], half_lives, c["verified"],
+        half_lives, distances, verified = inputs if inputs is not None else self.inputs(table)
+        weights = weight_column(c["type"], c["status"], c["conf"], half_lives, verified,
                                 distances, now, self.ws.settings.decay)
         return weights, distances

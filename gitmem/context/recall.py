@@ -487,6 +487,7 @@ def rank_memories(
     index: RecallIndex | None = None,
     limit: int | None = None,
     skip: Callable[[Memory], bool] | None = None,
+    verified: Callable[[Memory], int | None] | None = None,
 ) -> list[Hit]:
     """Every memory with affinity to ``query``, fused and sorted best first.
 
@@ -506,6 +507,8 @@ def rank_memories(
             building no hit for the rest.
         skip: memories for which it returns true are left out before ``limit`` is applied
             (what a hook already sent this session).
+        verified: memory -> its last verification in microseconds, when that is not the
+            record's own (an effective verification point, :mod:`gitmem.api.runs`).
     """
     if not query.strip() or not memories:
         return []
@@ -525,9 +528,9 @@ def rank_memories(
         "bm25": _ranks((-bm25[i], ids[i]) for i in pool if bm25[i] > 0),
         "trigram": _ranks((-tri[i], ids[i]) for i in pool if tri[i] >= TRIGRAM_FLOOR),
         "recency": _ranks(
-            (-verified, ids[i])
-            for i, verified in ((i, _verified_us(items[i])) for i in pool)
-            if verified is not None
+            (-at, ids[i])
+            for i, at in ((i, (verified or _verified_us)(items[i])) for i in pool)
+            if at is not None
         ),
     }
     scores = {}
@@ -629,6 +632,7 @@ def recall(
     skip: Callable[[Memory], bool] | None = None,
     first: Sequence[Memory] = (),
     author_of: Callable[[Memory], str | None] | None = None,
+    verified: Callable[[Memory], int | None] | None = None,
 ) -> RecallResult:
     """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
 
@@ -667,6 +671,8 @@ def recall(
             (e.g. the memories anchored to a file); they count towards ``top_k``.
         author_of: memory -> who stated it when that is not the reader (``Name <email>``),
             else ``None``; hits get it as :attr:`Hit.author`. ``None``: no author is shown.
+        verified: memory -> its last verification (microseconds) for the recency ranker,
+            when that is not the record's own (see :func:`rank_memories`).
 
     Returns:
         The :class:`RecallResult`.
@@ -681,7 +687,7 @@ def recall(
     _check_format(fmt)
     candidates, superseded = selected or select_candidates(memories, include_stale)
     top = _mark_contradictions(_ranked_hits(query, candidates, superseded, top_k=top_k,
-                                            index=index, skip=skip, first=first))
+                                            index=index, skip=skip, first=first, verified=verified))
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
     if author_of is not None:
@@ -752,6 +758,7 @@ def _ranked_hits(
     index: Callable[[Sequence[Memory]], RecallIndex] | None,
     skip: Callable[[Memory], bool] | None,
     first: Sequence[Memory],
+    verified: Callable[[Memory], int | None] | None = None,
 ) -> list[Hit]:
     """The best ``top_k`` hits, superseded ones marked stale.
 
@@ -769,11 +776,12 @@ def _ranked_hits(
             hit.memory.id: hit
             for hit in rank_memories(query, candidates,
                                      index=index(candidates) if index and candidates else None,
-                                     limit=top_k, skip=leave_out if pinned or skip else None)
+                                     limit=top_k, skip=leave_out if pinned or skip else None,
+                                     verified=verified)
         } if candidates else {}
-        ranked = [*_pinned_hits(query, firsts), *matched.values()]
+        ranked = [*_pinned_hits(query, firsts, verified), *matched.values()]
     else:
-        ranked = _pinned_hits("", firsts)
+        ranked = _pinned_hits("", firsts, verified)
     return [
         replace(hit, stale=True, stale_reason=f"superseded by {superseded[hit.memory.id]}")
         if hit.memory.id in superseded
@@ -787,9 +795,10 @@ def _stale_reason(memory: Memory) -> str | None:
     return memory.local_reason or (memory.decay.reason if memory.decay else None)
 
 
-def _pinned_hits(query: str, memories: Sequence[Memory]) -> list[Hit]:
+def _pinned_hits(query: str, memories: Sequence[Memory],
+                 verified: Callable[[Memory], int | None] | None = None) -> list[Hit]:
     """Hits for ``memories`` in the order ``query`` ranks them among themselves, unranked last."""
-    ranked = rank_memories(query, memories) if query.strip() else []
+    ranked = rank_memories(query, memories, verified=verified) if query.strip() else []
     seen = {hit.memory.id for hit in ranked}
     rest = [Hit(m, 0.0, {"bm25": None, "trigram": None, "recency": None},
                 m.status is Status.STALE, 0.0, 0.0,

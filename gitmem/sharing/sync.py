@@ -42,6 +42,8 @@ histories, which merges as if the base were empty):
 6. Other files edited on both sides (``persona.yaml``, ``continuity/*.md``) → the
    version from the side whose newest commit touching the file is later (ties:
    the larger blob id). Continuity notes have unique names, so they union by rule 2.
+   The verify runs (``runs/verify.yaml``, :mod:`gitmem.record.runs`) edited on both
+   sides → the union of both sides' runs, the newest few by ``(at, head, tree)``.
 7. An incoming version that no reader would accept, or that looks like it holds a
    credential, is not adopted (status ``refused``): the local version stays (or
    none). That is a record or note larger than its limit (:mod:`gitmem.record.limits`), a
@@ -72,6 +74,7 @@ from gitmem.errors import FormatVersion, MalformedRecord, RemoteError
 from gitmem.record.ids import ID_HEX_LENGTHS, content_digest, normalise_content, pick_id, shard_of
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
 from gitmem.record.models import Memory, Status
+from gitmem.record.runs import RUNS_PATH, merge_run_files
 from gitmem.sharing import secret_scan
 from gitmem.store import FORMAT_PATH, MEMORY_REF, Mutation, Store
 from gitmem.store.remote import Graph, Remote
@@ -408,6 +411,8 @@ class _Merger:
             self._result(path, "kept", f"forgotten on {self.remote_name}, changed here: kept")
         elif _record_id(path) is not None:
             self._record(path, base, ours, theirs)
+        elif path == RUNS_PATH:  # rule 6: the union of the runs, the newest few
+            self.plan.changes[path] = merge_run_files(*map(self.store.read_blob, (ours, theirs)))
         else:
             self._file(path, ours, theirs)
 

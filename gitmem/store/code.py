@@ -398,6 +398,21 @@ class CodeHistory:
             self._tree_changes(old_sha, new_sha)
         return self._changed[key]
 
+    def differing_paths(self, old_sha: str, new_sha: str) -> frozenset[str]:
+        """Paths whose blob (or its absence) differs between the two commits' trees.
+
+        Added, deleted and modified files, both sides of a rename: a path not in it has the
+        same blob in both commits. One tree diff, without similarity detection (no content
+        is read): O(the trees that differ).
+        """
+        old_tree, new_tree = self.access.tree_of(old_sha), self.access.tree_of(new_sha)
+        diff = old_tree.diff_to_tree(new_tree, context_lines=0, interhunk_lines=0)
+        found: set[str] = set()
+        for delta in diff.deltas:
+            found.add(delta.old_file.path)
+            found.add(delta.new_file.path)
+        return frozenset(found)
+
     def _tree_changes(self, old_sha: str, new_sha: str) -> None:
         # What Repository.diff(tree, tree) runs, called directly (pygit2's stubs do not
         # admit trees to Repository.diff).

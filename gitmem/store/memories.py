@@ -377,6 +377,28 @@ class Store:
         """
         return self._trees.record_changes(old_tree, new_tree)
 
+    def id_in_tree(self, tree_id: str, path: str) -> str | None:
+        """Id of the object at ``path`` in the tree ``tree_id`` (as :meth:`write_tree` returns), or ``None``.
+
+        Raises:
+            MissingObject: ``tree_id`` is not in the object database.
+        """
+        return self._trees.id_in_tree(tree_id, path)
+
+    def changed_records(self, old_tree: str | None,
+                        new_tree: str | None) -> dict[str, tuple[str | None, str | None]]:
+        """Records whose blob differs between two ``memories`` trees: id -> (old blob, new blob).
+
+        ``None`` on a side: no record of that id there (or no tree). Shards with the same
+        tree id are not read, so the cost is O(shards + records of the shards that differ),
+        never O(records). Entries that are not records in their place (see
+        :meth:`record_layout`) are left out; :meth:`record_changes` walks the same way.
+
+        Raises:
+            MissingObject: a tree id not in the object database.
+        """
+        return self._trees.changed_records(old_tree, new_tree)
+
     def root_problems(self, commit_sha: str | None) -> list[LayoutProblem]:
         """Entries of the commit's tree, outside ``memories/``, that are not what gitmem reads.
 

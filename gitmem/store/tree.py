@@ -8,6 +8,7 @@ every commit is::
     memories/<2 hex>/<id>.yaml
     persona.yaml             optional
     continuity/<name>.md     optional spark notes
+    runs/verify.yaml         optional: the last whole verify runs (gitmem.record.runs)
 
 A write rewrites only the trees on the paths it touches (O(1) trees for one record,
 whatever the number of records). Lookups of what a commit holds at a path are remembered
@@ -243,7 +244,7 @@ class Trees:
                     f"{FORMAT_VERSION}",
                     "upgrade gitmem (pip install -U gitmem)",
                 )
-        elif names - {"memories", "persona.yaml", "continuity"}:
+        elif names - {"memories", "persona.yaml", "continuity", "runs"}:
             raise FormatVersion(
                 f"commit {commit_sha[:12]} is not a gitmem memory history "
                 f"(its tree holds {', '.join(sorted(names)[:4])})",
@@ -263,6 +264,13 @@ class Trees:
     def subtree_id(self, commit_sha: str | None, path: str) -> str | None:
         """Id of the tree at ``path`` in the commit's tree (``memories`` → the record tree)."""
         return self._id_at(commit_sha, path, "tree")
+
+    def id_in_tree(self, tree_id: str, path: str) -> str | None:
+        """See :meth:`gitmem.store.Store.id_in_tree`."""
+        try:
+            return str(self._tree(tree_id)[path].id)
+        except KeyError:
+            return None
 
     def entries(self, commit_sha: str | None) -> dict[str, str]:
         """See :meth:`gitmem.store.Store.entries`."""
@@ -310,39 +318,62 @@ class Trees:
         key = f"changes:{old_tree}:{new_tree}"
         if not self._lookups.lacks(key):
             return _decode_changes(self._lookups.memo().get(key))
-        changes = self._record_changes(old_tree, new_tree)
+        pairs = self._differing(old_tree, new_tree, strict=True)
+        changes = None if pairs is None else {i: after for i, (_, after) in pairs.items()}
         if changes is None or len(changes) <= _MEMO_CHANGES:
             self._lookups.memo().put(key, _encode_changes(changes))
         return changes
 
-    def _record_changes(self, old_tree: str, new_tree: str) -> dict[str, str | None] | None:
-        old, new = ({e.name: e for e in self._tree(t)} for t in (old_tree, new_tree))
-        out: dict[str, str | None] = {}
+    def changed_records(self, old_tree: str | None,
+                        new_tree: str | None) -> dict[str, tuple[str | None, str | None]]:
+        """See :meth:`gitmem.store.Store.changed_records`."""
+        if old_tree == new_tree:
+            return {}
+        found = self._differing(old_tree, new_tree, strict=False)
+        assert found is not None  # only a strict walk gives up
+        return found
+
+    def _differing(self, old_tree: str | None, new_tree: str | None,
+                   strict: bool) -> dict[str, tuple[str | None, str | None]] | None:
+        """Id -> (blob in ``old_tree``, blob in ``new_tree``; ``None``: absent) of each record that differs.
+
+        Shards whose tree ids are equal are not read (the fan-out's gain). ``strict``: ``None``
+        as soon as a differing shard holds anything that is not a record in its place (the
+        caller then reads the whole layout); otherwise such entries are passed over.
+        """
+        old, new = ({e.name: e for e in self._tree(t)} if t is not None else {} for t in (old_tree, new_tree))
+        out: dict[str, tuple[str | None, str | None]] = {}
         for name in old.keys() | new.keys():
             before, after = old.get(name), new.get(name)
             if before is not None and after is not None and before.id == after.id:
                 continue
-            records = [self._shard_records(name, entry) for entry in (before, after)]
+            records = [self._shard_records(name, entry, strict) for entry in (before, after)]
             if records[0] is None or records[1] is None:
                 return None
             for memory_id in records[0].keys() | records[1].keys():
-                if records[0].get(memory_id) != records[1].get(memory_id):
-                    out[memory_id] = records[1].get(memory_id)
+                then, now = records[0].get(memory_id), records[1].get(memory_id)
+                if then != now:
+                    out[memory_id] = (then, now)
         return out
 
-    def _shard_records(self, name: str | None, entry: Any) -> dict[str, str] | None:
-        """Id -> blob id of the records of one shard entry (``None``: absent), ``None`` if any is not one."""
+    def _shard_records(self, name: str | None, entry: Any, strict: bool = True) -> dict[str, str] | None:
+        """Id -> blob id of the records of one shard entry (``None``: absent).
+
+        ``None`` if any entry is not a record in its place and ``strict``; else those are skipped.
+        """
         if entry is None:
             return {}
         if entry.type_str != "tree":
-            return None
+            return None if strict else {}
         out = {}
         for item in self._tree(entry.id):
             file = item.name or ""
             memory_id = file[: -len(".yaml")] if file.endswith(".yaml") else ""
             if item.type_str != "blob" or item.filemode not in _REGULAR \
                     or not ID_PATTERN.match(memory_id) or shard_of(memory_id) != name:
-                return None
+                if strict:
+                    return None
+                continue
             out[memory_id] = str(item.id)
         return out
 
@@ -360,6 +391,10 @@ class Trees:
         for entry in root:
             name, oid = entry.name or "", str(entry.id)
             if name in (FORMAT_PATH, "memories"):
+                continue
+            if name == "runs":
+                if entry.type_str != "tree":
+                    problems.append(LayoutProblem(name, oid, f"is a {_kind(entry)}, not the runs directory"))
                 continue
             if name == "persona.yaml":
                 if entry.type_str != "blob" or entry.filemode not in _REGULAR:
