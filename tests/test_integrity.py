@@ -520,6 +520,7 @@ def _swap_in_a_file_of_the_previous_tree(repo: Path, kind: str, read) -> tuple[P
     tree2 = gm.store.subtree_id(gm.store.tip(), "memories")
     assert tree1 != tree2
     honest = read(Gitmem.open(repo))
+    assert read(Gitmem.open(repo)) == honest  # asked again: what was derived is saved now
     mine = next(iter(cache_glob(cache, kind, f"{tree2}:*")))
     mine.write_bytes(theirs)  # same row count, same length: only its key tells it apart
     return mine, honest
