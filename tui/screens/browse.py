@@ -16,7 +16,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from gitmem.api import Gitmem, LearnActions, LearnResult, VerifyOutcome, split_anchor_ref
+from gitmem.api import Gitmem, LearnActions, LearnResult, VerifyOutcome, empty_notice, split_anchor_ref
 from gitmem.errors import GitmemError
 from tui.actions import browse_bindings
 from tui.commands import GitmemCommands
@@ -156,7 +156,11 @@ class BrowseScreen(Screen[None]):
             return
         self._shown = shown
         if row is None:
-            detail.show(None, "no memory matches" if self.rows else "no memories yet: tur learn …")
+            f = self.filter
+            asked = " ".join(w for w in (f"type={f.type}" if f.type else "",
+                                         f"status={f.status}" if f.status else "", f.text) if w)
+            detail.show(None, (empty_notice(None, asked) or "") if asked or not self.rows
+                        else "no memory selected")
             return
         try:
             detail.show(load_detail(self.gm, row))
