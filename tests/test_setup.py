@@ -285,3 +285,88 @@ def test_the_users_own_layout_survives_setup_and_remove_byte_for_byte(repo, home
     assert '{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}' in wired
     assert tur(repo, "setup", "claude", "--remove").code == 0
     assert settings.read_text() == own  # byte for byte, the one-line hooks object included
+
+
+# -- --remove gives back the file the user had --------------------------------------------------
+
+
+def plan_files(harness: str, repo: Path, home: Path, scope: str = "project") -> list:
+    import importlib
+
+    return importlib.import_module(f"gitmem.harness.{harness}").plan(scope, repo, home).files
+
+
+def hollow(target) -> str:
+    """The file as a user may have it before set-up: the containers of our entries, all empty."""
+    from gitmem.harness.merge import HookEntry, JsonFile, TomlFile
+
+    if isinstance(target, JsonFile):
+        data: dict = {}
+        for entry in target.entries:
+            if isinstance(entry, HookEntry):
+                data.setdefault("hooks", {})
+            else:
+                data.setdefault(entry.keys[0], {})
+        return json.dumps(data, separators=(",", ":"))  # compact, no newline at the end
+    if isinstance(target, TomlFile):
+        return "# my Codex settings\r\n[mcp_servers]\r\n"
+    return ""
+
+
+def test_remove_gives_back_a_cursor_mcp_json_that_held_only_an_empty_mcp_servers(repo, home):
+    mcp = repo / ".cursor/mcp.json"
+    mcp.parent.mkdir()
+    mcp.write_text('{"mcpServers":{}}')
+    assert tur(repo, "setup", "cursor").code == 0
+    assert load(mcp)["mcpServers"]["tur"] == {"command": "tur", "args": ["mcp"]}
+    assert tur(repo, "setup", "cursor", "--remove").code == 0
+    assert mcp.read_bytes() == b'{"mcpServers":{}}'
+    assert not (repo / ".cursor/rules").exists()  # what setup created goes
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "cursor", "copilot", "gemini"])
+@pytest.mark.parametrize("shape", ["empty", "hollow"])
+def test_remove_gives_back_every_file_byte_for_byte(repo, home, harness, shape):
+    for target in plan_files(harness, repo, home):
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        target.path.write_bytes((hollow(target) if shape == "hollow" else "").encode())
+    before = snapshot(repo, home)
+    assert tur(repo, "setup", harness).code == 0
+    assert snapshot(repo, home) != before
+    assert tur(repo, "setup", harness).code == 0  # a second run keeps the record as it was
+    assert tur(repo, "setup", harness, "--remove").code == 0
+    assert snapshot(repo, home) == before
+    assert not (repo / ".git/tur/setup.json").exists()  # no record is left once given back
+
+
+def test_remove_after_the_user_edited_the_file_keeps_their_edit_and_their_empty_object(repo, home):
+    mcp = repo / ".cursor/mcp.json"
+    mcp.parent.mkdir()
+    mcp.write_text('{"mcpServers":{}}')
+    assert tur(repo, "setup", "cursor").code == 0
+    data = load(mcp)
+    data["inputs"] = [{"id": "token"}]
+    mcp.write_text(json.dumps(data))
+    assert tur(repo, "setup", "cursor", "--remove").code == 0
+    assert load(mcp) == {"mcpServers": {}, "inputs": [{"id": "token"}]}
+
+
+def test_remove_of_a_set_up_from_another_clone_still_takes_out_only_its_entries(repo, home):
+    mcp = repo / ".cursor/mcp.json"
+    mcp.parent.mkdir()
+    mcp.write_text('{"mcpServers":{}}')
+    assert tur(repo, "setup", "cursor").code == 0
+    (repo / ".git/tur/setup.json").unlink()  # no record: what the entries leave empty goes
+    assert tur(repo, "setup", "cursor", "--remove").code == 0
+    assert not mcp.exists()
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "cursor", "copilot", "gemini"])
+def test_user_scope_remove_gives_back_the_users_empty_files(repo, home, harness):
+    for target in plan_files(harness, repo, home, "user"):
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        target.path.write_bytes(hollow(target).encode())
+    before = snapshot(home)
+    assert tur(repo, "setup", harness, "--scope", "user").code == 0
+    assert tur(repo, "setup", harness, "--scope", "user", "--remove").code == 0
+    assert snapshot(home) == before

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import InvalidInput
+from gitmem.harness.journal import Journal, read_exact
 from gitmem.harness.merge import Outcome
 
 __all__ = ["ACTIONS", "HARNESSES", "SCOPES", "SetupItem", "SetupReport", "run"]
@@ -62,7 +63,8 @@ class SetupReport:
         return [item for item in self.items if item.state in ("added", "updated", "removed")]
 
 
-def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupReport:
+def run(harness: str, scope: str, action: str, root: Path, home: Path,
+        journal: Path | None = None) -> SetupReport:
     """Set up, check or remove ``harness``'s wiring.
 
     Args:
@@ -71,6 +73,9 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupR
         action: one of :data:`ACTIONS`.
         root: the repository's working tree.
         home: the user's home directory.
+        journal: where this clone keeps what each file held before ``setup`` first wrote
+            into it (:mod:`gitmem.harness.journal`), so that ``remove`` gives it back
+            exactly; ``None``: no journal (``remove`` still takes out exactly its entries).
 
     Raises:
         InvalidInput: an unknown harness, scope or action.
@@ -89,13 +94,23 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupR
         for target in plan.files:  # refuse before writing anything if a file cannot be read
             target.check()
     items: list[SetupItem] = []
+    records = Journal(journal if action != "check" else None)
     for target in plan.files:
         if action == "setup":
-            items += target.apply()
+            # Only a file holding none of our entries says what the user had; a file set up
+            # before the journal existed keeps no record, and its removal prunes as before.
+            untouched = all(item.state == "missing" for item in target.check())
+            text = read_exact(target.path) if untouched else None
+            done = target.apply()
+            if untouched and any(item.state != "unchanged" for item in done):
+                records.record(target.path, text)
+            items += done
         elif action == "remove":
-            items += target.remove()
+            items += target.remove(records.original(target.path))
+            records.forget(target.path)
         else:
             items += target.check()
+    records.save()
     if action == "remove":
         _prune_dirs([t.path for t in plan.files], stop={root, home})
     notes = list(plan.notes)
