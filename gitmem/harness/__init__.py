@@ -11,15 +11,15 @@ repository's working tree (``--scope project``) or the user's home (``--scope us
 from __future__ import annotations
 
 import importlib
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import InvalidInput
 from gitmem.harness.journal import Journal, read_exact
 from gitmem.harness.merge import Outcome
+from gitmem.harness.trust import TrustCheck, checks
 
-__all__ = ["ACTIONS", "HARNESSES", "SCOPES", "SetupItem", "SetupReport", "run"]
+__all__ = ["ACTIONS", "HARNESSES", "SCOPES", "SetupItem", "SetupReport", "TrustCheck", "run"]
 
 HARNESSES = ("claude", "codex", "cursor", "copilot", "gemini")
 """The harnesses ``tur setup`` knows."""
@@ -44,6 +44,9 @@ class SetupReport:
         action: one of :data:`ACTIONS`.
         items: one per entry, in the order the files are listed.
         notes: what could not be wired for this harness, and what was used instead.
+        trust: what the harness needs besides the files (its approval or folder trust,
+            ``tur`` on PATH), each as found now (:mod:`gitmem.harness.trust`); empty for
+            ``remove``.
     """
 
     harness: str
@@ -51,6 +54,12 @@ class SetupReport:
     action: str
     items: tuple[SetupItem, ...]
     notes: tuple[str, ...] = ()
+    trust: tuple[TrustCheck, ...] = ()
+
+    @property
+    def next_steps(self) -> list[TrustCheck]:
+        """The conditions not met yet: each says the one command or click that fixes it."""
+        return [check for check in self.trust if not check.ok]
 
     @property
     def missing(self) -> list[SetupItem]:
@@ -113,13 +122,8 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path,
     records.save()
     if action == "remove":
         _prune_dirs([t.path for t in plan.files], stop={root, home})
-    notes = list(plan.notes)
-    if action != "remove" and shutil.which("tur") is None:
-        # The wiring runs `tur` by name: without it on PATH every hook and server fails.
-        notes.append("`tur` is not on PATH, and the harness runs it by name: install gitmem so "
-                     "that `tur` is on PATH (e.g. pip install into the environment the harness "
-                     "starts from), or put this checkout's .venv/bin on PATH")
-    return SetupReport(harness, scope, action, tuple(items), tuple(notes))
+    found = () if action == "remove" else tuple(checks(harness, scope, root, home))
+    return SetupReport(harness, scope, action, tuple(items), tuple(plan.notes), found)
 
 
 def _prune_dirs(paths: list[Path], stop: set[Path]) -> None:
