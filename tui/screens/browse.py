@@ -518,12 +518,14 @@ class BrowseScreen(Screen[None]):
     def _sync(self) -> None:
         # a handle of its own: the table keeps reading through self.gm meanwhile
         try:
-            result = self.gm.reopen().sync()
+            result = self.gm.reopen().sync(publish=False)
         except GitmemError as exc:
             self.app.call_from_thread(self.notify, str(exc), title="sync", severity="error",
                                       markup=False)
             return
         line = f"{result.status}: {result.ahead} ahead, {result.behind} behind"
+        if result.unpublished:  # publishing is a decision to take at the command line
+            line += " · not published: origin has no memories yet; tur sync --publish shares yours"
         if result.warnings:
             line += f" · {len(result.warnings)} warning(s): {result.warnings[0]}"
         self.app.call_from_thread(self._synced, line)
