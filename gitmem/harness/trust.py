@@ -8,23 +8,22 @@ the harness writes them (sources in docs/harness.md#will-the-harness-use-it):
   true`` or the name in ``enabledMcpjsonServers`` (and not in ``disabledMcpjsonServers``), in
   ``.claude/settings.local.json``, ``.claude/settings.json``, ``~/.claude/settings.json``, or
   the project's entry of ``~/.claude.json`` (``projects["/abs/root"]``).
-- Codex CLI: a project's ``.codex/`` is read only when ``~/.codex/config.toml`` (or
-  ``$CODEX_HOME/config.toml``) has ``[projects."/abs/root"] trust_level = "trusted"`` for the
-  root or a folder above it.
+- Codex CLI: a project's ``.codex/`` is read only when ``~/.codex/config.toml`` has
+  ``[projects."/abs/root"] trust_level = "trusted"`` for the root or a folder above it.
 - Gemini CLI: ``~/.gemini/trustedFolders.json`` maps a path to ``TRUST_FOLDER`` (that folder
   and below), ``TRUST_PARENT`` (its parent and below) or ``DO_NOT_TRUST``; folder trust off in
   ``~/.gemini/settings.json`` (``security.folderTrust.enabled: false``) trusts every folder.
-- Copilot CLI: ``~/.copilot/config.json`` (or ``$COPILOT_HOME/config.json``) lists the
-  folders trusted for future sessions in ``trusted_folders`` (``trustedFolders`` in newer
-  releases); a folder trusts everything below it.
+- Copilot CLI: ``~/.copilot/config.json`` lists the folders trusted for future sessions in
+  ``trusted_folders`` (``trustedFolders`` in newer releases); a folder trusts everything below it.
 
-Every harness runs ``tur`` by name, so it must be on the PATH the harness inherits.
+Every harness runs ``tur`` by name, so it must be on the PATH the harness inherits. The
+default locations are read (``CODEX_HOME`` and ``COPILOT_HOME`` move them; library code
+reads no environment variable, docs/architecture.md).
 """
 
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,8 +99,7 @@ def _claude(root: Path, home: Path) -> TrustCheck:
 
 
 def _codex(root: Path, home: Path) -> TrustCheck:
-    base = Path(os.environ["CODEX_HOME"]) if os.environ.get("CODEX_HOME") else home / ".codex"
-    config = base / "config.toml"
+    config = home / ".codex" / "config.toml"
     trusted = False
     try:
         import tomllib
@@ -139,8 +137,7 @@ def _gemini(root: Path, home: Path) -> TrustCheck:
 
 
 def _copilot(root: Path, home: Path) -> TrustCheck:
-    base = Path(os.environ["COPILOT_HOME"]) if os.environ.get("COPILOT_HOME") else home / ".copilot"
-    config = base / "config.json"
+    config = home / ".copilot" / "config.json"
     data = _json(config)
     folders: list[Any] = []
     if isinstance(data, dict):

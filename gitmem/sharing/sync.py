@@ -165,8 +165,7 @@ class SyncResult:
     new_authors: dict[str, list[str]] = field(default_factory=dict)
     """Authors this clone had not seen before, each with the ids of the memories of theirs
     the sync brought in (docs/sharing.md, Trust)."""
-    unpublished: bool = False
-    """The remote has no memory ref and ``publish`` was false: nothing was pushed."""
+    unpublished: bool = False  # the remote has no memory ref and publish was false: no push
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (every field; merge results as objects)."""
@@ -847,8 +846,7 @@ def sync(
             report what would be merged and pushed, writing nothing else.
         attempts: pushes tried when the remote keeps moving (each after a new fetch and merge).
         allow_secret: adopt incoming versions in which the credential scan finds something.
-        publish: push to a remote that has no memory ref yet; when false, such a sync pushes
-            nothing and says so (``result.unpublished``).
+        publish: push to a remote without a memory ref (else none; ``result.unpublished``).
 
     Returns:
         The :class:`SyncResult`.
@@ -878,10 +876,8 @@ def sync(
         if not res.new_authors:
             res.new_authors = _new_authors(store, local_before, local if dry_run else res.local_after,
                                            remember=not dry_run)
-        if local is None or local == state.remote_sha:
-            return res
-        if state.remote_sha is None and not publish:
-            res.unpublished = True
+        res.unpublished = local is not None and state.remote_sha is None and not publish
+        if local is None or local == state.remote_sha or res.unpublished:
             return res
         if dry_run:
             res.pushed = True
