@@ -435,7 +435,7 @@ def test_at_the_os_watch_limit_tur_watch_polls_and_says_so_in_one_line(learned):
         time.sleep(POLL_GRAIN_S)
         app = repo / "src/app.py"
         app.write_text(app.read_text().replace("line 4\n", "line four\n"))
-        _wait_line(lines, f"{mid} fresh -> stale")
+        _wait_line(lines, f"{mid} \"lines four to six matter\" fresh -> stale")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=DEADLINE_S) == 0
     finally:
