@@ -305,8 +305,9 @@ def test_json_from_import_doctor_and_sync(repo, tmp_path):
     setup = _json(tur(repo, "remote", "setup", "--format", "json"))
     assert setup == {"remote": "origin", "added": True,
                      "fetch": "+refs/tur/memories:refs/tur/remotes/origin/memories"}
-    synced = _json(tur(repo, "sync", "--format", "json"))
-    assert synced["status"] == "pushed"
+    assert _json(tur(repo, "sync", "--format", "json"))["unpublished"] is True
+    synced = _json(tur(repo, "sync", "--publish", "--format", "json"))
+    assert synced["status"] == "pushed" and synced["unpublished"] is False
 
 
 # -- progress on a terminal ------------------------------------------------------------------------

@@ -86,11 +86,38 @@ def home(isolated_env) -> Path:
     return isolated_env
 
 
+@pytest.fixture(autouse=True)
+def tur_on_path(monkeypatch):
+    """``tur`` resolvable, as in the environment a harness is started from after installing gitmem."""
+    import os
+
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
+
+
+def approve(harness: str, repo: Path, home: Path) -> None:
+    """Trust the folder or approve the server, in the file and shape the harness itself writes."""
+    root = str(repo.resolve())
+    if harness == "claude":  # the answer to "New MCP server found in .mcp.json", per project
+        (home / ".claude.json").write_text(json.dumps(
+            {"projects": {root: {"allowedTools": [], "enabledMcpjsonServers": ["tur"],
+                                 "disabledMcpjsonServers": [], "hasTrustDialogAccepted": True}}}))
+    elif harness == "codex":
+        (home / ".codex").mkdir(exist_ok=True)
+        (home / ".codex/config.toml").write_text(f'[projects."{root}"]\ntrust_level = "trusted"\n')
+    elif harness == "gemini":
+        (home / ".gemini").mkdir(exist_ok=True)
+        (home / ".gemini/trustedFolders.json").write_text(json.dumps({root: "TRUST_FOLDER"}, indent=2))
+    elif harness == "copilot":
+        (home / ".copilot").mkdir(exist_ok=True)
+        (home / ".copilot/config.json").write_text(json.dumps({"trusted_folders": [root]}, indent=2))
+
+
 def setup_twice_check_remove(repo: Path, home: Path, harness: str) -> dict[Path, bytes]:
     """Run the whole cycle; return the files as they were after the first set-up."""
     for path, text in user_files(repo, home)[harness].items():
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
+    approve(harness, repo, home)
     before, dirs_before = snapshot(repo, home), directories(repo)
 
     first = tur(repo, "setup", harness)
@@ -185,6 +212,8 @@ def load_bytes(data: bytes) -> dict:
 
 @pytest.mark.parametrize("harness", ["claude", "codex", "cursor", "copilot", "gemini"])
 def test_user_scope_writes_under_home_only_and_removes_cleanly(repo, home, harness):
+    if harness in ("gemini", "copilot"):  # their folder trust holds for user-scope servers too
+        approve(harness, repo, home)
     repo_before, home_before = snapshot(repo), snapshot(home)
     first = tur(repo, "setup", harness, "--scope", "user")
     assert first.code == 0, first.err
@@ -260,15 +289,18 @@ def test_setup_never_installs_git_hooks(repo, home):
     assert "core.hookspath" not in (repo / ".git" / "config").read_text().lower()
 
 
-def test_setup_says_when_tur_is_not_on_path(repo, tmp_path, monkeypatch):
-    from gitmem.harness import run
-
+def test_check_fails_when_tur_is_not_on_path_and_says_how_to_fix_it(repo, home, tmp_path, monkeypatch):
+    approve("claude", repo, home)
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
-    report = run("claude", "project", "setup", repo, tmp_path / "home")
-    assert any("`tur` is not on PATH" in note for note in report.notes)
+    setup = tur(repo, "setup", "claude")
+    assert setup.code == 0 and "next: install gitmem where the harness starts from" in setup.out
+    check = tur(repo, "setup", "claude", "--check")
+    assert check.code == 1
+    assert "NOT YET        `tur` is on PATH" in check.out
+    assert check.out.rstrip().endswith("claude: 1 to do in the harness")
     monkeypatch.setenv("PATH", str(Path(sys.executable).parent))
-    again = run("claude", "project", "check", repo, tmp_path / "home")
-    assert not any("not on PATH" in note for note in again.notes)
+    again = tur(repo, "setup", "claude", "--check")
+    assert again.code == 0 and "next:" not in again.out and "claude: all wired" in again.out
 
 
 def test_the_users_own_layout_survives_setup_and_remove_byte_for_byte(repo, home):
@@ -285,3 +317,131 @@ def test_the_users_own_layout_survives_setup_and_remove_byte_for_byte(repo, home
     assert '{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh"}]}' in wired
     assert tur(repo, "setup", "claude", "--remove").code == 0
     assert settings.read_text() == own  # byte for byte, the one-line hooks object included
+
+
+# -- --remove gives back the file the user had --------------------------------------------------
+
+
+def plan_files(harness: str, repo: Path, home: Path, scope: str = "project") -> list:
+    import importlib
+
+    return importlib.import_module(f"gitmem.harness.{harness}").plan(scope, repo, home).files
+
+
+def hollow(target) -> str:
+    """The file as a user may have it before set-up: the containers of our entries, all empty."""
+    from gitmem.harness.merge import HookEntry, JsonFile, TomlFile
+
+    if isinstance(target, JsonFile):
+        data: dict = {}
+        for entry in target.entries:
+            if isinstance(entry, HookEntry):
+                data.setdefault("hooks", {})
+            else:
+                data.setdefault(entry.keys[0], {})
+        return json.dumps(data, separators=(",", ":"))  # compact, no newline at the end
+    if isinstance(target, TomlFile):
+        return "# my Codex settings\r\n[mcp_servers]\r\n"
+    return ""
+
+
+def test_remove_gives_back_a_cursor_mcp_json_that_held_only_an_empty_mcp_servers(repo, home):
+    mcp = repo / ".cursor/mcp.json"
+    mcp.parent.mkdir()
+    mcp.write_text('{"mcpServers":{}}')
+    assert tur(repo, "setup", "cursor").code == 0
+    assert load(mcp)["mcpServers"]["tur"] == {"command": "tur", "args": ["mcp"]}
+    assert tur(repo, "setup", "cursor", "--remove").code == 0
+    assert mcp.read_bytes() == b'{"mcpServers":{}}'
+    assert not (repo / ".cursor/rules").exists()  # what setup created goes
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "cursor", "copilot", "gemini"])
+@pytest.mark.parametrize("shape", ["empty", "hollow"])
+def test_remove_gives_back_every_file_byte_for_byte(repo, home, harness, shape):
+    for target in plan_files(harness, repo, home):
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        target.path.write_bytes((hollow(target) if shape == "hollow" else "").encode())
+    before = snapshot(repo, home)
+    assert tur(repo, "setup", harness).code == 0
+    assert snapshot(repo, home) != before
+    assert tur(repo, "setup", harness).code == 0  # a second run keeps the record as it was
+    assert tur(repo, "setup", harness, "--remove").code == 0
+    assert snapshot(repo, home) == before
+    assert not (repo / ".git/tur/setup.json").exists()  # no record is left once given back
+
+
+def test_remove_after_the_user_edited_the_file_keeps_their_edit_and_their_empty_object(repo, home):
+    mcp = repo / ".cursor/mcp.json"
+    mcp.parent.mkdir()
+    mcp.write_text('{"mcpServers":{}}')
+    assert tur(repo, "setup", "cursor").code == 0
+    data = load(mcp)
+    data["inputs"] = [{"id": "token"}]
+    mcp.write_text(json.dumps(data))
+    assert tur(repo, "setup", "cursor", "--remove").code == 0
+    assert load(mcp) == {"mcpServers": {}, "inputs": [{"id": "token"}]}
+
+
+def test_remove_of_a_set_up_from_another_clone_still_takes_out_only_its_entries(repo, home):
+    mcp = repo / ".cursor/mcp.json"
+    mcp.parent.mkdir()
+    mcp.write_text('{"mcpServers":{}}')
+    assert tur(repo, "setup", "cursor").code == 0
+    (repo / ".git/tur/setup.json").unlink()  # no record: what the entries leave empty goes
+    assert tur(repo, "setup", "cursor", "--remove").code == 0
+    assert not mcp.exists()
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "cursor", "copilot", "gemini"])
+def test_user_scope_remove_gives_back_the_users_empty_files(repo, home, harness):
+    for target in plan_files(harness, repo, home, "user"):
+        target.path.parent.mkdir(parents=True, exist_ok=True)
+        target.path.write_bytes(hollow(target).encode())
+    before = snapshot(home)
+    assert tur(repo, "setup", harness, "--scope", "user").code == 0
+    assert tur(repo, "setup", harness, "--scope", "user", "--remove").code == 0
+    assert snapshot(home) == before
+
+
+# -- --check sees what the harness sees -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("harness", ["claude", "codex", "gemini", "copilot"])
+def test_check_fails_until_the_harness_trusts_the_folder_or_approves_the_server(repo, home, harness):
+    first = tur(repo, "setup", harness)
+    (step,) = [line for line in first.out.splitlines() if line.startswith("next: ")]
+    assert f"start `{harness}` in {repo.resolve()}" in step
+    check = tur(repo, "setup", harness, "--check")
+    assert check.code == 1, check.out
+    assert [line for line in check.out.splitlines() if line.startswith("next: ")] == [step]
+    assert check.out.rstrip().endswith(f"{harness}: 1 to do in the harness")
+    approve(harness, repo, home)
+    check = tur(repo, "setup", harness, "--check")
+    assert check.code == 0, check.out
+    assert "next:" not in check.out and f"{harness}: all wired" in check.out
+
+
+def test_claude_approval_is_read_from_the_settings_files_too(repo, home):
+    assert tur(repo, "setup", "claude").code == 0
+    local = repo / ".claude/settings.local.json"
+    local.write_text(json.dumps({"enableAllProjectMcpServers": True}))
+    assert tur(repo, "setup", "claude", "--check").code == 0
+    local.write_text(json.dumps({"disabledMcpjsonServers": ["tur"]}))
+    approve("claude", repo, home)  # a server disabled in the project's settings stays off
+    assert tur(repo, "setup", "claude", "--check").code == 1
+
+
+def test_a_trusted_parent_folder_trusts_the_repository(repo, home):
+    assert tur(repo, "setup", "gemini").code == 0
+    trusted = home / ".gemini/trustedFolders.json"
+    trusted.parent.mkdir(exist_ok=True)
+    trusted.write_text(json.dumps({str(repo.resolve() / "src"): "TRUST_PARENT"}))
+    assert tur(repo, "setup", "gemini", "--check").code == 0
+    trusted.write_text(json.dumps({str(repo.resolve().parent): "TRUST_FOLDER",
+                                   str(repo.resolve()): "DO_NOT_TRUST"}))
+    assert tur(repo, "setup", "gemini", "--check").code == 1
+    assert tur(repo, "setup", "copilot").code == 0
+    (home / ".copilot").mkdir()
+    (home / ".copilot/config.json").write_text(json.dumps({"trustedFolders": [str(repo.resolve().parent)]}))
+    assert tur(repo, "setup", "copilot", "--check").code == 0

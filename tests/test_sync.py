@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import sys
 import time
 from datetime import UTC, datetime
@@ -484,11 +485,39 @@ def test_cli_remote_setup_and_sync_report_what_they_did(origin):
     assert tur(a_path, "remote", "setup") == (
         0, "added: remote.origin.fetch +refs/tur/memories:refs/tur/remotes/origin/memories\n", "")
     assert tur(a_path, "remote", "setup", "origin")[1].startswith("already configured: ")
-    code, out, _ = tur(a_path, "sync")
+    code, out, _ = tur(a_path, "sync")  # origin has no memory ref: publishing is asked for
+    assert code == 0
+    assert out.startswith("origin has no memories yet, nothing pushed: local ")
+    assert out.rstrip().endswith("`tur sync origin --publish` shares your memories with everyone "
+                                 "who can fetch from origin")
+    assert remote_tip(origin) is None
+    code, out, _ = tur(a_path, "sync", "--publish")
     assert code == 0
     assert out.startswith("push to origin: local ")
+    assert remote_tip(origin) is not None
     code, _, err = tur(a_path, "sync", "nope")
     assert code == 1
     assert err.startswith("tur: error: no remote named 'nope' (remotes: origin) — ")
     code, out, _ = tur(a_path, "sync", "--format", "json")
     assert code == 0 and '"status": "up-to-date"' in out
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize(("answer", "published"), [("y\n", True), ("\n", False), ("no\n", False)])
+def test_the_first_sync_on_a_terminal_asks_before_publishing(origin, answer, published):
+    from gitmem.cli import Env, main
+
+    a_path = clone(origin, "a")
+    learn(Gitmem.open(a_path), "shared only after a yes")
+    out, err = _Terminal(), _Terminal()
+    code = main(["-C", str(a_path), "sync"], Env(inp=_Terminal(answer), out=out, err=err))
+    assert code == 0
+    assert "Publish this clone's memories there, for everyone who can fetch from origin" in err.getvalue()
+    assert (remote_tip(origin) is not None) is published
+    assert ("not published" in out.getvalue()) is not published
+    again = tur(a_path, "sync")  # on a pipe nothing is asked: published stays, unpublished too
+    assert again.code == 0 and ("not published" in again.out) is not published

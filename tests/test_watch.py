@@ -354,7 +354,8 @@ def test_tur_watch_prints_status_changes_and_stops_cleanly_on_a_signal(learned, 
         app = repo / "src/app.py"
         app.write_text(app.read_text().replace("line 4\n", "line four\n"))
         line = _wait_line(lines, mid)
-        assert line.split(" ", 1)[1] == f"{mid} fresh -> stale: working tree: line 4 modified (here only)\n"
+        assert line.split(" ", 1)[1] == (
+            f'{mid} "lines four to six matter" fresh -> stale: working tree: line 4 modified (here only)\n')
         assert len(line.split(" ", 1)[0]) == len("12:03:04")
         sent = time.monotonic()
         proc.send_signal(sig)
@@ -467,7 +468,7 @@ def test_at_the_os_watch_limit_tur_watch_polls_and_says_so_in_one_line(learned):
         header = _wait_line(lines, "watching")
         assert "(polling, Ctrl-C to stop)" in header
         edit_seen_by_polling(repo / "src/app.py", "line 4\n", "line four\n")
-        _wait_line(lines, f"{mid} fresh -> stale")
+        _wait_line(lines, f"{mid} \"lines four to six matter\" fresh -> stale")
         proc.send_signal(signal.SIGTERM)
         assert proc.wait(timeout=DEADLINE_S) == 0
     finally:
@@ -557,3 +558,29 @@ def test_tur_watch_format_jsonl_prints_one_json_event_a_line(learned):
                                  "local": True}]
     _wait_line(lines, '"stopped"')
     assert [json.loads(line)["event"] for line in lines] == ["start", "verify", "stopped"]
+
+
+def test_tur_watch_and_status_say_nothing_per_unchanged_legacy_memory(learned, tmp_path):
+    from tests.conftest import legacy_records, tur
+
+    repo, mid = learned
+    assert tur(repo, "import", str(legacy_records(tmp_path / "legacy", 40))).code == 0
+    status = tur(repo, "status")
+    assert status.out.splitlines() == [
+        "2 fresh, 40 unanchored",
+        "40 unanchored memories unchanged (no anchor to check; -v lists them)"]
+    assert len(tur(repo, "status", "-v").out.splitlines()) == 1 + 42
+    proc, lines = _start_tur_watch(repo)
+    try:
+        app = repo / "src/app.py"
+        app.write_text(app.read_text().replace("line 4\n", "line four\n"))
+        _wait_line(lines, mid)
+        proc.send_signal(signal.SIGINT)
+        assert proc.wait(timeout=DEADLINE_S) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    _wait_line(lines, "stopped")
+    assert [line for line in lines if "unanchored" in line] == []
+    assert lines[-1] == "stopped: 1 status change, 0 commits on refs/tur/memories\n"

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from textual.binding import Binding
 
-__all__ = ["BROWSE_ACTIONS", "GLOBAL_KEYS", "Action", "browse_bindings"]
+__all__ = ["BROWSE_ACTIONS", "GLOBAL_KEYS", "MOVEMENT_KEYS", "Action", "browse_bindings"]
 
 
 @dataclass(frozen=True)
@@ -35,6 +35,8 @@ BROWSE_ACTIONS: tuple[Action, ...] = (
     Action("r", "r", "refute", "refute", "mark it wrong, with a reason", True),
     Action("u", "u", "unrefute", "undo refutation", "withdraw its refutation"),
     Action("d", "d", "forget", "forget", "remove it (the ref's history keeps it)"),
+    Action("t", "t", "confirm", "confirm (still true)",
+           "stale but still true: vouch for it, fresh at HEAD (tur verify ID --confirm)"),
     Action("c", "c", "confidence", "confidence", "set its confidence, 0 to 1"),
     Action("w", "w", "wake", "wake preview", "what an agent reads at start, under a budget", True),
     Action("n", "n", "learn", "learn", "a new memory: text, type, optional anchor", True),
@@ -48,6 +50,16 @@ BROWSE_ACTIONS: tuple[Action, ...] = (
     Action("question_mark", "?", "help", "help", "this list of keys", True),
 )
 """Every browse-screen action, in the order the help screen lists them."""
+
+MOVEMENT_KEYS: tuple[tuple[str, str, str], ...] = (
+    ("j / ↓", "down", "the next memory"),
+    ("k / ↑", "up", "the previous memory"),
+    ("g / Home", "first", "the first memory"),
+    ("G / End", "last", "the last memory"),
+    ("Enter", "apply search", "in the search box: keep the filter, back to the table"),
+    ("Esc", "clear search", "in the search box: clear it, back to the table"),
+)
+"""The table's movement keys and the search box's two (the help screen lists them first)."""
 
 GLOBAL_KEYS: tuple[tuple[str, str, str], ...] = (
     ("ctrl+p", "command palette", "every action above, by name"),

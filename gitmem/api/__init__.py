@@ -66,6 +66,8 @@ if TYPE_CHECKING:
     from gitmem.context.entry import memory_to_json as memory_to_json
     from gitmem.context.recall import Hit as Hit
     from gitmem.context.render import HOOK_FORMATS as HOOK_FORMATS
+    from gitmem.context.render import NO_MEMORIES_YET as NO_MEMORIES_YET
+    from gitmem.context.render import empty_notice as empty_notice
     from gitmem.context.render import render_explain as render_explain
     from gitmem.context.render import render_hook as render_hook
     from gitmem.context.render import render_recall as render_recall
@@ -891,7 +893,7 @@ class Gitmem:
         return self._sharing.remote_hint()
 
     def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5,
-             allow_secret: bool = False) -> SyncResult:
+             allow_secret: bool = False, publish: bool = True) -> SyncResult:
         """Fetch, merge record by record and push the memory ref (see :mod:`gitmem.sharing.sync`).
 
         An incoming version that a reader would refuse (too large, not where its id says),
@@ -909,13 +911,18 @@ class Gitmem:
                 remote-tracking ref ``refs/tur/remotes/<remote>/memories`` moves.
             attempts: pushes to try when the remote keeps moving (fetch and merge between).
             allow_secret: adopt incoming versions even where the credential scan finds something.
+            publish: push the memory ref to a remote that has none yet, which makes this
+                clone's memories visible to everyone who can fetch from it. The CLI and the
+                TUI pass ``False`` unless the user asked (``tur sync --publish``, a yes on a
+                terminal); then ``result.unpublished`` says that nothing was pushed.
 
         Raises:
             RemoteError: unknown or unreachable remote, refused push, or a remote that
                 kept moving; never a force push.
             FormatVersion: the remote's ref is not a gitmem memory history.
         """
-        return self._sharing.sync(remote, dry_run=dry_run, attempts=attempts, allow_secret=allow_secret)
+        return self._sharing.sync(remote, dry_run=dry_run, attempts=attempts,
+                                  allow_secret=allow_secret, publish=publish)
 
     # -- the read cache ----------------------------------------------------------------------
 

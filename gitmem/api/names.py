@@ -24,6 +24,8 @@ LAZY = {
     "render_wake": ("gitmem.context.render", "render_wake"),
     "render_explain": ("gitmem.context.render", "render_explain"),
     "render_recall": ("gitmem.context.render", "render_recall"),
+    "empty_notice": ("gitmem.context.render", "empty_notice"),
+    "NO_MEMORIES_YET": ("gitmem.context.render", "NO_MEMORIES_YET"),
     "memory_to_json": ("gitmem.context.entry", "memory_to_json"),
     "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
     "render_hook": ("gitmem.context.render", "render_hook"),

@@ -342,15 +342,16 @@ class StatusRow:
     def status_changed(self) -> bool:
         """True when a verify found news: what ``tur verify`` and ``tur watch`` report.
 
-        News is another status than the stored one, another reason for a stale or
-        unanchored memory, or moved anchored lines; a corroboration at a new HEAD alone
-        is not.
+        News is another status than the stored one, another reason for a stale memory, or
+        moved anchored lines; a corroboration at a new HEAD alone is not. An unanchored
+        memory's reason says why it has no anchor (a legacy record has no provenance), which
+        no code change alters: it stays unanchored without news.
         """
         if self.old_status is None:
             return False
         if self.status is not self.old_status or self.moved:
             return True
-        return self.status in (Status.STALE, Status.UNANCHORED) and self.reason != self.old_reason
+        return self.status is Status.STALE and self.reason != self.old_reason
 
 
 @dataclass(frozen=True)
@@ -477,6 +478,8 @@ class VerifyOutcome(StatusView):
             if not (verbose or named or row.status_changed or row.local
                     or (not written and row.status is not Status.FRESH)):
                 continue
+            if not (verbose or named) and self._quiet(row):
+                continue  # counted in one line: unchanged_unanchored()
             was = (row.old_status.value if written and row.old_status
                    and row.old_status is not row.status else None)
             reason = row.reason or ("confirmed" if confirmed else "re-anchored" if row.moved else
@@ -487,6 +490,19 @@ class VerifyOutcome(StatusView):
                                     row.new_ref if row.new_ref and row.moved else None,
                                     row.hint if row.status is not Status.FRESH else None))
         return lines
+
+    @staticmethod
+    def _quiet(row: StatusRow) -> bool:
+        """An unanchored memory that stays so: no code change can concern it."""
+        return row.status is Status.UNANCHORED and not row.status_changed and not row.local
+
+    def unchanged_unanchored(self) -> int:
+        """How many memories :meth:`shown` leaves out (without ``verbose``) as unanchored, unchanged.
+
+        Legacy records (no provenance) are thousands in an imported store; one line counts
+        them instead of one line each.
+        """
+        return sum(1 for row in self.rows if self._quiet(row))
 
     def recorded(self) -> str:
         """What a writing verify did to the memory ref, in one line."""

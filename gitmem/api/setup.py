@@ -38,4 +38,5 @@ class HarnessSetup:
                                "run tur setup in a clone, or use --scope user")
         root = Path(workdir or self.store.common_dir).resolve()
         action = "check" if check else "remove" if remove else "setup"
-        return run(harness, scope, action, root, (home or Path.home()).resolve())
+        journal = Path(self.store.common_dir) / "tur" / "setup.json"
+        return run(harness, scope, action, root, (home or Path.home()).resolve(), journal)

@@ -121,11 +121,12 @@ def cmd_wake(args: argparse.Namespace, env: Env) -> int:
     budget = 0 if args.unbounded else args.token_budget
     result, skipped = env.gm.wake(token_budget=budget, max_chars=args.max_chars)
     env.warn_skipped(skipped)
-    if env.gm.tip() is None:
-        hint = env.gm.remote_hint()
-        if hint:
-            env.warn(hint)
+    hint = env.gm.remote_hint() if env.gm.tip() is None else None
+    if hint:  # where the memories are says more than that there are none here
+        env.warn(hint)
     env.write(api.render_wake(result, args.format))
+    if not hint:
+        env.note(api.empty_notice(result))
     if args.explain and args.format != "json":
         env.write(api.render_explain(result))
     return 0
@@ -141,6 +142,7 @@ def cmd_recall(args: argparse.Namespace, env: Env) -> int:
                                     max_chars=args.max_chars, file=args.file)
     env.warn_skipped(skipped)
     env.write(api.render_recall(result, args.format))
+    env.note(api.empty_notice(result, args.file or ""))
     if result.omitted:
         noun = "hit" if result.omitted == 1 else "hits"
         caps = [f"--{name} {value}" for name, value in (("token-budget", args.token_budget),

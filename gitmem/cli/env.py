@@ -86,6 +86,16 @@ class Env:
             text = printable(text, _TERMINAL_KEEPS)
         self.err.write(text + "\n")
 
+    def note(self, text: str | None) -> None:
+        """Write ``text`` as one line to stderr only when stderr is a terminal (``None``: nothing).
+
+        For what a person at the keyboard wants to hear and a script does not: that a wake
+        or recall found nothing (:func:`gitmem.api.empty_notice`). A pipe gets no line, so
+        that empty output stays empty.
+        """
+        if text and self.err.isatty():
+            self.warn(text)
+
     def warn_skipped(self, skipped: Sequence[Any]) -> None:
         """Warn about each skipped entry (malformed record, layout problem, cache notice), once a command."""
         for item in skipped:

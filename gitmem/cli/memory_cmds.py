@@ -223,11 +223,18 @@ def cmd_list(args: argparse.Namespace, env: Env) -> int:
              r.memory.provenance.context_ref if r.memory.provenance and
              r.memory.provenance.context_ref else "-",
              one_line(r.memory.content, escape=tty)] for r in rows]
-    table(env, ["ID", "STATUS", "WEIGHT", "CONF", "ANCHOR", "CONTENT"], body)
-    if not rows:
-        filtered = args.type or args.status or args.file
-        hint = None if filtered else env.gm.remote_hint()
-        env.warn(hint or ("no memories" + (" match" if filtered else " yet: tur learn TEXT")))
+    if rows:
+        table(env, ["ID", "STATUS", "WEIGHT", "CONF", "ANCHOR", "CONTENT"], body)
+        return 0
+    from gitmem.api import empty_notice
+
+    filters = " ".join(f"{name}={value}" for name, value in
+                       (("type", args.type), ("status", args.status), ("file", args.file)) if value)
+    hint = None if filters else env.gm.remote_hint()
+    if hint:  # a clone whose memories are still on the remote: said on a pipe too
+        env.warn(hint)
+    else:
+        env.note(empty_notice(None, filters))
     return 0
 
 

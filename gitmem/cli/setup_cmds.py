@@ -29,7 +29,8 @@ def _setup_parser(sub: argparse._SubParsersAction) -> None:
                    help="project: files in this repository (default); user: in your home")
     action = p.add_mutually_exclusive_group()
     action.add_argument("--check", action="store_true",
-                        help="write nothing; say what is wired and what is missing (exit 1 if any)")
+                        help="write nothing; say what is wired, what is missing and whether the harness "
+                        "trusts this folder or approved the server (exit 1 if any is not)")
     action.add_argument("--remove", action="store_true",
                         help="take out exactly what tur setup writes")
     add_format(p)
@@ -50,16 +51,27 @@ def cmd_setup(args: argparse.Namespace, env: Env) -> int:
         env.print(json_dump({"harness": args.harness, "changed": bool(report.changed),
                              "items": [{"state": i.state, "path": str(i.path), "what": i.what}
                                        for i in report.items],
-                             "notes": list(report.notes), "missing": len(report.missing)}))
-        return 1 if args.check and report.missing else 0
+                             "notes": list(report.notes), "missing": len(report.missing),
+                             "trust": [{"what": t.what, "ok": t.ok, "fix": t.fix,
+                                        "source": str(t.source) if t.source else None}
+                                       for t in report.trust]}))
+        return 1 if args.check and (report.missing or report.next_steps) else 0
     for item in report.items:
         env.print(f"{_VERBS.get(item.state, item.state):<14} {item.path}  {item.what}")
     for note in report.notes:
         env.print(f"note: {note}")
     if args.check:
+        for check in report.trust:
+            env.print(f"{'ok' if check.ok else 'NOT YET':<14} {check.what}")
+    steps = report.next_steps
+    for check in steps:  # the same next steps after a set-up and in a check
+        env.print(f"next: {check.fix}")
+    if args.check:
         missing = len(report.missing)
-        env.print(f"{args.harness}: {'all wired' if not missing else f'{missing} missing'}")
-        return 1 if missing else 0
+        words = [f"{missing} missing"] if missing else []
+        words += [f"{len(steps)} to do in the harness"] if steps else []
+        env.print(f"{args.harness}: {', '.join(words) if words else 'all wired'}")
+        return 1 if missing or steps else 0
     if not args.remove and not report.changed:
         env.print(f"{args.harness}: already set up, nothing changed")
     return 0

@@ -39,6 +39,9 @@ def _sync_parser(sub: argparse._SubParsersAction) -> None:
                    help="show what would be merged and pushed; change nothing but the tracking ref")
     p.add_argument("--allow-secret", action="store_true",
                    help="adopt incoming records and notes even where the credential scan finds something")
+    p.add_argument("--publish", action="store_true",
+                   help="push refs/tur/memories to REMOTE even if it has none yet (the first "
+                   "sync asks on a terminal, and pushes nothing otherwise)")
     add_format(p)
     p.set_defaults(func=cmd_sync)
 
@@ -69,7 +72,10 @@ def _short(sha: str | None) -> str:
 
 def cmd_sync(args: argparse.Namespace, env: Env) -> int:
     """Print the outcome: one summary line, then one line per record the merge decided."""
-    result = env.gm.sync(args.remote, dry_run=args.dry_run, allow_secret=args.allow_secret)
+    result = env.gm.sync(args.remote, dry_run=args.dry_run, allow_secret=args.allow_secret,
+                         publish=args.publish)
+    if result.unpublished and not args.dry_run and args.format != "json" and _yes(env, args.remote):
+        result = env.gm.sync(args.remote, allow_secret=args.allow_secret, publish=True)
     for line in result.warnings:
         env.warn(line)
     if args.format == "json":
@@ -83,6 +89,8 @@ def cmd_sync(args: argparse.Namespace, env: Env) -> int:
         "merged": f"{prefix}merge {args.remote}",
         "pushed": f"{prefix}push to {args.remote}",
     }[result.status]
+    if result.unpublished:
+        summary = f"{args.remote} has no memories yet, nothing pushed"
     env.print(f"{summary}: local {_short(result.local_before)} -> {_short(result.local_after)}, "
               f"{args.remote} {_short(result.remote_before)} -> {_short(result.remote_after)} "
               f"({result.ahead} ahead, {result.behind} behind)")
@@ -95,4 +103,22 @@ def cmd_sync(args: argparse.Namespace, env: Env) -> int:
                   "not trusted for Tier 1 of wake unless listed in trust.authors")
     if result.pushed and result.status != "pushed":
         env.print(f"{prefix}push to {args.remote}" + ("" if result.dry_run else " done"))
+    if result.unpublished:
+        env.print(f"not published: {args.remote} has no refs/tur/memories yet; "
+                  f"`tur sync {args.remote} --publish` shares your memories with everyone "
+                  f"who can fetch from {args.remote}")
     return 0
+
+
+def _publish_question(remote: str) -> str:
+    return (f"{remote} has no refs/tur/memories yet. Publish this clone's memories there, "
+            f"for everyone who can fetch from {remote} to see? [y/N] ")
+
+
+def _yes(env: Env, remote: str) -> bool:
+    """Ask on a terminal whether to publish the memory ref; anything but y/yes is no."""
+    if not (env.inp.isatty() and env.err.isatty()):
+        return False
+    env.err.write(_publish_question(remote))
+    env.err.flush()
+    return env.inp.readline().strip().lower() in ("y", "yes")

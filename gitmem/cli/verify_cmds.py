@@ -72,6 +72,10 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
         env.print(line.text())
         if line.hint:
             env.print(f"    hint: {line.hint}")
+    quiet = 0 if args.verbose or args.ids else outcome.unchanged_unanchored()
+    if quiet and not args.write:
+        noun = "memory" if quiet == 1 else "memories"
+        env.print(f"{quiet} unanchored {noun} unchanged (no anchor to check; -v lists them)")
     if args.write:
         env.print(outcome.recorded())
     return code

@@ -84,8 +84,10 @@ def cmd_watch(args: argparse.Namespace, env: Env) -> int:
                 env.warn(f"{_clock(event)} {line}")
             if event.error:
                 env.warn(f"{_clock(event)} verify failed: {event.error}")
+            texts = ({r.memory_id: r.memory.content for r in event.outcome.rows}
+                     if event.changes and event.outcome and not jsonl else {})
             for change in event.changes if not jsonl else ():
-                env.print(_line(event, change))
+                env.print(_line(event, change, texts.get(change.memory_id, "")))
             changed += len(event.changes)
             commits += bool(event.outcome and event.outcome.commit)
             env.out.flush()
@@ -132,10 +134,21 @@ def _clock(event: WatchEvent) -> str:
     return event.at.astimezone().strftime("%H:%M:%S")
 
 
-def _line(event: WatchEvent, change: StatusChange) -> str:
-    """``12:03:04 fact-8f2a1b9c fresh -> stale: working tree: line 4 modified (here only)``."""
+#: How much of a memory a watch line quotes (characters, cut at a word).
+_QUOTE_CHARS = 48
+
+
+def _line(event: WatchEvent, change: StatusChange, content: str = "") -> str:
+    """``12:03:04 fact-8f2a1b9c "The service listens on…" fresh -> stale: line 4 modified (here only)``.
+
+    The first words of the memory (:func:`gitmem.text.first_words`: one line) say which
+    one it is without a ``tur show``.
+    """
+    from gitmem.text import first_words
+
     old = change.old.value if change.old else "new"
-    text = f"{_clock(event)} {change.memory_id} {old} -> {change.new.value}"
+    quote = f' "{first_words(content, _QUOTE_CHARS)}"' if content else ""
+    text = f"{_clock(event)} {change.memory_id}{quote} {old} -> {change.new.value}"
     if change.reason:
         text += f": {change.reason}"
     if change.new_ref:

@@ -16,11 +16,45 @@ if TYPE_CHECKING:  # only for annotations: results are rendered, never computed,
     from gitmem.context.recall import RecallResult
     from gitmem.context.wake import WakeResult
 
-__all__ = ["HOOK_FORMATS", "WAKE_FORMATS", "render_explain", "render_hook", "render_recall",
-           "render_wake"]
+__all__ = ["HOOK_FORMATS", "NO_MEMORIES_YET", "WAKE_FORMATS", "empty_notice", "render_explain",
+           "render_hook", "render_recall", "render_wake"]
 
 HOOK_FORMATS = ("text", "json")
 """How a hook prints: ``text`` (the markdown itself) or ``json`` (the harness envelope)."""
+
+NO_MEMORIES_YET = "no memories yet: tur learn TEXT"
+"""What every surface says of a store that holds no memory at all (wake, list, the TUI)."""
+
+
+def empty_notice(result: RecallResult | WakeResult | None, query: str = "") -> str | None:
+    """The one line that says a wake, recall or list found nothing; ``None`` when it found something.
+
+    Every surface shows these words (the CLI on a terminal's stderr, the MCP tools as their
+    text, the TUI in its detail pane), so that a user meets one wording.
+
+    Args:
+        result: a recall (its hits) or a wake (the memories in its text); ``None`` for a
+            listing that found no row.
+        query: what was asked for when ``result`` is ``None`` (a list's filters, ``""`` for
+            none, which means the store holds no memory), or what a recall without a query
+            looked for (its file).
+
+    Returns:
+        ``no memory matches "QUERY"``, or :data:`NO_MEMORIES_YET` for a wake or an unfiltered
+        list of a store without memories; ``None`` when there are hits or text.
+    """
+    from gitmem.context.hits import RecallResult as Recall
+
+    if isinstance(result, Recall):
+        return None if result.hits else f'no memory matches "{result.query or query}"'
+    if result is not None:
+        if result.shown or result.text:
+            return None
+        # A store whose memories are all refuted, stale or superseded is not empty.
+        if any(e.status is not None for e in result.assembly):
+            return f'no memory matches "{query}"'
+        return NO_MEMORIES_YET
+    return f'no memory matches "{query}"' if query else NO_MEMORIES_YET
 
 
 

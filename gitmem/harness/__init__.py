@@ -19,8 +19,9 @@ from gitmem.errors import InvalidInput
 
 if TYPE_CHECKING:
     from gitmem.harness.merge import Outcome as SetupItem
+    from gitmem.harness.trust import TrustCheck
 
-__all__ = ["ACTIONS", "HARNESSES", "SCOPES", "SetupItem", "SetupReport", "run"]
+__all__ = ["ACTIONS", "HARNESSES", "SCOPES", "SetupItem", "SetupReport", "TrustCheck", "run"]
 
 HARNESSES = ("claude", "codex", "cursor", "copilot", "gemini")
 """The harnesses ``tur setup`` knows."""
@@ -38,6 +39,10 @@ def __getattr__(name: str) -> Any:
         from gitmem.harness.merge import Outcome
 
         return Outcome
+    if name == "TrustCheck":
+        from gitmem.harness.trust import TrustCheck
+
+        return TrustCheck
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 _MISSING = frozenset({"missing", "differs"})
@@ -53,6 +58,9 @@ class SetupReport:
         action: one of :data:`ACTIONS`.
         items: one per entry, in the order the files are listed.
         notes: what could not be wired for this harness, and what was used instead.
+        trust: what the harness needs besides the files (its approval or folder trust,
+            ``tur`` on PATH), each as found now (:mod:`gitmem.harness.trust`); empty for
+            ``remove``.
     """
 
     harness: str
@@ -60,6 +68,12 @@ class SetupReport:
     action: str
     items: tuple[SetupItem, ...]
     notes: tuple[str, ...] = ()
+    trust: tuple[TrustCheck, ...] = ()
+
+    @property
+    def next_steps(self) -> list[TrustCheck]:
+        """The conditions not met yet: each says the one command or click that fixes it."""
+        return [check for check in self.trust if not check.ok]
 
     @property
     def missing(self) -> list[SetupItem]:
@@ -72,7 +86,8 @@ class SetupReport:
         return [item for item in self.items if item.state in ("added", "updated", "removed")]
 
 
-def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupReport:
+def run(harness: str, scope: str, action: str, root: Path, home: Path,
+        journal: Path | None = None) -> SetupReport:
     """Set up, check or remove ``harness``'s wiring.
 
     Args:
@@ -81,13 +96,18 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupR
         action: one of :data:`ACTIONS`.
         root: the repository's working tree.
         home: the user's home directory.
+        journal: where this clone keeps what each file held before ``setup`` first wrote
+            into it (:mod:`gitmem.harness.journal`), so that ``remove`` gives it back
+            exactly; ``None``: no journal (``remove`` still takes out exactly its entries).
 
     Raises:
         InvalidInput: an unknown harness, scope or action.
         HarnessConfigError: a settings file is not JSON/TOML, or cannot be written; no file
             of that harness was changed after it.
     """
-    import shutil  # here, not at the top: every hook run imports this package
+    # Here, not at the top: every hook run imports this package, and none of them sets up.
+    from gitmem.harness.journal import Journal, read_exact
+    from gitmem.harness.trust import checks
 
     if harness not in HARNESSES:
         raise InvalidInput(f"unknown harness {harness!r}", f"use one of {', '.join(HARNESSES)}")
@@ -101,22 +121,27 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path) -> SetupR
         for target in plan.files:  # refuse before writing anything if a file cannot be read
             target.check()
     items: list[SetupItem] = []
+    records = Journal(journal if action != "check" else None)
     for target in plan.files:
         if action == "setup":
-            items += target.apply()
+            # Only a file holding none of our entries says what the user had; a file set up
+            # before the journal existed keeps no record, and its removal prunes as before.
+            untouched = all(item.state == "missing" for item in target.check())
+            text = read_exact(target.path) if untouched else None
+            done = target.apply()
+            if untouched and any(item.state != "unchanged" for item in done):
+                records.record(target.path, text)
+            items += done
         elif action == "remove":
-            items += target.remove()
+            items += target.remove(records.original(target.path))
+            records.forget(target.path)
         else:
             items += target.check()
+    records.save()
     if action == "remove":
         _prune_dirs([t.path for t in plan.files], stop={root, home})
-    notes = list(plan.notes)
-    if action != "remove" and shutil.which("tur") is None:
-        # The wiring runs `tur` by name: without it on PATH every hook and server fails.
-        notes.append("`tur` is not on PATH, and the harness runs it by name: install gitmem so "
-                     "that `tur` is on PATH (e.g. pip install into the environment the harness "
-                     "starts from), or put this checkout's .venv/bin on PATH")
-    return SetupReport(harness, scope, action, tuple(items), tuple(notes))
+    found = () if action == "remove" else tuple(checks(harness, scope, root, home))
+    return SetupReport(harness, scope, action, tuple(items), tuple(plan.notes), found)
 
 
 def _prune_dirs(paths: list[Path], stop: set[Path]) -> None:

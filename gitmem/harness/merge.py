@@ -13,8 +13,11 @@ Three kinds of file, three kinds of entry, one rule: an entry is *ours* when it 
 - :class:`MarkdownFile` holds one :class:`Block` between begin and end markers.
 
 ``apply`` adds what is missing (a second run changes nothing), ``remove`` takes out exactly
-what ``apply`` wrote (a group, event or table it emptied goes too, and a file left with
-nothing is deleted), ``check`` reports each entry as ``wired``, ``missing`` or ``differs``.
+what ``apply`` wrote, ``check`` reports each entry as ``wired``, ``missing`` or ``differs``.
+Given the file's :class:`~gitmem.harness.journal.Original` (what it held before ``apply``
+first wrote into it), ``remove`` gives that text back byte for byte when nothing else in the
+file changed since, an empty ``{"mcpServers": {}}`` or an empty file included; without it, a
+group, event or table it emptied goes too, and a file left with nothing is deleted.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import HarnessConfigError
+from gitmem.harness.journal import Original
 
 __all__ = [
     "BEGIN_MARKER",
@@ -185,15 +189,24 @@ def _delete(path: Path) -> None:
                                  "check the file's permissions") from None
 
 
-def _write_atomic(path: Path, text: str) -> None:
+def _write_atomic(path: Path, text: str, exact: bool = False) -> None:
+    """Write ``text`` by rename; ``exact``: no newline translation (the bytes as given)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.name}.tur-{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8")
+        tmp.write_text(text, encoding="utf-8", newline="" if exact else None)
         os.replace(tmp, path)
     except OSError as exc:
         raise HarnessConfigError(f"cannot write {path}: {exc.strerror or exc}",
                                  "check the file's permissions") from None
+
+
+def _give_back(path: Path, original: Original) -> None:
+    """Put ``original`` back exactly: its bytes, or no file when there was none."""
+    if original.text is None:
+        _delete(path)
+    else:
+        _write_atomic(path, original.text, exact=True)
 
 
 def _read(path: Path) -> str | None:
@@ -265,8 +278,14 @@ class JsonFile:
             self._save(data, text, indent)
         return outcomes
 
-    def remove(self) -> list[Outcome]:
-        """Take out the entries that are exactly ours; leave one that differs (``kept``)."""
+    def remove(self, original: Original | None = None) -> list[Outcome]:
+        """Take out the entries that are exactly ours; leave one that differs (``kept``).
+
+        With ``original``, a container on an entry's path that the file held before set-up
+        (empty, or holding only empty containers) stays, and when what is left equals the
+        original's data the original text comes back byte for byte (or the file goes, when
+        there was none).
+        """
         data, text, indent = self._load()
         outcomes = []
         for entry in self.entries:
@@ -282,9 +301,64 @@ class JsonFile:
                 else:
                     state = "absent"
             outcomes.append(Outcome(self.path, entry.describe(), state))
-        if text is not None and any(o.state == "removed" for o in outcomes):
-            self._save(data, text, indent)
+        if text is None or not any(o.state == "removed" for o in outcomes):
+            return outcomes
+        before = _json_of(original)
+        if original is not None and before is not None:
+            for entry in self.entries:
+                _keep_hollow(data, before, _containers(entry))
+            if data == before:
+                _give_back(self.path, original)
+                return outcomes
+            if not data and original.text is not None:  # the user's file stays, emptied
+                _write_atomic(self.path, _render(data, text, indent) + "\n")
+                return outcomes
+        self._save(data, text, indent)
         return outcomes
+
+
+def _json_of(original: Original | None) -> dict[str, Any] | None:
+    """The data of an original JSON file (``{}`` for none or a blank one); ``None``: not an object."""
+    if original is None:
+        return None
+    if original.text is None or not original.text.strip():
+        return {}
+    try:
+        data = json.loads(original.text)
+    except json.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _containers(entry: HookEntry | KeyEntry) -> list[tuple[str, ...]]:
+    """The objects and lists on an entry's path, outermost first, that ``apply`` may create."""
+    if isinstance(entry, HookEntry):
+        return [("hooks",), ("hooks", entry.event)]
+    return [entry.keys[:i] for i in range(1, len(entry.keys))]
+
+
+def _hollow(value: Any) -> bool:
+    """An object or list that holds nothing but (possibly nested) empty objects and lists."""
+    if isinstance(value, dict):
+        return all(_hollow(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_hollow(v) for v in value)
+    return False
+
+
+def _keep_hollow(data: dict[str, Any], before: dict[str, Any], paths: list[tuple[str, ...]]) -> None:
+    """Put back each hollow container ``before`` had on ``paths`` that removal took out.
+
+    Removal prunes what it left empty, not knowing whether ``apply`` created it; ``before``
+    says. A container that held the user's values is never put back (they removed those).
+    """
+    for path in paths:
+        had = _get(before, path)
+        if not _hollow(had) or _get(data, path) is not None:
+            continue
+        parent = _get(data, path[:-1]) if len(path) > 1 else data
+        if isinstance(parent, dict):
+            parent[path[-1]] = json.loads(json.dumps(had))
 
 
 def _state(entry: HookEntry | KeyEntry, data: dict[str, Any]) -> str:
@@ -558,8 +632,12 @@ class TomlFile:
             self._save(doc)
         return outcomes
 
-    def remove(self) -> list[Outcome]:
-        """Take out the tables that are exactly ours (and a parent table they leave empty)."""
+    def remove(self, original: Original | None = None) -> list[Outcome]:
+        """Take out the tables that are exactly ours (and a parent table they leave empty).
+
+        With ``original``: when what is left holds the original's data, its text comes back
+        byte for byte (or the file goes, when there was none).
+        """
         exists = self.path.exists()
         doc = self._load()
         outcomes = []
@@ -572,8 +650,26 @@ class TomlFile:
                 state = "kept" if state == "differs" else "absent"
             outcomes.append(Outcome(self.path, entry.describe(), state))
         if exists and any(o.state == "removed" for o in outcomes):
-            self._save(doc)
+            before = None if original is None else _toml_data(original.text)
+            if isinstance(before, dict):
+                for entry in self.entries:
+                    _keep_hollow(doc, before, _containers(entry))
+            if original is not None and before == _plain(doc):
+                _give_back(self.path, original)
+            else:
+                self._save(doc)
         return outcomes
+
+
+def _toml_data(text: str | None) -> Any:
+    """The plain data of a TOML text (``{}`` for none); ``None`` when it does not parse."""
+    import tomlkit
+    from tomlkit.exceptions import ParseError
+
+    try:
+        return tomlkit.parse(text or "").unwrap()
+    except ParseError:
+        return None
 
 
 @dataclass(frozen=True)
@@ -652,8 +748,12 @@ class MarkdownFile:
         _write_atomic(self.path, text + joint + block)
         return self._outcome("added")
 
-    def remove(self) -> list[Outcome]:
-        """Take the block out (and the blank line ``apply`` put before it); delete an empty file."""
+    def remove(self, original: Original | None = None) -> list[Outcome]:
+        """Take the block out (and the blank line ``apply`` put before it); delete an empty file.
+
+        With ``original``: a file that existed before set-up is never deleted, and when
+        what is left is the original text (up to line endings), the original bytes come back.
+        """
         text = _read(self.path)
         span = None if text is None else self._span(text)
         if text is None or span is None:
@@ -663,7 +763,12 @@ class MarkdownFile:
         if before.endswith("\n\n"):
             before = before[:-1]
         rest = before + after
-        if not rest.strip() or rest == self.block.prefix:
+        if original is not None and original.text is not None:
+            if rest == original.text.replace("\r\n", "\n"):
+                _give_back(self.path, original)
+            else:
+                _write_atomic(self.path, rest)
+        elif not rest.strip() or rest == self.block.prefix:
             try:
                 self.path.unlink()
             except OSError as exc:

@@ -350,7 +350,10 @@ class GitmemTools:
         if explain:  # the assembly record costs an object per memory: only when asked
             out.included = [e.memory_id for e in result.assembly if e.included]
             out.excluded = result.excluded_counts()
-        return out, result.text
+        from gitmem import api
+
+        # The CLI's words for an empty wake (its stderr line on a terminal) as the tool's text.
+        return out, result.text or api.empty_notice(result) or ""
 
     def recall(self, query: str, top_k: int | None, include_stale: bool,
                file: str | None) -> tuple[RecallResult, str]:
@@ -365,7 +368,7 @@ class GitmemTools:
                 for h in result.hits]
         text = api.render_recall(result, "markdown-prompt")
         out = RecallResult(query=query, hits=hits, text=text, warnings=_warnings(skipped))
-        return out, text or f"No memory matches {query!r}."
+        return out, text or api.empty_notice(result, file or "") or ""
 
     def learn(self, content: str, type: str | None, file: str | None, confidence: float | None,
               source_agent: str | None) -> tuple[LearnResult, None]:

@@ -168,6 +168,7 @@ class SyncResult:
     new_authors: dict[str, list[str]] = field(default_factory=dict)
     """Authors this clone had not seen before, each with the ids of the memories of theirs
     the sync brought in (docs/sharing.md, Trust)."""
+    unpublished: bool = False  # the remote has no memory ref and publish was false: no push
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (every field; merge results as objects)."""
@@ -186,6 +187,7 @@ class SyncResult:
             "merged": [asdict(r) for r in self.merged],
             "warnings": self.warnings,
             "new_authors": self.new_authors,
+            "unpublished": self.unpublished,
         }
 
 
@@ -838,7 +840,7 @@ def _mark(res: SyncResult, status: str) -> None:
 
 def sync(
     store: Store, remote_name: str = "origin", *, dry_run: bool = False, attempts: int = DEFAULT_ATTEMPTS,
-    allow_secret: bool = False,
+    allow_secret: bool = False, publish: bool = True,
 ) -> SyncResult:
     """Fetch, integrate (adopt, fast-forward or merge) and push the memory ref; see the module docstring.
 
@@ -849,6 +851,7 @@ def sync(
             report what would be merged and pushed, writing nothing else.
         attempts: pushes tried when the remote keeps moving (each after a new fetch and merge).
         allow_secret: adopt incoming versions in which the credential scan finds something.
+        publish: push to a remote without a memory ref (else none; ``result.unpublished``).
 
     Returns:
         The :class:`SyncResult`.
@@ -878,7 +881,8 @@ def sync(
         if not res.new_authors:
             res.new_authors = _new_authors(store, local_before, local if dry_run else res.local_after,
                                            remember=not dry_run)
-        if local is None or local == state.remote_sha:
+        res.unpublished = local is not None and state.remote_sha is None and not publish
+        if local is None or local == state.remote_sha or res.unpublished:
             return res
         if dry_run:
             res.pushed = True

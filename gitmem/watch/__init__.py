@@ -500,7 +500,9 @@ class Watcher:
                          else (*recorded, None))
             old_status, old_reason, beneath = known
             self._known[row.memory_id] = (row.status, row.reason, recorded if row.local else None)
-            reason_changed = row.status in (Status.STALE, Status.UNANCHORED) and row.reason != old_reason
+            # An unanchored memory's reason says why it has no anchor (a legacy record has no
+            # provenance): no edit changes it, so only a new status is worth a line.
+            reason_changed = row.status is Status.STALE and row.reason != old_reason
             if old_status is row.status and not reason_changed and not row.moved:
                 continue  # at most corroborated at the new HEAD: not worth a line
             local = row.local is not None or (beneath is not None and (row.status, row.reason) == beneath)

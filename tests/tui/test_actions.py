@@ -307,7 +307,7 @@ def test_the_palette_provider_offers_every_action_the_issue_names(tui_repo, cloc
 def test_sync_pushes_to_origin_in_the_background_and_a_missing_remote_is_a_notification(
         origin, clock, tui_repo):
     from gitmem.api import Gitmem
-    from tests.conftest import clone, remote_tip
+    from tests.conftest import clone, remote_tip, tur
 
     here = clone(origin, "here", who="Ada")
     gm = Gitmem.open(here)
@@ -315,8 +315,13 @@ def test_sync_pushes_to_origin_in_the_background_and_a_missing_remote_is_a_notif
     app = make_app(gm, clock=clock, poll_interval=3600, follow=False)
 
     async def scenario(pilot):
+        await pilot.press("s")  # origin has no memories: the TUI does not publish them
+        await until(pilot, lambda: any("not published" in n for n in notes(app)), what="the sync")
+        assert remote_tip(origin) is None
+        assert tur(here, "sync", "--publish").code == 0  # publishing: at the command line
+        gm.learn("Releases are tagged by the bot")
         await pilot.press("s")
-        await until(pilot, lambda: any(n.startswith("pushed") for n in notes(app)), what="the sync")
+        await until(pilot, lambda: any(n.startswith("pushed") for n in notes(app)), what="the push")
         assert mid in table_ids(app)
 
     run(app, scenario)

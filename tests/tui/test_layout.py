@@ -13,14 +13,14 @@ def widths(app) -> dict[str, int]:
     return {name: table.columns[name].width for name in table.column_names}
 
 
-def test_the_plan_drops_anchor_then_type_then_weight_as_the_table_narrows():
+def test_the_plan_drops_weight_then_type_then_anchor_as_the_table_narrows():
     wide = plan_columns(220, id_width=13, anchor_width=16)
     assert [name for name, _ in wide] == ["id", "status", "content", "weight", "type", "anchor"]
-    assert [name for name, _ in plan_columns(106, 13, 16)] == ["id", "status", "content", "weight", "type"]
+    assert [name for name, _ in plan_columns(120, 19, 28)] == ["id", "status", "content", "anchor"]
     assert [name for name, _ in plan_columns(80, 19, 16)] == ["id", "status", "content"]
-    for width in (80, 106, 160, 220):
+    for width in (80, 106, 120, 160, 220):
         plan = dict(plan_columns(width, 19, 28))
-        assert plan["content"] >= 0.45 * (width - 2)
+        assert plan["content"] >= 0.4 * (width - 2)
 
 
 def test_at_80_columns_the_content_is_readable_and_the_detail_goes_under_the_table(tui_repo, clock):
@@ -40,25 +40,29 @@ def test_at_80_columns_the_content_is_readable_and_the_detail_goes_under_the_tab
     asyncio.run(main())
 
 
-def test_at_160_columns_the_content_takes_most_of_the_table_and_follows_a_resize(tui_repo, clock):
+def test_from_120_columns_the_anchor_shows_and_at_160_the_content_is_not_cut_at_50(tui_repo, clock):
     _, gm, _ = tui_repo
     app = make_app(gm, clock=clock, poll_interval=3600)
 
     async def main():
-        async with app.run_test(size=(160, 40)) as pilot:
+        async with app.run_test(size=(120, 40)) as pilot:
             await pilot.pause()
             table = app.screen.query_one(MemoryTable)
-            assert not app.screen.has_class("narrow")
+            assert table.size.width == 120  # the detail goes under the table
             assert table.column_names[:3] == ("id", "status", "content")
-            assert widths(app)["content"] > sum(widths(app).values()) / 2
-            assert widths(app)["content"] >= 45
+            assert "anchor" in table.column_names
+            await pilot.resize_terminal(160, 45)
+            await pilot.pause()
+            assert table.column_names == ("id", "status", "content", "weight", "type", "anchor")
+            assert widths(app)["content"] >= 70
             await pilot.resize_terminal(80, 30)
             await pilot.pause()
-            assert app.screen.has_class("narrow")
             assert table.column_names == ("id", "status", "content")
             await pilot.resize_terminal(240, 40)
             await pilot.pause()
+            assert not app.screen.has_class("narrow")  # wide enough for the detail beside it
             assert table.column_names == ("id", "status", "content", "weight", "type", "anchor")
+            assert widths(app)["content"] >= 70
             assert table.row_count == 4
 
     asyncio.run(main())

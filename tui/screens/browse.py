@@ -16,7 +16,7 @@ from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Header, Input, Select, Static
 
-from gitmem.api import Gitmem, LearnActions, LearnResult, VerifyOutcome, split_anchor_ref
+from gitmem.api import Gitmem, LearnActions, LearnResult, VerifyOutcome, empty_notice, split_anchor_ref
 from gitmem.errors import GitmemError
 from tui.actions import browse_bindings
 from tui.commands import GitmemCommands
@@ -44,8 +44,9 @@ __all__ = ["NARROW_WIDTH", "BrowseScreen"]
 _DONE = {"refute": "refuted", "forget": "forgot", "confidence": "confidence set for",
          "undo refutation": "refutation withdrawn from", "edit": "edited", "link": "linked"}
 
-NARROW_WIDTH = 120
-"""Below this many columns the detail pane goes under the table instead of beside it."""
+NARROW_WIDTH = 200
+"""Below this many columns the detail pane goes under the table instead of beside it: beside
+it, the table would lose the anchor column or cut the content at some fifty cells."""
 #: How the learn notes name what they suggest: with this screen's keys.
 _LEARN_ACTIONS = LearnActions(supersede="press l on {id} to link it to {other}",
                               re_anchor="edit it (e) to re-anchor it",
@@ -159,7 +160,11 @@ class BrowseScreen(Screen[None]):
             return
         self._shown = shown
         if row is None:
-            detail.show(None, "no memory matches" if self.rows else "no memories yet: tur learn …")
+            f = self.filter
+            asked = " ".join(w for w in (f"type={f.type}" if f.type else "",
+                                         f"status={f.status}" if f.status else "", f.text) if w)
+            detail.show(None, (empty_notice(None, asked) or "") if asked or not self.rows
+                        else "no memory selected")
             return
         try:
             detail.show(load_detail(self.gm, row))
@@ -319,6 +324,21 @@ class BrowseScreen(Screen[None]):
             text = f"{row.id}: {r.status.value}" + (f" ({r.reason})" if r.reason else "")
             self.notify(text, title="verify", markup=False)
 
+    def action_confirm(self) -> None:
+        """Vouch for the selected memory: stale but still true (``tur verify ID --confirm``)."""
+        row = self._target()
+        if row is None:
+            return
+        outcome = []
+
+        def call() -> None:
+            outcome.extend(self.gm.verify([row.id], confirm=True, now=self._now()).rows)
+
+        if self._run("confirm", row.id, call) and outcome:
+            r = outcome[0]
+            self.notify(f"{row.id}: {r.status.value}, confirmed at HEAD", title="confirm",
+                        markup=False)
+
     def action_refute(self) -> None:
         """Ask for a reason, then refute the selected memory."""
         row = self._target()
@@ -377,8 +397,17 @@ class BrowseScreen(Screen[None]):
         self.query_one("#search", Input).focus()
 
     def action_focus_table(self) -> None:
-        """Back from the filter bar to the table."""
+        """Back from the filter bar to the table; from the search box, the search cleared."""
+        search = self.query_one("#search", Input)
+        if self.focused is search:
+            search.value = ""  # posts FilterChanged: every memory shows again
         self.table.focus()
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the search box: the filter stays, the keys act on the table again."""
+        if event.input.id == "search":
+            event.stop()
+            self.table.focus()
 
     def action_filter(self) -> None:
         """Focus the filter bar (the type select; Tab goes on to the status and the search)."""
@@ -520,12 +549,14 @@ class BrowseScreen(Screen[None]):
     def _sync(self) -> None:
         # a handle of its own: the table keeps reading through self.gm meanwhile
         try:
-            result = self.gm.reopen().sync()
+            result = self.gm.reopen().sync(publish=False)
         except GitmemError as exc:
             self.app.call_from_thread(self.notify, str(exc), title="sync", severity="error",
                                       markup=False)
             return
         line = f"{result.status}: {result.ahead} ahead, {result.behind} behind"
+        if result.unpublished:  # publishing is a decision to take at the command line
+            line += " · not published: origin has no memories yet; tur sync --publish shares yours"
         if result.warnings:
             line += f" · {len(result.warnings)} warning(s): {result.warnings[0]}"
         self.app.call_from_thread(self._synced, line)

@@ -10,17 +10,20 @@ from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Label, Static
 
-from tui.actions import BROWSE_ACTIONS, GLOBAL_KEYS
+from tui.actions import BROWSE_ACTIONS, GLOBAL_KEYS, MOVEMENT_KEYS
 
 __all__ = ["HelpScreen", "keys_table"]
 
 
 def keys_table() -> Table:
-    """Key, name, what it does: the browse actions, then the keys that work everywhere."""
+    """Key, name, what it does: moving in the table, the browse actions, then the global keys."""
     table = Table(box=None, show_header=False, padding=(0, 2, 0, 0), expand=True)
     table.add_column("key", style="bold", no_wrap=True)
     table.add_column("name", no_wrap=True)
     table.add_column("what it does", ratio=1)
+    for key, name, what in MOVEMENT_KEYS:
+        table.add_row(Text(key), Text(name), Text(what, style="dim"))
+    table.add_row("", "", "")
     for action in BROWSE_ACTIONS:
         table.add_row(Text(action.display), Text(action.title), Text(action.help, style="dim"))
     table.add_row("", "", "")

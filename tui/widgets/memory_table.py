@@ -6,6 +6,7 @@ from collections.abc import Iterable
 
 from rich.text import Text
 from textual import events
+from textual.binding import Binding
 from textual.widgets import DataTable
 
 from tui.rows import Row
@@ -16,12 +17,13 @@ __all__ = ["COLUMNS", "STATUS_STYLES", "MemoryTable", "plan_columns"]
 STATUS_STYLES = {"fresh": "green", "stale": "yellow", "unanchored": "cyan", "refuted": "red"}
 #: Every column, in display order; ``weight``, ``type`` and ``anchor`` are optional.
 COLUMNS = ("id", "status", "content", "weight", "type", "anchor")
-#: The optional columns in the order they are dropped when the table gets narrow.
-DROP_ORDER = ("anchor", "type", "weight")
+#: The optional columns in the order they are dropped when the table gets narrow: the
+#: anchor last, since where a memory points is what a reader checks it against.
+DROP_ORDER = ("weight", "type", "anchor")
 #: Content width (cells) the table keeps at least before it shows an optional column ...
 MIN_CONTENT = 30
 #: ... and the share of the table's width the content keeps at least.
-MIN_CONTENT_SHARE = 0.45
+MIN_CONTENT_SHARE = 0.4
 #: Widest anchor column (cells); a longer anchor is cut with an ellipsis.
 MAX_ANCHOR = 28
 #: Widest id column (cells): ``preference-`` + 16 hex digits fits.
@@ -44,7 +46,7 @@ def plan_columns(width: int, id_width: int, anchor_width: int,
     ``id`` and ``status`` always show, then ``content``, which gets what is left. The
     optional ``weight``, ``type`` and ``anchor`` show only while the content keeps at least
     :data:`MIN_CONTENT` cells and :data:`MIN_CONTENT_SHARE` of the width; they are
-    dropped in :data:`DROP_ORDER` (the anchor first: the search still matches it).
+    dropped in :data:`DROP_ORDER` (the anchor last).
 
     Args:
         width: the table's width in cells (scrollbar included).
@@ -82,6 +84,11 @@ class MemoryTable(DataTable):
     DEFAULT_CSS = """
     MemoryTable { height: 1fr; }
     """
+    # vi's and less's movement keys, next to the arrows, Home and End DataTable binds.
+    BINDINGS = [Binding("j", "cursor_down", "Down", show=False),
+                Binding("k", "cursor_up", "Up", show=False),
+                Binding("g", "scroll_top", "First", show=False),
+                Binding("G", "scroll_bottom", "Last", show=False)]
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id, cursor_type="row", zebra_stripes=True)
