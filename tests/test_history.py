@@ -297,7 +297,7 @@ def test_a_linked_worktree_writes_the_graph_into_the_common_objects(repo, tmp_pa
 def test_a_clone_that_adopts_a_long_history_by_sync_gets_its_graph(origin):
     a = clone(origin, "a", "Ana")
     _build_history(a)
-    assert tur(a, "remote", "setup").code == 0 and tur(a, "sync").code == 0
+    assert tur(a, "remote", "setup").code == 0 and tur(a, "sync", "--publish").code == 0
     b = clone(origin, "b", "Ben")
     assert tur(b, "remote", "setup").code == 0 and tur(b, "sync").code == 0
     assert graph_commits(b) == set(_parents(b))

@@ -179,7 +179,7 @@ def test_the_graph_reader_resolves_every_import_form():
     pairs = {(source, target) for source, target, _ in edges}
     assert {"gitmem", "gitmem.cli", "gitmem.store", "gitmem.store.code", "tui.app"} <= nodes
     # `from gitmem import codec` (a submodule, inside a function) and `from gitmem.store import Store`.
-    assert ("gitmem.api.curate", "gitmem.codec") in pairs and ("gitmem.api", "gitmem.store") in pairs
+    assert ("gitmem.api.curate", "gitmem.codec") in pairs and ("gitmem.api.facade", "gitmem.store") in pairs
     # `from gitmem.store.code import CodeHistory`, lazily inside a method of the store.
     assert ("gitmem.store.repo", "gitmem.store.code") in pairs
     # Only-for-type-checking imports count too: a layering does not loop for annotations either.

@@ -398,26 +398,9 @@ class Verifier:
                 news += (stored.status is Status.FRESH
                          and _as_of(stored, points.get(position)).provenance.git_sha != head)
                 continue
-            verdict = pending.pop()
             subject = _as_of(stored, points.get(position))
             memory: Memory = cast("Memory", subject)
-            if (not ids and explicit and verdict.corroborated and verdict.changed and memory.decay is not None
-                    and not _status_changed(memory, verdict)
-                    and memory.provenance is not None
-                    and verdict.new_context_ref == memory.provenance.context_ref
-                    and verdict.new_fingerprint == memory.provenance.fingerprint):
-                # Only the anchored SHA would move: the run record corroborates it.
-                verdict = replace(verdict, changed=False)
-            if verdict.changed and _count_only(memory, verdict):
-                # Still stale by commit distance: the stored reason says when it went stale.
-                verdict = replace(verdict, changed=False)
-            if (ids and (explicit or confirm) and memory.refutation is None
-                    and (confirm or verdict.status is Status.FRESH)):
-                verdict = self._explicit(memory, verdict, report.head_sha, confirm)
-            if (not explicit and not confirm and verdict.changed and memory.refutation is None
-                    and not _status_changed(memory, verdict)):
-                # A background check only re-anchored the memory: not worth a commit.
-                verdict = replace(verdict, changed=False, corroborated=False)
+            verdict = self._settled(memory, pending.pop(), head, ids=ids, explicit=explicit, confirm=confirm)
             if verdict.changed or full_records:
                 memory = _materialize(full(stored), subject)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
@@ -440,18 +423,35 @@ class Verifier:
             if wt is not None:
                 ref = verdict.new_context_ref or (memory.provenance.context_ref if memory.provenance else "")
                 local[memory.id] = LocalEntry(wt, split_ref(ref or "")[0])
-            rows.append(StatusRow(
-                memory=shown.with_local(wt), status=Status.STALE if wt else verdict.status,
-                reason=wt or verdict.reason,
-                weight=weight(cast("Memory", AsOf(new, head, now)) if moves else new,
-                              now, verdict.commit_distance, policy),
-                commit_distance=verdict.commit_distance, changed=memory.id in changed,
-                moved=bool(verdict.new_context_ref and memory.provenance
-                           and verdict.new_context_ref != memory.provenance.context_ref),
-                new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
-                old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
-            ))
+            rows.append(_row(memory, shown, verdict, wt, changed=memory.id in changed,
+                             weighed=weight(cast("Memory", AsOf(new, head, now)) if moves else new,
+                                            now, verdict.commit_distance, policy)))
         return rows, updated, local, news
+
+    def _settled(self, memory: Memory, verdict: Verdict, head: str, *, ids: list[str] | None,
+                 explicit: bool, confirm: bool) -> Verdict:
+        """``verdict`` as this verify records it: which changes are worth a rewrite.
+
+        A whole explicit verify leaves to its run record a corroboration that would only move
+        the anchored SHA; a memory still stale by commit distance keeps the reason it went
+        stale with; ``tur verify ID`` (or ``--confirm``) re-anchors to HEAD; a background check
+        (the watcher) does not commit a mere re-anchor.
+        """
+        if (not ids and explicit and verdict.corroborated and verdict.changed and memory.decay is not None
+                and not _status_changed(memory, verdict)
+                and memory.provenance is not None
+                and verdict.new_context_ref == memory.provenance.context_ref
+                and verdict.new_fingerprint == memory.provenance.fingerprint):
+            return replace(verdict, changed=False)
+        if verdict.changed and _count_only(memory, verdict):
+            verdict = replace(verdict, changed=False)
+        if (ids and (explicit or confirm) and memory.refutation is None
+                and (confirm or verdict.status is Status.FRESH)):
+            verdict = self._explicit(memory, verdict, head, confirm)
+        if (not explicit and not confirm and verdict.changed and memory.refutation is None
+                and not _status_changed(memory, verdict)):
+            verdict = replace(verdict, changed=False, corroborated=False)
+        return verdict
 
     def _carried_row(self, stored: Any, full: Callable[[Any], Memory], head: str, now: datetime,
                      full_records: bool) -> StatusRow:
@@ -693,6 +693,24 @@ class _Rewrites:
     def close(self) -> None:
         """Save the staged rows still pending and forget them."""
         self.staged.close()
+
+
+def _row(memory: Memory, shown: Any, verdict: Verdict, wt: str | None, *,
+         changed: bool, weighed: float) -> StatusRow:
+    """The status row of one judged memory.
+
+    ``memory`` as it was, ``shown`` what the row shows of it as recorded, ``wt`` its
+    working-tree overlay reason, ``weighed`` its weight now.
+    """
+    return StatusRow(
+        memory=shown.with_local(wt), status=Status.STALE if wt else verdict.status,
+        reason=wt or verdict.reason, weight=weighed,
+        commit_distance=verdict.commit_distance, changed=changed,
+        moved=bool(verdict.new_context_ref and memory.provenance
+                   and verdict.new_context_ref != memory.provenance.context_ref),
+        new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
+        old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
+    )
 
 
 def _message(rows: list[StatusRow], counts: dict[str, int]) -> str:

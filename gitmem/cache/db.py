@@ -356,7 +356,9 @@ class CacheDB:
 
     def put_rows(self, rows: Iterable[tuple[str, str, tuple, bytes]]) -> None:
         """Save ``(blob id, memory id, hot row, marshalled mapping)`` of record blobs."""
-        with self.lock:
+        # One transaction: in autocommit mode each row would be a commit of its own (10,000
+        # rows: ~1 s instead of ~0.2 s).
+        with self.lock, self.batch():
             if not self._writable:
                 return
             conn = self._connect()

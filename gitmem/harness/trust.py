@@ -156,8 +156,9 @@ def _path() -> TrustCheck:
     return TrustCheck(
         "`tur` is on PATH (the harness runs it by name)" + (f": {found}" if found else ""),
         found is not None,
-        "install gitmem where the harness starts from (e.g. `pipx install gitmem`), or put "
-        "this checkout's .venv/bin on PATH before starting the harness")
+        "install gitmem where the harness starts from (`pip install /path/to/gitmem`, or "
+        "`pipx install /path/to/gitmem`), or put its checkout's .venv/bin on PATH before "
+        "starting the harness")
 
 
 def checks(harness: str, scope: str, root: Path, home: Path) -> list[TrustCheck]:

@@ -562,11 +562,12 @@ class BrowseScreen(Screen[None]):
         self.app.call_from_thread(self._synced, line)
 
     def _synced(self, line: str) -> None:
-        self.notify(line, title="sync", markup=False)
         if self.on_write is not None:
             self.on_write()
         self.reload()
         self._restart_follow()
+        # Last: whoever waits for the notice (a person, a test) finds the table reloaded.
+        self.notify(line, title="sync", markup=False)
 
     def _select(self, memory_id: str) -> None:
         """Put the cursor on ``memory_id`` when the table lists it."""
