@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import HarnessConfigError
-from gitmem.harness.journal import Original
+from gitmem.harness.journal import Original, read_exact
 
 __all__ = [
     "BEGIN_MARKER",
@@ -210,12 +210,9 @@ def _give_back(path: Path, original: Original) -> None:
 
 
 def _read(path: Path) -> str | None:
-    try:
-        return path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessConfigError(f"cannot read {path}: {exc}", "check the file") from None
+    # As Path.read_text reads it (universal newlines): what the entries are merged into.
+    text = read_exact(path)
+    return None if text is None else text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 class JsonFile:
