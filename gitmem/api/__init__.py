@@ -3,8 +3,9 @@
 The CLI, TUI, watcher and MCP server import only this package and :mod:`gitmem.errors`.
 :class:`Gitmem` is a thin composition of explicit parts, each a class in this package that
 receives what it uses (records, weights, verify, context, hooks, setup, curate, edits,
-imports, sharing: docs/architecture.md says which does what). Each method's docstring
-here is the contract; the parts' methods point back to it.
+imports, sharing: docs/architecture.md says which does what), defined in
+:mod:`gitmem.api.facade`, where each method's docstring is the contract; the parts' methods
+point back to it.
 
 Every value a method returns is defined in (or re-exported by) :mod:`gitmem.api.results`.
 Names that would load heavy modules (``Memory`` needs pydantic, the renderers need the
