@@ -255,11 +255,6 @@ LAYERS: dict[str, int] = {
     "gitmem.cli": 8, "gitmem.mcp": 8, "gitmem.watch": 8, "tui": 8, "gitmem.__main__": 8,
 }
 
-#: Imports from a package to one of a higher layer that are still there, as (importer package,
-#: imported package): each must still happen (one that is gone is deleted from here).
-KNOWN_UPWARD_IMPORTS: set[tuple[str, str]] = set()
-
-
 def _package_of(module: str) -> str:
     """``gitmem.store.refs`` -> ``gitmem.store``; a top-level module or ``tui.*`` is its own entry."""
     parts = module.split(".")
@@ -292,22 +287,13 @@ def test_each_package_imports_only_its_own_layer_or_below():
     upward = sorted(
         f"{source} ({LAYERS[source]}) -> {target} ({LAYERS[target]}): {', '.join(sorted(where)[:3])}"
         for (source, target), where in _package_edges().items()
-        if LAYERS[target] > LAYERS[source] and (source, target) not in KNOWN_UPWARD_IMPORTS
+        if LAYERS[target] > LAYERS[source]
     )
     assert upward == [], "imports from a lower layer to a higher one:\n" + "\n".join(upward)
 
 
-def test_every_known_upward_import_still_happens():
-    edges = _package_edges()
-    gone = sorted(f"{s} -> {t}" for s, t in KNOWN_UPWARD_IMPORTS if (s, t) not in edges)
-    assert gone == [], f"no longer imported: delete from KNOWN_UPWARD_IMPORTS: {gone}"
-
-
 #: No module is longer than this many lines: past it, a module holds more than one job.
 MAX_MODULE_LINES = 900
-#: Modules still longer (delete a line once it is split). The facade is 915 lines since its lazy
-#: names are also imported for the type checker; its parts already hold the work.
-BEING_SPLIT_ELSEWHERE: set[str] = set()
 
 
 def _long_modules() -> set[str]:
@@ -316,13 +302,10 @@ def _long_modules() -> set[str]:
 
 
 def test_no_module_is_over_900_lines():
-    too_long = sorted(_long_modules() - BEING_SPLIT_ELSEWHERE)
+    too_long = sorted(_long_modules())
     assert too_long == [], f"modules over {MAX_MODULE_LINES} lines (split them along their jobs): {too_long}"
 
 
-def test_every_module_being_split_elsewhere_is_still_long():
-    done = sorted(BEING_SPLIT_ELSEWHERE - _long_modules())
-    assert done == [], f"now at most {MAX_MODULE_LINES} lines: delete from BEING_SPLIT_ELSEWHERE: {done}"
 #: Modules that serve names through a PEP 562 ``__getattr__`` table, and the table's name.
 #: (``gitmem/cache/__init__.py`` has one too; the cache rewrite owns it.)
 #: Each serving module maps to (the module holding its table, the table's name).
