@@ -97,3 +97,26 @@ def test_warm_reads_equal_cold_reads_through_learn_forget_verify_and_import(repo
         shutil.copytree(repo, cold)
         shutil.rmtree(cache_dir(Store.discover(cold)), ignore_errors=True)
         assert warm == reads(cold), step.__name__
+
+
+def test_a_table_derived_after_a_learn_is_saved_when_its_tree_is_read_again_or_warmed(repo):
+    from tests.conftest import cache_entry
+
+    gm = Gitmem.open(repo)
+    gm.learn("The queue retries failed jobs with exponential backoff")
+    gm.snapshot()  # the first tree: built from the blobs, saved at once
+    root = cache_dir(Store.discover(repo))
+
+    def table_saved() -> bool:
+        store = Store.discover(repo)
+        return cache_entry(root, "table", store.subtree_id(store.tip(), "memories")).exists()
+
+    assert table_saved()
+    Gitmem.open(repo).learn("Billing worker batches invoices every night")
+    Gitmem.open(repo).snapshot()
+    assert not table_saved()  # derived from the saved one by one record: not worth a save yet
+    assert Gitmem.open(repo).snapshot().records == Gitmem.open(repo).snapshot().records
+    assert table_saved()  # asked again: saved
+    Gitmem.open(repo).learn("Always run the migrations before the tests")
+    Gitmem.open(repo).warm()
+    assert table_saved()  # a warm-up saves what it builds at once
