@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -117,11 +119,63 @@ def test_pre_tool_reads_the_files_of_a_codex_apply_patch(repo):
     assert patch_files(patch) == ["src/app.py", "src/new.py"]
 
 
-def test_pre_tool_ignores_files_outside_the_repository_and_bad_payloads(repo, tmp_path):
+def test_pre_tool_ignores_files_outside_the_repository_and_payloads_without_a_file(repo, tmp_path):
     tur(repo, "learn", "app flags", "--file", "src/app.py")
-    for stdin in (claude_read(tmp_path / "elsewhere.py"), "{not json", "", json.dumps([1, 2])):
+    for stdin in (claude_read(tmp_path / "elsewhere.py"), "", json.dumps([1, 2])):
         r = tur(repo, "hook", "pre-tool", stdin=stdin)
         assert (r.code, r.out) == (0, "{}\n"), stdin
+
+
+def test_a_payload_that_is_not_json_gives_no_output_and_one_line_on_stderr(repo):
+    tur(repo, "learn", "app flags", "--file", "src/app.py")
+    for hook in ("session-start", "pre-turn", "pre-tool"):
+        r = tur(repo, "hook", hook, stdin='{"prompt": "app flags", oops}')
+        assert (r.code, r.out) == (0, ""), hook
+        assert len(r.err.splitlines()) == 1 and "stdin is not JSON" in r.err, r.err
+
+
+def test_a_hook_reads_only_the_first_json_object_of_its_stdin(repo):
+    mid = tur(repo, "learn", "The sqlite queue retries failed jobs three times").out.strip()
+    r = tur(repo, "hook", "pre-turn", stdin=prompt("sqlite queue retry") + "\n{garbage after it")
+    assert r.code == 0 and mid in r.out and r.err == ""
+
+
+def hook_process(repo: Path, hook: str, *args: str) -> subprocess.Popen:
+    """``tur hook HOOK`` as its own process, its stdin a pipe this test keeps open."""
+    return subprocess.Popen([sys.executable, "-m", "gitmem", "-C", str(repo), "hook", hook, *args],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def test_a_hook_answers_a_complete_payload_while_its_stdin_stays_open(repo):
+    mid = tur(repo, "learn", "The sqlite queue retries failed jobs three times").out.strip()
+    proc = hook_process(repo, "pre-turn")
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    try:
+        proc.stdin.write(prompt("how does the sqlite queue retry?").encode())
+        proc.stdin.flush()  # and never closed: the harness keeps the pipe
+        code = proc.wait(timeout=60)
+        out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+    finally:
+        proc.stdin.close()
+        proc.kill()
+    assert code == 0 and mid in out, err
+
+
+def test_an_incomplete_payload_on_an_open_stdin_times_out_quietly(repo):
+    proc = hook_process(repo, "pre-tool")
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    started = time.monotonic()
+    try:
+        proc.stdin.write(b'{"session_id": "s-1", "tool_input": {"file_path": "src/app.py"')
+        proc.stdin.flush()
+        code = proc.wait(timeout=60)
+        out, err = proc.stdout.read().decode(), proc.stderr.read().decode()
+    finally:
+        proc.stdin.close()
+        proc.kill()
+    assert (code, out) == (0, "")
+    assert err.splitlines() == ["tur hook pre-tool: no complete JSON payload on stdin after 2 s"]
+    assert time.monotonic() - started < 30  # the deadline, not the harness's timeout, ended it
 
 
 def test_hooks_outside_a_repository_exit_0_with_the_error_on_stderr(tmp_path):

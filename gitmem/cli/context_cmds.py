@@ -154,9 +154,17 @@ def cmd_recall(args: argparse.Namespace, env: Env) -> int:
 def cmd_hook(args: argparse.Namespace, env: Env) -> int:
     """Never block a harness: print the text (or its JSON envelope) or nothing; always exit 0."""
     from gitmem import api
+    from gitmem.cli.hook_input import BadPayload, read_payload
 
     try:
-        payload = env.inp.read()
+        payload = read_payload(env.inp)
+    except BadPayload as exc:  # nothing to answer: no output, and the reason on stderr
+        env.warn(f"tur hook {args.hook}: {exc}")
+        return 0
+    except (OSError, ValueError, AttributeError) as exc:  # no stdin at all (closed, or None)
+        env.warn(f"tur hook {args.hook}: cannot read stdin: {exc}")
+        return 0
+    try:
         options = {"token_budget": args.token_budget, "max_chars": args.max_chars}
         if hasattr(args, "top_k"):
             options["top_k"] = args.top_k
