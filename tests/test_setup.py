@@ -9,6 +9,8 @@ they were (and deleting the files and directories it created).
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from pathlib import Path
 
@@ -445,3 +447,137 @@ def test_a_trusted_parent_folder_trusts_the_repository(repo, home):
     (home / ".copilot").mkdir()
     (home / ".copilot/config.json").write_text(json.dumps({"trustedFolders": [str(repo.resolve().parent)]}))
     assert tur(repo, "setup", "copilot", "--check").code == 0
+
+
+# -- the user's files stay theirs: links, FIFOs, read-only files, their own lines and keys ---------
+
+
+def test_setup_and_remove_edit_a_settings_file_through_its_symlink_into_dotfiles(repo, home, tmp_path):
+    dotfiles = tmp_path / "dotfiles"
+    dotfiles.mkdir()
+    target = dotfiles / "claude-settings.json"
+    target.write_text(_dump(CLAUDE_SETTINGS))
+    target.chmod(0o600)
+    link = repo / ".claude/settings.json"
+    link.parent.mkdir()
+    link.symlink_to(target)
+    assert tur(repo, "setup", "claude").code == 0
+    assert link.is_symlink() and link.resolve() == target  # the link stays ...
+    # ... and its target holds the entries
+    assert commands(load(target), "UserPromptSubmit") == [(None, "tur hook pre-turn")]
+    assert target.stat().st_mode & 0o777 == 0o600  # and kept its mode
+    assert tur(repo, "setup", "claude", "--remove").code == 0
+    assert link.is_symlink() and link.resolve() == target
+    assert target.read_text() == _dump(CLAUDE_SETTINGS)
+
+
+def test_a_link_whose_settings_file_was_created_by_setup_keeps_the_link_on_remove(repo, home, tmp_path):
+    target = tmp_path / "dotfiles" / "mcp.json"
+    target.parent.mkdir()
+    target.write_text("{}\n")
+    link = repo / ".mcp.json"
+    link.symlink_to(target)
+    (repo / ".git/tur").mkdir(exist_ok=True)
+    assert tur(repo, "setup", "claude").code == 0
+    (repo / ".git/tur/setup.json").unlink()  # no record: what the entries leave empty goes ...
+    assert tur(repo, "setup", "claude", "--remove").code == 0
+    assert link.is_symlink() and load(target) == {}  # ... but a link and its file are the user's
+
+
+def test_a_link_to_nothing_is_refused_and_named(repo, home, tmp_path):
+    link = repo / ".mcp.json"
+    link.symlink_to(tmp_path / "gone.json")
+    result = tur(repo, "setup", "claude")
+    assert_one_line_error(result, ".mcp.json is a link to", "which does not exist")
+    assert link.is_symlink() and not (repo / ".claude").exists()
+
+
+def test_a_fifo_where_a_settings_file_should_be_is_refused_without_blocking(repo, home):
+    fifo = repo / ".claude/settings.json"
+    fifo.parent.mkdir()
+    os.mkfifo(fifo)
+    for args in ((), ("--check",), ("--remove",)):
+        # A FIFO nobody writes to: an open() for reading would block for ever.
+        result = tur(repo, "setup", "claude", *args)
+        assert_one_line_error(result, "settings.json is a FIFO (named pipe), not a regular file")
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    assert not (repo / ".mcp.json").exists() and not (repo / "CLAUDE.md").exists()
+
+
+def test_a_directory_where_a_settings_file_should_be_is_refused(repo, home):
+    (repo / ".mcp.json").mkdir()
+    assert_one_line_error(tur(repo, "setup", "claude"), ".mcp.json is a directory, not a regular file")
+    assert not (repo / ".claude").exists()
+
+
+def test_a_read_only_settings_file_is_refused_and_keeps_its_mode(repo, home):
+    settings = repo / ".claude/settings.json"
+    settings.parent.mkdir()
+    settings.write_text(_dump(CLAUDE_SETTINGS))
+    settings.chmod(0o444)
+    result = tur(repo, "setup", "claude")
+    assert_one_line_error(result, "settings.json is read-only; nothing was changed", "chmod u+w")
+    assert settings.stat().st_mode & 0o777 == 0o444
+    assert settings.read_text() == _dump(CLAUDE_SETTINGS)
+    assert not (repo / ".mcp.json").exists()  # refused before anything was written
+    settings.chmod(0o644)
+    assert tur(repo, "setup", "claude").code == 0
+    settings.chmod(0o444)  # wired already: nothing to write, so nothing to refuse
+    again = tur(repo, "setup", "claude")
+    assert again.code == 0 and "nothing changed" in again.out
+    assert_one_line_error(tur(repo, "setup", "claude", "--remove"), "is read-only")
+    assert commands(load(settings), "UserPromptSubmit") == [(None, "tur hook pre-turn")]
+
+
+def test_a_settings_file_with_a_key_twice_is_refused_rather_than_losing_one(repo, home):
+    settings = repo / ".claude/settings.json"
+    settings.parent.mkdir()
+    text = ('{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "a"}]}]},\n'
+            ' "hooks": {"PreToolUse": [{"matcher": "Bash",\n'
+            '                           "hooks": [{"type": "command", "command": "b"}]}]}}\n')
+    settings.write_text(text)
+    result = tur(repo, "setup", "claude")
+    assert_one_line_error(result, 'settings.json has the key "hooks" twice in one object')
+    assert settings.read_text() == text and not (repo / ".mcp.json").exists()
+
+
+def test_remove_keeps_the_lines_the_user_wrote_inside_the_block_and_says_so(repo, home):
+    guide = repo / "CLAUDE.md"
+    guide.write_text(INSTRUCTIONS)
+    assert tur(repo, "setup", "claude").code == 0
+    text = guide.read_text()
+    mine = "- Always run `make lint` before you stop."
+    edited = text.replace("<!-- END gitmem -->", mine + "\n<!-- END gitmem -->")
+    guide.write_text(edited)
+    check = tur(repo, "setup", "claude", "--check")
+    assert "MISSING" not in check.out and "DIFFERS" not in check.out  # still wired
+    again = tur(repo, "setup", "claude")
+    assert "nothing changed" in again.out and guide.read_text() == edited  # setup keeps it too
+    removed = tur(repo, "setup", "claude", "--remove")
+    assert removed.code == 0
+    assert f'kept 1 line you wrote inside the block: "{mine}"' in removed.out
+    assert guide.read_text() == INSTRUCTIONS + "\n" + mine + "\n"
+
+
+def test_an_update_of_the_block_keeps_the_users_lines(repo, home):
+    import importlib
+
+    agents = repo / "AGENTS.md"
+    assert tur(repo, "setup", "codex").code == 0
+    mine = "- Our deploys are manual; never run `make deploy`."
+    agents.write_text(agents.read_text().replace("<!-- END gitmem -->", mine + "\n<!-- END gitmem -->"))
+    # gitmem's own text changes (a newer release): the journal says what it wrote before
+    journal = json.loads((repo / ".git/tur/setup.json").read_text())
+    old = journal["blocks"][str(agents.resolve())]
+    older = old.replace("Before you stop", "Before the session ends")
+    agents.write_text(agents.read_text().replace("Before you stop", "Before the session ends"))
+    journal["blocks"][str(agents.resolve())] = older
+    (repo / ".git/tur/setup.json").write_text(json.dumps(journal))
+    assert "DIFFERS" in tur(repo, "setup", "codex", "--check").out
+    updated = tur(repo, "setup", "codex")
+    assert "updated" in updated.out and mine in updated.out
+    text = agents.read_text()
+    assert "Before the session ends" not in text and "Before you stop" in text
+    assert text.count(mine) == 1 and text.index(mine) < text.index("<!-- END gitmem -->")
+    block = importlib.import_module("gitmem.harness.codex").plan("project", repo.resolve(), home)
+    assert block.files[-1].check()[0].state == "wired"

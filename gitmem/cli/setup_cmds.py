@@ -49,8 +49,8 @@ def cmd_setup(args: argparse.Namespace, env: Env) -> int:
         from gitmem.cli.output import json_dump
 
         env.print(json_dump({"harness": args.harness, "changed": bool(report.changed),
-                             "items": [{"state": i.state, "path": str(i.path), "what": i.what}
-                                       for i in report.items],
+                             "items": [{"state": i.state, "path": str(i.path), "what": i.what,
+                                        "note": i.note or None} for i in report.items],
                              "notes": list(report.notes), "missing": len(report.missing),
                              "trust": [{"what": t.what, "ok": t.ok, "fix": t.fix,
                                         "source": str(t.source) if t.source else None}
@@ -58,6 +58,8 @@ def cmd_setup(args: argparse.Namespace, env: Env) -> int:
         return 1 if args.check and (report.missing or report.next_steps) else 0
     for item in report.items:
         env.print(f"{_VERBS.get(item.state, item.state):<14} {item.path}  {item.what}")
+        if item.note:
+            env.print(f"{'':<14} {item.note}")
     for note in report.notes:
         env.print(f"note: {note}")
     if args.check:

@@ -106,7 +106,9 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path,
             of that harness was changed after it.
     """
     # Here, not at the top: every hook run imports this package, and none of them sets up.
+    from gitmem.harness.files import ensure_writable
     from gitmem.harness.journal import Journal, read_exact
+    from gitmem.harness.markdown import MarkdownFile
     from gitmem.harness.trust import checks
 
     if harness not in HARNESSES:
@@ -118,8 +120,11 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path,
     module = importlib.import_module(f"gitmem.harness.{harness}")
     plan = module.plan(scope, root, home)
     if action != "check":
-        for target in plan.files:  # refuse before writing anything if a file cannot be read
-            target.check()
+        # Refuse before writing anything: a file that cannot be read (not a regular file, not
+        # JSON, a key twice), or one this run would change and cannot write as it should.
+        for target in plan.files:
+            if _writes(action, target.check(), isinstance(target, MarkdownFile)):
+                ensure_writable(target.path)
     items: list[SetupItem] = []
     records = Journal(journal if action != "check" else None)
     for target in plan.files:
@@ -128,12 +133,20 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path,
             # before the journal existed keeps no record, and its removal prunes as before.
             untouched = all(item.state == "missing" for item in target.check())
             text = read_exact(target.path) if untouched else None
-            done = target.apply()
+            if isinstance(target, MarkdownFile):
+                done = target.apply(records.block(target.path))
+                records.wrote_block(target.path, target.block.render())
+            else:
+                done = target.apply()
             if untouched and any(item.state != "unchanged" for item in done):
                 records.record(target.path, text)
             items += done
         elif action == "remove":
-            items += target.remove(records.original(target.path))
+            original = records.original(target.path)
+            if isinstance(target, MarkdownFile):
+                items += target.remove(original, records.block(target.path))
+            else:
+                items += target.remove(original)
             records.forget(target.path)
         else:
             items += target.check()
@@ -142,6 +155,14 @@ def run(harness: str, scope: str, action: str, root: Path, home: Path,
         _prune_dirs([t.path for t in plan.files], stop={root, home})
     found = () if action == "remove" else tuple(checks(harness, scope, root, home))
     return SetupReport(harness, scope, action, tuple(items), tuple(plan.notes), found)
+
+
+def _writes(action: str, found: list[SetupItem], markdown: bool) -> bool:
+    """Whether ``setup`` or ``remove`` will write a file whose entries ``check`` found so."""
+    if action == "setup":
+        return any(item.state != "wired" for item in found)
+    # remove takes out a block of any version, but only the entries exactly as written
+    return any(item.state == "wired" or (markdown and item.state == "differs") for item in found)
 
 
 def _prune_dirs(paths: list[Path], stop: set[Path]) -> None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitmem.harness.instructions import instructions
-from gitmem.harness.merge import Block, HookEntry, JsonFile, KeyEntry, MarkdownFile, TomlFile
+from gitmem.harness.markdown import Block, MarkdownFile
+from gitmem.harness.merge import HookEntry, JsonFile, KeyEntry, TomlFile
 from gitmem.harness.plan import MCP_LABEL, Plan
 
 __all__ = ["plan"]

@@ -16,7 +16,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from gitmem.harness.instructions import instructions
-from gitmem.harness.merge import Block, JsonFile, KeyEntry, MarkdownFile
+from gitmem.harness.markdown import Block, MarkdownFile
+from gitmem.harness.merge import JsonFile, KeyEntry
 from gitmem.harness.plan import MCP_LABEL, Plan
 
 __all__ = ["plan"]

@@ -11,6 +11,10 @@ there. The journal does. It is per-clone working state (in the repository's git 
 ``tur setup`` first writes one of its entries into it, and loses it when ``--remove`` runs on
 it. Without a record (a set-up made elsewhere, or before the journal existed) ``--remove``
 still takes out exactly its entries, and deletes what they leave empty.
+
+``blocks`` (beside ``files``) maps an instructions file to the block ``tur setup`` last wrote
+into it, markers included, so that the lines a user wrote inside the block are told from
+gitmem's even after gitmem's own text changed (:mod:`gitmem.harness.markdown`).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gitmem.errors import HarnessConfigError
+from gitmem.harness.files import read_exact
 
 __all__ = ["Journal", "Original", "read_exact"]
 
@@ -39,20 +44,6 @@ class Original:
     text: str | None
 
 
-def read_exact(path: Path) -> str | None:
-    """The file's exact text (no newline translation), ``None`` when it does not exist.
-
-    Raises:
-        HarnessConfigError: it exists but cannot be read as UTF-8.
-    """
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        return None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise HarnessConfigError(f"cannot read {path}: {exc}", "check the file") from None
-
-
 class Journal:
     """The records of one clone; :meth:`save` writes them back (and deletes an empty journal).
 
@@ -66,6 +57,7 @@ class Journal:
     def __init__(self, path: Path | None) -> None:
         self.path = path
         self._files: dict[str, dict[str, str | None]] = {}
+        self._blocks: dict[str, str] = {}
         self._changed = False
         text = read_exact(path) if path is not None else None
         if text:
@@ -77,6 +69,20 @@ class Journal:
             if isinstance(files, dict):
                 self._files = {k: v for k, v in files.items()
                                if isinstance(v, dict) and isinstance(v.get("text", ""), str | None)}
+            blocks = data.get("blocks") if isinstance(data, dict) else None
+            if isinstance(blocks, dict):
+                self._blocks = {k: v for k, v in blocks.items() if isinstance(v, str)}
+
+    def block(self, file: Path) -> str | None:
+        """The instructions block ``tur setup`` last wrote into ``file``, or ``None`` if unknown."""
+        return self._blocks.get(str(file))
+
+    def wrote_block(self, file: Path, block: str) -> None:
+        """Remember ``block`` as what ``tur setup`` wrote into ``file`` (markers included)."""
+        if self.path is None or self._blocks.get(str(file)) == block:
+            return
+        self._blocks[str(file)] = block
+        self._changed = True
 
     def original(self, file: Path) -> Original | None:
         """What ``file`` held before ``tur setup`` first wrote into it, or ``None`` if unknown."""
@@ -94,6 +100,8 @@ class Journal:
         """Drop ``file``'s record (after ``--remove`` gave the file back)."""
         if self._files.pop(str(file), None) is not None:
             self._changed = True
+        if self._blocks.pop(str(file), None) is not None:
+            self._changed = True
 
     def save(self) -> None:
         """Write the records (atomically), or delete the journal when none is left.
@@ -104,13 +112,13 @@ class Journal:
         if self.path is None or not self._changed:
             return
         try:
-            if not self._files:
+            if not self._files and not self._blocks:
                 self.path.unlink(missing_ok=True)
                 return
             self.path.parent.mkdir(parents=True, exist_ok=True)
             tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"version": _VERSION, "files": self._files}, indent=1,
-                                      ensure_ascii=False) + "\n", encoding="utf-8")
+            body = {"version": _VERSION, "files": self._files, "blocks": self._blocks}
+            tmp.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
             os.replace(tmp, self.path)
         except OSError as exc:
             raise HarnessConfigError(f"cannot write {self.path}: {exc.strerror or exc}",

@@ -10,7 +10,8 @@ Three kinds of file, three kinds of entry, one rule: an entry is *ours* when it 
   key we did not write keeps its value and its order.
 - :class:`TomlFile` holds :class:`KeyEntry` in a TOML file, edited with tomlkit, which keeps
   the user's comments, order and formatting.
-- :class:`MarkdownFile` holds one :class:`Block` between begin and end markers.
+- :class:`~gitmem.harness.markdown.MarkdownFile` holds one block between begin and end
+  markers (in its own module).
 
 ``apply`` adds what is missing (a second run changes nothing), ``remove`` takes out exactly
 what ``apply`` wrote, ``check`` reports each entry as ``wired``, ``missing`` or ``differs``.
@@ -23,7 +24,6 @@ group, event or table it emptied goes too, and a file left with nothing is delet
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -31,25 +31,17 @@ from pathlib import Path
 from typing import Any
 
 from gitmem.errors import HarnessConfigError
-from gitmem.harness.journal import Original, read_exact
+from gitmem.harness.files import delete, read_exact, write_atomic
+from gitmem.harness.journal import Original
 
 __all__ = [
-    "BEGIN_MARKER",
-    "END_MARKER",
-    "Block",
     "HookEntry",
     "JsonFile",
     "KeyEntry",
-    "MarkdownFile",
     "Outcome",
     "TomlFile",
+    "read_merged",
 ]
-
-BEGIN_MARKER = "<!-- BEGIN gitmem: written by `tur setup`; `tur setup --remove` takes it out -->"
-"""First line of the instructions block ``tur setup`` writes into a markdown file."""
-END_MARKER = "<!-- END gitmem -->"
-"""Last line of that block."""
-
 
 @dataclass(frozen=True)
 class Outcome:
@@ -61,11 +53,14 @@ class Outcome:
         state: ``added``, ``updated``, ``unchanged`` (apply); ``removed``, ``absent``,
             ``kept`` (remove: present but not as ``tur setup`` writes it, so left alone);
             ``wired``, ``missing``, ``differs`` (check).
+        note: what the user should know besides the state (the lines of theirs kept in a
+            block), or ``""``.
     """
 
     path: Path
     what: str
     state: str
+    note: str = ""
 
 
 @dataclass(frozen=True)
@@ -174,45 +169,37 @@ def _plain(value: Any) -> Any:
     return unwrap() if callable(unwrap) else value
 
 
-def _delete(path: Path) -> None:
-    """Delete a settings file left with nothing in it (already gone is fine).
-
-    Raises:
-        HarnessConfigError: it cannot be deleted.
-    """
-    try:
-        path.unlink()
-    except FileNotFoundError:
-        pass
-    except OSError as exc:
-        raise HarnessConfigError(f"cannot delete {path}: {exc.strerror or exc}",
-                                 "check the file's permissions") from None
-
-
-def _write_atomic(path: Path, text: str, exact: bool = False) -> None:
-    """Write ``text`` by rename; ``exact``: no newline translation (the bytes as given)."""
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f".{path.name}.tur-{os.getpid()}.tmp")
-        tmp.write_text(text, encoding="utf-8", newline="" if exact else None)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise HarnessConfigError(f"cannot write {path}: {exc.strerror or exc}",
-                                 "check the file's permissions") from None
-
-
-def _give_back(path: Path, original: Original) -> None:
-    """Put ``original`` back exactly: its bytes, or no file when there was none."""
+def _give_back(path: Path, original: Original, empty: str) -> None:
+    """Put ``original`` back exactly: its bytes, or no file when there was none (see :func:`delete`)."""
     if original.text is None:
-        _delete(path)
+        delete(path, empty)
     else:
-        _write_atomic(path, original.text, exact=True)
+        write_atomic(path, original.text, exact=True)
 
 
-def _read(path: Path) -> str | None:
-    # As Path.read_text reads it (universal newlines): what the entries are merged into.
+def read_merged(path: Path) -> str | None:
+    """The file's text as :meth:`Path.read_text` reads it (universal newlines), ``None``: no file.
+
+    What the entries are merged into (see :func:`gitmem.harness.files.read_exact` for the errors).
+    """
     text = read_exact(path)
     return None if text is None else text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+class _DuplicateKey(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _unique(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members as a dict, refusing a key given twice (``json.loads`` keeps the last)."""
+    data: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKey(key)
+        data[key] = value
+    return data
 
 
 class JsonFile:
@@ -228,15 +215,20 @@ class JsonFile:
         self.entries = list(entries)
 
     def _load(self) -> tuple[dict[str, Any], str | None, int | str]:
-        text = _read(self.path)
+        text = read_merged(self.path)
         if text is None or not text.strip():
             return {}, text, 2
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=_unique)
         except json.JSONDecodeError as exc:
             raise HarnessConfigError(
                 f"{self.path} is not JSON ({exc.msg}, line {exc.lineno}); nothing was changed",
                 "fix the file (comments are not JSON), then run tur setup again") from None
+        except _DuplicateKey as exc:
+            raise HarnessConfigError(
+                f"{self.path} has the key {json.dumps(exc.key)} twice in one object; nothing was "
+                "changed", "keep one of them (a JSON reader keeps only the last), then run tur "
+                "setup again") from None
         if not isinstance(data, dict):
             raise HarnessConfigError(f"{self.path} does not hold a JSON object; nothing was changed",
                                      "fix the file, then run tur setup again")
@@ -244,9 +236,9 @@ class JsonFile:
 
     def _save(self, data: dict[str, Any], original: str | None, indent: int | str) -> None:
         if not data:
-            _delete(self.path)
+            delete(self.path, "{}\n")
             return
-        _write_atomic(self.path, _render(data, original, indent) + "\n")
+        write_atomic(self.path, _render(data, original, indent) + "\n")
 
     def check(self) -> list[Outcome]:
         """Each entry as ``wired``, ``missing`` or ``differs``."""
@@ -305,10 +297,10 @@ class JsonFile:
             for entry in self.entries:
                 _keep_hollow(data, before, _containers(entry))
             if data == before:
-                _give_back(self.path, original)
+                _give_back(self.path, original, "{}\n")
                 return outcomes
             if not data and original.text is not None:  # the user's file stays, emptied
-                _write_atomic(self.path, _render(data, text, indent) + "\n")
+                write_atomic(self.path, _render(data, text, indent) + "\n")
                 return outcomes
         self._save(data, text, indent)
         return outcomes
@@ -574,7 +566,7 @@ class TomlFile:
         import tomlkit  # lazily: only `tur setup` edits TOML
         from tomlkit.exceptions import ParseError
 
-        text = _read(self.path)
+        text = read_merged(self.path)
         try:
             return tomlkit.parse(text or "")
         except ParseError as exc:
@@ -588,9 +580,9 @@ class TomlFile:
         if text.endswith("\n\n"):  # the blank line tomlkit put before a table it then lost
             text = text.rstrip("\n") + "\n"
         if not text.strip():
-            _delete(self.path)
+            delete(self.path, "")
             return
-        _write_atomic(self.path, text)
+        write_atomic(self.path, text)
 
     def check(self) -> list[Outcome]:
         """Each entry as ``wired``, ``missing`` or ``differs``."""
@@ -652,7 +644,7 @@ class TomlFile:
                 for entry in self.entries:
                     _keep_hollow(doc, before, _containers(entry))
             if original is not None and before == _plain(doc):
-                _give_back(self.path, original)
+                _give_back(self.path, original, "")
             else:
                 self._save(doc)
         return outcomes
@@ -667,110 +659,3 @@ def _toml_data(text: str | None) -> Any:
         return tomlkit.parse(text or "").unwrap()
     except ParseError:
         return None
-
-
-@dataclass(frozen=True)
-class Block:
-    """The instructions block of a markdown file.
-
-    Attributes:
-        text: the block's body (markdown), without the markers.
-        prefix: written before the block only when ``tur setup`` creates the file (e.g. a
-            Cursor rule's front matter); the file is deleted on removal when nothing but
-            the prefix is left.
-        label: the block in words.
-    """
-
-    text: str
-    prefix: str = ""
-    label: str = "agent instructions"
-
-    def render(self) -> str:
-        """The block with its markers, ending with a newline."""
-        return f"{BEGIN_MARKER}\n{self.text.rstrip()}\n{END_MARKER}\n"
-
-
-class MarkdownFile:
-    """A markdown file (``AGENTS.md``, ``CLAUDE.md``...) with one block between markers.
-
-    Args:
-        path: the file (it may not exist yet).
-        block: what goes between the markers.
-    """
-
-    def __init__(self, path: Path, block: Block) -> None:
-        self.path = path
-        self.block = block
-
-    def _span(self, text: str) -> tuple[int, int] | None:
-        start = text.find(BEGIN_MARKER)
-        if start < 0:
-            return None
-        end = text.find(END_MARKER, start)
-        if end < 0:
-            raise HarnessConfigError(
-                f"{self.path} has the gitmem begin marker but no end marker; nothing was changed",
-                f"add the line {END_MARKER} after the block, or delete the block")
-        end += len(END_MARKER)
-        if text[end:end + 1] == "\n":
-            end += 1
-        return start, end
-
-    def _outcome(self, state: str) -> list[Outcome]:
-        return [Outcome(self.path, self.block.label, state)]
-
-    def check(self) -> list[Outcome]:
-        """``wired`` (the block as written), ``differs`` (another version) or ``missing``."""
-        text = _read(self.path) or ""
-        span = self._span(text)
-        if span is None:
-            return self._outcome("missing")
-        return self._outcome("wired" if text[span[0]:span[1]] == self.block.render() else "differs")
-
-    def apply(self) -> list[Outcome]:
-        """Append the block (creating the file), or replace an older version of it."""
-        text = _read(self.path)
-        block = self.block.render()
-        if text is None:
-            _write_atomic(self.path, self.block.prefix + block)
-            return self._outcome("added")
-        span = self._span(text)
-        if span is not None:
-            if text[span[0]:span[1]] == block:
-                return self._outcome("unchanged")
-            _write_atomic(self.path, text[:span[0]] + block + text[span[1]:])
-            return self._outcome("updated")
-        # One blank line between the user's text and the block; remove takes it out again.
-        joint = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-        _write_atomic(self.path, text + joint + block)
-        return self._outcome("added")
-
-    def remove(self, original: Original | None = None) -> list[Outcome]:
-        """Take the block out (and the blank line ``apply`` put before it); delete an empty file.
-
-        With ``original``: a file that existed before set-up is never deleted, and when
-        what is left is the original text (up to line endings), the original bytes come back.
-        """
-        text = _read(self.path)
-        span = None if text is None else self._span(text)
-        if text is None or span is None:
-            return self._outcome("absent")
-        start, end = span
-        before, after = text[:start], text[end:]
-        if before.endswith("\n\n"):
-            before = before[:-1]
-        rest = before + after
-        if original is not None and original.text is not None:
-            if rest == original.text.replace("\r\n", "\n"):
-                _give_back(self.path, original)
-            else:
-                _write_atomic(self.path, rest)
-        elif not rest.strip() or rest == self.block.prefix:
-            try:
-                self.path.unlink()
-            except OSError as exc:
-                raise HarnessConfigError(f"cannot delete {self.path}: {exc.strerror or exc}",
-                                         "check the file's permissions") from None
-        else:
-            _write_atomic(self.path, rest)
-        return self._outcome("removed")

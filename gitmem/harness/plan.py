@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gitmem.harness.merge import JsonFile, MarkdownFile, TomlFile
+from gitmem.harness.markdown import MarkdownFile
+from gitmem.harness.merge import JsonFile, TomlFile
 
 __all__ = ["MCP_LABEL", "Plan"]
 

@@ -29,6 +29,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from gitmem.errors import HarnessConfigError
+from gitmem.harness.files import read_exact
+
 __all__ = ["TrustCheck", "checks"]
 
 SERVER = "tur"
@@ -52,10 +55,19 @@ class TrustCheck:
     source: Path | None = None
 
 
-def _json(path: Path) -> Any:
+def _text(path: Path) -> str | None:
+    """The file's text, ``None`` when it is missing or cannot be read (a FIFO is not opened)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return read_exact(path)
+    except HarnessConfigError:
+        return None
+
+
+def _json(path: Path) -> Any:
+    text = _text(path)
+    try:
+        return None if text is None else json.loads(text)
+    except json.JSONDecodeError:
         return None
 
 
@@ -104,8 +116,8 @@ def _codex(root: Path, home: Path) -> TrustCheck:
     try:
         import tomllib
 
-        data = tomllib.loads(config.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
+        data = tomllib.loads(_text(config) or "")
+    except ValueError:
         data = {}
     projects = data.get("projects")
     if isinstance(projects, dict):
