@@ -21,6 +21,7 @@ __all__ = [
     "RECALL_TOP_K",
     "TOKENIZER",
     "VERIFY_FOLLOW_MOVES",
+    "HOOKS_LEARN_REMINDER",
     "VERIFY_IGNORE_WHITESPACE",
     "WAKE_SHARES",
     "WAKE_TOKEN_BUDGET",
@@ -47,6 +48,8 @@ VERIFY_IGNORE_WHITESPACE = True
 is re-anchored; setting ``verify.ignore_whitespace``."""
 
 VERIFY_FOLLOW_MOVES = True
+HOOKS_LEARN_REMINDER = True
+"""``hooks.learn_reminder``: the end-of-turn hook reminds a session that changed files and learned nothing."""
 """Anchored code that left its file is looked for in other files and followed there; setting
 ``verify.follow_moves``."""
 

@@ -300,3 +300,100 @@ def test_the_facade_hooks_return_the_text_and_the_event(repo):
     out = gm.pre_tool(claude_read(repo / "src/app.py"))
     assert out.event == "PreToolUse" and "WAL" in out.text
     assert gm.anchored_to(str(repo / "src/app.py"))
+
+
+# -- the reminder to learn, at the end of a turn --------------------------------------------------
+
+def start(repo: Path, session: str = "s-1") -> None:
+    payload = json.dumps({"session_id": session, "hook_event_name": "SessionStart", "source": "startup"})
+    assert tur(repo, "hook", "session-start", stdin=payload).code == 0
+
+
+def stop(repo: Path, session: str = "s-1", *args: str, **more) -> str:
+    payload = json.dumps({"session_id": session, "hook_event_name": "Stop",
+                          "stop_hook_active": False, **more})
+    r = tur(repo, "hook", "stop", *args, stdin=payload)
+    assert r.code == 0 and r.err == "", r.err
+    return r.out
+
+
+def test_stop_reminds_once_a_session_that_changed_files_and_learned_nothing(repo):
+    start(repo)
+    assert stop(repo) == ""  # nothing changed yet
+    (repo / "src/app.py").write_text("line one\n" + (repo / "src/app.py").read_text())
+    (repo / "src/new.py").write_text("x = 1\n")
+    answer = json.loads(stop(repo))
+    assert answer["decision"] == "block"  # Claude Code goes on, with the reason as its instruction
+    reason = answer["reason"]
+    assert "this session changed 2 files (`src/app.py`, `src/new.py`)" in reason
+    assert "`tur learn \"...\" --file src/app.py#Lx-Ly --agent claude-code`" in reason
+    assert stop(repo, stop_hook_active=True) == ""  # the turn it started never blocks again
+    assert stop(repo) == ""  # nor does a later turn: once per session
+    assert json.loads(stop(repo, "s-2") or "{}") == {}  # another session without a start: recorded now
+    (repo / "src/other.py").write_text("y = 2\n")
+    assert "`src/other.py`" in json.loads(stop(repo, "s-2"))["reason"]  # ... and compared from there
+
+
+def test_stop_says_nothing_when_the_session_recorded_a_memory(repo):
+    start(repo)
+    commit_file(repo, "src/app.py", "changed\n", "the session rewrites app.py")
+    assert tur(repo, "learn", "app.py now holds one line", "--file", "src/app.py#L1").code == 0
+    assert stop(repo) == ""
+
+
+def test_stop_counts_only_what_the_session_changed_committed_or_not(repo):
+    (repo / "src/app.py").write_text("dirty before the session\n")
+    (repo / "notes.txt").write_text("untracked before the session\n")
+    start(repo)
+    assert stop(repo) == ""  # the user's own changes are not the session's
+    commit_file(repo, "src/db.py", "db = 1\n", "the session commits a file")
+    (repo / "notes.txt").write_text("untracked before the session\n")  # written again, same bytes
+    reason = json.loads(stop(repo))["reason"]
+    assert "changed 1 file (`src/db.py`)" in reason
+
+
+def test_a_change_made_and_undone_is_not_a_change(repo):
+    start(repo)
+    original = (repo / "src/app.py").read_text()
+    (repo / "src/app.py").write_text("temporary\n")
+    (repo / "src/app.py").write_text(original)
+    assert stop(repo) == ""
+
+
+def test_each_harness_gets_its_documented_end_of_turn_answer(repo):
+    for session in ("g-1", "c-1", "u-1", "p-1"):  # Gemini, Codex, Cursor, Copilot CLI
+        start(repo, session)
+    (repo / "src/app.py").write_text("changed\n")
+    gemini = json.loads(stop(repo, "g-1", "--harness", "gemini", hook_event_name="AfterAgent"))
+    assert gemini["decision"] == "deny" and "--agent gemini" in gemini["reason"]
+    codex = json.loads(stop(repo, "c-1", "--harness", "codex"))
+    assert set(codex) == {"decision", "reason"} and codex["decision"] == "block"
+    cursor_payload = json.dumps({"conversation_id": "u-1", "hook_event_name": "stop",
+                                 "status": "completed", "loop_count": 1})
+    assert tur(repo, "hook", "stop", "--harness", "cursor", stdin=cursor_payload).out == ""
+    cursor = json.loads(tur(repo, "hook", "stop", "--harness", "cursor",
+                            stdin=cursor_payload.replace('"loop_count": 1', '"loop_count": 0')).out)
+    assert list(cursor) == ["followup_message"] and "`src/app.py`" in cursor["followup_message"]
+    copilot_payload = json.dumps({"sessionId": "p-1", "cwd": str(repo), "stopReason": "end_turn",
+                                  "timestamp": 1704614750000})
+    copilot = json.loads(tur(repo, "hook", "stop", "--harness", "copilot", stdin=copilot_payload).out)
+    assert copilot["decision"] == "block" and "--agent copilot" in copilot["reason"]
+
+
+def test_the_reminder_is_off_with_hooks_learn_reminder_false(repo):
+    (repo / ".tur").mkdir()
+    (repo / ".tur/config.yaml").write_text("hooks:\n  learn_reminder: false\n")
+    start(repo)
+    (repo / "src/app.py").write_text("changed\n")
+    assert stop(repo) == ""
+    (repo / ".tur/config.yaml").write_text("hooks:\n  learn_reminder: true\n")
+    assert stop(repo) == ""  # no start was recorded while it was off: this stop records one
+    (repo / "src/new.py").write_text("x = 1\n")
+    assert "`src/new.py`" in json.loads(stop(repo))["reason"]
+
+
+def test_stop_outside_a_repository_or_with_bad_input_exits_0_quietly(tmp_path, repo):
+    r = tur(tmp_path, "hook", "stop", stdin=json.dumps({"session_id": "s-1"}))
+    assert r.code == 0 and r.out == "" and "not a git repository" in r.err
+    r = tur(repo, "hook", "stop", stdin='{"session_id": ')
+    assert r.code == 0 and r.out == "" and len(r.err.splitlines()) == 1

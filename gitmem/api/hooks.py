@@ -9,12 +9,13 @@ sessions``), so that no later hook of the same session sends a memory again unle
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
-from gitmem.errors import InvalidInput
+from gitmem.errors import GitmemError, InvalidInput
 from gitmem.harness.hooks import SessionLog, parse_payload
 
 if TYPE_CHECKING:
@@ -69,6 +70,10 @@ class Hooks:
         result, _ = self.context.wake(token_budget, max_chars=max_chars)
         if hook.session_id and result.shown:
             self._remember(hook.session_id, result.shown)
+        from gitmem.api.stop import StopHook
+
+        with suppress(GitmemError):  # without its start, the session's first stop records one
+            StopHook(self.ws).begin(hook.session_id)
         return HookOutput(result.text, hook.event or "SessionStart")
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,

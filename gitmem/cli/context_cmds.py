@@ -16,6 +16,9 @@ from gitmem.defaults import (
 )
 from gitmem.vocabulary import RECALL_FORMATS, WAKE_FORMATS
 
+# The names of gitmem.harness.stop.STOP_HARNESSES; spelled out so that `tur --help` imports nothing.
+STOP_HARNESSES = ("claude", "codex", "gemini", "copilot", "cursor")
+
 if TYPE_CHECKING:
     from gitmem.cli.env import Env
 
@@ -73,6 +76,12 @@ def _hook_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"number of memories (default from config, {RECALL_TOP_K})")
     _hook_options(h, PRE_TOOL_TOKEN_BUDGET, PRE_TOOL_MAX_CHARS, "json")
     h.set_defaults(func=cmd_hook, hook_method="pre_tool")
+    h = hook.add_parser("stop", help="read an end-of-turn JSON on stdin; once per session, remind "
+                        "a session that changed files and learned nothing to record a memory")
+    h.add_argument("--harness", default="claude", choices=STOP_HARNESSES,
+                   help="whose answer format to print (default claude: also Codex's and Copilot "
+                   "CLI's)")
+    h.set_defaults(func=cmd_hook_stop)
 
 
 def _persona_parser(sub: argparse._SubParsersAction) -> None:
@@ -174,6 +183,19 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
             env.write(printed)
     except Exception as exc:
         env.warn(f"tur hook {args.hook}: {exc}")
+    return 0
+
+
+def cmd_hook_stop(args: argparse.Namespace, env: Env) -> int:
+    """Print the reminder in the harness's answer format, or nothing; always exit 0."""
+    from gitmem.cli.hook_input import read_payload
+
+    try:  # bad input (BadPayload), no repository, a git failure: one line on stderr, no answer
+        printed = env.gm.stop(read_payload(env.inp), args.harness)
+        if printed:
+            env.write(printed)
+    except Exception as exc:
+        env.warn(f"tur hook stop: {exc}")
     return 0
 
 

@@ -22,7 +22,14 @@ from pydantic import (
 )
 
 from gitmem import defaults
-from gitmem.config.settings import RecallSettings, Settings, TrustSettings, VerifySettings, WakeSettings
+from gitmem.config.settings import (
+    HookSettings,
+    RecallSettings,
+    Settings,
+    TrustSettings,
+    VerifySettings,
+    WakeSettings,
+)
 from gitmem.errors import ConfigError
 from gitmem.record.decay import DecayPolicy
 from gitmem.vocabulary import MemoryType
@@ -115,6 +122,12 @@ class TrustSection(_Section):
         return [" ".join(a.split()) for a in value]
 
 
+class HooksSection(_Section):
+    """``hooks:`` of the file (see :class:`gitmem.config.settings.HookSettings`)."""
+
+    learn_reminder: Flag = defaults.HOOKS_LEARN_REMINDER
+
+
 class SettingsFile(_Section):
     """The whole file; every key is optional and unknown keys are errors."""
 
@@ -124,6 +137,7 @@ class SettingsFile(_Section):
     verify: VerifySection = Field(default_factory=VerifySection)
     tokenizer: str = defaults.TOKENIZER
     trust: TrustSection = Field(default_factory=TrustSection)
+    hooks: HooksSection = Field(default_factory=HooksSection)
 
     @field_validator("tokenizer")
     @classmethod
@@ -154,6 +168,7 @@ class SettingsFile(_Section):
                                   follow_moves=self.verify.follow_moves),
             tokenizer=self.tokenizer,
             trust=TrustSettings(authors=tuple(self.trust.authors)),
+            hooks=HookSettings(learn_reminder=self.hooks.learn_reminder),
         )
 
 
@@ -175,7 +190,7 @@ def validate_settings(data: Any, where: str) -> Settings:
         ) from exc
 
 
-_SECTIONS = ("decay", "wake", "recall", "verify", "trust")
+_SECTIONS = ("decay", "wake", "recall", "verify", "trust", "hooks")
 
 
 def _explain(error: Any) -> tuple[str, str]:

@@ -84,6 +84,18 @@ class TrustSettings:
 
 
 @dataclass(frozen=True)
+class HookSettings:
+    """What the harness hooks do besides sending memories (docs/harness.md).
+
+    Attributes:
+        learn_reminder: the end-of-turn hook (``tur hook stop``) reminds, once per session,
+            a session that changed files and recorded no memory to record what it learned.
+    """
+
+    learn_reminder: bool = defaults.HOOKS_LEARN_REMINDER
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything configurable, read from ``.tur/config.yaml``; every key is optional.
 
@@ -94,6 +106,7 @@ class Settings:
         verify: how far verify follows anchored code.
         tokenizer: tiktoken encoding name; must be loadable offline.
         trust: whose axiom and core memories wake takes as instructions.
+        hooks: what the harness hooks do besides sending memories.
     """
 
     decay: DecayPolicy = field(default_factory=DecayPolicy)
@@ -102,6 +115,7 @@ class Settings:
     verify: VerifySettings = field(default_factory=VerifySettings)
     tokenizer: str = defaults.TOKENIZER
     trust: TrustSettings = field(default_factory=TrustSettings)
+    hooks: HookSettings = field(default_factory=HookSettings)
 
     def to_plain(self) -> dict[str, Any]:
         """The settings as plain dicts, lists, strings and numbers (for the cache)."""
@@ -119,6 +133,7 @@ class Settings:
                        "follow_moves": self.verify.follow_moves},
             "tokenizer": self.tokenizer,
             "trust": {"authors": list(self.trust.authors)},
+            "hooks": {"learn_reminder": self.hooks.learn_reminder},
         }
 
     @classmethod
@@ -142,4 +157,5 @@ class Settings:
                                   bool(data["verify"]["follow_moves"])),
             tokenizer=data["tokenizer"],
             trust=TrustSettings(tuple(data["trust"]["authors"])),
+            hooks=HookSettings(bool(data["hooks"]["learn_reminder"])),
         )

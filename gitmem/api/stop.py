@@ -1,0 +1,93 @@
+"""The end-of-turn hook, for the facade: a reminder to learn, once, for a session that changed files.
+
+:meth:`StopHook.begin` records the session's start (the session-start hook calls it);
+:meth:`StopHook.stop` answers the harness's end-of-turn event. It says nothing unless all of
+these hold: ``hooks.learn_reminder`` is on; the payload names a session whose start was
+recorded; this turn did not already continue because of a stop hook; the session was not
+reminded before; no memory was added to the memory ref since the session began (any added
+memory counts, a teammate's synced in too: when in doubt it keeps quiet); and files differ
+from what they were at the start (:func:`gitmem.store.session_files.changed_since`). A
+session whose start was not recorded (its start hook did not run) is recorded at its first
+stop, and compared from there.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from gitmem.harness.stop import SessionStart, SessionStarts, parse_stop, reminder, render_stop
+
+if TYPE_CHECKING:
+    from gitmem.api.records import Workspace
+
+__all__ = ["StopHook"]
+
+
+class StopHook:
+    """``tur hook stop`` and the session start it compares with.
+
+    Args:
+        ws: the shared workspace.
+    """
+
+    def __init__(self, ws: Workspace) -> None:
+        from gitmem.api.hooks import SESSIONS_DIR
+
+        self.ws = ws
+        self.starts = SessionStarts(Path(ws.store.common_dir) / "tur" / SESSIONS_DIR)
+
+    def _on(self) -> bool:
+        return self.ws.settings.hooks.learn_reminder and self.ws.store.workdir is not None
+
+    def begin(self, session_id: str) -> None:
+        """Record the start of ``session_id`` unless it has one (a resumed or compacted session keeps it).
+
+        Raises:
+            GitmemError: git cannot read the working tree.
+        """
+        if not session_id or not self._on() or self.starts.get(session_id) is not None:
+            return
+        from gitmem.store.session_files import snapshot
+
+        store = self.ws.store
+        self.starts.put(session_id, SessionStart(snapshot(store.access.git), store.tip()))
+
+    def stop(self, payload: str, harness: str = "claude") -> str:
+        """What ``tur hook stop`` prints: the reminder in ``harness``'s answer format, or ``""``.
+
+        Args:
+            payload: the hook's stdin (its first JSON object).
+            harness: one of :data:`gitmem.harness.stop.STOP_HARNESSES`.
+
+        Raises:
+            ValueError: an unknown harness.
+            GitmemError: git cannot read the working tree or the memory ref.
+        """
+        render_stop("", harness)  # an unknown harness is an error even when there is nothing to say
+        hook = parse_stop(payload)
+        if not hook.session_id or hook.continued or not self._on():
+            return ""
+        start = self.starts.get(hook.session_id)
+        if start is None:
+            self.begin(hook.session_id)
+            return ""
+        if start.reminded or self._learned_since(start.memories):
+            return ""
+        from gitmem.store.session_files import changed_since
+
+        paths = changed_since(self.ws.store.access.git, start.work)
+        if not paths:
+            return ""
+        self.starts.reminded(hook.session_id, start)
+        return render_stop(reminder(paths, harness), harness)
+
+    def _learned_since(self, tip_then: str | None) -> bool:
+        """Whether a memory was added to the memory ref since its commit ``tip_then``."""
+        store = self.ws.store
+        tip = store.tip()
+        if tip is None or tip == tip_then:
+            return False
+        before = store.subtree_id(tip_then, "memories") if tip_then else None
+        changes = store.changed_records(before, store.subtree_id(tip, "memories"))
+        return any(old is None and new is not None for old, new in changes.values())
