@@ -361,8 +361,12 @@ def test_a_change_made_and_undone_is_not_a_change(repo):
 
 
 def test_each_harness_gets_its_documented_end_of_turn_answer(repo):
-    for session in ("g-1", "c-1", "u-1", "p-1"):  # Gemini, Codex, Cursor, Copilot CLI
+    for session in ("g-1", "c-1", "u-1"):  # Gemini, Codex, Cursor
         start(repo, session)
+    # Copilot CLI's sessionStart (camelCase payload; its output is ignored) only records the start
+    began = tur(repo, "hook", "stop", "--harness", "copilot", "--start", stdin=json.dumps(
+        {"sessionId": "p-1", "timestamp": 1704614400000, "cwd": str(repo), "source": "new"}))
+    assert (began.code, began.out, began.err) == (0, "", "")
     (repo / "src/app.py").write_text("changed\n")
     gemini = json.loads(stop(repo, "g-1", "--harness", "gemini", hook_event_name="AfterAgent"))
     assert gemini["decision"] == "deny" and "--agent gemini" in gemini["reason"]

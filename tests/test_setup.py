@@ -40,6 +40,8 @@ CODEX_HOOKS = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "not
 GEMINI_SETTINGS = {"ui": {"theme": "GitHub"}, **MCP_SERVERS,
                    "hooks": {"BeforeTool": [{"matcher": "run_shell_command",
                                              "hooks": [{"type": "command", "command": "audit"}]}]}}
+CURSOR_HOOKS = {"version": 1, "hooks": {"afterFileEdit": [{"command": "./format.sh"}],
+                                        "stop": [{"command": "./notify.sh"}]}}
 INSTRUCTIONS = "# Team rules\n\nRun `make test` before every commit.\n"
 
 
@@ -56,7 +58,8 @@ def user_files(repo: Path, home: Path) -> dict[str, dict[Path, str]]:
         "codex": {repo / ".codex/config.toml": CODEX_TOML,
                   repo / ".codex/hooks.json": _dump(CODEX_HOOKS),
                   repo / "AGENTS.md": INSTRUCTIONS},
-        "cursor": {repo / ".cursor/mcp.json": _dump(MCP_SERVERS)},
+        "cursor": {repo / ".cursor/mcp.json": _dump(MCP_SERVERS),
+                   repo / ".cursor/hooks.json": _dump(CURSOR_HOOKS)},
         "copilot": {repo / ".github/mcp.json": _dump(MCP_SERVERS),
                     repo / ".github/copilot-instructions.md": INSTRUCTIONS},
         "gemini": {repo / ".gemini/settings.json": _dump(GEMINI_SETTINGS),
@@ -154,6 +157,7 @@ def test_setup_claude_wires_hooks_mcp_and_claude_md_and_keeps_the_users_settings
     assert commands(settings, "UserPromptSubmit") == [(None, "tur hook pre-turn")]
     assert commands(settings, "PreToolUse") == [
         ("Bash", "./guard.sh"), ("Read|Edit|MultiEdit|Write", "tur hook pre-tool")]
+    assert commands(settings, "Stop") == [(None, "tur hook stop")]
     assert after[repo / ".claude/settings.json"].startswith(b'{\n    "permissions"')  # its indent
     mcp = json.loads(after[repo / ".mcp.json"])
     assert mcp["mcpServers"] == {**MCP_SERVERS["mcpServers"],
@@ -170,7 +174,7 @@ def test_setup_codex_keeps_the_comments_of_config_toml(repo, home):
     assert toml.startswith(CODEX_TOML)  # comments, order and formatting untouched
     assert toml.endswith('\n[mcp_servers.tur]\ncommand = "tur"\nargs = ["mcp"]\n')
     hooks = json.loads(after[repo / ".codex/hooks.json"])
-    assert commands(hooks, "Stop") == [(None, "notify-send done")]
+    assert commands(hooks, "Stop") == [(None, "notify-send done"), (None, "tur hook stop --harness codex")]
     assert commands(hooks, "SessionStart") == [
         ("startup|clear", "tur hook session-start --token-budget 2400")]
     assert commands(hooks, "UserPromptSubmit") == [(None, "tur hook pre-turn")]
@@ -184,6 +188,9 @@ def test_setup_cursor_wires_mcp_and_a_rule_and_says_hooks_cannot_inject(repo, ho
         "command": "tur", "args": ["mcp"]}
     rule = after[repo / ".cursor/rules/gitmem.mdc"].decode()
     assert rule.startswith("---\ndescription: ") and "alwaysApply: true\n---\n<!-- BEGIN" in rule
+    assert load_bytes(after[repo / ".cursor/hooks.json"]) == {"version": 1, "hooks": {
+        "afterFileEdit": [{"command": "./format.sh"}],
+        "stop": [{"command": "./notify.sh"}, {"command": "tur hook stop --harness cursor"}]}}
     note = tur(repo, "setup", "cursor", "--check").out
     assert "cannot add context" in note and "MCP" in note
 
@@ -193,6 +200,11 @@ def test_setup_copilot_wires_mcp_and_copilot_instructions(repo, home):
     server = load_bytes(after[repo / ".github/mcp.json"])["mcpServers"]["tur"]
     assert server == {"type": "local", "command": "tur", "args": ["mcp"], "tools": ["*"]}
     assert after[repo / ".github/copilot-instructions.md"].decode().startswith(INSTRUCTIONS)
+    hooks = load_bytes(after[repo / ".github/hooks/gitmem.json"])
+    assert hooks == {"version": 1, "hooks": {
+        "sessionStart": [{"type": "command", "bash": "tur hook stop --harness copilot --start",
+                          "timeoutSec": 10}],
+        "agentStop": [{"type": "command", "bash": "tur hook stop --harness copilot", "timeoutSec": 10}]}}
 
 
 def test_setup_gemini_wires_json_hooks_and_mcp_in_settings_json(repo, home):
@@ -206,6 +218,7 @@ def test_setup_gemini_wires_json_hooks_and_mcp_in_settings_json(repo, home):
         ("clear", "tur hook session-start --format json")]
     assert commands(settings, "BeforeAgent") == [(None, "tur hook pre-turn --format json")]
     assert [c for _, c in commands(settings, "AfterTool")] == ["tur hook pre-tool --format json"]
+    assert commands(settings, "AfterAgent") == [(None, "tur hook stop --harness gemini")]
 
 
 def load_bytes(data: bytes) -> dict:
@@ -339,7 +352,7 @@ def hollow(target) -> str:
         for entry in target.entries:
             if isinstance(entry, HookEntry):
                 data.setdefault("hooks", {})
-            else:
+            elif len(entry.keys) > 1:  # a key at the top has no container but the file
                 data.setdefault(entry.keys[0], {})
         return json.dumps(data, separators=(",", ":"))  # compact, no newline at the end
     if isinstance(target, TomlFile):
@@ -581,3 +594,27 @@ def test_an_update_of_the_block_keeps_the_users_lines(repo, home):
     assert text.count(mine) == 1 and text.index(mine) < text.index("<!-- END gitmem -->")
     block = importlib.import_module("gitmem.harness.codex").plan("project", repo.resolve(), home)
     assert block.files[-1].check()[0].state == "wired"
+
+
+def test_the_stop_hook_setup_wires_reminds_the_agent_when_the_harness_runs_it(repo, home):
+    """The command as written into settings.json, run by a shell as Claude Code runs it."""
+    import subprocess
+
+    assert tur(repo, "setup", "claude").code == 0
+    settings = load(repo / ".claude/settings.json")
+    (start_command,) = [c for m, c in commands(settings, "SessionStart")]
+    (stop_command,) = [c for _, c in commands(settings, "Stop")]
+
+    def run(command: str, payload: dict) -> str:
+        proc = subprocess.run(command, shell=True, cwd=repo, input=json.dumps(payload).encode(),
+                              capture_output=True, timeout=120, check=False)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.decode()
+
+    run(start_command, {"session_id": "cc-1", "hook_event_name": "SessionStart", "source": "startup"})
+    (repo / "src/app.py").write_text("rewritten\n")
+    answer = json.loads(run(stop_command, {"session_id": "cc-1", "hook_event_name": "Stop",
+                                           "stop_hook_active": False}))
+    assert answer["decision"] == "block" and "`src/app.py`" in answer["reason"]
+    assert run(stop_command, {"session_id": "cc-1", "hook_event_name": "Stop",
+                              "stop_hook_active": True}) == ""

@@ -783,11 +783,11 @@ class Gitmem:
         check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         return self._hooks.pre_tool(payload, top_k, token_budget, max_chars)
 
-    def stop(self, payload: str, harness: str = "claude") -> str:
+    def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
         """``tur hook stop``: the reminder to learn, in ``harness``'s format, or ``""`` (:mod:`.stop`)."""
         from gitmem.api.stop import StopHook
 
-        return StopHook(self._ws).stop(payload, harness)
+        return StopHook(self._ws).stop(payload, harness, start)
 
     def anchored_to(self, path: str) -> list[str]:
         """Ids of the memories anchored to ``path``: most confident, then most recently verified, first.

@@ -53,12 +53,14 @@ class StopHook:
         store = self.ws.store
         self.starts.put(session_id, SessionStart(snapshot(store.access.git), store.tip()))
 
-    def stop(self, payload: str, harness: str = "claude") -> str:
+    def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
         """What ``tur hook stop`` prints: the reminder in ``harness``'s answer format, or ``""``.
 
         Args:
             payload: the hook's stdin (its first JSON object).
             harness: one of :data:`gitmem.harness.stop.STOP_HARNESSES`.
+            start: the payload is the session's start, not its end: record it (as
+                :meth:`begin`) and say nothing.
 
         Raises:
             ValueError: an unknown harness.
@@ -66,20 +68,23 @@ class StopHook:
         """
         render_stop("", harness)  # an unknown harness is an error even when there is nothing to say
         hook = parse_stop(payload)
-        if not hook.session_id or hook.continued or not self._on():
-            return ""
-        start = self.starts.get(hook.session_id)
-        if start is None:
+        if start:
             self.begin(hook.session_id)
             return ""
-        if start.reminded or self._learned_since(start.memories):
+        if not hook.session_id or hook.continued or not self._on():
+            return ""
+        began = self.starts.get(hook.session_id)
+        if began is None:
+            self.begin(hook.session_id)
+            return ""
+        if began.reminded or self._learned_since(began.memories):
             return ""
         from gitmem.store.session_files import changed_since
 
-        paths = changed_since(self.ws.store.access.git, start.work)
+        paths = changed_since(self.ws.store.access.git, began.work)
         if not paths:
             return ""
-        self.starts.reminded(hook.session_id, start)
+        self.starts.reminded(hook.session_id, began)
         return render_stop(reminder(paths, harness), harness)
 
     def _learned_since(self, tip_then: str | None) -> bool:

@@ -81,6 +81,9 @@ def _hook_parser(sub: argparse._SubParsersAction) -> None:
     h.add_argument("--harness", default="claude", choices=STOP_HARNESSES,
                    help="whose answer format to print (default claude: also Codex's and Copilot "
                    "CLI's)")
+    h.add_argument("--start", action="store_true",
+                   help="the session begins: record its working tree and print nothing (for a "
+                   "harness whose session-start hook does not run tur hook session-start)")
     h.set_defaults(func=cmd_hook_stop)
 
 
@@ -191,7 +194,7 @@ def cmd_hook_stop(args: argparse.Namespace, env: Env) -> int:
     from gitmem.cli.hook_input import read_payload
 
     try:  # bad input (BadPayload), no repository, a git failure: one line on stderr, no answer
-        printed = env.gm.stop(read_payload(env.inp), args.harness)
+        printed = env.gm.stop(read_payload(env.inp), args.harness, start=args.start)
         if printed:
             env.write(printed)
     except Exception as exc:

@@ -8,7 +8,9 @@ Formats (docs/harness.md#claude-code has the sources):
   the tool name. The stdout of SessionStart and UserPromptSubmit hooks is added to the
   context; a PreToolUse hook adds context with ``hookSpecificOutput.additionalContext``, which
   ``tur hook pre-tool`` prints by default. Claude Code keeps about 10,000 characters of a
-  hook's output inline.
+  hook's output inline. A Stop hook that answers ``{"decision": "block", "reason": ...}``
+  has Claude go on with the reason as its instruction (``tur hook stop``, the reminder to
+  learn); the next Stop of that turn carries ``stop_hook_active: true``.
 - MCP: ``.mcp.json`` at the project root (project) or ``~/.claude.json`` (user), key
   ``mcpServers.<name>`` = ``{"type": "stdio", "command": ..., "args": [...]}``.
 - instructions: ``CLAUDE.md`` at the project root, or ``~/.claude/CLAUDE.md``.
@@ -36,6 +38,7 @@ def plan(scope: str, root: Path, home: Path) -> Plan:
         HookEntry("SessionStart", "startup|clear|compact", "tur hook session-start"),
         HookEntry("UserPromptSubmit", None, "tur hook pre-turn"),
         HookEntry("PreToolUse", "Read|Edit|MultiEdit|Write", "tur hook pre-tool"),
+        HookEntry("Stop", None, "tur hook stop"),
     ])
     mcp = JsonFile(home / ".claude.json" if user else root / ".mcp.json",
                    [KeyEntry(("mcpServers", "tur"), MCP_SERVER, MCP_LABEL)])

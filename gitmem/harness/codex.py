@@ -8,7 +8,9 @@ Formats (docs/harness.md#codex-cli has the sources):
   the context. PreToolUse fires for ``apply_patch`` (Codex's file edits), with the patch in
   ``tool_input.command``; it adds context through ``hookSpecificOutput.additionalContext``.
   Codex moves a hook's text past 2,500 tokens out of the context, so the session start is
-  capped at 2,400 tokens.
+  capped at 2,400 tokens. Stop takes ``{"decision": "block", "reason": ...}`` (Codex goes on
+  with the reason as a new prompt; its output schema allows no other keys) and sends
+  ``stop_hook_active``.
 - MCP: ``[mcp_servers.<name>]`` with ``command`` and ``args`` in ``.codex/config.toml``
   (project, for trusted projects) or ``~/.codex/config.toml``; edited with tomlkit, which
   keeps the user's comments and formatting.
@@ -37,6 +39,7 @@ def plan(scope: str, root: Path, home: Path) -> Plan:
         HookEntry("SessionStart", "startup|clear", "tur hook session-start --token-budget 2400"),
         HookEntry("UserPromptSubmit", None, "tur hook pre-turn"),
         HookEntry("PreToolUse", "apply_patch", "tur hook pre-tool"),
+        HookEntry("Stop", None, "tur hook stop --harness codex"),
     ])
     mcp = TomlFile(base / "config.toml", [KeyEntry(("mcp_servers", "tur"), MCP_SERVER, MCP_LABEL)])
     text = instructions("codex", hooks=True, tool_hook=True, user=user)

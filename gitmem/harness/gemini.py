@@ -8,7 +8,9 @@ Formats (docs/harness.md#gemini-cli has the sources):
   ``hookSpecificOutput.additionalContext``. SessionStart (matcher: the exact source,
   ``startup`` or ``clear``) injects the wake; BeforeAgent, after the prompt is submitted, the
   recall; BeforeTool cannot add context, so the memories of a file come with AfterTool, appended
-  to the result of ``read_file`` and the edit tools.
+  to the result of ``read_file`` and the edit tools. AfterAgent (once per turn, after the
+  final response) takes ``{"decision": "deny", "reason": ...}``, which sends the reason to the
+  agent as a new prompt, and carries ``stop_hook_active`` on that retry.
 - MCP: ``mcpServers.<name>`` = ``{"command": ..., "args": [...]}`` in the same file.
 - instructions: ``GEMINI.md`` at the project root, or ``~/.gemini/GEMINI.md``.
 """
@@ -38,6 +40,7 @@ def plan(scope: str, root: Path, home: Path) -> Plan:
         HookEntry("SessionStart", "clear", start),
         HookEntry("BeforeAgent", None, "tur hook pre-turn --format json"),
         HookEntry("AfterTool", FILE_TOOLS, "tur hook pre-tool --format json"),
+        HookEntry("AfterAgent", None, "tur hook stop --harness gemini"),
         KeyEntry(("mcpServers", "tur"), MCP_SERVER, MCP_LABEL),
     ])
     text = instructions("gemini", hooks=True, tool_hook=True, user=user)

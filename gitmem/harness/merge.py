@@ -6,7 +6,8 @@ Three kinds of file, three kinds of entry, one rule: an entry is *ours* when it 
 - :class:`JsonFile` holds :class:`HookEntry` (one command handler under ``hooks.<event>``, in
   the ``{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}`` shape Claude
   Code, Codex and Gemini CLI share) and :class:`KeyEntry` (a value at a key path, such as
-  ``mcpServers.tur``). The file is re-indented as it was (two spaces, four, or a tab); every
+  ``mcpServers.tur``) and :class:`ListEntry` (one item of a list, such as Cursor's
+  ``hooks.stop[]``). The file is re-indented as it was (two spaces, four, or a tab); every
   key we did not write keeps its value and its order.
 - :class:`TomlFile` holds :class:`KeyEntry` in a TOML file, edited with tomlkit, which keeps
   the user's comments, order and formatting.
@@ -38,6 +39,7 @@ __all__ = [
     "HookEntry",
     "JsonFile",
     "KeyEntry",
+    "ListEntry",
     "Outcome",
     "TomlFile",
     "read_merged",
@@ -155,6 +157,62 @@ class KeyEntry:
         return self.label
 
 
+@dataclass(frozen=True)
+class ListEntry:
+    """One item of a list at a key path, among the user's items: Cursor's ``hooks.stop[]``.
+
+    Attributes:
+        keys: the list's key path, outermost first.
+        item: what ``tur setup`` appends; an equal item is ours.
+        label: the entry in words.
+        header: top-level keys the file must hold for the harness to read it (Cursor's
+            ``"version": 1``), set where missing; taken out with the last entry, when
+            nothing else is left.
+    """
+
+    keys: tuple[str, ...]
+    item: Any
+    label: str
+    header: tuple[tuple[str, Any], ...] = ()
+
+    def describe(self) -> str:
+        """The label."""
+        return self.label
+
+    def find(self, data: dict[str, Any]) -> bool:
+        """Whether the list holds the item."""
+        found = _get(data, self.keys)
+        return isinstance(found, list) and self.item in found
+
+    def add(self, data: dict[str, Any]) -> None:
+        """Append the item (creating the list, its objects and the header keys that are missing)."""
+        for key, value in self.header:
+            data.setdefault(key, value)
+        node = data
+        for key in self.keys[:-1]:
+            node = node.setdefault(key, {})
+            if not isinstance(node, dict):
+                raise HarnessConfigError(f"its \"{key}\" is not an object", "fix or remove that key")
+        items = node.setdefault(self.keys[-1], [])
+        if not isinstance(items, list):
+            raise HarnessConfigError(f"its \"{'.'.join(self.keys)}\" is not a list",
+                                     "fix or remove that key")
+        items.append(json.loads(json.dumps(self.item)))
+
+    def drop(self, data: dict[str, Any]) -> bool:
+        """Remove the item (and a list or object left empty; the header when it is all that is left)."""
+        items = _get(data, self.keys)
+        if not isinstance(items, list) or self.item not in items:
+            return False
+        items[:] = [i for i in items if i != self.item]
+        if not items:
+            _unset(data, self.keys)
+        if data and all(data.get(key) == value for key, value in self.header) and len(data) == len(
+                self.header):
+            data.clear()
+        return True
+
+
 def _get(data: Any, keys: Sequence[str]) -> Any:
     for key in keys:
         if not isinstance(data, dict) or key not in data:
@@ -207,10 +265,10 @@ class JsonFile:
 
     Args:
         path: the file (it may not exist yet).
-        entries: :class:`HookEntry` and :class:`KeyEntry` items.
+        entries: :class:`HookEntry`, :class:`KeyEntry` and :class:`ListEntry` items.
     """
 
-    def __init__(self, path: Path, entries: Sequence[HookEntry | KeyEntry]) -> None:
+    def __init__(self, path: Path, entries: Sequence[HookEntry | KeyEntry | ListEntry]) -> None:
         self.path = path
         self.entries = list(entries)
 
@@ -254,7 +312,7 @@ class JsonFile:
             if state == "wired":
                 outcomes.append(Outcome(self.path, entry.describe(), "unchanged"))
                 continue
-            if isinstance(entry, HookEntry):
+            if isinstance(entry, HookEntry | ListEntry):
                 try:
                     entry.add(data)
                 except HarnessConfigError as exc:
@@ -278,7 +336,7 @@ class JsonFile:
         data, text, indent = self._load()
         outcomes = []
         for entry in self.entries:
-            if isinstance(entry, HookEntry):
+            if isinstance(entry, HookEntry | ListEntry):
                 state = "removed" if entry.drop(data) else "absent"
             else:
                 state = _state(entry, data)
@@ -296,6 +354,9 @@ class JsonFile:
         if original is not None and before is not None:
             for entry in self.entries:
                 _keep_hollow(data, before, _containers(entry))
+                for key, value in entry.header if isinstance(entry, ListEntry) else ():
+                    if before.get(key) == value and key not in data:  # the user's own header
+                        data[key] = value
             if data == before:
                 _give_back(self.path, original, "{}\n")
                 return outcomes
@@ -319,10 +380,12 @@ def _json_of(original: Original | None) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _containers(entry: HookEntry | KeyEntry) -> list[tuple[str, ...]]:
+def _containers(entry: HookEntry | KeyEntry | ListEntry) -> list[tuple[str, ...]]:
     """The objects and lists on an entry's path, outermost first, that ``apply`` may create."""
     if isinstance(entry, HookEntry):
         return [("hooks",), ("hooks", entry.event)]
+    if isinstance(entry, ListEntry):
+        return [entry.keys[:i] for i in range(1, len(entry.keys) + 1)]
     return [entry.keys[:i] for i in range(1, len(entry.keys))]
 
 
@@ -350,8 +413,8 @@ def _keep_hollow(data: dict[str, Any], before: dict[str, Any], paths: list[tuple
             parent[path[-1]] = json.loads(json.dumps(had))
 
 
-def _state(entry: HookEntry | KeyEntry, data: dict[str, Any]) -> str:
-    if isinstance(entry, HookEntry):
+def _state(entry: HookEntry | KeyEntry | ListEntry, data: dict[str, Any]) -> str:
+    if isinstance(entry, HookEntry | ListEntry):
         return "wired" if entry.find(data) else "missing"
     found = _get(data, entry.keys)
     if found is None:
