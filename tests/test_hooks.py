@@ -370,6 +370,8 @@ def test_each_harness_gets_its_documented_end_of_turn_answer(repo):
     (repo / "src/app.py").write_text("changed\n")
     gemini = json.loads(stop(repo, "g-1", "--harness", "gemini", hook_event_name="AfterAgent"))
     assert gemini["decision"] == "deny" and "--agent gemini" in gemini["reason"]
+    # its retry turn: nothing to say, in JSON (a Gemini hook's stdout is JSON only)
+    assert stop(repo, "g-1", "--harness", "gemini", stop_hook_active=True) == "{}\n"
     codex = json.loads(stop(repo, "c-1", "--harness", "codex"))
     assert set(codex) == {"decision", "reason"} and codex["decision"] == "block"
     cursor_payload = json.dumps({"conversation_id": "u-1", "hook_event_name": "stop",

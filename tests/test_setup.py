@@ -517,10 +517,14 @@ def test_a_fifo_where_a_settings_file_should_be_is_refused_without_blocking(repo
     assert not (repo / ".mcp.json").exists() and not (repo / "CLAUDE.md").exists()
 
 
-def test_a_directory_where_a_settings_file_should_be_is_refused(repo, home):
+def test_a_directory_or_a_device_where_a_settings_file_should_be_is_refused(repo, home):
     (repo / ".mcp.json").mkdir()
     assert_one_line_error(tur(repo, "setup", "claude"), ".mcp.json is a directory, not a regular file")
     assert not (repo / ".claude").exists()
+    (repo / ".cursor").mkdir()
+    (repo / ".cursor/mcp.json").symlink_to("/dev/null")
+    assert_one_line_error(tur(repo, "setup", "cursor"),
+                          "mcp.json (a link to /dev/null) is a character device, not a regular file")
 
 
 def test_a_read_only_settings_file_is_refused_and_keeps_its_mode(repo, home):

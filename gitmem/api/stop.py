@@ -54,7 +54,9 @@ class StopHook:
         self.starts.put(session_id, SessionStart(snapshot(store.access.git), store.tip()))
 
     def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
-        """What ``tur hook stop`` prints: the reminder in ``harness``'s answer format, or ``""``.
+        """What ``tur hook stop`` prints: the reminder in ``harness``'s answer format, or nothing.
+
+        Nothing is ``""`` (``{}`` for Gemini CLI, see :func:`gitmem.harness.stop.render_stop`).
 
         Args:
             payload: the hook's stdin (its first JSON object).
@@ -66,24 +68,24 @@ class StopHook:
             ValueError: an unknown harness.
             GitmemError: git cannot read the working tree or the memory ref.
         """
-        render_stop("", harness)  # an unknown harness is an error even when there is nothing to say
+        quiet = render_stop("", harness)  # also: an unknown harness is an error at once
         hook = parse_stop(payload)
         if start:
             self.begin(hook.session_id)
-            return ""
+            return quiet
         if not hook.session_id or hook.continued or not self._on():
-            return ""
+            return quiet
         began = self.starts.get(hook.session_id)
         if began is None:
             self.begin(hook.session_id)
-            return ""
+            return quiet
         if began.reminded or self._learned_since(began.memories):
-            return ""
+            return quiet
         from gitmem.store.session_files import changed_since
 
         paths = changed_since(self.ws.store.access.git, began.work)
         if not paths:
-            return ""
+            return quiet
         self.starts.reminded(hook.session_id, began)
         return render_stop(reminder(paths, harness), harness)
 

@@ -149,7 +149,8 @@ def reminder(paths: list[str], harness: str) -> str:
 def render_stop(text: str, harness: str) -> str:
     """What ``tur hook stop`` prints for ``harness``: the answer that hands ``text`` to the agent.
 
-    ``""`` for no text (the turn ends as usual). Claude Code, Codex and Copilot CLI take
+    No text: ``""`` (the turn ends as usual), or ``{}`` for Gemini CLI, whose hooks must
+    print JSON only (as gitmem's other Gemini hooks do). Claude Code, Codex and Copilot CLI take
     ``{"decision": "block", "reason": ...}`` (the reason becomes the agent's next
     instruction); Gemini CLI's ``AfterAgent`` the same with ``"deny"``; Cursor's ``stop``
     ``{"followup_message": ...}``.
@@ -160,7 +161,7 @@ def render_stop(text: str, harness: str) -> str:
     if harness not in STOP_HARNESSES:
         raise ValueError(f"unknown harness {harness!r}; expected one of {', '.join(STOP_HARNESSES)}")
     if not text:
-        return ""
+        return "{}\n" if harness == "gemini" else ""
     body: Mapping[str, Any]
     if harness == "cursor":
         body = {"followup_message": text}
