@@ -37,8 +37,9 @@ class StopHook:
         self.ws = ws
         self.starts = SessionStarts(Path(ws.store.common_dir) / "tur" / SESSIONS_DIR)
 
-    def _on(self) -> bool:
-        return self.ws.settings.hooks.learn_reminder and self.ws.store.workdir is not None
+    def _workdir(self) -> Path | None:
+        """The working tree to compare, ``None`` when the reminder is off (or there is none)."""
+        return self.ws.store.workdir if self.ws.settings.hooks.learn_reminder else None
 
     def begin(self, session_id: str) -> None:
         """Record the start of ``session_id`` unless it has one (a resumed or compacted session keeps it).
@@ -46,12 +47,13 @@ class StopHook:
         Raises:
             GitmemError: git cannot read the working tree.
         """
-        if not session_id or not self._on() or self.starts.get(session_id) is not None:
+        workdir = self._workdir() if session_id else None
+        if workdir is None or self.starts.get(session_id) is not None:
             return
         from gitmem.store.session_files import snapshot
 
         store = self.ws.store
-        self.starts.put(session_id, SessionStart(snapshot(store.access.git), store.tip()))
+        self.starts.put(session_id, SessionStart(snapshot(store.git_dir, workdir), store.tip()))
 
     def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
         """What ``tur hook stop`` prints: the reminder in ``harness``'s answer format, or nothing.
@@ -73,7 +75,8 @@ class StopHook:
         if start:
             self.begin(hook.session_id)
             return quiet
-        if not hook.session_id or hook.continued or not self._on():
+        workdir = self._workdir()
+        if not hook.session_id or hook.continued or workdir is None:
             return quiet
         began = self.starts.get(hook.session_id)
         if began is None:
@@ -83,7 +86,7 @@ class StopHook:
             return quiet
         from gitmem.store.session_files import changed_since
 
-        paths = changed_since(self.ws.store.access.git, began.work)
+        paths = changed_since(self.ws.store.git_dir, workdir, began.work)
         if not paths:
             return quiet
         self.starts.reminded(hook.session_id, began)

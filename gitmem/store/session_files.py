@@ -9,7 +9,8 @@ file already modified before the session and left alone is not counted, a file c
 during the session is, and a change made and undone is not.
 
 Read-only: ``git status`` runs with ``--no-optional-locks`` (see :mod:`gitmem.store.gitcli`)
-and never refreshes the index.
+and never refreshes the index. Only the ``git`` executable is run (libgit2 is not loaded: a
+session-start hook that finds its wake planned loads no heavy library).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from gitmem.store.gitcli import Git
@@ -115,24 +117,32 @@ def _blob_ids(git: Git, commit: str | None, paths: list[str]) -> dict[str, str]:
     return found
 
 
-def snapshot(git: Git) -> WorkSnapshot:
+def _snapshot(git: Git) -> WorkSnapshot:
+    return WorkSnapshot(_head(git), _worktree_ids(git, _dirty_paths(git)))
+
+
+def snapshot(git_dir: Path, workdir: Path) -> WorkSnapshot:
     """HEAD and the content of every path not as HEAD has it, now.
+
+    Args:
+        git_dir: the worktree's git directory.
+        workdir: its working tree.
 
     Raises:
         GitmemError: git cannot be run, or ``git status`` failed.
     """
-    head = _head(git)
-    return WorkSnapshot(head, _worktree_ids(git, _dirty_paths(git)))
+    return _snapshot(Git(git_dir, workdir))
 
 
-def changed_since(git: Git, start: WorkSnapshot) -> list[str]:
-    """The paths whose content is not what it was at ``start``, sorted.
+def changed_since(git_dir: Path, workdir: Path, start: WorkSnapshot) -> list[str]:
+    """The paths whose content is not what it was at ``start``, sorted (arguments as :func:`snapshot`).
 
     Raises:
         GitmemError: git cannot be run, or one of its reads failed (``start.head`` no
             longer in the repository, for one).
     """
-    now = snapshot(git)
+    git = Git(git_dir, workdir)
+    now = _snapshot(git)
     candidates = set(start.files) | set(now.files)
     if start.head != now.head and now.head is not None:
         if start.head is None:
