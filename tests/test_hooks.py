@@ -403,3 +403,22 @@ def test_stop_outside_a_repository_or_with_bad_input_exits_0_quietly(tmp_path, r
     assert r.code == 0 and r.out == "" and "not a git repository" in r.err
     r = tur(repo, "hook", "stop", stdin='{"session_id": ')
     assert r.code == 0 and r.out == "" and len(r.err.splitlines()) == 1
+
+
+def test_read_payload_takes_a_large_payload_split_across_pipe_reads_and_multibyte_chars():
+    import threading
+
+    from gitmem.cli.hook_input import read_payload
+
+    payload = json.dumps({"session_id": "s", "tool_input": {"content": "é—" * 60_000}},
+                         ensure_ascii=False)
+    read_end, write_end = os.pipe()
+    writer = threading.Thread(target=lambda: os.write(write_end, payload.encode()))
+    writer.start()
+    try:
+        with os.fdopen(read_end, encoding="utf-8") as stream:
+            got = read_payload(stream, deadline=30)
+    finally:
+        writer.join()
+        os.close(write_end)  # closed only after the read returned: it did not wait for EOF
+    assert got == payload
