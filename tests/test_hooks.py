@@ -422,3 +422,15 @@ def test_read_payload_takes_a_large_payload_split_across_pipe_reads_and_multibyt
         writer.join()
         os.close(write_end)  # closed only after the read returned: it did not wait for EOF
     assert got == payload
+
+
+def test_a_working_tree_with_too_many_untracked_files_is_not_compared(repo):
+    from gitmem.store.session_files import MAX_PATHS
+
+    build = repo / "build"
+    build.mkdir()
+    for number in range(MAX_PATHS + 1):  # a build directory nobody ignored
+        (build / f"o{number}.txt").write_text("")
+    start(repo)
+    (repo / "src/app.py").write_text("changed\n")
+    assert stop(repo) == ""  # no snapshot to compare with: quiet, and quick

@@ -27,6 +27,9 @@ __all__ = ["WorkSnapshot", "changed_since", "snapshot"]
 
 _BATCH = 500
 """Paths per ``git ls-tree`` call."""
+MAX_PATHS = 5_000
+"""Paths not as HEAD has them past which a snapshot is not taken (say, an untracked
+``node_modules`` that is not ignored): hashing them all at every turn would slow the hooks."""
 
 
 @dataclass(frozen=True)
@@ -37,14 +40,17 @@ class WorkSnapshot:
         head: HEAD's commit, or ``None`` when HEAD is unborn.
         files: path (from the top of the working tree) -> the blob id of its working-tree
             content, ``None`` when it is deleted, for every path not as HEAD has it.
+        complete: ``False`` when more than :data:`MAX_PATHS` paths were not as HEAD has
+            them: ``files`` is then empty, and nothing can be compared with it.
     """
 
     head: str | None
     files: Mapping[str, str | None] = field(default_factory=dict)
+    complete: bool = True
 
     def to_plain(self) -> dict[str, Any]:
-        """JSON-ready: ``{"head": ..., "files": {...}}``."""
-        return {"head": self.head, "files": dict(self.files)}
+        """JSON-ready: ``{"head": ..., "files": {...}, "complete": ...}``."""
+        return {"head": self.head, "files": dict(self.files), "complete": self.complete}
 
     @classmethod
     def from_plain(cls, data: object) -> WorkSnapshot | None:
@@ -56,7 +62,7 @@ class WorkSnapshot:
             return None
         if not all(isinstance(k, str) and (v is None or isinstance(v, str)) for k, v in files.items()):
             return None
-        return cls(head, files)
+        return cls(head, files, data.get("complete", True) is not False)
 
 
 def _head(git: Git) -> str | None:
@@ -118,7 +124,10 @@ def _blob_ids(git: Git, commit: str | None, paths: list[str]) -> dict[str, str]:
 
 
 def _snapshot(git: Git) -> WorkSnapshot:
-    return WorkSnapshot(_head(git), _worktree_ids(git, _dirty_paths(git)))
+    head, paths = _head(git), _dirty_paths(git)
+    if len(paths) > MAX_PATHS:
+        return WorkSnapshot(head, {}, complete=False)
+    return WorkSnapshot(head, _worktree_ids(git, paths))
 
 
 def snapshot(git_dir: Path, workdir: Path) -> WorkSnapshot:
@@ -137,12 +146,16 @@ def snapshot(git_dir: Path, workdir: Path) -> WorkSnapshot:
 def changed_since(git_dir: Path, workdir: Path, start: WorkSnapshot) -> list[str]:
     """The paths whose content is not what it was at ``start``, sorted (arguments as :func:`snapshot`).
 
+    ``[]`` when ``start`` or the working tree now is not :attr:`~WorkSnapshot.complete`.
+
     Raises:
         GitmemError: git cannot be run, or one of its reads failed (``start.head`` no
             longer in the repository, for one).
     """
     git = Git(git_dir, workdir)
-    now = _snapshot(git)
+    now = _snapshot(git) if start.complete else None
+    if now is None or not now.complete:
+        return []
     candidates = set(start.files) | set(now.files)
     if start.head != now.head and now.head is not None:
         if start.head is None:
