@@ -99,7 +99,10 @@ def read_payload(stream: IO[str], deadline: float = DEADLINE_S, max_bytes: int =
         # a payload of megabytes is not parsed once per 64 KiB pipe read.
         closed = False
         while ready:
-            chunk = os.read(fd, _CHUNK)
+            try:
+                chunk = os.read(fd, _CHUNK)
+            except BlockingIOError:  # a stdin the harness left non-blocking: wait again
+                break
             if not chunk:
                 closed = True
                 break
