@@ -67,7 +67,8 @@ def read_payload(stream: IO[str], deadline: float = DEADLINE_S, max_bytes: int =
 
     Reading stops at the end of the first complete JSON object even when the stream stays
     open; plain text (and an empty stream) is read to end of file. A stream without a file
-    descriptor (a :class:`io.StringIO`) is read whole.
+    descriptor (a :class:`io.StringIO`) is read whole, and so is stdin on Windows, where
+    :func:`select.select` takes only sockets.
 
     Args:
         stream: the hook's stdin.
@@ -81,6 +82,8 @@ def read_payload(stream: IO[str], deadline: float = DEADLINE_S, max_bytes: int =
     """
     try:
         fd = stream.fileno()
+        if os.name == "nt":
+            raise io.UnsupportedOperation("select() takes only sockets on Windows")
     except (AttributeError, OSError, io.UnsupportedOperation):
         text = stream.read(max_bytes + 1)
         if len(text) > max_bytes:
