@@ -53,7 +53,8 @@ class StopHook:
         from gitmem.store.session_files import snapshot
 
         store = self.ws.store
-        self.starts.put(session_id, SessionStart(snapshot(store.git_dir, workdir), store.tip()))
+        work = snapshot(store.git_dir, workdir, store.head_sha())
+        self.starts.put(session_id, SessionStart(work, store.tip()))
 
     def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
         """What ``tur hook stop`` prints: the reminder in ``harness``'s answer format, or nothing.
@@ -86,7 +87,8 @@ class StopHook:
             return quiet
         from gitmem.store.session_files import changed_since
 
-        paths = changed_since(self.ws.store.git_dir, workdir, began.work)
+        store = self.ws.store
+        paths = changed_since(store.git_dir, workdir, store.head_sha(), began.work)
         if not paths:
             return quiet
         self.starts.reminded(hook.session_id, began)

@@ -65,12 +65,6 @@ class WorkSnapshot:
         return cls(head, files, data.get("complete", True) is not False)
 
 
-def _head(git: Git) -> str | None:
-    proc = git.run("rev-parse", "-q", "--verify", "HEAD^{commit}")
-    out = proc.stdout.decode().strip()
-    return out if proc.returncode == 0 and out else None
-
-
 def _dirty_paths(git: Git) -> list[str]:
     """Paths whose index or working tree differs from HEAD, and untracked files not ignored."""
     out = git.output("status", "--porcelain=v2", "-z", "--untracked-files=all", "--no-renames",
@@ -123,27 +117,28 @@ def _blob_ids(git: Git, commit: str | None, paths: list[str]) -> dict[str, str]:
     return found
 
 
-def _snapshot(git: Git) -> WorkSnapshot:
-    head, paths = _head(git), _dirty_paths(git)
+def _snapshot(git: Git, head: str | None) -> WorkSnapshot:
+    paths = _dirty_paths(git)
     if len(paths) > MAX_PATHS:
         return WorkSnapshot(head, {}, complete=False)
     return WorkSnapshot(head, _worktree_ids(git, paths))
 
 
-def snapshot(git_dir: Path, workdir: Path) -> WorkSnapshot:
+def snapshot(git_dir: Path, workdir: Path, head: str | None) -> WorkSnapshot:
     """HEAD and the content of every path not as HEAD has it, now.
 
     Args:
         git_dir: the worktree's git directory.
         workdir: its working tree.
+        head: HEAD's commit now (``None``: unborn), as the store read it.
 
     Raises:
         GitmemError: git cannot be run, or ``git status`` failed.
     """
-    return _snapshot(Git(git_dir, workdir))
+    return _snapshot(Git(git_dir, workdir), head)
 
 
-def changed_since(git_dir: Path, workdir: Path, start: WorkSnapshot) -> list[str]:
+def changed_since(git_dir: Path, workdir: Path, head: str | None, start: WorkSnapshot) -> list[str]:
     """The paths whose content is not what it was at ``start``, sorted (arguments as :func:`snapshot`).
 
     ``[]`` when ``start`` or the working tree now is not :attr:`~WorkSnapshot.complete`.
@@ -153,7 +148,7 @@ def changed_since(git_dir: Path, workdir: Path, start: WorkSnapshot) -> list[str
             longer in the repository, for one).
     """
     git = Git(git_dir, workdir)
-    now = _snapshot(git) if start.complete else None
+    now = _snapshot(git, head) if start.complete else None
     if now is None or not now.complete:
         return []
     candidates = set(start.files) | set(now.files)
