@@ -434,3 +434,14 @@ def test_a_working_tree_with_too_many_untracked_files_is_not_compared(repo):
     start(repo)
     (repo / "src/app.py").write_text("changed\n")
     assert stop(repo) == ""  # no snapshot to compare with: quiet, and quick
+
+
+def test_session_starts_are_pruned_after_a_day_by_the_stop_hook_itself(repo):
+    start(repo, "old")
+    sessions = repo / ".git/tur/sessions"
+    (old,) = [p for p in sessions.iterdir() if p.name.endswith(".start.json")]
+    stale = time.time() - SESSION_TTL_SECONDS - 60
+    os.utime(old, (stale, stale))
+    stop(repo, "new")  # a new session's first stop records its start, and prunes
+    assert not old.exists()
+    assert len([p for p in sessions.iterdir() if p.name.endswith(".start.json")]) == 1

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from gitmem.harness.hooks import SessionLog
 from gitmem.store.session_files import WorkSnapshot
 
 __all__ = ["STOP_HARNESSES", "SessionStart", "SessionStarts", "StopPayload", "parse_stop",
@@ -116,7 +117,10 @@ class SessionStarts:
         return SessionStart(work, memories, data.get("reminded") is True)
 
     def put(self, session_id: str, start: SessionStart) -> None:
-        """Write the session's start (atomically); a file system error only loses the record."""
+        """Write the session's start (atomically) and prune what a day left unused.
+
+        A file system error only loses the record.
+        """
         path = self._path(session_id)
         body = {"session": session_id, "work": start.work.to_plain(), "memories": start.memories,
                 "reminded": start.reminded}
@@ -125,6 +129,9 @@ class SessionStarts:
             tmp = path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps(body), encoding="utf-8")
             os.replace(tmp, path)
+        # A harness wired through MCP alone (Cursor, Copilot CLI) writes no session log,
+        # whose writes prune this directory otherwise.
+        SessionLog(self.root).prune()
 
     def reminded(self, session_id: str, start: SessionStart) -> None:
         """Record that the session was given the reminder."""
