@@ -2,10 +2,12 @@
 
 One module per harness (:mod:`.claude`, :mod:`.codex`, :mod:`.cursor`, :mod:`.copilot`,
 :mod:`.gemini`) says which files to write and what goes into them, in that harness's
-documented format (sources in docs/harness.md); :mod:`.merge` merges those entries into the
-user's files, keeping everything it did not write, and takes exactly them out again. Never a
-git hook: only the harness's own settings, MCP configuration and instructions files, under the
-repository's working tree (``--scope project``) or the user's home (``--scope user``).
+documented format (sources in docs/harness.md); :mod:`.merge` (and :mod:`.markdown` for
+instructions files) merges those entries into the user's files, keeping everything it did not
+write, and takes exactly them out again; :mod:`.files` reads and writes those files without
+harm (through links, regular files only, never a chmod). Never a git hook: only the harness's
+own settings, hooks, MCP configuration and instructions files, under the repository's working
+tree (``--scope project``) or the user's home (``--scope user``).
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The merge engine of ``tur setup``: put entries into a user's settings files and take them out.
 
-Three kinds of file, three kinds of entry, one rule: an entry is *ours* when it is exactly what
+Three kinds of file, four kinds of entry, one rule: an entry is *ours* when it is exactly what
 ``tur setup`` writes, and nothing else in the file is touched.
 
 - :class:`JsonFile` holds :class:`HookEntry` (one command handler under ``hooks.<event>``, in
   the ``{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}`` shape Claude
-  Code, Codex and Gemini CLI share) and :class:`KeyEntry` (a value at a key path, such as
+  Code, Codex and Gemini CLI share), :class:`KeyEntry` (a value at a key path, such as
   ``mcpServers.tur``) and :class:`ListEntry` (one item of a list, such as Cursor's
   ``hooks.stop[]``). The file is re-indented as it was (two spaces, four, or a tab); every
   key we did not write keeps its value and its order.
