@@ -126,6 +126,16 @@ def test_a_write_built_on_another_tree_leaves_the_rows_as_they_are(tmp_path):
     assert rows.tree() == "tree-0" and rows.statements() == dict(pairs)
 
 
+def test_a_statement_with_a_lone_surrogate_is_kept_and_compared_as_written(tmp_path):
+    # A record read from an escaped YAML string ("\\ud800") may hold one; SQLite stores UTF-8.
+    pairs = [("fact-00000001", "API port is 8090 \ud800"), ("fact-00000002", "API moved to port 9090")]
+    rows = rows_of(tmp_path, pairs, {"fact-00000001": "src/\udcff.py#L1-L2"})
+    assert rows.statements() == dict(pairs)
+    assert rows.similar("API port is 9090") == find_similar("API port is 9090", pairs)
+    assert rows.anchored("src/\udcff.py#L2-L5") == ["fact-00000001"]
+    assert rows.statements_of("tree-0", ["fact-00000001", "fact-x"]) == (pairs[0][1], None)
+
+
 def overlapping(ref: str, anchors: dict[str, str]) -> list[str]:
     """Ids whose anchor meets ``ref``'s, by comparing with every anchor (what learn did)."""
     def parsed(text):

@@ -279,7 +279,7 @@ class RecordCache:
         :func:`gitmem.context.similarity.find_similar` in its order, neither those nor ``skip``.
         Reads no record; ``None`` without rows or any table (nothing to compare with).
         """
-        with self._lock, self.files.batch():
+        with self._lock:
             tree = self._current_statements()
             if tree is None:
                 return None

@@ -53,19 +53,19 @@ CREATE TABLE IF NOT EXISTS record (
 """ + """
 -- Statement rows (gitmem/cache/statements.py): the live statements of one memories tree
 -- (named by the ``statements`` memo), updated row by row by the write that changes them.
--- ``statement``: a row per live memory, its terms (newline-separated) and its anchor
+-- ``statement``: a row per live memory (texts as UTF-8), its terms (a JSON array) and its anchor
 -- (``path``, with ``first_line``/``last_line`` NULL for a whole file). ``statement_term``:
 -- the postings, by term and the statement's number of terms. ``statement_df``: how many
 -- rows have each term. ``statement_span``: per path, a bound on ``last_line - first_line``.
 CREATE TABLE IF NOT EXISTS statement (
-    row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, content TEXT NOT NULL, ref TEXT,
-    terms TEXT NOT NULL, size INTEGER NOT NULL, path TEXT, first_line INTEGER, last_line INTEGER);
+    row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, content BLOB NOT NULL, ref BLOB,
+    terms TEXT NOT NULL, size INTEGER NOT NULL, path BLOB, first_line INTEGER, last_line INTEGER);
 CREATE INDEX IF NOT EXISTS statement_anchor ON statement (path, first_line);
 CREATE TABLE IF NOT EXISTS statement_term (
     term TEXT NOT NULL, size INTEGER NOT NULL, row INTEGER NOT NULL,
     PRIMARY KEY (term, size, row)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS statement_df (term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS statement_span (path TEXT PRIMARY KEY, span INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS statement_span (path BLOB PRIMARY KEY, span INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 

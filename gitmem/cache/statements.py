@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -112,10 +111,25 @@ def _anchor(ref: str | None) -> tuple[str | None, int | None, int | None]:
 
 
 def _row(row: int | None, memory_id: str, entry: Entry) -> tuple:
-    """The ``statement`` row of ``entry`` (``row`` ``None``: numbered by SQLite)."""
+    """The ``statement`` row of ``entry`` (``row`` ``None``: numbered by SQLite).
+
+    Texts are stored as UTF-8 bytes (lone surrogates passed through, as a record read from
+    an escaped YAML string may hold them), the terms as a JSON array (SQLite's ``json_each``
+    makes the postings from it).
+    """
     content, ref = entry
     terms = sorted(set(tokenize(content)))
-    return (row, memory_id, content, ref, "\n".join(terms), len(terms), *_anchor(ref))
+    path, first, last = _anchor(ref)
+    return (row, memory_id, _enc(content), None if ref is None else _enc(ref), json.dumps(terms), len(terms),
+            None if path is None else _enc(path), first, last)
+
+
+def _enc(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _dec(data: bytes) -> str:
+    return data.decode("utf-8", "surrogatepass")
 
 
 class StatementRows:
@@ -178,31 +192,41 @@ class StatementRows:
             load_table: the saved table of a tree, or ``None``.
             store: what :meth:`gitmem.store.Store.record_changes` is asked.
         """
-        with self.db.lock, self.db.batch():
+        with self.db.lock:
             state = self._state()
-            if state is None:
-                table = latest_table()
-                if table is None or table.tree is None:
-                    return None
-                self.build(table.tree, _entries(table))
-                return table.tree
             newest = self.db.newest(_KIND, "table")
-            if newest in (None, "", state[0]) or newest in state[1]:
-                return state[0]
-            table = load_table(newest)
-            if table is None:
-                return state[0]
-            try:
-                changes = store.record_changes(state[0], newest)
-            except GitmemError:  # the rows' tree is no longer in the repository
-                changes = None
-            if changes is None or len(changes) > _REBUILD_AT * max(len(table.ids), 1):
-                self.build(newest, _entries(table))
-            else:
-                self._drop_state()
-                if self._apply({i: entry_of(table, i) for i in changes}):
-                    self._set_state(newest, state)
-            return newest
+            if state is not None and (newest in (None, "", state[0]) or newest in state[1]):
+                return state[0]  # the usual case, read without taking the write lock
+            with self.db.batch():
+                return self._catch_up(latest_table, load_table, store)
+
+    def _catch_up(self, latest_table: Callable[[], RecordTable | None],
+                  load_table: Callable[[str], RecordTable | None], store: Any) -> str | None:
+        """:meth:`current` in a write transaction: build or move the rows (read again under it)."""
+        state = self._state()
+        if state is None:
+            table = latest_table()
+            if table is None or table.tree is None:
+                return None
+            self.build(table.tree, _entries(table))
+            return table.tree
+        newest = self.db.newest(_KIND, "table")
+        if newest in (None, "", state[0]) or newest in state[1]:
+            return state[0]
+        table = load_table(newest)
+        if table is None:
+            return state[0]
+        try:
+            changes = store.record_changes(state[0], newest)
+        except GitmemError:  # the rows' tree is no longer in the repository
+            changes = None
+        if changes is None or len(changes) > _REBUILD_AT * max(len(table.ids), 1):
+            self.build(newest, _entries(table))
+        else:
+            self._drop_state()
+            if self._apply({i: entry_of(table, i) for i in changes}):
+                self._set_state(newest, state)
+        return newest
 
     def build(self, tree: str, entries: Iterable[tuple[str, Entry]]) -> None:
         """Make the rows those of ``tree``, whose live records are ``entries`` ((id, entry), each id once)."""
@@ -210,23 +234,22 @@ class StatementRows:
             self._drop_state()
             for name in ("statement_term", "statement_df", "statement_span", "statement"):
                 self.db.run(f"DELETE FROM {name}", write=True)
-            df: Counter[str] = Counter()
-            span: dict[str, int] = {}
             entries = iter(entries)
             number = 0
             while chunk := list(islice(entries, _CHUNK)):
                 rows = [_row(number + n, i, e) for n, (i, e) in enumerate(chunk, 1)]
                 number += len(rows)
-                postings = sorted((t, r[5], r[0]) for r in rows for t in r[4].split("\n") if r[5])
-                df.update(t for t, _, _ in postings)
-                for r in rows:
-                    if r[6] is not None and r[7] is not None:
-                        span[r[6]] = max(span.get(r[6], 0), r[8] - r[7])
-                if not (self.db.run_many(_INSERT_ROW, rows) and self.db.run_many(_INSERT_POSTING, postings)):
+                if not self.db.run_many(_INSERT_ROW, rows):
                     return
-            if self.db.run_many("INSERT INTO statement_df VALUES (?, ?)", sorted(df.items())) \
-                    and self.db.run_many("INSERT INTO statement_span VALUES (?, ?)", sorted(span.items())):
-                self._set_state(tree, None)
+            # The postings, counts and spans are made by SQLite from the rows (C, not Python).
+            for sql in ("INSERT INTO statement_term SELECT j.value, s.size, s.row FROM statement AS s,"
+                        " json_each(s.terms) AS j ORDER BY 1, 2, 3",
+                        "INSERT INTO statement_df SELECT term, count(*) FROM statement_term GROUP BY term",
+                        "INSERT INTO statement_span SELECT path, max(last_line - first_line) FROM statement"
+                        " WHERE first_line IS NOT NULL GROUP BY path"):
+                if self.db.run(sql, write=True) is None:
+                    return
+            self._set_state(tree, None)
 
     def after_write(self, base: str, tree: str, changes: Mapping[str, Entry | None]) -> None:
         """Move the rows from ``base`` to ``tree`` by ``changes``, when they are of ``base``.
@@ -256,14 +279,15 @@ class StatementRows:
         gone, added = [], []
         for memory_id, entry in changes.items():
             row = old.get(memory_id)
-            if row is not None and entry is not None and (row[2], row[3]) == entry:
+            if row is not None and entry is not None and \
+                    (_dec(row[2]), None if row[3] is None else _dec(row[3])) == entry:
                 continue  # e.g. a verify that changed other fields
             if row is not None:
                 gone.append(row)
             if entry is not None:
                 added.append(_row(None, memory_id, entry))
         if gone:
-            terms = [(t, r[5], r[0]) for r in gone for t in r[4].split("\n") if r[5]]
+            terms = [(t, r[5], r[0]) for r in gone for t in json.loads(r[4])]
             if not (self.db.run_many(_DELETE_POSTING, terms)
                     and self.db.run_many("UPDATE statement_df SET n = n - 1 WHERE term = ?",
                                          [(t,) for t, _, _ in terms])
@@ -277,7 +301,7 @@ class StatementRows:
             if not made:
                 return False
             number, size = made[0][0], values[5]
-            terms = values[4].split("\n") if size else []
+            terms = json.loads(values[4])
             if not (self.db.run_many(_INSERT_POSTING, [(t, size, number) for t in terms])
                     and self.db.run_many(_ADD_DF, [(t,) for t in terms])):
                 return False
@@ -323,13 +347,13 @@ class StatementRows:
         words: list[str] | None = None
         scored: list[tuple[float, str]] = []
         for memory_id, content, terms, size in found or ():
-            shared = len(new.terms.intersection(terms.split("\n")))
+            shared = len(new.terms.intersection(json.loads(terms)))
             overlap = shared / min(q, size)
             if shared < MIN_SHARED or overlap < MIN_OVERLAP or memory_id in skipped:
                 continue
             if words is None:
                 words = list(probes(text))
-            if probed(words, content):
+            if probed(words, _dec(content)):
                 scored.append((-overlap, memory_id))
         return [memory_id for _, memory_id in sorted(scored)[:limit]]
 
@@ -344,13 +368,14 @@ class StatementRows:
             return []
         if first is None or last is None:
             found = self.db.run("SELECT id FROM statement WHERE path = ? AND first_line IS NULL ORDER BY id",
-                                (path,))
+                                (_enc(path),))
         else:
-            span = self.db.run("SELECT span FROM statement_span WHERE path = ?", (path,))
+            span = self.db.run("SELECT span FROM statement_span WHERE path = ?", (_enc(path),))
             if not span:
                 return []
             found = self.db.run("SELECT id FROM statement WHERE path = ? AND first_line BETWEEN ? AND ?"
-                                " AND last_line >= ? ORDER BY id", (path, first - span[0][0], last, first))
+                                " AND last_line >= ? ORDER BY id",
+                                (_enc(path), first - span[0][0], last, first))
         skipped = set(skip)
         return [i for (i,) in found or () if i not in skipped]
 
@@ -362,9 +387,9 @@ class StatementRows:
                 return ()
             found = self.db.run("SELECT id, content FROM statement WHERE id IN"
                                 " (SELECT value FROM json_each(?))", (json.dumps(ids),))
-        held = dict(found or ())
+        held = {i: _dec(c) for i, c in found or ()}
         return tuple(held.get(i) for i in ids)
 
     def statements(self) -> dict[str, str]:
         """Id -> statement of every row (a check of the rows against the records)."""
-        return dict(self.db.run("SELECT id, content FROM statement") or ())
+        return {i: _dec(c) for i, c in self.db.run("SELECT id, content FROM statement") or ()}
