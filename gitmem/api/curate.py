@@ -150,7 +150,7 @@ class Curator:
             else ((), ())
         self.ws.records.after_commit(commit, {memory.id: memory}, mutation)
         if len(said) < len(similar) or None in said:
-            # Not in the statement index of this tip: read the (at most three) records, so
+            # Not in the statement rows of this tip: read the (at most three) records, so
             # that every surface can quote what they say.
             said = tuple(self._statement_of(other, said[n] if n < len(said) else None)
                          for n, other in enumerate(similar))

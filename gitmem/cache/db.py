@@ -1,15 +1,17 @@
 """The read cache's one SQLite database: ``<git common dir>/tur/cache/cache.sqlite``.
 
-Two tables. ``record(blob, id, row, mapping)``: one row per record blob, keyed by the blob
-id, with its hot fields (``row``, see :func:`gitmem.cache.records.row_of`) and its YAML
-mapping, both :mod:`marshal` payloads; the write that made a blob inserts its row.
-``memo(kind, key, value, used_at)``: structures derived from a tree or a state (the
-columns of a tree's records, token columns, recall and statement indexes, wake plans...),
-keyed by tree or commit ids or a digest of their inputs, so that a value can never be out
-of date, and pruned by count per kind (:data:`KEEP`), newest first. marshal because it is
-the fastest loader in the standard library for such data and never calls code while
-loading; its format is tied to the Python version, which is therefore part of the stamp
-checked on opening.
+Two tables, and those of the statement rows. ``record(blob, id, row, mapping)``: one row
+per record blob, keyed by the blob id, with its hot fields (``row``, see
+:func:`gitmem.cache.records.row_of`) and its YAML mapping, both :mod:`marshal` payloads; the
+write that made a blob inserts its row. ``memo(kind, key, value, used_at)``: structures
+derived from a tree or a state (the columns of a tree's records, token columns, recall
+indexes, wake plans...), keyed by tree or commit ids or a digest of their inputs, so that a
+value can never be out of date, and pruned by count per kind (:data:`KEEP`), newest first.
+``statement``, ``statement_term``, ``statement_df``, ``statement_span``: the live statements
+of one tree, their postings and anchors (:mod:`gitmem.cache.statements`), changed row by row
+by each write. marshal because it is the fastest loader in the standard library for such
+data and never calls code while loading; its format is tied to the Python version, which is
+therefore part of the stamp checked on opening.
 
 WAL journal mode (readers never wait for a writer, a writer waits ``busy_timeout`` for
 another) and ``PRAGMA user_version`` (= :data:`CACHE_FORMAT`). A database that is damaged

@@ -11,11 +11,13 @@ A lookup costs what the new statement's terms and anchor select, not what the st
 
 - **Near-duplicates** (:func:`gitmem.context.similarity.find_similar`'s ids, in its order):
   a statement of ``s`` terms is one only if it shares ``need(min(q, s))`` of the new
-  statement's ``q`` terms (:func:`~gitmem.context.similarity.shared_needed`), so it holds one
-  of the ``q - need + 1`` rarest of them (prefix filtering: Chaudhuri, Ganti and Kaushik,
-  ICDE 2006). The postings are keyed by (term, size of the statement): each of the new
-  statement's terms is looked up only for the sizes whose prefix it is in, and only the
-  statements found are compared in full.
+  statement's ``q`` terms (:func:`~gitmem.context.similarity.shared_needed`), so it holds
+  two of the ``q - need + 2`` rarest of them (prefix filtering: Chaudhuri, Ganti and
+  Kaushik, ICDE 2006, with the count of prefix terms of Bayardo, Ma and Srikant, "Scaling
+  up all pairs similarity search", WWW 2007). The postings are keyed by (term, size of the
+  statement): each of the new statement's terms is looked up only for the sizes whose
+  prefix it is in, the rows found twice are counted by SQLite, and only those are compared
+  in full.
 - **Anchors**: rows by (path, first line), so the memories on lines that meet ``a..b`` are
   those whose first line lies in ``a - span .. b`` (``span`` bounds the anchors of that path).
 
@@ -59,6 +61,9 @@ _PASSED = 64
 _REBUILD_AT = 0.5
 #: Rows prepared and inserted at a time when the rows are built (bounds the memory used).
 _CHUNK = 20_000
+#: Terms of its prefix a candidate holds at least (at most :data:`MIN_SHARED`): one more
+#: term looked up per size, and only the statements holding two of them compared in full.
+_HITS = 2
 #: A size no statement reaches: the upper end of "every size from here on".
 _ANY_SIZE = 1 << 62
 
@@ -326,15 +331,17 @@ class StatementRows:
         wanted = sorted(new.terms)
         df = dict(self.db.run("SELECT term, n FROM statement_df WHERE term IN"
                               " (SELECT value FROM json_each(?))", (json.dumps(wanted),)) or ())
-        # The k-th rarest term is in the prefix of every size s whose need is at most q - k.
+        # A statement of s terms that shares need = shared_needed(min(q, s)) of the q terms
+        # shares at least _HITS of the q - need + _HITS rarest: the k-th rarest term is looked
+        # up for every size s whose need is at most q - k - 1 + _HITS.
         lookups = []
         for k, term in enumerate(sorted(wanted, key=lambda t: (df.get(t, 0), t))):
             if not df.get(term):
                 continue
-            if shared_needed(q) <= q - k:
+            if shared_needed(q) <= q - k - 1 + _HITS:
                 lookups.append((term, _ANY_SIZE))
                 continue
-            sizes = [s for s in range(MIN_SHARED, q) if shared_needed(s) <= q - k]
+            sizes = [s for s in range(MIN_SHARED, q) if shared_needed(s) <= q - k - 1 + _HITS]
             if sizes:
                 lookups.append((term, max(sizes)))
         if not lookups:
@@ -342,7 +349,8 @@ class StatementRows:
         found = self.db.run(
             "SELECT id, content, terms, size FROM statement WHERE row IN (SELECT p.row FROM json_each(?) AS j"
             " CROSS JOIN statement_term AS p ON p.term = json_extract(j.value, '$[0]')"
-            " AND p.size BETWEEN ? AND json_extract(j.value, '$[1]'))", (json.dumps(lookups), MIN_SHARED))
+            " AND p.size BETWEEN ? AND json_extract(j.value, '$[1]') GROUP BY p.row HAVING count(*) >= ?)",
+            (json.dumps(lookups), MIN_SHARED, _HITS))
         skipped = set(skip)
         words: list[str] | None = None
         scored: list[tuple[float, str]] = []
