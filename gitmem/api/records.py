@@ -296,14 +296,6 @@ class Records:
         """Commits on the memory ref that changed this record, newest first."""
         return self.store.log(record_path(memory_id))
 
-    def latest_table(self) -> RecordTable | None:
-        """The most recently built records table (any tip), or ``None``; reads no git object.
-
-        A hint for writers that must stay O(1) in the number of memories (see
-        :meth:`gitmem.cache.RecordCache.latest_table`).
-        """
-        return self.cache.latest_table()
-
     def latest_statements(self) -> tuple[str, dict[str, str]] | None:
         """The tree the statement rows are of and their statements; ``None`` without a table.
 

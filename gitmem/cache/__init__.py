@@ -249,15 +249,6 @@ class RecordCache:
         """Record blobs this process parsed to make tables or full records (a warm read: none)."""
         return self._tables.parses if self._built("_tables") else 0
 
-    def latest_table(self) -> RecordTable | None:
-        """The table of the most recently made tree, from this process or the database, or ``None``.
-
-        Reads no git object: a hint of what the store holds (e.g. to find similar memories on
-        a write without reading every record), never the truth of the current tip.
-        """
-        with self._lock:
-            return self._tables.latest_known()
-
     def latest_statements(self) -> tuple[str, dict[str, str]] | None:
         """The tree the statement rows are of and their statements (id -> statement), or ``None``.
 
