@@ -177,9 +177,9 @@ class StatementRows:
             return None
         return tree, passed
 
-    def _set_state(self, tree: str, before: tuple[str, list[str]] | None) -> None:
+    def _set_state(self, tree: str, before: tuple[str, list[str]] | None) -> bool:
         passed = [] if before is None else [before[0], *before[1]][:_PASSED]
-        self.db.put(_KIND, "", {"tree": tree, "version": VERSION, "passed": passed})
+        return self.db.put(_KIND, "", {"tree": tree, "version": VERSION, "passed": passed})
 
     def _drop_state(self) -> None:
         # First, so that rows changed halfway (a database that stopped taking writes) are
@@ -213,8 +213,8 @@ class StatementRows:
             table = latest_table()
             if table is None or table.tree is None:
                 return None
-            self.build(table.tree, _entries(table))
-            return table.tree
+            # (a database that cannot be written keeps no rows: nothing to compare with)
+            return table.tree if self.build(table.tree, _entries(table)) else None
         newest = self.db.newest(_KIND, "table")
         if newest in (None, "", state[0]) or newest in state[1]:
             return state[0]
@@ -226,15 +226,18 @@ class StatementRows:
         except GitmemError:  # the rows' tree is no longer in the repository
             changes = None
         if changes is None or len(changes) > _REBUILD_AT * max(len(table.ids), 1):
-            self.build(newest, _entries(table))
+            done = self.build(newest, _entries(table))
         else:
             self._drop_state()
-            if self._apply({i: entry_of(table, i) for i in changes}):
-                self._set_state(newest, state)
-        return newest
+            done = self._apply({i: entry_of(table, i) for i in changes}) and self._set_state(newest, state)
+        return newest if done else None
 
-    def build(self, tree: str, entries: Iterable[tuple[str, Entry]]) -> None:
-        """Make the rows those of ``tree``, whose live records are ``entries`` ((id, entry), each id once)."""
+    def build(self, tree: str, entries: Iterable[tuple[str, Entry]]) -> bool:
+        """Make the rows those of ``tree``, whose live records are ``entries`` ((id, entry), each id once).
+
+        Returns:
+            Whether they were made (``False``: the database cannot be written).
+        """
         with self.db.lock, self.db.batch():
             self._drop_state()
             for name in ("statement_term", "statement_df", "statement_span", "statement"):
@@ -245,7 +248,7 @@ class StatementRows:
                 rows = [_row(number + n, i, e) for n, (i, e) in enumerate(chunk, 1)]
                 number += len(rows)
                 if not self.db.run_many(_INSERT_ROW, rows):
-                    return
+                    return False
             # The postings, counts and spans are made by SQLite from the rows (C, not Python).
             for sql in ("INSERT INTO statement_term SELECT j.value, s.size, s.row FROM statement AS s,"
                         " json_each(s.terms) AS j ORDER BY 1, 2, 3",
@@ -253,8 +256,8 @@ class StatementRows:
                         "INSERT INTO statement_span SELECT path, max(last_line - first_line) FROM statement"
                         " WHERE first_line IS NOT NULL GROUP BY path"):
                 if self.db.run(sql, write=True) is None:
-                    return
-            self._set_state(tree, None)
+                    return False
+            return self._set_state(tree, None)
 
     def after_write(self, base: str, tree: str, changes: Mapping[str, Entry | None]) -> None:
         """Move the rows from ``base`` to ``tree`` by ``changes``, when they are of ``base``.
