@@ -62,7 +62,7 @@ CREATE TABLE IF NOT EXISTS record (
 CREATE TABLE IF NOT EXISTS statement (
     row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, content BLOB NOT NULL, ref BLOB,
     terms TEXT NOT NULL, size INTEGER NOT NULL, path BLOB, first_line INTEGER, last_line INTEGER);
-CREATE INDEX IF NOT EXISTS statement_anchor ON statement (path, first_line);
+CREATE INDEX IF NOT EXISTS statement_anchor ON statement (path, first_line, last_line, id);
 CREATE TABLE IF NOT EXISTS statement_term (
     term TEXT NOT NULL, size INTEGER NOT NULL, row INTEGER NOT NULL,
     PRIMARY KEY (term, size, row)) WITHOUT ROWID;
