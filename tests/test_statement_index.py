@@ -14,6 +14,8 @@ import shutil
 import sqlite3
 from contextlib import closing
 
+import pytest
+
 from gitmem.api import Gitmem
 from gitmem.cache import cache_dir
 from gitmem.cache.db import CacheDB
@@ -83,6 +85,15 @@ def test_the_rows_find_short_and_long_statements_sharing_few_common_terms(tmp_pa
                   " ".join(["queue", "retry", *filler[:20]])):
         assert rows.similar(query, limit=500) == find_similar(query, pairs, limit=500), query
     assert rows.similar("queue retry", limit=500)
+
+
+@pytest.mark.parametrize("hits", [1, 2, 3, 5])
+def test_asking_candidates_for_more_prefix_terms_finds_the_same_ids(tmp_path, hits):
+    # However many of the rarest terms a candidate must hold, one the scan finds holds them.
+    pairs = corpus(300, seed=22)
+    rows = rows_of(tmp_path, pairs)
+    for query in [*queries(pairs, seed=23), "queue retry policy caps retries at 5 attempts"]:
+        assert rows.similar(query, limit=50, hits=hits) == find_similar(query, pairs, limit=50), query
 
 
 def test_the_rows_leave_out_skipped_ids_as_the_scan_leaves_out_their_statements(tmp_path):

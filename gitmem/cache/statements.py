@@ -61,9 +61,11 @@ _PASSED = 64
 _REBUILD_AT = 0.5
 #: Rows prepared and inserted at a time when the rows are built (bounds the memory used).
 _CHUNK = 20_000
-#: Terms of its prefix a candidate holds at least (at most :data:`MIN_SHARED`): one more
-#: term looked up per size, and only the statements holding two of them compared in full.
-_HITS = 2
+#: What comparing one candidate in full costs, in postings read (measured: a row fetched and
+#: its terms decoded in Python, against a posting counted by SQLite).
+_COMPARE_COST = 10
+#: The most prefix terms a candidate is asked to hold (past a few, each adds little).
+_MOST_HITS = 6
 #: A size no statement reaches: the upper end of "every size from here on".
 _ANY_SIZE = 1 << 62
 
@@ -95,6 +97,29 @@ def _entries(table: RecordTable) -> Iterator[tuple[str, Entry]]:
         if status != refuted:
             prov = c["prov"][r]
             yield memory_id, (c["content"][r], prov[2] if prov is not None else None)
+
+
+def _cheapest_hits(df: list[int], need: int, rows: int) -> int:
+    """How many prefix terms a candidate should hold for the cheapest lookup (at least 1).
+
+    ``df``: the rows holding each of the new statement's terms, rarest first; ``need``: the
+    shared terms a statement at least as long as the new one needs; ``rows``: about how many
+    rows there are. Asking for ``h`` terms of the ``q - need + h`` rarest reads their postings
+    and compares every row holding ``h`` of them: the candidates are estimated as if the
+    terms were independent (a Poisson binomial tail), the cost in postings read.
+    """
+    q, best, cheapest = len(df), 1, None
+    for hits in range(1, min(need, _MOST_HITS) + 1):
+        prefix = df[:q - need + hits]
+        chances = [min(n / rows, 1.0) if rows else 0.0 for n in prefix]
+        at_least = [1.0] + [0.0] * hits  # at_least[j]: P(j or more of the terms seen so far)
+        for p in chances:
+            for j in range(hits, 0, -1):
+                at_least[j] = at_least[j] * (1 - p) + at_least[j - 1] * p
+        cost = sum(prefix) + _COMPARE_COST * rows * at_least[hits]
+        if cheapest is None or cost < cheapest:
+            best, cheapest = hits, cost
+    return best
 
 
 def _anchor(ref: str | None) -> tuple[str | None, int | None, int | None]:
@@ -322,10 +347,19 @@ class StatementRows:
 
     # -- lookups ------------------------------------------------------------------------------------
 
-    def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3) -> list[str]:
+    def similar(self, text: str, skip: Iterable[str] = (), limit: int = 3,
+                hits: int | None = None) -> list[str]:
         """:func:`~gitmem.context.similarity.find_similar` of ``text`` over the rows but ``skip``'s.
 
-        The same ids in the same order as that function over every row's (id, statement).
+        The same ids in the same order as that function over every row's (id, statement),
+        whatever ``hits`` is.
+
+        Args:
+            text: the new statement.
+            skip: ids left out.
+            limit: most ids returned.
+            hits: how many of its prefix terms a candidate must hold (see the module
+                docstring); ``None``: the number :func:`_cheapest_hits` expects to cost least.
         """
         new = Statement.of(text)
         q = len(new.terms)
@@ -334,17 +368,23 @@ class StatementRows:
         wanted = sorted(new.terms)
         df = dict(self.db.run("SELECT term, n FROM statement_df WHERE term IN"
                               " (SELECT value FROM json_each(?))", (json.dumps(wanted),)) or ())
-        # A statement of s terms that shares need = shared_needed(min(q, s)) of the q terms
-        # shares at least _HITS of the q - need + _HITS rarest: the k-th rarest term is looked
-        # up for every size s whose need is at most q - k - 1 + _HITS.
+        order = sorted(wanted, key=lambda t: (df.get(t, 0), t))
+        needs = [shared_needed(size) for size in range(q + 1)]  # a size above q needs needs[q]
+        if hits is None:
+            top = self.db.run("SELECT max(row) FROM statement")
+            hits = _cheapest_hits([df.get(t, 0) for t in order], needs[q], (top or [(0,)])[0][0] or 0)
+        # A statement of s terms sharing need = needs[min(q, s)] of the q terms holds at least
+        # h = min(hits, need) of the q - need + h rarest: the k-th rarest term is looked up for
+        # every size whose prefix it is in (those sizes run from MIN_SHARED up, as need grows).
+        held = [min(hits, n) for n in needs]
         lookups = []
-        for k, term in enumerate(sorted(wanted, key=lambda t: (df.get(t, 0), t))):
+        for k, term in enumerate(order):
             if not df.get(term):
                 continue
-            if shared_needed(q) <= q - k - 1 + _HITS:
+            if k < q - needs[q] + held[q]:
                 lookups.append((term, _ANY_SIZE))
                 continue
-            sizes = [s for s in range(MIN_SHARED, q) if shared_needed(s) <= q - k - 1 + _HITS]
+            sizes = [size for size in range(MIN_SHARED, q) if k < q - needs[size] + held[size]]
             if sizes:
                 lookups.append((term, max(sizes)))
         if not lookups:
@@ -352,8 +392,9 @@ class StatementRows:
         found = self.db.run(
             "SELECT id, content, terms, size FROM statement WHERE row IN (SELECT p.row FROM json_each(?) AS j"
             " CROSS JOIN statement_term AS p ON p.term = json_extract(j.value, '$[0]')"
-            " AND p.size BETWEEN ? AND json_extract(j.value, '$[1]') GROUP BY p.row HAVING count(*) >= ?)",
-            (json.dumps(lookups), MIN_SHARED, _HITS))
+            " AND p.size BETWEEN ? AND json_extract(j.value, '$[1]') GROUP BY p.row"
+            " HAVING count(*) >= json_extract(?, '$[' || min(p.size, ?) || ']'))",
+            (json.dumps(lookups), MIN_SHARED, json.dumps(held), q))
         skipped = set(skip)
         words: list[str] | None = None
         scored: list[tuple[float, str]] = []
