@@ -277,6 +277,20 @@ def test_without_rows_they_are_built_from_the_latest_table_and_moved_to_a_newer_
     assert set(before.items()) <= set(statement_rows(repo).items())  # moved, not built again
 
 
+def test_a_learn_compares_through_the_rows_alone_reading_no_table(repo):
+    learned_repo(repo)
+    live = live_statements(repo)  # (a cold read: it saves a table, deleted below)
+    added = Gitmem.open(repo).learn("Queue retries: 5 attempts at most").memory  # the rows move
+    live[added.id] = added.content
+    with closing(sqlite3.connect(cache_dir(Store.discover(repo)) / "cache.sqlite")) as conn:
+        conn.execute("DELETE FROM memo WHERE kind = 'table'")  # no table to read, to build from
+        conn.commit()
+    text = "Queue retry policy: 7 attempts"
+    expected = find_similar(text, sorted(live.items()))
+    assert Gitmem.open(repo).learn(text).similar == tuple(expected)
+    assert added.id in expected
+
+
 def learned_repo(repo, statements=STATEMENTS) -> Gitmem:
     gm = Gitmem.open(repo)
     for text in statements:
