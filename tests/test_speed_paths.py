@@ -202,7 +202,7 @@ def test_a_learn_loads_no_yaml_library_nor_what_it_does_not_use(learned):
                           env=env, capture_output=True, text=True, check=True)
     report = json.loads(proc.stdout.splitlines()[-1])
     assert report["code"] == 0
-    # A near-duplicate is named with its statement, read from the statement index.
+    # A near-duplicate is named with its statement, read from the statement rows.
     assert '("The queue retries failed jobs with exponential backoff")' in report["err"]
     # The new record is written without ruamel, the warning read without PyYAML.
     assert report["loaded"] == []

@@ -8,6 +8,7 @@ changed), built by a function of the current tip and committed with compare-and-
 from __future__ import annotations
 
 from datetime import datetime
+from itertools import islice
 from typing import TYPE_CHECKING
 
 from gitmem.api.results import LearnResult
@@ -23,7 +24,6 @@ from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, precise_n
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
-    from gitmem.record.anchors import Anchor
     from gitmem.record.models import Memory, Provenance
 
 __all__ = ["Curator"]
@@ -150,7 +150,7 @@ class Curator:
             else ((), ())
         self.ws.records.after_commit(commit, {memory.id: memory}, mutation)
         if len(said) < len(similar) or None in said:
-            # Not in the statement index of this tip: read the (at most three) records, so
+            # Not in the statement rows of this tip: read the (at most three) records, so
             # that every surface can quote what they say.
             said = tuple(self._statement_of(other, said[n] if n < len(said) else None)
                          for n, other in enumerate(similar))
@@ -188,46 +188,23 @@ class Curator:
         are left out. At most three. Their statements are those of the index, given when it
         is the index of ``tip``'s tree (so that they are the stored ones), else ``None``.
 
-        A write must cost the same with 100 or 100,000 memories, so this reads no record from
-        git: it compares with the records table the read cache built last (every wake, recall,
-        list and status builds one; the pre-turn hook, each turn), and keeps only ids still at
-        ``tip`` (one shard listing each). Memories learned since that table are not compared,
-        and with no table cached there is nothing to compare with. The statements are
-        compared through that table's :class:`~gitmem.context.similarity.StatementIndex` (saved
-        per tree; each write saves the one of the tree it makes), the anchors only for a
-        memory with one.
+        A write must cost the same with 100 or 1,000,000 memories, so this reads no record
+        from git: it looks in the cache's statement rows (:mod:`gitmem.cache.statements`: the
+        live memories of the newest tree known, which each write moves to the tree it makes),
+        by anchor path and lines and by the postings of the statement's rarest terms, and
+        keeps only ids still at ``tip`` (one shard listing each, until three are found).
+        Memories that reached the ref by other means since the rows last moved (a sync, an
+        import) are compared once a reader has saved a table of them; with no table cached at
+        all, there is nothing to compare with.
         """
         skip = {*skip, memory.id, *memory.relation_targets(RelationType.SUPERSEDES)}
-        found: list[str] = []
         ref = memory.provenance.context_ref if memory.provenance else None
-        table = self.ws.records.latest_table() if ref else None
-        if table is not None and ref:
-            from gitmem.record.anchors import (  # (only for a memory with an anchor)
-                InvalidAnchor,
-                parse_anchor,
-            )
-
-            c = table.columns
-            refuted = Status.REFUTED.value
-            live = [r for r, status in enumerate(c["status"])
-                    if status != refuted and table.ids[r] not in skip]
-            try:
-                mine = parse_anchor(ref)
-            except InvalidAnchor:
-                mine = None
-            for r in live if mine is not None else ():
-                prov = c["prov"][r]
-                try:
-                    other = parse_anchor(prov[2]) if prov is not None and prov[2] else None
-                except InvalidAnchor:
-                    other = None
-                if other is not None and mine is not None and _overlap(mine, other):
-                    found.append(table.ids[r])
-        got = self.ws.records.similar_statements(memory.content, {*skip, *found}, 3)
+        got = self.ws.records.similar_statements(memory.content, ref, skip, 3)
         if got is None:  # no table cached: nothing to compare with
             return (), ()
-        tree, near = got
-        similar = tuple(i for i in [*found, *near] if i in self.ws.records.id_entries(i, tip))[:3]
+        tree, found, near = got
+        at_tip = (i for i in [*found, *near] if i in self.ws.records.id_entries(i, tip))
+        similar = tuple(islice(at_tip, 3))
         if not similar or tree != self.ws.store.subtree_id(tip, "memories"):
             return similar, ()
         return similar, self.ws.records.statements_of(tree, similar)
@@ -251,16 +228,6 @@ class Curator:
             else:
                 held[found] = (record, blob, normalise_content(record.content))
         return held
-
-
-def _overlap(a: Anchor, b: Anchor) -> bool:
-    """True when two anchors name the same file and their line ranges meet (a whole file: both whole)."""
-    if a.path != b.path:
-        return False
-    if a.start is None or a.end is None or b.start is None or b.end is None:
-        # A whole file is the same anchor only as the same whole file.
-        return (a.start is None or a.end is None) and (b.start is None or b.end is None)
-    return a.start <= b.end and b.start <= a.end
 
 
 def _reverify(

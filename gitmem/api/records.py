@@ -20,7 +20,6 @@ from gitmem.store import CommitInfo, Mutation, Store
 if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.config import Settings
-    from gitmem.context.similarity import StatementIndex
     from gitmem.record.models import Memory
     from gitmem.staleness.overlay import LocalEntry
 
@@ -297,31 +296,24 @@ class Records:
         """Commits on the memory ref that changed this record, newest first."""
         return self.store.log(record_path(memory_id))
 
-    def latest_table(self) -> RecordTable | None:
-        """The most recently built records table (any tip), or ``None``; reads no git object.
+    def latest_statements(self) -> tuple[str, dict[str, str]] | None:
+        """The tree the statement rows are of and their statements; ``None`` without a table.
 
-        A hint for writers that must stay O(1) in the number of memories (see
-        :meth:`gitmem.cache.RecordCache.latest_table`).
-        """
-        return self.cache.latest_table()
-
-    def latest_statements(self) -> tuple[str, StatementIndex] | None:
-        """:meth:`latest_table`'s tree and its live records' statements, indexed; ``None`` without a table.
-
-        Reads no git object and, once the index of that tree is saved, no table (see
-        :meth:`gitmem.cache.RecordCache.latest_statements`).
+        See :meth:`gitmem.cache.RecordCache.latest_statements` (reads no git object unless the
+        rows move to a newer table's tree).
         """
         return self.cache.latest_statements()
 
-    def similar_statements(self, text: str, skip: Iterable[str], limit: int) -> tuple[str, list[str]] | None:
-        """:meth:`latest_statements`'s tree and the ids of the near-duplicates of ``text`` in it.
+    def similar_statements(self, text: str, ref: str | None, skip: Iterable[str],
+                           limit: int) -> tuple[str, list[str], list[str]] | None:
+        """(tree, ids anchored to lines meeting ``ref``'s, ids of near-duplicates of ``text``), or ``None``.
 
-        Reads no git object (see :meth:`gitmem.cache.RecordCache.similar_statements`).
+        Reads no record (see :meth:`gitmem.cache.RecordCache.similar_statements`).
         """
-        return self.cache.similar_statements(text, skip, limit)
+        return self.cache.similar_statements(text, ref, skip, limit)
 
     def statements_of(self, tree: str, ids: Sequence[str]) -> tuple[str | None, ...]:
-        """The statements of ``ids`` in the saved statement index of ``tree`` (empty when not saved)."""
+        """The statements of ``ids`` in the statement rows of ``tree`` (empty when they are of another)."""
         return self.cache.statements_of(tree, ids)
 
     def after_commit(self, tip: str | CommitInfo | None, updated: Mapping[str, Memory],

@@ -14,9 +14,11 @@ memos of these kinds, each with the module that owns it:
     the latest table and the rows of the records that differ.
 ``tokens``, ``counts`` (:mod:`~gitmem.cache.tokens`)
     Token counts of entries per row, and of other texts by a BLAKE2b digest.
-``recall``, ``statements``
-    Recall indexes (:mod:`~gitmem.cache.recall_index`, keyed by tree and candidate digest)
-    and statement indexes (:mod:`~gitmem.cache.statements`, by tree).
+``recall`` (:mod:`~gitmem.cache.recall_index`), keyed by tree and candidate digest
+    Recall indexes.
+``statements`` (:mod:`~gitmem.cache.statements`), one memo
+    The tree the statement rows are of: the live statements of one tree as rows of their own
+    tables (postings by term, anchors by path), changed row by row by each write.
 ``wake`` (:mod:`~gitmem.cache.wakeplan`)
     The wake plan of one state, so that a warm wake reads neither table nor tokens.
 ``write``, keyed by commit
@@ -59,7 +61,7 @@ if TYPE_CHECKING:
     from gitmem.cache.recall_index import RecallIndexes
     from gitmem.cache.records import Tables
     from gitmem.cache.staged import StagedRows
-    from gitmem.cache.statements import StatementIndexes
+    from gitmem.cache.statements import StatementRows
     from gitmem.cache.table import RecordTable, RowViews
     from gitmem.cache.tokens import TokenCounts
     from gitmem.cache.views import MemoryLike, MemoryView
@@ -147,7 +149,7 @@ class RecordCache:
     _tables: _Part[Tables] = _Part()
     _distances: _Part[Distances] = _Part()
     _recall: _Part[RecallIndexes] = _Part()
-    _statements: _Part[StatementIndexes] = _Part()
+    _statements: _Part[StatementRows] = _Part()
 
     def _new(self, part: str) -> Any:
         """A new part ``part`` (one of the attributes above), its module imported here."""
@@ -170,9 +172,9 @@ class RecordCache:
             from gitmem.cache.recall_index import RecallIndexes
 
             return RecallIndexes(files)
-        from gitmem.cache.statements import StatementIndexes
+        from gitmem.cache.statements import StatementRows
 
-        return StatementIndexes(files)
+        return StatementRows(files)
 
     def _built(self, part: str) -> bool:
         """Whether the part ``part`` (an attribute name) has been built."""
@@ -247,52 +249,46 @@ class RecordCache:
         """Record blobs this process parsed to make tables or full records (a warm read: none)."""
         return self._tables.parses if self._built("_tables") else 0
 
-    def latest_table(self) -> RecordTable | None:
-        """The table of the most recently made tree, from this process or the database, or ``None``.
+    def latest_statements(self) -> tuple[str, dict[str, str]] | None:
+        """The tree the statement rows are of and their statements (id -> statement), or ``None``.
 
-        Reads no git object: a hint of what the store holds (e.g. to find similar memories on
-        a write without reading every record), never the truth of the current tip.
+        The rows are brought to the newest tree known first (see :meth:`similar_statements`);
+        ``None`` without rows or any table. For checks of the rows against the records.
         """
         with self._lock:
-            return self._tables.latest_known()
+            tree = self._current_statements()
+            return None if tree is None else (tree, self._statements.statements())
 
-    def latest_statements(self) -> tuple[str, Any] | None:
-        """The newest tree known and the statement index of its live records, or ``None`` without any table.
+    def similar_statements(self, text: str, ref: str | None, skip: Iterable[str],
+                           limit: int) -> tuple[str, list[str], list[str]] | None:
+        """What a new statement may repeat: (tree, ids on overlapping lines, ids of near-duplicates).
 
-        The newest tree is that of the index this process used last, else the newest of the
-        saved indexes and tables (a write saves the index of the tree it makes; a reader, the
-        table). The index is a :class:`~gitmem.context.similarity.StatementIndex` of its
-        records not refuted; without one saved, that of :meth:`latest_table`, made then (see
-        :meth:`StatementIndexes.for_table`). Reads no git object.
+        Looked up in the statement rows (:mod:`gitmem.cache.statements`), brought first to the
+        newest tree known: theirs, or that of a table a reader saved since (moved by the records
+        that differ), or built from the latest table. The ids on lines that meet ``ref``'s (none
+        without ``ref``) are by id; the near-duplicates, at most ``limit`` of them, those of
+        :func:`gitmem.context.similarity.find_similar` in its order, neither those nor ``skip``.
+        Reads no record; ``None`` without rows or any table (nothing to compare with).
         """
         with self._lock:
-            tree = self._statements.latest_held() or self.files.newest("statements", "table")
-            index = self._statements.load(tree) if tree is not None else None
-            if tree is not None and index is not None:
-                return tree, index
-            table = self._tables.latest_known()
-            if table is None or table.tree is None:
+            tree = self._current_statements()
+            if tree is None:
                 return None
-            return table.tree, self._statements.for_table(table, _live_statements(table))
+            rows = self._statements
+            found = rows.anchored(ref, skip) if ref else []
+            return tree, found, rows.similar(text, {*skip, *found}, limit)
 
-    def similar_statements(self, text: str, skip: Iterable[str], limit: int) -> tuple[str, list[str]] | None:
-        """The tree of :meth:`latest_statements` and the ids its index finds near-duplicates of ``text``.
-
-        ``StatementIndex.similar(text, skip, limit)`` (:mod:`gitmem.context.similarity`); ``None``
-        without a table.
-        """
-        with self._lock:
-            latest = self.latest_statements()
-            return None if latest is None else (latest[0], latest[1].similar(text, skip, limit))
+    def _current_statements(self) -> str | None:
+        return self._statements.current(lambda: self._tables.latest_known(), lambda t: self._tables.load(t),
+                                        self.store)
 
     def statements_of(self, tree: str, ids: Sequence[str]) -> tuple[str | None, ...]:
-        """The statements of ``ids`` in the statement index of ``tree`` (``None`` for one not in it).
+        """The statements of ``ids`` in the statement rows (``None`` for one not in them).
 
-        Empty when that index is not saved.
+        Empty unless the rows are of ``tree``.
         """
         with self._lock:
-            index = self._statements.load(tree)
-            return () if index is None else tuple(index.statement(i) for i in ids)
+            return self._statements.statements_of(tree, ids)
 
     def snapshot(self, tip: str | None) -> Snapshot:
         """All records at ``tip`` as :func:`gitmem.cache.reader.read_snapshot` returns them.
@@ -370,8 +366,8 @@ class RecordCache:
 
         No record and no table is read: the next reader of ``tip`` (in any process) makes
         its table from the latest one and these rows. The commit is noted (``write``) with
-        its parent and the ids it wrote, for :meth:`written_since`; the statement index of
-        the new tree is derived from the parent tree's, when that one is saved; and the store
+        its parent and the ids it wrote, for :meth:`written_since`; the statement rows move
+        to the new tree by the records it changed, when they are of the parent's; and the store
         is asked which records differ between the latest saved table's tree and the new one
         (it remembers the answer for the next reader). Each record is bound to its new blob id.
 
@@ -396,7 +392,8 @@ class RecordCache:
             saved = self.files.put("write", tip, (parent, tuple(sorted(changes))))
             if saved and base is not None and tree is not None and base != tree:
                 self._statements.after_write(base, tree, {
-                    i: None if c is None or c[1].status == Status.REFUTED else c[1].content
+                    i: None if c is None or c[1].status == Status.REFUTED else
+                    (c[1].content, c[1].provenance.context_ref if c[1].provenance else None)
                     for i, c in changes.items()})
             latest = self._tables.latest_saved()
             if saved and latest is not None and tree is not None and latest != tree:
@@ -526,7 +523,7 @@ class RecordCache:
     def clear(self) -> int:
         """Delete the database (its files); return how many files were deleted. Nothing is lost."""
         with self._lock:
-            for part in ("_tables", "_tokens", "_distances", "_recall", "_statements"):
+            for part in ("_tables", "_tokens", "_distances", "_recall"):
                 if self._built(part):
                     getattr(self, part).forget()
             return self.files.clear()
@@ -542,11 +539,3 @@ def _digest(data: bytes) -> bytes:
     except ImportError:  # a Python built without it
         from hashlib import blake2b
     return blake2b(data, digest_size=16).digest()
-
-
-def _live_statements(table: RecordTable) -> dict[str, str]:
-    """Id -> content of every row of ``table`` that is not refuted."""
-    from gitmem.vocabulary import Status
-
-    refuted, ids, contents = Status.REFUTED.value, table.ids, table.columns["content"]
-    return {ids[r]: contents[r] for r, status in enumerate(table.columns["status"]) if status != refuted}

@@ -1,15 +1,17 @@
 """The read cache's one SQLite database: ``<git common dir>/tur/cache/cache.sqlite``.
 
-Two tables. ``record(blob, id, row, mapping)``: one row per record blob, keyed by the blob
-id, with its hot fields (``row``, see :func:`gitmem.cache.records.row_of`) and its YAML
-mapping, both :mod:`marshal` payloads; the write that made a blob inserts its row.
-``memo(kind, key, value, used_at)``: structures derived from a tree or a state (the
-columns of a tree's records, token columns, recall and statement indexes, wake plans...),
-keyed by tree or commit ids or a digest of their inputs, so that a value can never be out
-of date, and pruned by count per kind (:data:`KEEP`), newest first. marshal because it is
-the fastest loader in the standard library for such data and never calls code while
-loading; its format is tied to the Python version, which is therefore part of the stamp
-checked on opening.
+Two tables, and those of the statement rows. ``record(blob, id, row, mapping)``: one row
+per record blob, keyed by the blob id, with its hot fields (``row``, see
+:func:`gitmem.cache.records.row_of`) and its YAML mapping, both :mod:`marshal` payloads; the
+write that made a blob inserts its row. ``memo(kind, key, value, used_at)``: structures
+derived from a tree or a state (the columns of a tree's records, token columns, recall
+indexes, wake plans...), keyed by tree or commit ids or a digest of their inputs, so that a
+value can never be out of date, and pruned by count per kind (:data:`KEEP`), newest first.
+``statement``, ``statement_term``, ``statement_df``, ``statement_span``: the live statements
+of one tree, their postings and anchors (:mod:`gitmem.cache.statements`), changed row by row
+by each write. marshal because it is the fastest loader in the standard library for such
+data and never calls code while loading; its format is tied to the Python version, which is
+therefore part of the stamp checked on opening.
 
 WAL journal mode (readers never wait for a writer, a writer waits ``busy_timeout`` for
 another) and ``PRAGMA user_version`` (= :data:`CACHE_FORMAT`). A database that is damaged
@@ -35,10 +37,10 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
 
-CACHE_FORMAT = 8
+CACHE_FORMAT = 9
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
-KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64, "asked": 64}
+KEEP = {"table": 3, "tokens": 6, "recall": 6, "write": 64, "asked": 64}
 """Memos of each kind kept, the most recently written: each write of a kind deletes the older
 ones (other kinds hold one memo each)."""
 _BUSY_MS = 10_000
@@ -50,6 +52,22 @@ CREATE TABLE IF NOT EXISTS memo (
 CREATE INDEX IF NOT EXISTS memo_age ON memo (kind, used_at);
 CREATE TABLE IF NOT EXISTS record (
     blob TEXT PRIMARY KEY, id TEXT NOT NULL, row BLOB NOT NULL, mapping BLOB NOT NULL);
+""" + """
+-- Statement rows (gitmem/cache/statements.py): the live statements of one memories tree
+-- (named by the ``statements`` memo), updated row by row by the write that changes them.
+-- ``statement``: a row per live memory (texts as UTF-8), its terms (a JSON array) and its anchor
+-- (``path``, with ``first_line``/``last_line`` NULL for a whole file). ``statement_term``:
+-- the postings, by term and the statement's number of terms. ``statement_df``: how many
+-- rows have each term. ``statement_span``: per path, a bound on ``last_line - first_line``.
+CREATE TABLE IF NOT EXISTS statement (
+    row INTEGER PRIMARY KEY, id TEXT NOT NULL UNIQUE, content BLOB NOT NULL, ref BLOB,
+    terms TEXT NOT NULL, size INTEGER NOT NULL, path BLOB, first_line INTEGER, last_line INTEGER);
+CREATE INDEX IF NOT EXISTS statement_anchor ON statement (path, first_line, last_line, id);
+CREATE TABLE IF NOT EXISTS statement_term (
+    term TEXT NOT NULL, size INTEGER NOT NULL, row INTEGER NOT NULL,
+    PRIMARY KEY (term, size, row)) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS statement_df (term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS statement_span (path BLOB PRIMARY KEY, span INTEGER NOT NULL) WITHOUT ROWID;
 """
 
 
@@ -264,6 +282,36 @@ class CacheDB:
             except sqlite3.DatabaseError as exc:
                 self._reset(exc)
                 return None
+
+    def run(self, sql: str, args: tuple = (), write: bool = False) -> list[tuple] | None:
+        """Rows of one SQL statement; ``None`` when the database cannot serve it.
+
+        For the parts of the cache that keep tables of their own (:mod:`gitmem.cache.statements`):
+        damage is rebuilt and an unwritable database reported, as for every other access.
+        """
+        return self._run(sql, args, write)
+
+    def run_many(self, sql: str, rows: Iterable[tuple]) -> bool:
+        """Run one writing SQL statement for each of ``rows``; whether it was done.
+
+        Inside :meth:`batch`, part of its transaction.
+        """
+        with self.lock:
+            if not self._writable:
+                return False
+            conn = self._connect()
+            if conn is None:
+                return False
+            try:
+                conn.executemany(sql, rows)
+            except sqlite3.OperationalError as exc:
+                self._writable = False
+                self.notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
+                return False
+            except sqlite3.DatabaseError as exc:
+                self._reset(exc)
+                return False
+            return True
 
     def _reset(self, exc: BaseException) -> None:
         """Close, delete and forget a database found damaged while in use."""
