@@ -114,7 +114,13 @@ class Gitmem:
         Raises:
             NotARepository: ``path`` is not inside a git repository.
         """
-        return cls(Store.discover(path), cwd=Path(path).resolve())
+        store = Store.discover(path)
+        cwd = Path(path).resolve()
+        top = store.workdir
+        if top is not None and not cwd.is_relative_to(top.resolve()):
+            # Outside its work tree (GIT_WORK_TREE, core.worktree) git takes paths from the top.
+            cwd = top
+        return cls(store, cwd=cwd)
 
     def reopen(self) -> Gitmem:
         """A new handle on the same repository, settings and directory, with nothing cached.

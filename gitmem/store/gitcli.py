@@ -149,6 +149,44 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
             stream.close()
 
 
+#: git's variables that move the git directory or the work tree away from where ``.git`` is.
+LAYOUT_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+
+
+def layout_variables_set() -> bool:
+    """Whether one of :data:`LAYOUT_VARIABLES` is set (git then ignores the ``.git`` walk)."""
+    return any(os.environ.get(name) for name in LAYOUT_VARIABLES)
+
+
+def layout(start: Path) -> tuple[Path, Path, Path | None] | None:
+    """``(git dir, common dir, work tree or None)`` as git itself, run in ``start``, finds them.
+
+    For the layouts a walk up to ``.git`` does not see: ``GIT_DIR`` with ``GIT_WORK_TREE``
+    (the dotfiles set-up), ``core.worktree``, ``GIT_COMMON_DIR``. git's answer is the
+    definition (``git help rev-parse``: ``--absolute-git-dir``, ``--git-common-dir``,
+    ``--is-bare-repository``, ``--show-toplevel``). ``None`` when git finds no repository
+    (or cannot be run).
+    """
+    def ask(*args: str) -> list[str] | None:
+        try:
+            proc = subprocess.run(["git", "rev-parse", *args], cwd=start, capture_output=True,
+                                  stdin=subprocess.DEVNULL, check=False, timeout=TIMEOUT_S)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if proc.returncode != 0:
+            return None
+        return proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+
+    found = ask("--absolute-git-dir", "--git-common-dir", "--is-bare-repository")
+    if found is None or len(found) != 3:
+        return None
+    workdir = None
+    if found[2] != "true":
+        top = ask("--show-toplevel")
+        workdir = Path(top[0]) if top else None
+    return Path(found[0]), (start / found[1]).resolve(), workdir
+
+
 class Git:
     """The ``git`` executable pointed at one repository (``--git-dir`` and, if any, ``--work-tree``)."""
 
