@@ -14,6 +14,7 @@ __all__ = [
     "MalformedRecord",
     "MissingObject",
     "NotARepository",
+    "OutsideWorkTree",
     "ReadOnlyRepository",
     "RefConflict",
     "RefLocked",
@@ -50,6 +51,10 @@ class InvalidInput(GitmemError):
     """A command-line or API argument is out of range or malformed."""
 
     exit_code = 2
+
+
+class OutsideWorkTree(InvalidInput):
+    """A path leaves the work tree (``..``, elsewhere, a symbolic link on the way out); nothing is read."""
 
 
 class NotARepository(GitmemError):

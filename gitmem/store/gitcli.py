@@ -406,7 +406,9 @@ class Git:
 
     def _clean_one(self, path: str) -> dict[str, bytes]:
         assert self.workdir is not None
-        data = (self.workdir / path).read_bytes()
+        from gitmem.store.paths import worktree_path
+
+        data = worktree_path(self.workdir, path).read_bytes()
         with tempfile.TemporaryDirectory(prefix="tur-clean-") as tmp:
             env = dict(os.environ, GIT_OBJECT_DIRECTORY=tmp)
             proc = self.run("hash-object", "-w", "--stdin", f"--path={path}", data=data, env=env)
