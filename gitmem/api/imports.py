@@ -277,9 +277,9 @@ class Importer:
         refused: dict[str, list[tuple[str, secret_scan.SecretFinding]]] = {}
         for mid, name, text in named:
             refused.setdefault(mid, []).extend((name, finding) for finding in findings[text])
-        for mid, found in refused.items():
-            if found:
-                result.failed.append(f"{kept.pop(mid).file.path}: {secret_scan.describe(found)} looks "
+        for mid, where in refused.items():
+            if where:
+                result.failed.append(f"{kept.pop(mid).file.path}: {secret_scan.describe(where)} looks "
                                      "like it contains a secret; nothing was stored")
         for item in converted:
             result.notes.extend(f"{item.file.path.name}: {note}" for note in item.notes)
