@@ -225,12 +225,18 @@ class Store:
 
         The first read of the memory ref runs :attr:`guard` (which may move the ref: it
         then reads the ref again).
+
+        Raises:
+            FormatVersion: the memory ref's ``.gitmem`` marker names a format this gitmem
+                does not read (``format: 99``); see :meth:`check_marker`.
         """
         sha = self._refs.read_tip(ref)
         if ref == MEMORY_REF and not self._guarded and self.guard is not None:
             self._guarded = True
             self.guard(self, sha)
             sha = self._refs.read_tip(ref)
+        if ref == MEMORY_REF:
+            self._trees.check_marker(sha)  # readers refuse a newer format as writers do
         return sha
 
     @property
@@ -321,6 +327,16 @@ class Store:
             FormatVersion: the tree is not a gitmem memory tree, or from a newer gitmem.
         """
         return self._trees.check_format(commit_sha)
+
+    def check_marker(self, commit_sha: str | None) -> bool:
+        """Check the ``.gitmem`` marker at ``commit_sha``, if there is one: whether there is.
+
+        Memoised per marker blob, so a warm read pays two memo lookups and no libgit2.
+
+        Raises:
+            FormatVersion: the marker names another format than this gitmem's.
+        """
+        return self._trees.check_marker(commit_sha)
 
     def entry_kind(self, commit_sha: str | None, path: str) -> str | None:
         """``"blob"``, ``"tree"`` or ``"commit"`` (a submodule): what is at ``path``, or ``None``.

@@ -226,6 +226,8 @@ class Trees:
         """See :meth:`gitmem.store.Store.check_format`."""
         if commit_sha is None:
             return
+        if self.check_marker(commit_sha):
+            return
         root = self.commit_tree(commit_sha)
         names = _names(root)
         if FORMAT_PATH in names:
@@ -250,6 +252,28 @@ class Trees:
                 f"(its tree holds {', '.join(sorted(names)[:4])})",
                 "check which ref you are reading",
             )
+
+    def check_marker(self, commit_sha: str | None) -> bool:
+        """See :meth:`gitmem.store.Store.check_marker`."""
+        if commit_sha is None:
+            return False
+        # Two memoised lookups (the marker's blob id, carried from commit to commit, and its
+        # version), so that a warm read checks the format without opening libgit2.
+        marker_id = self._id_at(commit_sha, FORMAT_PATH, "blob")
+        if marker_id is None:
+            return False
+        version = self._lookups.memoized(f"format:{marker_id}", lambda: self._version(marker_id))
+        if version != str(FORMAT_VERSION):
+            raise FormatVersion(
+                f"memory ref {commit_sha[:12]} has format {version!r}, this gitmem reads "
+                f"{FORMAT_VERSION}",
+                "upgrade gitmem (pip install -U gitmem)",
+            )
+        return True
+
+    def _version(self, marker_id: str) -> str:
+        """The version a ``.gitmem`` marker blob names (``format: 1`` -> ``"1"``)."""
+        return self._blob_data(marker_id).decode("utf-8", "replace").strip().removeprefix("format:").strip()
 
     def entry_kind(self, commit_sha: str | None, path: str) -> str | None:
         """``"blob"``, ``"tree"`` or ``"commit"`` (a submodule): what is at ``path``, or ``None``."""
