@@ -7,8 +7,17 @@ does) and checks what a user sees: one line on stderr, a non-zero exit, nothing 
 
 from __future__ import annotations
 
+import os
+import socket
+import subprocess
+import sys
+import time
+
 import pytest
 
+from gitmem.api import Gitmem
+from gitmem.errors import RefLocked
+from gitmem.store import MEMORY_REF, Mutation
 from tests.conftest import memory_ref, tur
 from tests.test_integrity import one_line_error, plant
 
@@ -25,3 +34,74 @@ def test_a_format_marker_of_another_version_is_refused_by_readers_like_writers(r
     line = one_line_error(tur(repo, *command), "has format '99', this gitmem reads 1")
     assert line.startswith("tur: error: memory ref ") and "upgrade gitmem" in line
     assert memory_ref(repo) == before
+
+
+# -- a lock a live process holds ----------------------------------------------------------------------
+
+
+def test_a_lock_held_by_a_live_git_update_ref_stdin_is_never_removed(repo):
+    tur(repo, "learn", "first")
+    tip = memory_ref(repo)
+    holder = subprocess.Popen(["git", "update-ref", "--stdin"], cwd=repo, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdin is not None and holder.stdout is not None
+        holder.stdin.write(f"start\nupdate {MEMORY_REF} {tip} {tip}\nprepare\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline() == "start: ok\n"
+        assert holder.stdout.readline() == "prepare: ok\n"  # git holds the lock now
+        lock = repo / ".git" / "refs" / "tur" / "memories.lock"
+        assert lock.exists()
+        old = time.time() - 60  # older than any lock git holds for itself
+        os.utime(lock, (old, old))
+        gm = Gitmem.open(repo)
+        with pytest.raises(RefLocked) as err:
+            gm.store.transact(lambda base: Mutation({"memories/ab/fact-ab000001.yaml": b"x\n"}, "x"),
+                              lock_wait_seconds=0.2)
+        assert f"git process {holder.pid} (git update-ref --stdin) may hold it" in err.value.message
+        assert lock.exists() and memory_ref(repo) == tip
+        holder.stdin.write("commit\n")
+        holder.stdin.close()
+        assert holder.stdout.readline() == "commit: ok\n"
+    finally:
+        holder.kill() if holder.poll() is None else None
+        holder.wait()
+    assert not lock.exists()
+    # Once git is done, the next writer goes through with nothing to remove.
+    after = tur(repo, "learn", "second")
+    assert after.code == 0 and after.err == ""
+
+
+def test_an_old_lock_is_removed_once_its_git_process_is_gone(repo):
+    tur(repo, "learn", "first")
+    holder = subprocess.Popen(["git", "update-ref", "--stdin"], cwd=repo, stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True)
+    assert holder.stdin is not None and holder.stdout is not None
+    tip = memory_ref(repo)
+    holder.stdin.write(f"start\nupdate {MEMORY_REF} {tip} {tip}\nprepare\n")
+    holder.stdin.flush()
+    assert holder.stdout.readline() == "start: ok\n" and holder.stdout.readline() == "prepare: ok\n"
+    holder.kill()  # SIGKILL: git leaves its lock behind
+    holder.wait()
+    lock = repo / ".git" / "refs" / "tur" / "memories.lock"
+    assert lock.exists()
+    old = time.time() - 60
+    os.utime(lock, (old, old))
+    r = tur(repo, "learn", "second")
+    assert r.code == 0 and not lock.exists()
+    assert r.err.strip().splitlines() == [
+        f"tur: removed the stale lock {lock} (it is 60 s old and no git process works in this repository)"]
+
+
+def test_lock_owner_files_of_gone_processes_are_pruned(repo):
+    tur(repo, "learn", "first")
+    locks = repo / ".git" / "tur" / "locks"
+    locks.mkdir(parents=True, exist_ok=True)
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    host = socket.gethostname()
+    (locks / ("1" * 40)).write_text(f"{host} {gone.pid}\n")  # what a killed tur leaves
+    (locks / ("2" * 40)).write_text(f"{host} {os.getpid()}\n")  # a live owner
+    (locks / ("3" * 40)).write_text(f"another-host {gone.pid}\n")  # cannot be asked: kept
+    assert tur(repo, "learn", "second").code == 0
+    assert sorted(p.name for p in locks.iterdir()) == ["2" * 40, "3" * 40]
