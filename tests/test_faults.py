@@ -7,16 +7,22 @@ does) and checks what a user sees: one line on stderr, a non-zero exit, nothing 
 
 from __future__ import annotations
 
+import errno
 import os
+import random
+import resource
+import signal
 import socket
+import string
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 import pytest
 
 from gitmem.api import Gitmem
-from gitmem.errors import RefLocked
+from gitmem.errors import RefLocked, disk_full
 from gitmem.store import MEMORY_REF, Mutation
 from tests.conftest import memory_ref, tur
 from tests.test_integrity import one_line_error, plant
@@ -105,3 +111,47 @@ def test_lock_owner_files_of_gone_processes_are_pruned(repo):
     (locks / ("3" * 40)).write_text(f"another-host {gone.pid}\n")  # cannot be asked: kept
     assert tur(repo, "learn", "second").code == 0
     assert sorted(p.name for p in locks.iterdir()) == ["2" * 40, "3" * 40]
+
+
+# -- a full disk ------------------------------------------------------------------------------------------
+
+
+def _incompressible_words(count: int) -> str:
+    """``count`` characters of random lowercase words: no credential shape, and zlib cannot shrink them."""
+    rng = random.Random(29)
+    letters = string.ascii_lowercase
+    return " ".join("".join(rng.choice(letters) for _ in range(6)) for _ in range(count // 7))
+
+
+def _no_room(limit: int) -> Callable[[], None]:
+    def apply() -> None:  # in the child: a write past ``limit`` bytes fails with EFBIG, as on a full disk
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    return apply
+
+
+def test_a_write_that_finds_no_room_is_one_line_and_stores_nothing(repo):
+    tur(repo, "learn", "a memory before the disk filled up")
+    before = memory_ref(repo)
+    text = _incompressible_words(6_000)
+    done = subprocess.run([sys.executable, "-m", "gitmem", "-C", str(repo), "learn", text],
+                          preexec_fn=_no_room(2048), capture_output=True, text=True, check=False, timeout=120)
+    assert done.returncode == 1 and done.stdout == ""
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("tur: error: no space left on device: ") and "nothing was stored" in lines[0]
+    assert "internal error" not in done.stderr and "Traceback" not in done.stderr
+    assert memory_ref(repo) == before
+    assert subprocess.run(["git", "fsck", "--no-progress"], cwd=repo, capture_output=True).returncode == 0
+    # With room again, the same learn goes through.
+    assert tur(repo, "learn", text).code == 0
+
+
+@pytest.mark.parametrize("exc", [OSError(errno.ENOSPC, "No space left on device", "/r/.git/objects/ab/x"),
+                                 OSError(errno.EDQUOT, "Disk quota exceeded"),
+                                 OSError("failed to write out file: File too large"),
+                                 RuntimeError("fatal: unable to write new index: No space left on device")])
+def test_every_wording_of_no_room_becomes_the_one_line(exc):
+    full = disk_full(exc)
+    assert full is not None and full.message.startswith("no space left on device: ")
+    assert disk_full(OSError(errno.EACCES, "Permission denied")) is None

@@ -206,6 +206,12 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return 0
     except Exception as exc:
+        from gitmem.errors import disk_full
+
+        full = disk_full(exc)
+        if full is not None:  # wherever the write was (an object, the cache, a log): one line
+            env.warn(f"tur: error: {full}")
+            return full.exit_code
         if os.environ.get("TUR_DEBUG"):
             raise
         env.warn(f"tur: internal error: {type(exc).__name__}: {exc} (rerun with TUR_DEBUG=1 for details)")

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from gitmem.errors import GitmemError, RefConflict, RefLocked
+from gitmem.errors import GitmemError, RefConflict, RefLocked, disk_full
 from gitmem.store.locks import alive, can_inspect, git_processes_in, prune_owners
 from gitmem.store.repo import HEX, pg
 from gitmem.store.tree import StoredBlob
@@ -282,6 +282,9 @@ class Refs:
             return "moved" if self._clear_stale_lock(ref) else "locked"
         if "but expected" in err or "already exists" in err or "reference already exists" in err:
             return "moved"
+        full = disk_full(RuntimeError(err))
+        if full is not None:
+            raise full
         last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}, no message"
         raise GitmemError(f"git update-ref {ref} failed: {last}")
 

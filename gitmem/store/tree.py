@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from gitmem.errors import FormatVersion
+from gitmem.errors import FormatVersion, disk_full
 from gitmem.record.ids import shard_of
 from gitmem.store.repo import pg
 from gitmem.vocabulary import ID_PATTERN
@@ -565,8 +565,12 @@ class Trees:
 
 
     def write_error(self, exc: Exception) -> Exception:
-        """``exc`` as :class:`~gitmem.errors.ReadOnlyRepository` when writing was denied, else itself."""
+        """``exc`` as the error a user should see: denied, out of space, or itself.
+
+        :class:`~gitmem.errors.ReadOnlyRepository` when writing was denied,
+        :class:`~gitmem.errors.DiskFull` when it found no room, else ``exc``.
+        """
         from gitmem.store.fallback import write_error
 
-        return write_error(exc, self._repository.common_dir) or exc
+        return write_error(exc, self._repository.common_dir) or disk_full(exc) or exc
 
