@@ -11,6 +11,7 @@ import errno
 import os
 import random
 import resource
+import shutil
 import signal
 import socket
 import string
@@ -22,9 +23,10 @@ from collections.abc import Callable
 import pytest
 
 from gitmem.api import Gitmem
+from gitmem.cache.reader import record_path
 from gitmem.errors import RefLocked, disk_full
 from gitmem.store import MEMORY_REF, Mutation
-from tests.conftest import memory_ref, tur
+from tests.conftest import git, memory_ref, tur
 from tests.test_integrity import one_line_error, plant
 
 # -- a newer format ---------------------------------------------------------------------------------
@@ -155,3 +157,26 @@ def test_every_wording_of_no_room_becomes_the_one_line(exc):
     full = disk_full(exc)
     assert full is not None and full.message.startswith("no space left on device: ")
     assert disk_full(OSError(errno.EACCES, "Permission denied")) is None
+
+
+# -- one missing object -------------------------------------------------------------------------------
+
+
+def test_a_missing_record_object_is_named_and_the_rest_is_served(repo):
+    kept = tur(repo, "learn", "alpha: the queue uses WAL mode").out.strip()
+    lost = tur(repo, "learn", "beta: the cache lives in Redis").out.strip()
+    blob = git(repo, "rev-parse", f"{MEMORY_REF}:{record_path(lost)}").strip()
+    shutil.rmtree(repo / ".git" / "tur" / "cache")  # a cold read: every record blob is read
+    (repo / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    for command in (("list",), ("wake",), ("recall", "--query", "queue WAL"), ("status",)):
+        r = tur(repo, *command)
+        assert r.code == 0, (command, r.err)
+        assert "beta" not in r.out
+        assert r.err.count(f"({lost}): unreadable: object {blob[:12]} is missing from the repository") == 1
+        if command != ("status",):
+            assert kept in r.out
+    assert "2 fresh" not in tur(repo, "status").out
+    # Writing still works, and the new memory is served with the others.
+    new = tur(repo, "learn", "gamma: deploys need two approvals").out.strip()
+    assert new in tur(repo, "wake").out
+    assert tur(repo, "doctor").code == 1
