@@ -8,6 +8,7 @@ does) and checks what a user sees: one line on stderr, a non-zero exit, nothing 
 from __future__ import annotations
 
 import errno
+import json
 import os
 import random
 import resource
@@ -180,3 +181,45 @@ def test_a_missing_record_object_is_named_and_the_rest_is_served(repo):
     new = tur(repo, "learn", "gamma: deploys need two approvals").out.strip()
     assert new in tur(repo, "wake").out
     assert tur(repo, "doctor").code == 1
+
+
+# -- raw control bytes in what an agent reads ---------------------------------------------------------
+
+#: ESC sequences (clear screen, colour), a one-byte CSI, BEL, a bidi override and an invisible tag.
+HOSTILE = "queue note \x1b[2J\x1b[31mred\x1b[0m \x9b2J \x07 \u202eevil \U000e0041hidden"
+_RAW = ("\x1b", "\x9b", "\x07", "\u202e", "\U000e0041")
+
+
+def _clean(text: str) -> bool:
+    return not any(raw in text for raw in _RAW)
+
+
+def test_piped_wake_recall_and_hook_output_escape_raw_control_bytes(repo):
+    mid = tur(repo, "learn", HOSTILE).out.strip()
+    tur(repo, "spark", "note \x1b]0;title\x07 continuity \u202eflip")
+    woke = tur(repo, "wake").out
+    assert mid in woke and _clean(woke)
+    assert "\\x1b[2J\\x1b[31mred\\x1b[0m \\x9b2J \\x07 \\u202eevil \\U000e0041hidden" in woke
+    assert "note \\x1b]0;title\\x07 continuity \\u202eflip" in woke
+    recalled = tur(repo, "recall", "--query", "queue note").out
+    assert mid in recalled and _clean(recalled)
+    hooked = tur(repo, "hook", "pre-turn", "--format", "json", stdin=json.dumps({
+        "session_id": "s-1", "hook_event_name": "UserPromptSubmit", "prompt": "queue note red evil"})).out
+    context = json.loads(hooked)["hookSpecificOutput"]["additionalContext"]
+    assert mid in context and _clean(context)
+    woke_json = json.loads(tur(repo, "wake", "--format", "json").out)
+    assert _clean(woke_json["text"])
+
+
+def test_mcp_wake_and_recall_text_escape_raw_control_bytes(repo, tmp_path):
+    from tests.test_mcp import run
+
+    mid = tur(repo, "learn", HOSTILE).out.strip()
+
+    async def scenario(session):
+        woke = await session.call_tool("wake", {"token_budget": 500})
+        recalled = await session.call_tool("recall", {"query": "queue note"})
+        return [block.text for result in (woke, recalled) for block in result.content]
+
+    texts = run(repo, tmp_path, scenario)
+    assert any(mid in text for text in texts) and all(_clean(text) for text in texts)
