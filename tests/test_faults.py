@@ -223,3 +223,15 @@ def test_mcp_wake_and_recall_text_escape_raw_control_bytes(repo, tmp_path):
 
     texts = run(repo, tmp_path, scenario)
     assert any(mid in text for text in texts) and all(_clean(text) for text in texts)
+
+
+# -- a usage error names the command's own help -----------------------------------------------------
+
+
+@pytest.mark.parametrize(("args", "help_of"), [(("list", "--bogus"), "tur list"),
+                                               (("list", "x", "y"), "tur list"),
+                                               (("hook", "pre-turn", "--zzz"), "tur hook pre-turn"),
+                                               (("--bogus",), "tur")])
+def test_an_unknown_argument_points_to_the_help_of_its_command(repo, args, help_of):
+    line = one_line_error(tur(repo, *args, stdin=""), "unrecognized arguments")
+    assert line.endswith(f"(see `{help_of} --help`)")
