@@ -235,3 +235,36 @@ def test_mcp_wake_and_recall_text_escape_raw_control_bytes(repo, tmp_path):
 def test_an_unknown_argument_points_to_the_help_of_its_command(repo, args, help_of):
     line = one_line_error(tur(repo, *args, stdin=""), "unrecognized arguments")
     assert line.endswith(f"(see `{help_of} --help`)")
+
+
+# -- a huge continuity note -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("storage", ["loose", "packed"])
+def test_a_100_mb_continuity_note_is_read_bounded_on_a_cold_wake(repo, storage):
+    tur(repo, "learn", "a memory beside the note")
+    note = b"first line of a continuity note someone pushed\n" + b"more of the same note\n" * 4_600_000
+    assert len(note) > 100_000_000
+    plant(repo, ("100644", "continuity/29991231T000000.000000Z-ffffff.md", note), message="huge note")
+    del note
+    if storage == "packed":
+        git(repo, "repack", "-adq")
+    shutil.rmtree(repo / ".git" / "tur" / "cache")  # cold: nothing of the note is remembered
+    command = [sys.executable, "-m", "gitmem", "-C", str(repo), "wake"]
+    done = subprocess.run([sys.executable, "-c", _PEAK, *command], capture_output=True, text=True,
+                          check=False, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "first line of a continuity note" in done.stdout
+    assert "larger than the 65536 byte limit; wake reads its beginning only" in done.stderr
+    peak_kb = int(done.stderr.strip().splitlines()[-1].removeprefix("peak_kb="))
+    # A cold wake loads the tokenizer (~90 MB); reading the note whole took 400 MB.
+    assert peak_kb < 180_000, f"wake used {peak_kb} KB for a 100 MB note"
+
+
+#: Runs the command in argv, then prints its peak resident set (KB, Linux) as the last stderr line.
+_PEAK = """
+import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:]).returncode
+print(f"peak_kb={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}", file=sys.stderr)
+sys.exit(code)
+"""

@@ -151,7 +151,7 @@ class ContextBuilder:
             skipped.append(Skipped("", blob, f"is {size} bytes, larger than the {MAX_NOTE_BYTES} byte "
                                    "limit; wake reads its beginning only", path=f"{CONTINUITY_DIR}/{latest}",
                                    hint="leave a shorter note with `tur spark`"))
-        return store.read_blob(blob)[:MAX_NOTE_BYTES].decode("utf-8", "ignore").rstrip("\n")
+        return store.read_blob_head(blob, MAX_NOTE_BYTES).decode("utf-8", "ignore").rstrip("\n")
 
     def anchored_paths(self) -> dict[str, tuple[str, ...]]:
         """See :meth:`gitmem.api.Gitmem.anchored_paths`."""

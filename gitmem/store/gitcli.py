@@ -233,6 +233,31 @@ class Git:
         except OSError as exc:
             raise _no_git(exc) from exc
 
+    def blob_head(self, oid: str, limit: int) -> bytes | None:
+        """The first ``limit`` bytes of the blob ``oid``, or ``None`` when git has no such blob.
+
+        ``git cat-file blob`` streams a blob to its output (``stream_blob_to_fd``), so this
+        process reads ``limit`` bytes and closes the pipe: neither side holds the whole blob.
+
+        Raises:
+            GitmemError: git cannot be run.
+        """
+        try:
+            proc = subprocess.Popen([*self.base, "cat-file", "blob", oid], cwd=self.cwd,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL)
+        except OSError as exc:
+            raise _no_git(exc) from exc
+        assert proc.stdout is not None
+        try:
+            data = proc.stdout.read(limit)
+        finally:
+            proc.stdout.close()  # git stops at its next write (SIGPIPE)
+            code = proc.wait()
+        if code != 0 and len(data) < limit:
+            return None
+        return data
+
     def output(self, *args: str) -> bytes:
         """Stdout of ``git <args>``.
 

@@ -450,6 +450,18 @@ class Store:
         """
         return self._trees.blob_size(blob_id, remember)
 
+    def read_blob_head(self, blob_id: str, limit: int) -> bytes:
+        """The first ``limit`` bytes of a blob, reading no more of it than that.
+
+        For what a reader uses only the beginning of (a continuity note over its size
+        limit, pushed by another tool): a loose object is inflated up to ``limit`` bytes, a
+        packed one streamed by ``git cat-file blob`` and cut.
+
+        Raises:
+            MissingObject: no such object.
+        """
+        return self._trees.read_blob_head(blob_id, limit)
+
     def read_blob(self, blob_id: str) -> bytes:
         """Return the bytes of a blob.
 

@@ -27,6 +27,8 @@ from gitmem.store.repo import pg
 from gitmem.vocabulary import ID_PATTERN
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pygit2
 
     from gitmem.store.lookups import Lookups
@@ -131,6 +133,38 @@ def _nest(changes: Mapping[str, bytes | StoredBlob | None]) -> dict:
             node = node.setdefault(part, {})
         node[parts[-1]] = data
     return nested
+
+
+def _loose_head(objects: Path, oid: str, limit: int) -> bytes | None:
+    r"""The first ``limit`` bytes of the loose blob ``oid``, inflating no more than that; else ``None``.
+
+    A loose object is zlib over ``blob <size>\0<content>`` (``git help gitformat-loose``
+    in git 2.40+, "Object storage" in the Git book); ``None`` when it is packed, not a blob,
+    or damaged, and the caller asks git.
+    """
+    import zlib
+
+    try:
+        handle = open(objects / oid[:2] / oid[2:], "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return None
+    inflate = zlib.decompressobj()
+    out = b""
+    try:
+        with handle:
+            while len(out) < limit + 64 and not inflate.eof:
+                chunk = handle.read(65536)
+                if not chunk:
+                    break
+                out += inflate.decompress(chunk, limit + 64 - len(out))
+                while inflate.unconsumed_tail and len(out) < limit + 64:
+                    out += inflate.decompress(inflate.unconsumed_tail, limit + 64 - len(out))
+    except (OSError, zlib.error):
+        return None
+    header, sep, body = out.partition(b"\0")
+    if not sep or not header.startswith(b"blob "):
+        return None
+    return body[:limit]
 
 
 def _names(tree: pygit2.Tree) -> set[str]:
@@ -481,6 +515,17 @@ class Trees:
     def read_blob(self, blob_id: str) -> bytes:
         """See :meth:`gitmem.store.Store.read_blob`."""
         return self._blob_data(blob_id)
+
+    def read_blob_head(self, blob_id: str, limit: int) -> bytes:
+        """See :meth:`gitmem.store.Store.read_blob_head`."""
+        loose = _loose_head(self._repository.common_dir / "objects", blob_id, limit)
+        if loose is not None:
+            return loose
+        access = self._repository.access
+        data = access.git.blob_head(blob_id, limit)
+        if data is None:  # a partial clone's missing blob: fetched (whole) as every blob is
+            return self._blob_data(blob_id)[:limit]
+        return data
 
     def read_path(self, commit_sha: str | None, path: str) -> bytes | None:
         """Bytes of the blob at ``path`` in the commit's tree, or ``None`` when absent."""
