@@ -100,3 +100,15 @@ def test_worktree_path_keeps_links_that_stay_inside_and_a_final_link_unresolved(
         repo_relative(repo, "../elsewhere.txt", repo)
     with pytest.raises(OutsideWorkTree, match="root"):
         repo_relative(repo, ".", repo)
+
+
+def test_the_watcher_never_watches_a_directory_outside_through_a_link(repo, tmp_path):
+    from tests.test_watch import watching
+
+    _, outside = linked_out(repo, tmp_path)
+    with watching(repo) as run:
+        dirs = [os.path.realpath(d) for d in run.watcher.watch_dirs()]
+        # A change outside wakes nothing: nothing there is watched.
+        (outside / "f.txt").write_text("changed outside\n")
+    assert str(repo.resolve()) in dirs
+    assert not [d for d in dirs if d.startswith(str(outside.resolve()))]

@@ -34,16 +34,18 @@ def _first_link_out(workdir: Path, parts: list[str], root: str) -> str:
     return "/".join(parts)
 
 
-def worktree_path(workdir: Path, path: str) -> Path:
+def worktree_path(workdir: Path, path: str, *, directory: bool = False) -> Path:
     """The file a repository path names in the work tree, checked to stay inside it.
 
     Args:
         workdir: the work tree's root.
         path: a repository path (POSIX, relative to the root), e.g. a record's anchor.
+        directory: ``path`` names a directory to watch or list: it is resolved too.
 
     Returns:
         ``workdir / path``; every directory on the way resolves (symbolic links followed) to
-        a directory inside the work tree. The last component is not resolved.
+        a directory inside the work tree. The last component is not resolved (unless
+        ``directory``).
 
     Raises:
         OutsideWorkTree: ``path`` is empty, absolute, holds a NUL or a ``..`` component, or
@@ -55,8 +57,9 @@ def worktree_path(workdir: Path, path: str) -> Path:
                               "give a path inside the repository")
     root = os.path.realpath(workdir)
     full = Path(workdir, *parts)
-    if len(parts) > 1 and not _within(os.path.realpath(full.parent), root):
-        link = _first_link_out(Path(workdir), parts[:-1], root)
+    way = parts if directory else parts[:-1]
+    if way and not _within(os.path.realpath(Path(workdir, *way)), root):
+        link = _first_link_out(Path(workdir), way, root)
         raise OutsideWorkTree(
             f"{path!r} leaves the work tree {workdir} through the symbolic link {link}; "
             "nothing there is read",
