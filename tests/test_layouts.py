@@ -110,3 +110,14 @@ def test_linked_worktree_shares_the_memory_ref(repo, tmp_path, where):
     (linked / "notes.txt").write_text("edited\n")
     assert "1 stale" in tur_says(cwd, "status")
     assert "stale" in tur_says(cwd, "verify")
+
+
+def test_git_dir_alone_names_a_bare_repository(tmp_path):
+    bare = tmp_path / "store.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    env = {"GIT_DIR": str(bare)}
+    memory_id = tur_says(elsewhere, "learn", "a bare repository keeps memories too", env=env).strip()
+    assert memory_id in tur_says(elsewhere, "wake", env=env)
+    assert memory_id in git(tmp_path, "--git-dir", str(bare), "log", "--format=%s", "refs/tur/memories")

@@ -167,23 +167,17 @@ def layout(start: Path) -> tuple[Path, Path, Path | None] | None:
     ``--is-bare-repository``, ``--show-toplevel``). ``None`` when git finds no repository
     (or cannot be run).
     """
-    def ask(*args: str) -> list[str] | None:
-        try:
-            proc = subprocess.run(["git", "rev-parse", *args], cwd=start, capture_output=True,
-                                  stdin=subprocess.DEVNULL, check=False, timeout=TIMEOUT_S)
-        except (OSError, subprocess.TimeoutExpired):
-            return None
-        if proc.returncode != 0:
-            return None
-        return proc.stdout.decode("utf-8", "surrogateescape").splitlines()
-
-    found = ask("--absolute-git-dir", "--git-common-dir", "--is-bare-repository")
-    if found is None or len(found) != 3:
+    try:
+        # One process: in a bare repository --show-toplevel fails after the first three answers.
+        proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--git-common-dir",
+                               "--is-bare-repository", "--show-toplevel"], cwd=start, capture_output=True,
+                              stdin=subprocess.DEVNULL, check=False, timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
         return None
-    workdir = None
-    if found[2] != "true":
-        top = ask("--show-toplevel")
-        workdir = Path(top[0]) if top else None
+    found = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if len(found) < 3 or (proc.returncode != 0 and found[2] != "true"):
+        return None
+    workdir = Path(found[3]) if found[2] != "true" and len(found) > 3 else None
     return Path(found[0]), (start / found[1]).resolve(), workdir
 
 
