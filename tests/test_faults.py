@@ -268,3 +268,14 @@ code = subprocess.run(sys.argv[1:]).returncode
 print(f"peak_kb={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}", file=sys.stderr)
 sys.exit(code)
 """
+
+
+def test_for_reader_is_idempotent_so_every_output_can_pass_through_it():
+    from gitmem.context.render import render_hook
+    from gitmem.text import for_reader
+
+    once = for_reader(HOSTILE + "\nsecond\tline\n")
+    assert _clean(once) and for_reader(once) == once and "\nsecond\tline\n" in once
+    hooked = json.loads(render_hook("stale: " + HOSTILE, "PreToolUse", "json"))
+    assert _clean(hooked["hookSpecificOutput"]["additionalContext"])
+    assert _clean(render_hook(HOSTILE, "PreToolUse", "text"))
