@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import errno
+
 __all__ = [
     "AmbiguousId",
     "ConfigError",
+    "DiskFull",
     "EmptyRepository",
     "FormatVersion",
     "GitmemError",
@@ -14,6 +17,7 @@ __all__ = [
     "MalformedRecord",
     "MissingObject",
     "NotARepository",
+    "OutsideWorkTree",
     "ReadOnlyRepository",
     "RefConflict",
     "RefLocked",
@@ -24,6 +28,7 @@ __all__ = [
     "UnknownMemory",
     "UnsafeRepository",
     "UnsupportedRepository",
+    "disk_full",
 ]
 
 
@@ -50,6 +55,10 @@ class InvalidInput(GitmemError):
     """A command-line or API argument is out of range or malformed."""
 
     exit_code = 2
+
+
+class OutsideWorkTree(InvalidInput):
+    """A path leaves the work tree (``..``, elsewhere, a symbolic link on the way out); nothing is read."""
 
 
 class NotARepository(GitmemError):
@@ -151,3 +160,37 @@ class UnsupportedRepository(GitmemError):
 
 class MissingObject(GitmemError):
     """A git object is missing: a partial clone could not fetch it, or the repository is damaged."""
+
+
+class DiskFull(GitmemError):
+    """A write failed for want of space: a full disk, a quota, a file-size limit; nothing was stored."""
+
+
+#: errno values of a write that found no room (a file-size limit, RLIMIT_FSIZE, gives EFBIG).
+_FULL_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG})
+#: How libgit2, git and SQLite word the same failures when they give text, not an errno.
+_FULL_MARKS = ("no space left on device", "disk quota exceeded", "file too large",
+               "database or disk is full")
+
+
+def disk_full(exc: BaseException) -> DiskFull | None:
+    """The one-line error for ``exc`` when it is a write that found no room, else ``None``.
+
+    Recognised: an :class:`OSError` whose ``errno`` is ENOSPC, EDQUOT or EFBIG, and any error
+    whose text holds what libgit2, git or SQLite say for them ("No space left on device",
+    "File too large", "database or disk is full"). The message starts ``no space left on
+    device:`` and names the file or the failing step, e.g.
+    ``no space left on device: /repo/.git/objects/ab/12... (File too large); nothing was stored``.
+    """
+    text = str(exc)
+    lowered = text.lower()
+    if not ((isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS)
+            or any(mark in lowered for mark in _FULL_MARKS)):
+        return None
+    if isinstance(exc, OSError) and exc.errno in _FULL_ERRNOS:
+        what = f"{exc.filename} ({exc.strerror})" if exc.filename else (exc.strerror or text)
+    else:
+        lines = [line.strip() for line in text.splitlines() if any(m in line.lower() for m in _FULL_MARKS)]
+        what = (lines[0] if lines else text).removeprefix("fatal: ").removeprefix("error: ")
+    return DiskFull(f"no space left on device: {what}; nothing was stored",
+                    "free some space (or raise the quota or file-size limit) and run the command again")

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import unicodedata
 
-__all__ = ["first_words", "printable"]
+__all__ = ["first_words", "for_reader", "printable"]
 
 # Cc: C0 and C1 controls and DEL (ESC starts ANSI sequences; 0x9b is a one-byte CSI).
 # Cf: format characters, among them zero-width ones (U+200B, U+FEFF) and the bidi marks,
@@ -64,6 +64,24 @@ def printable(text: str, keep: str = "\n") -> str:
     if table is None:
         table = _TABLES.setdefault(keep, _Escapes(keep))
     return text.translate(table)
+
+
+def for_reader(text: str) -> str:
+    r"""``text`` as every reader of gitmem's output gets it: hidden characters escaped, lines kept.
+
+    The one escaping of stored text on its way out, to a terminal or through a pipe: wake,
+    recall, hook and MCP output reach an agent, which reads a raw ESC, a bidi override or an
+    invisible tag character (U+E0000-U+E007F, Unicode Cf) as text a person never saw. It is
+    :func:`printable` keeping newline and tab: ``for_reader("a\x1bb")`` is ``a\x1bb`` spelled
+    with a backslash, four characters where ESC was one.
+
+    Args:
+        text: any string (an entry, a persona line, a continuity note).
+
+    Returns:
+        The escaped text; equal to ``text`` when it holds nothing to escape.
+    """
+    return printable(text, "\n\t")
 
 
 def first_words(text: str, limit: int = 60) -> str:

@@ -352,11 +352,12 @@ class _Terminal(io.StringIO):
         return True
 
 
-def test_control_characters_are_escaped_on_a_terminal_and_exact_when_piped(repo):
+def test_control_characters_are_escaped_on_a_terminal_and_when_piped_to_an_agent(repo):
     text = "red \x1b[31malert\x1b[0m and \u202eevil"
     tur(repo, "learn", text)
-    piped = tur(repo, "wake").out
-    assert text in piped
+    piped = tur(repo, "wake").out  # what an agent reads: the same escapes as on a screen
+    assert "\x1b" not in piped and "\u202e" not in piped
+    assert "red \\x1b[31malert\\x1b[0m and \\u202eevil" in piped
     out = _Terminal()
     assert main(["-C", str(repo), "wake"], Env(out=out, err=io.StringIO())) == 0
     shown = out.getvalue()

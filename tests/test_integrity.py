@@ -447,7 +447,7 @@ def test_an_old_lock_with_no_known_owner_is_removed_with_one_line(repo):
     r = tur(repo, "learn", "second")
     assert r.code == 0 and not lock.exists()
     assert r.err.strip().splitlines() == [
-        f"tur: removed the stale lock {lock} (it is 60 s old; git holds a ref lock for milliseconds)"]
+        f"tur: removed the stale lock {lock} (it is 60 s old and no git process works in this repository)"]
 
 
 # -- 6. unbounded notes -----------------------------------------------------------------------------------

@@ -357,3 +357,26 @@ def test_front_matter_is_read_as_tur_reads_it_yaml_1_1(tmp_path, monkeypatch):
     assert converted.memory.model_extra["tur"]["context_ref"] == "https://example.com/doc"
     assert converted.anchor == "commit not in this repository"
     assert converted.memory.status.value == "unanchored"
+
+
+@pytest.mark.parametrize("field", ["tags", "source_agent", "context_ref"])
+def test_a_credential_in_any_field_of_a_tur_memory_is_not_imported(tur_world, field):
+    key = "AKIA" + "Z3MPLE7QW4RT2XYB"
+    files = [p for root in (tur_world["project"] / ".tur", tur_world["store"])
+             for p in root.glob("personas/*/memories/*/*.md")]
+    target = next(p for p in files if "small pull requests" in p.read_text())
+    _, front, body = target.read_text().split("---\n", 2)
+    data = yaml.safe_load(front)
+    if field == "tags":
+        data["tags"] = ["aws", f"key {key}"]
+    else:
+        data.setdefault("provenance", {})[field] = f"ci-{key}"
+    target.write_text("---\n" + yaml.safe_dump(data, sort_keys=False) + "---\n" + body)
+    r = _import(tur_world)
+    assert r.code == 0, r.err
+    assert r.err.count("tur: not imported:") == 2  # the credential in content, and this one
+    line = next(line for line in r.err.splitlines() if target.name in line)
+    assert "AWS Access Key" in line and "looks like it contains a secret" in line and key not in line
+    history = subprocess.run(["git", "log", "-p", "refs/tur/memories"], cwd=tur_world["project"],
+                             capture_output=True, text=True, check=True).stdout
+    assert key not in history and "small pull requests" not in history

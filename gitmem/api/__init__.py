@@ -58,6 +58,7 @@ if TYPE_CHECKING:
     from gitmem.harness import SetupItem as SetupItem
     from gitmem.record.anchors import split_ref as split_anchor_ref  # noqa: F401 - served by LAZY
     from gitmem.record.models import Memory as Memory
+    from gitmem.store.paths import worktree_path as worktree_path
     from gitmem.vocabulary import RECALL_FORMATS as RECALL_FORMATS
     from gitmem.vocabulary import WAKE_FORMATS as WAKE_FORMATS
 

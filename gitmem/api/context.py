@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.cache.reader import Skipped
 from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
-from gitmem.store import CommitInfo, Mutation
+from gitmem.store import CommitInfo, Mutation, repo_relative
 from gitmem.text import first_words
 from gitmem.vocabulary import Status, utc_now
 
@@ -151,7 +151,7 @@ class ContextBuilder:
             skipped.append(Skipped("", blob, f"is {size} bytes, larger than the {MAX_NOTE_BYTES} byte "
                                    "limit; wake reads its beginning only", path=f"{CONTINUITY_DIR}/{latest}",
                                    hint="leave a shorter note with `tur spark`"))
-        return store.read_blob(blob)[:MAX_NOTE_BYTES].decode("utf-8", "ignore").rstrip("\n")
+        return store.read_blob_head(blob, MAX_NOTE_BYTES).decode("utf-8", "ignore").rstrip("\n")
 
     def anchored_paths(self) -> dict[str, tuple[str, ...]]:
         """See :meth:`gitmem.api.Gitmem.anchored_paths`."""
@@ -584,12 +584,7 @@ class ContextBuilder:
         workdir = self.ws.store.workdir
         if workdir is None:
             raise InvalidInput(f"{path}: a bare repository has no files")
-        full = ((base or self.ws.cwd) / path).resolve()
-        try:
-            return full.relative_to(Path(workdir).resolve()).as_posix()
-        except ValueError:
-            raise InvalidInput(f"{path} is outside the repository",
-                               f"give a path under {workdir}") from None
+        return repo_relative(workdir, path, base or self.ws.cwd)
 
     def anchored_to(self, path: str) -> list[str]:
         """See :meth:`gitmem.api.Gitmem.anchored_to`."""

@@ -235,10 +235,14 @@ class Editor:
             for problem in problems:
                 moved = (self._misplaced_record(problem.path, problem.object_id, placed)
                          if problem.misplaced else None)
-                if moved is not None:
+                forgotten = self._forgotten(moved) if moved is not None else None
+                if moved is not None and forgotten is None:
                     changes[record_path(moved)] = store.read_blob(problem.object_id)
                     placed.add(moved)
                     report.repairs.append(f"move {problem.path} to {record_path(moved)}")
+                elif moved is not None and forgotten is not None:
+                    report.repairs.append(f"remove {problem.path} ({moved} was forgotten in "
+                                          f"{forgotten[:12]}; a stray copy never brings it back)")
                 else:
                     report.repairs.append(f"remove {problem.path}")
                 changes[problem.path] = None
@@ -250,6 +254,24 @@ class Editor:
         table, _ = self.ws.records.table(store.tip())
         report.malformed = list(table.bad)
         return report
+
+    def _forgotten(self, memory_id: str) -> str | None:
+        """The commit that forgot ``memory_id``, if the memory ref's history says it was forgotten.
+
+        Forgotten: the newest commit that changed the record's own path removed it, and is a
+        forget (``forget <id>`` or ``forget <path>``, the message :meth:`forget` and
+        :meth:`forget_path` write). A record removed otherwise (moved by plumbing, a tree
+        written by hand) is not forgotten, and a readable stray of it may be moved back.
+        """
+        store = self.ws.store
+        path = record_path(memory_id)
+        changes = store.log(path, limit=1)
+        if not changes:
+            return None
+        last = changes[0]
+        if store.blob_id_at(last.sha, path) is not None:
+            return None
+        return last.sha if last.message.startswith("forget ") else None
 
     def _misplaced_record(self, path: str, blob: str, placed: set[str]) -> str | None:
         """The id of a readable record found at ``path`` whose id has no record yet; else ``None``."""

@@ -114,7 +114,13 @@ class Gitmem:
         Raises:
             NotARepository: ``path`` is not inside a git repository.
         """
-        return cls(Store.discover(path), cwd=Path(path).resolve())
+        store = Store.discover(path)
+        cwd = Path(path).resolve()
+        top = store.workdir
+        if top is not None and not cwd.is_relative_to(top.resolve()):
+            # Outside its work tree (GIT_WORK_TREE, core.worktree) git takes paths from the top.
+            cwd = top
+        return cls(store, cwd=cwd)
 
     def reopen(self) -> Gitmem:
         """A new handle on the same repository, settings and directory, with nothing cached.
@@ -428,7 +434,9 @@ class Gitmem:
 
         Problems are the layout problems of ``Store.record_layout`` and ``root_problems``
         and the malformed records. Repairs: a readable record in the wrong shard, whose id
-        has no record yet, moves to where its id says; every other layout problem (a second
+        has no record yet and was never forgotten (the memory ref's history says), moves to
+        where its id says; a stray copy of a forgotten id is removed, never moved into place
+        (a forget is never undone by a repair); every other layout problem (a second
         record for an id, a non-regular entry, a stray name) is removed from the tree. It
         stays in the ref's history. Malformed records are listed, never changed: fix them
         by hand or ``tur forget`` them.

@@ -263,16 +263,24 @@ class Importer:
         result.failed.extend(f"{c.file.path}: {why}" for c, why in collisions)
         result.folded = len(converted) - len(kept) - len(collisions)
         table, _ = self.ws.records.table(self.ws.store.tip())
-        # Content already stored was scanned when it was stored; the rest in one scan.
-        scanned = [] if allow_secret else [
-            mid for mid, item in kept.items()
-            if (row := table.row(mid)) is None
-            or normalise_content(table.columns["content"][row]) != normalise_content(item.memory.content)]
-        texts = [kept[mid].memory.content for mid in scanned]
-        for mid, findings in zip(scanned, secret_scan.scan_texts(texts) if texts else [], strict=True):
-            refused = secret_scan.refusal(findings)
-            if refused is not None:
-                result.failed.append(f"{kept.pop(mid).file.path}: {refused}")
+        # Every free-text field is scanned (tags, provenance.source_agent, context_ref, ...), as
+        # learn scans its own; content already stored was scanned when it was stored. One scan.
+        named: list[tuple[str, str, str]] = []
+        for mid, item in ([] if allow_secret else kept.items()):
+            stored = (row := table.row(mid)) is not None and (
+                normalise_content(table.columns["content"][row]) == normalise_content(item.memory.content))
+            named.extend((mid, name, text)
+                         for name, text in secret_scan.record_fields(item.memory.model_dump(mode="json"))
+                         if text.strip() and not (stored and name == "content"))
+        texts = list(dict.fromkeys(text for _, _, text in named))
+        findings = dict(zip(texts, secret_scan.scan_texts(texts), strict=True)) if texts else {}
+        refused: dict[str, list[tuple[str, secret_scan.SecretFinding]]] = {}
+        for mid, name, text in named:
+            refused.setdefault(mid, []).extend((name, finding) for finding in findings[text])
+        for mid, where in refused.items():
+            if where:
+                result.failed.append(f"{kept.pop(mid).file.path}: {secret_scan.describe(where)} looks "
+                                     "like it contains a secret; nothing was stored")
         for item in converted:
             result.notes.extend(f"{item.file.path.name}: {note}" for note in item.notes)
         return converted, kept

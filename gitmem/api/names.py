@@ -28,6 +28,7 @@ LAZY = {
     "NO_MEMORIES_YET": ("gitmem.context.render", "NO_MEMORIES_YET"),
     "memory_to_json": ("gitmem.context.entry", "memory_to_json"),
     "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
+    "worktree_path": ("gitmem.store.paths", "worktree_path"),
     "render_hook": ("gitmem.context.render", "render_hook"),
     "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),
     "HookOutput": ("gitmem.api.hooks", "HookOutput"),

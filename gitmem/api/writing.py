@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from gitmem.errors import GitmemError, InvalidInput
+from gitmem.store import worktree_path
 from gitmem.vocabulary import MemoryType, RelationType, Scope
 
 if TYPE_CHECKING:
@@ -44,7 +45,7 @@ def anchor_at(ws: Workspace, spec: str, head: str | None) -> tuple[Anchor, str]:
     # As git would store it: a file with a clean/smudge filter is compared cleaned.
     data = code.worktree_file(anchor.path)
     if data is None:
-        data = (root / anchor.path).read_bytes()
+        data = worktree_path(root, anchor.path).read_bytes()
     fingerprint = anchors.anchor_fingerprint(anchor, data)
     committed = code.blob_at(head, anchor.path) if head is not None else None
     if committed is not None and anchors.anchor_fingerprint(anchor, committed) != fingerprint:

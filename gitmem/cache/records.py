@@ -30,7 +30,7 @@ from gitmem.cache.db import CacheDB, Untrusted
 from gitmem.cache.reader import Skipped, Snapshot, parse_record
 from gitmem.cache.table import COLUMNS, RecordTable
 from gitmem.cache.views import RELATIONS, STATUSES, TYPES
-from gitmem.errors import MalformedRecord
+from gitmem.errors import MalformedRecord, MissingObject
 from gitmem.record.decay import microseconds
 
 if TYPE_CHECKING:
@@ -345,6 +345,9 @@ class Tables:
                     memory, mapping = parse_record(self.store, memory_id, blob)
                 except MalformedRecord as exc:
                     bad.append(Skipped(memory_id, blob, exc.reason))
+                    continue
+                except MissingObject as exc:  # one unreadable object: named, the rest served
+                    bad.append(Skipped(memory_id, blob, f"unreadable: {exc}"))
                     continue
                 chunk = marshal.dumps(mapping)
             rows[memory_id] = row = row_of(memory)

@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Sequence
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from gitmem.cli.commands import COMMANDS, EXAMPLES
 from gitmem.cli.env import Env
@@ -68,6 +68,21 @@ class _UsageError(Exception):
 
 
 class _Parser(argparse.ArgumentParser):
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        # The innermost (sub)command that left arguments it does not know is the one whose
+        # --help a user needs: argparse reports them from the top parser, as `tur --help`.
+        if extras and not hasattr(parsed, "_prog_left_over"):
+            parsed._prog_left_over = self.prog
+        return parsed, extras
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = self.parse_known_args(args, namespace)
+        if extras:
+            prog = getattr(parsed, "_prog_left_over", self.prog)
+            raise _UsageError(f"tur: error: unrecognized arguments: {' '.join(extras)} (see `{prog} --help`)")
+        return parsed
+
     def error(self, message: str) -> NoReturn:  # one line, exit 2, like every other bad input
         bad = _INVALID_CHOICE.match(message)
         if bad:
@@ -206,6 +221,12 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115
         return 0
     except Exception as exc:
+        from gitmem.errors import disk_full
+
+        full = disk_full(exc)
+        if full is not None:  # wherever the write was (an object, the cache, a log): one line
+            env.warn(f"tur: error: {full}")
+            return full.exit_code
         if os.environ.get("TUR_DEBUG"):
             raise
         env.warn(f"tur: internal error: {type(exc).__name__}: {exc} (rerun with TUR_DEBUG=1 for details)")

@@ -8,16 +8,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
-from gitmem.text import printable
+from gitmem.text import for_reader
 
 if TYPE_CHECKING:
     from gitmem.api import Gitmem
 
 __all__ = ["Env"]
-
-#: What a terminal keeps of the characters :func:`gitmem.text.printable` escapes.
-_TERMINAL_KEEPS = "\n\t"
-
 
 @dataclass
 class Env:
@@ -65,12 +61,12 @@ class Env:
         r"""Write ``text`` to stdout as given (no markup, no wrapping).
 
         On a terminal, control and format characters other than newline and tab are
-        shown escaped (``\x1b``, ``\u202e``; see :func:`gitmem.text.printable`): a memory
+        shown escaped (``\x1b``, ``\u202e``; see :func:`gitmem.text.for_reader`): a memory
         synced from someone else must not be able to restyle or rewrite the user's screen.
         Piped output is exact.
         """
         if self.out.isatty():
-            text = printable(text, _TERMINAL_KEEPS)
+            text = for_reader(text)
         self.out.write(text)
 
     def print(self, text: str = "") -> None:
@@ -83,7 +79,7 @@ class Env:
         Warnings quote stored text too (a refutation's reason, a malformed record's blob).
         """
         if self.err.isatty():
-            text = printable(text, _TERMINAL_KEEPS)
+            text = for_reader(text)
         self.err.write(text + "\n")
 
     def note(self, text: str | None) -> None:

@@ -7,9 +7,11 @@ the renderer (:mod:`gitmem.context.render`), which only turns finished results i
 
 Memory content may come from a teammate (``tur sync``), so it is text, never structure
 (:func:`neutralise`): every kind of line break becomes a newline, trailing newlines are
-dropped, continuation lines are indented so that one entry stays one list item, a line whose
-first character could open a block (a heading, a list item, a quote, a code fence, a table,
-an HTML block, a setext underline) gets a backslash before it, and ``</`` and ``<!`` become
+dropped, control and format characters (ESC, bidi overrides, invisible tags) are shown
+escaped (:func:`gitmem.text.for_reader`), continuation lines are indented so that one entry
+stays one list item, a line whose first character could open a block (a heading, a list
+item, a quote, a code fence, a table, an HTML block, a setext underline) gets a backslash
+before it, and ``</`` and ``<!`` become
 ``<\/`` and ``<\!`` so that no closing tag or comment can end the block the entry sits in.
 Nothing else is changed: no hard wrapping.
 """
@@ -21,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC
 from typing import TYPE_CHECKING, Any, Protocol
 
+from gitmem.text import for_reader
 from gitmem.vocabulary import RECALL_FORMATS, iso_z
 
 if TYPE_CHECKING:
@@ -42,10 +45,11 @@ __all__ = [
 ]
 
 
-ENTRY_FORMAT = 3
+ENTRY_FORMAT = 4
 """Version of the text :func:`format_entry` writes; cached token counts of entries are keyed by it,
 so a count of an older entry text is never used. 2: the anchor, and a status that is not fresh.
-3: content neutralised (:func:`neutralise`)."""
+3: content neutralised (:func:`neutralise`). 4: control and format characters escaped
+(:func:`gitmem.text.for_reader`)."""
 
 _BREAKS = re.compile("\r\n|[\r\x0b\x0c\x85\u2028\u2029]")
 # After optional indentation: what could open a block in CommonMark (and GFM tables).
@@ -117,7 +121,7 @@ def neutralise(text: str, *, first_inline: bool = True) -> list[str]:
     lines = _BREAKS.sub("\n", text).rstrip("\n").split("\n")
     out = []
     for i, line in enumerate(lines):
-        line = _TAG_CLOSE.sub("<\\\\", line)
+        line = _TAG_CLOSE.sub("<\\\\", for_reader(line))
         if i or not first_inline:
             line = _BLOCK_START.sub(_escape_marker, line, count=1)
         out.append(line)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gitmem.context.entry import format_hits
+from gitmem.text import for_reader
 from gitmem.vocabulary import WAKE_FORMATS
 
 if TYPE_CHECKING:  # only for annotations: results are rendered, never computed, here
@@ -69,6 +70,9 @@ def render_hook(text: str, event: str, fmt: str = "text") -> str:
     Raises:
         ValueError: unknown format.
     """
+    # Entries are escaped already (entry.neutralise); this catches any other stored text a
+    # hook quotes (a reason, an anchor). for_reader is idempotent: its escapes are printable.
+    text = for_reader(text)
     if fmt == "text":
         return text
     if fmt == "json":
@@ -90,7 +94,8 @@ def render_recall(result: RecallResult, fmt: str = "markdown-prompt") -> str:
     Raises:
         ValueError: unknown format.
     """
-    return format_hits(result.hits, fmt, result.query)
+    out = format_hits(result.hits, fmt, result.query)
+    return out if fmt == "json" else for_reader(out)
 
 
 def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
@@ -106,7 +111,7 @@ def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
         ValueError: unknown format.
     """
     if fmt == "markdown":
-        return result.text
+        return for_reader(result.text)
     if fmt == "json":
         import json  # lazily: a plain wake prints its text and loads no JSON module
 

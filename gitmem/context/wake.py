@@ -23,6 +23,7 @@ from gitmem.context.entry import entry_details, format_entry
 from gitmem.defaults import DECAY_THRESHOLD, PREVIEW_CHARS, WAKE_SHARES, WAKE_TOKEN_BUDGET
 from gitmem.errors import InvalidInput
 from gitmem.record.relations import centrality, linked_degrees, row_finder
+from gitmem.text import for_reader
 from gitmem.vocabulary import MemoryType, RelationType, Status
 
 if TYPE_CHECKING:
@@ -436,8 +437,9 @@ def compile_rows(
                         short=(lambda pos: short(active[pos])) if short is not None else None,
                         min_chars=(lambda pos: least(active[pos])) if least is not None else None)
 
-    persona_lines = _persona_lines(persona)
-    continuity_lines = _text_lines(continuity)
+    # Stored text, maybe a teammate's: control and format characters shown escaped.
+    persona_lines = [for_reader(line) for line in _persona_lines(persona)]
+    continuity_lines = [for_reader(line) for line in _text_lines(continuity)]
     sections = [
         _Section(0, _HEADERS["persona"], PERSONA_ID, persona_lines,
                  [counter(line) for line in persona_lines], persona_lines.__getitem__),

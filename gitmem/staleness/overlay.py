@@ -47,6 +47,22 @@ def _stat(path: Path) -> list[int] | None:
     return [st.st_mtime_ns, st.st_size]
 
 
+def _worktree_stat(workdir: Path, path: str) -> list[int] | None:
+    """``_stat`` of a work-tree file as git sees it (``lstat``); ``None`` when its path leaves the tree.
+
+    A path through a symbolic link to outside is never looked at, so that whether the file
+    there changed cannot be told from the overlay (:func:`gitmem.store.paths.worktree_path`).
+    """
+    from gitmem.errors import OutsideWorkTree
+    from gitmem.store.paths import worktree_path
+
+    try:
+        st = worktree_path(workdir, path).lstat()
+    except (OSError, OutsideWorkTree):
+        return None
+    return [st.st_mtime_ns, st.st_size]
+
+
 def _file(git_dir: Path) -> Path:
     return git_dir / "tur" / OVERLAY_NAME
 
@@ -75,7 +91,7 @@ def _valid(raw: object, head: str | None, doc_head: object, workdir: Path, git_d
     reason, path = raw.get("reason"), raw.get("path")
     if not isinstance(reason, str) or not isinstance(path, str):
         return False
-    if raw.get("file") != _stat(workdir / path):
+    if raw.get("file") != _worktree_stat(workdir, path):
         return False
     return not reason.startswith("index") or raw.get("index") == _stat(git_dir / "index")
 
@@ -109,7 +125,7 @@ def save(git_dir: Path, workdir: Path | None, head: str | None, judged: Iterable
     index = _stat(git_dir / "index")
     for memory_id, entry in found.items():
         kept[memory_id] = {"reason": entry.reason, "path": entry.path,
-                           "file": _stat(workdir / entry.path), "index": index}
+                           "file": _worktree_stat(workdir, entry.path), "index": index}
     target = _file(git_dir)
     if not kept and not target.exists():
         return

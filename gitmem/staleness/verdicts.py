@@ -749,6 +749,8 @@ def _worktree_reason(located: _Located, anchor: Anchor, run: _Run) -> str | None
         return None
     head_data = run.h.blob_at(run.head, located.path)
     for change in run.worktree.changes(located.path, head_data):
+        if change.refused is not None:
+            return f"{change.where}: refused: {change.refused}"
         if change.data is None:
             return f"{change.where}: deleted"
         if located.start is None or located.end is None:

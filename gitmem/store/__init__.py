@@ -15,5 +15,7 @@ from gitmem.store.memories import (
     Store,
     StoredBlob,
 )
+from gitmem.store.paths import repo_relative, worktree_path
 
-__all__ = ["FORMAT_PATH", "MEMORY_REF", "CommitInfo", "LayoutProblem", "Mutation", "Store", "StoredBlob"]
+__all__ = ["FORMAT_PATH", "MEMORY_REF", "CommitInfo", "LayoutProblem", "Mutation", "Store", "StoredBlob",
+           "repo_relative", "worktree_path"]

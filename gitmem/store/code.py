@@ -14,6 +14,7 @@ from dataclasses import dataclass
 import pygit2
 from pygit2.enums import DeltaStatus, DiffFind, FileMode, FileStatus, SortMode
 
+from gitmem.errors import OutsideWorkTree
 from gitmem.record.anchors import Hunk, LinesChanged, is_binary, map_range
 from gitmem.store.fallback import GitAccess
 
@@ -72,11 +73,13 @@ class WorktreeChange:
 
     Attributes:
         where: ``"index (staged)"`` or ``"working tree"``.
-        data: the content, ``None`` when the file is deleted there.
+        data: the content, ``None`` when the file is deleted there (or refused).
+        refused: why the file was not read (its path leaves the work tree), else ``None``.
     """
 
     where: str
     data: bytes | None
+    refused: str | None = None
 
 
 class WorktreeState:
@@ -116,7 +119,13 @@ class WorktreeState:
             if _norm(staged) != _norm(head_data):
                 out.append(WorktreeChange("index (staged)", staged))
         if flags & _WT_FLAGS:
-            disk = self._disk_data(path)
+            try:
+                disk = self._disk_data(path)
+            except OutsideWorkTree as exc:
+                # Never read, so nothing about that file (changed or not) can be told.
+                out.append(WorktreeChange("working tree", None, refused=exc.message))
+                self._cache[key] = out
+                return out
             if _norm(disk) != _norm(head_data):
                 out.append(WorktreeChange("working tree", disk))
         self._cache[key] = out

@@ -30,8 +30,15 @@ from pathlib import Path
 import pygit2
 from pygit2.enums import FileStatus
 
-from gitmem.errors import MissingObject, ReadOnlyRepository, UnsafeRepository, UnsupportedRepository
+from gitmem.errors import (
+    MissingObject,
+    OutsideWorkTree,
+    ReadOnlyRepository,
+    UnsafeRepository,
+    UnsupportedRepository,
+)
 from gitmem.store.gitcli import Git, PathStatus
+from gitmem.store.paths import worktree_path
 
 __all__ = [
     "WT_FLAGS",
@@ -339,12 +346,14 @@ class GitAccess:
         other is its bytes on disk (a symbolic link: its target).
 
         Raises:
+            OutsideWorkTree: ``path`` leaves the work tree (``..``, a symbolic link to a
+                directory outside); nothing is opened (:func:`~gitmem.store.paths.worktree_path`).
             GitmemError: the filter failed.
         """
         workdir = self.repo.workdir
         if not workdir:
             return None
-        full = os.path.join(workdir, path)
+        full = str(worktree_path(Path(workdir), path))
         try:
             if os.path.islink(full):
                 return os.readlink(full).encode("utf-8", errors="surrogateescape")
@@ -357,7 +366,7 @@ class GitAccess:
         if path not in self._cleaned:
             # Every filtered file the last status found changed, in one git process.
             batch = [p for p in self._filtered_among(self._changed)
-                     if p not in self._cleaned and _regular(os.path.join(workdir, p))]
+                     if p not in self._cleaned and _confined_regular(Path(workdir), p)]
             self._cleaned.update(self.git.clean(batch if path in batch else [path]))
         return self._cleaned[path]
 
@@ -386,8 +395,13 @@ class GitAccess:
         return any(f"filter.{name}.{key}" in config for key in ("clean", "process"))
 
 
-def _regular(path: str) -> bool:
-    return os.path.isfile(path) and not os.path.islink(path)
+def _confined_regular(workdir: Path, path: str) -> bool:
+    """Whether ``path`` is a regular file (not a link) reached without leaving the work tree."""
+    try:
+        full = worktree_path(workdir, path)
+    except OutsideWorkTree:
+        return False
+    return full.is_file() and not full.is_symlink()
 
 
 def _flags(entry: PathStatus) -> int:

@@ -149,6 +149,38 @@ def _end(proc: subprocess.Popen[bytes]) -> None:
             stream.close()
 
 
+#: git's variables that move the git directory or the work tree away from where ``.git`` is.
+LAYOUT_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+
+
+def layout_variables_set() -> bool:
+    """Whether one of :data:`LAYOUT_VARIABLES` is set (git then ignores the ``.git`` walk)."""
+    return any(os.environ.get(name) for name in LAYOUT_VARIABLES)
+
+
+def layout(start: Path) -> tuple[Path, Path, Path | None] | None:
+    """``(git dir, common dir, work tree or None)`` as git itself, run in ``start``, finds them.
+
+    For the layouts a walk up to ``.git`` does not see: ``GIT_DIR`` with ``GIT_WORK_TREE``
+    (the dotfiles set-up), ``core.worktree``, ``GIT_COMMON_DIR``. git's answer is the
+    definition (``git help rev-parse``: ``--absolute-git-dir``, ``--git-common-dir``,
+    ``--is-bare-repository``, ``--show-toplevel``). ``None`` when git finds no repository
+    (or cannot be run).
+    """
+    try:
+        # One process: in a bare repository --show-toplevel fails after the first three answers.
+        proc = subprocess.run(["git", "rev-parse", "--absolute-git-dir", "--git-common-dir",
+                               "--is-bare-repository", "--show-toplevel"], cwd=start, capture_output=True,
+                              stdin=subprocess.DEVNULL, check=False, timeout=TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = proc.stdout.decode("utf-8", "surrogateescape").splitlines()
+    if len(found) < 3 or (proc.returncode != 0 and found[2] != "true"):
+        return None
+    workdir = Path(found[3]) if found[2] != "true" and len(found) > 3 else None
+    return Path(found[0]), (start / found[1]).resolve(), workdir
+
+
 class Git:
     """The ``git`` executable pointed at one repository (``--git-dir`` and, if any, ``--work-tree``)."""
 
@@ -194,6 +226,31 @@ class Git:
                               f"run `git {name}` yourself to see why") from exc
         except OSError as exc:
             raise _no_git(exc) from exc
+
+    def blob_head(self, oid: str, limit: int) -> bytes | None:
+        """The first ``limit`` bytes of the blob ``oid``, or ``None`` when git has no such blob.
+
+        ``git cat-file blob`` streams a blob to its output (``stream_blob_to_fd``), so this
+        process reads ``limit`` bytes and closes the pipe: neither side holds the whole blob.
+
+        Raises:
+            GitmemError: git cannot be run.
+        """
+        try:
+            proc = subprocess.Popen([*self.base, "cat-file", "blob", oid], cwd=self.cwd,
+                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL)
+        except OSError as exc:
+            raise _no_git(exc) from exc
+        assert proc.stdout is not None
+        try:
+            data = proc.stdout.read(limit)
+        finally:
+            proc.stdout.close()  # git stops at its next write (SIGPIPE)
+            code = proc.wait()
+        if code != 0 and len(data) < limit:
+            return None
+        return data
 
     def output(self, *args: str) -> bytes:
         """Stdout of ``git <args>``.
@@ -368,7 +425,9 @@ class Git:
 
     def _clean_one(self, path: str) -> dict[str, bytes]:
         assert self.workdir is not None
-        data = (self.workdir / path).read_bytes()
+        from gitmem.store.paths import worktree_path
+
+        data = worktree_path(self.workdir, path).read_bytes()
         with tempfile.TemporaryDirectory(prefix="tur-clean-") as tmp:
             env = dict(os.environ, GIT_OBJECT_DIRECTORY=tmp)
             proc = self.run("hash-object", "-w", "--stdin", f"--path={path}", data=data, env=env)

@@ -225,12 +225,18 @@ class Store:
 
         The first read of the memory ref runs :attr:`guard` (which may move the ref: it
         then reads the ref again).
+
+        Raises:
+            FormatVersion: the memory ref's ``.gitmem`` marker names a format this gitmem
+                does not read (``format: 99``); see :meth:`check_marker`.
         """
         sha = self._refs.read_tip(ref)
         if ref == MEMORY_REF and not self._guarded and self.guard is not None:
             self._guarded = True
             self.guard(self, sha)
             sha = self._refs.read_tip(ref)
+        if ref == MEMORY_REF:
+            self._trees.check_marker(sha)  # readers refuse a newer format as writers do
         return sha
 
     @property
@@ -321,6 +327,16 @@ class Store:
             FormatVersion: the tree is not a gitmem memory tree, or from a newer gitmem.
         """
         return self._trees.check_format(commit_sha)
+
+    def check_marker(self, commit_sha: str | None) -> bool:
+        """Check the ``.gitmem`` marker at ``commit_sha``, if there is one: whether there is.
+
+        Memoised per marker blob, so a warm read pays two memo lookups and no libgit2.
+
+        Raises:
+            FormatVersion: the marker names another format than this gitmem's.
+        """
+        return self._trees.check_marker(commit_sha)
 
     def entry_kind(self, commit_sha: str | None, path: str) -> str | None:
         """``"blob"``, ``"tree"`` or ``"commit"`` (a submodule): what is at ``path``, or ``None``.
@@ -433,6 +449,18 @@ class Store:
             KeyError: no such object.
         """
         return self._trees.blob_size(blob_id, remember)
+
+    def read_blob_head(self, blob_id: str, limit: int) -> bytes:
+        """The first ``limit`` bytes of a blob, reading no more of it than that.
+
+        For what a reader uses only the beginning of (a continuity note over its size
+        limit, pushed by another tool): a loose object is inflated up to ``limit`` bytes, a
+        packed one streamed by ``git cat-file blob`` and cut.
+
+        Raises:
+            MissingObject: no such object.
+        """
+        return self._trees.read_blob_head(blob_id, limit)
 
     def read_blob(self, blob_id: str) -> bytes:
         """Return the bytes of a blob.

@@ -19,7 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from gitmem.errors import GitmemError, RefConflict, RefLocked
+from gitmem.errors import GitmemError, RefConflict, RefLocked, disk_full
+from gitmem.store.locks import alive, can_inspect, git_processes_in, prune_owners
 from gitmem.store.repo import HEX, pg
 from gitmem.store.tree import StoredBlob
 
@@ -75,26 +76,6 @@ def _reflog_message(message: str) -> str:
     """``tur: <first line of message>`` (``tur`` alone for none), one line."""
     first = message.strip().splitlines()[0].strip() if message.strip() else ""
     return f"tur: {first}" if first else "tur"
-
-
-def _alive(pid: int) -> bool:
-    """Whether a process ``pid`` runs on this host (one we may not signal counts as running).
-
-    A zombie (killed, not yet reaped: what a killed git whose parent died too can stay as
-    in a container whose init does not reap) is not running.
-    """
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:
-        return True
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return True
-    return stat.rsplit(")", 1)[-1].split()[:1] != ["Z"]
-
 
 
 def commit_info(commit: pygit2.Commit) -> CommitInfo:
@@ -286,6 +267,7 @@ class Refs:
             if ref == MEMORY_REF:
                 self.note_tip(new)
                 self.history.after_move(new)
+            prune_owners(owner.parent)
             return "ok"
         if proc.returncode < 0:
             return self._killed(ref, new, -proc.returncode)
@@ -300,6 +282,9 @@ class Refs:
             return "moved" if self._clear_stale_lock(ref) else "locked"
         if "but expected" in err or "already exists" in err or "reference already exists" in err:
             return "moved"
+        full = disk_full(RuntimeError(err))
+        if full is not None:
+            raise full
         last = err.strip().splitlines()[-1] if err.strip() else f"exit status {proc.returncode}, no message"
         raise GitmemError(f"git update-ref {ref} failed: {last}")
 
@@ -328,9 +313,11 @@ class Refs:
         """Remove ``<ref>.lock`` if its creator is gone; say whether it was removed.
 
         Gone means: the ``git update-ref`` that gitmem recorded for it (see
-        :meth:`_update_ref`) is no longer running on this host, or the lock is older than
-        :data:`STALE_LOCK_SECONDS` (git holds a ref lock for milliseconds). Each removal
-        adds one line to :meth:`take_notices`.
+        :meth:`_update_ref`) is no longer running on this host; or the lock is older than
+        :data:`STALE_LOCK_SECONDS` (git holds a ref lock for milliseconds) and no live
+        process can hold it (:func:`~gitmem.store.locks.git_processes_in`: a
+        ``git update-ref --stdin`` between ``prepare`` and ``commit`` holds it for as long as
+        its caller wants). Each removal adds one line to :meth:`take_notices`.
         """
         lock = self._repository.common_dir / (ref + ".lock")
         try:
@@ -346,11 +333,11 @@ class Refs:
             host, pid = "", ""
         import socket
 
-        if host == socket.gethostname() and pid.isdigit() and not _alive(int(pid)):
+        if host == socket.gethostname() and pid.isdigit() and not alive(int(pid)):
             why = f"its git process {pid} is no longer running"
         age = time.time() - before.st_mtime
-        if why is None and age > STALE_LOCK_SECONDS:
-            why = f"it is {age:.0f} s old; git holds a ref lock for milliseconds"
+        if why is None and age > STALE_LOCK_SECONDS and can_inspect() and not self._holders():
+            why = f"it is {age:.0f} s old and no git process works in this repository"
         if why is None:
             return False
         try:
@@ -363,8 +350,17 @@ class Refs:
         if owner is not None:
             with suppress(OSError):
                 owner.unlink()
+        prune_owners(self._repository.common_dir / "tur" / "locks")
         self._notices.append(f"tur: removed the stale lock {lock} ({why})")
         return True
+
+    def _holders(self) -> list[str]:
+        """The live git processes that could hold this repository's ref locks (:mod:`gitmem.store.locks`)."""
+        repository = self._repository
+        dirs = [repository.git_dir, repository.common_dir]
+        if repository.workdir is not None:
+            dirs.append(repository.workdir)
+        return git_processes_in(dirs)
 
 
     def _locked_error(self, ref: str) -> RefLocked:
@@ -375,6 +371,13 @@ class Refs:
             when = f" (created {mtime:%Y-%m-%d %H:%M:%S} UTC)"
         except OSError:
             pass
+        holders = self._holders() if can_inspect() else []
+        if holders:
+            return RefLocked(
+                f"{lock} exists{when}: {holders[0]} may hold it"
+                + (f" (and {len(holders) - 1} more)" if len(holders) > 1 else ""),
+                "let it finish, or stop it; tur never removes a lock a live process can hold",
+            )
         return RefLocked(
             f"{lock} exists{when}: another process holds the memory ref",
             f"if no tur or git process is running, it is safe to delete that file (tur removes it "

@@ -39,6 +39,42 @@ def pg() -> Any:
     return pygit2
 
 
+def _layout_set_elsewhere(located: Located | None) -> bool:
+    """Whether git would place this repository otherwise than the ``.git`` found by walking up.
+
+    True when git's layout variables are set (:func:`~gitmem.store.gitcli.layout_variables_set`),
+    or the config of the repository found sets ``core.worktree`` (the work tree lives
+    elsewhere). One small file read; the config text is searched for the key, and a false
+    positive only costs one ``git rev-parse``.
+    """
+    from gitmem.store.gitcli import layout_variables_set
+
+    if layout_variables_set():
+        return True
+    if located is None:
+        return False
+    for config in (located.common_dir / "config", located.git_dir / "config.worktree"):
+        try:
+            text = config.read_text(errors="replace")
+        except OSError:
+            continue
+        if re.search(r"^\s*worktree\s*=", text, re.IGNORECASE | re.MULTILINE):
+            return True
+    return False
+
+
+def _located_by_git(start: Path) -> Located | None:
+    """Where git itself, run in ``start``, puts the repository (see :func:`~gitmem.store.gitcli.layout`)."""
+    from gitmem.store.gitcli import layout
+
+    found = layout(start)
+    return None if found is None else Located(*found)
+
+
+def _differs(libgit2_workdir: str | None, workdir: Path) -> bool:
+    return libgit2_workdir is None or Path(libgit2_workdir).resolve() != workdir.resolve()
+
+
 class Repository:
     """Where a repository's files are, and the libgit2 handle opened on first use.
 
@@ -67,12 +103,13 @@ class Repository:
             located = locate(start)
         except (Unsupported, OSError):
             located = None
-        else:
-            if located is not None:
-                found_here = cls(located=located)
-                if foreign_owner(located):
-                    _ = found_here.repo  # libgit2 applies safe.directory as git does
-                return found_here
+        if _layout_set_elsewhere(located):
+            located = _located_by_git(start)
+        if located is not None:
+            found_here = cls(located=located)
+            if foreign_owner(located):
+                _ = found_here.repo  # libgit2 applies safe.directory as git does
+            return found_here
         found = pg().discover_repository(str(start))
         if found is None:
             raise NotARepository(
@@ -96,7 +133,11 @@ class Repository:
             from gitmem.store.fallback import open_repository
 
             where = self._located
-            self._repo = open_repository(str(where.git_dir), where.workdir or where.git_dir)
+            repo = open_repository(str(where.git_dir), where.workdir or where.git_dir)
+            if where.workdir is not None and _differs(repo.workdir, where.workdir):
+                # GIT_WORK_TREE is git's, not libgit2's: libgit2 opens the git dir as bare.
+                repo.workdir = str(where.workdir)
+            self._repo = repo
         return self._repo
 
     @property

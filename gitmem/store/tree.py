@@ -21,12 +21,14 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
-from gitmem.errors import FormatVersion
+from gitmem.errors import FormatVersion, disk_full
 from gitmem.record.ids import shard_of
 from gitmem.store.repo import pg
 from gitmem.vocabulary import ID_PATTERN
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     import pygit2
 
     from gitmem.store.lookups import Lookups
@@ -133,6 +135,38 @@ def _nest(changes: Mapping[str, bytes | StoredBlob | None]) -> dict:
     return nested
 
 
+def _loose_head(objects: Path, oid: str, limit: int) -> bytes | None:
+    r"""The first ``limit`` bytes of the loose blob ``oid``, inflating no more than that; else ``None``.
+
+    A loose object is zlib over ``blob <size>\0<content>`` (``git help gitformat-loose``
+    in git 2.40+, "Object storage" in the Git book); ``None`` when it is packed, not a blob,
+    or damaged, and the caller asks git.
+    """
+    import zlib
+
+    try:
+        handle = open(objects / oid[:2] / oid[2:], "rb")  # noqa: SIM115 - closed below
+    except OSError:
+        return None
+    inflate = zlib.decompressobj()
+    out = b""
+    try:
+        with handle:
+            while len(out) < limit + 64 and not inflate.eof:
+                chunk = handle.read(65536)
+                if not chunk:
+                    break
+                out += inflate.decompress(chunk, limit + 64 - len(out))
+                while inflate.unconsumed_tail and len(out) < limit + 64:
+                    out += inflate.decompress(inflate.unconsumed_tail, limit + 64 - len(out))
+    except (OSError, zlib.error):
+        return None
+    header, sep, body = out.partition(b"\0")
+    if not sep or not header.startswith(b"blob "):
+        return None
+    return body[:limit]
+
+
 def _names(tree: pygit2.Tree) -> set[str]:
     """Names of a tree's entries (objects read from a tree always have one)."""
     return {entry.name for entry in tree if entry.name is not None}
@@ -226,6 +260,8 @@ class Trees:
         """See :meth:`gitmem.store.Store.check_format`."""
         if commit_sha is None:
             return
+        if self.check_marker(commit_sha):
+            return
         root = self.commit_tree(commit_sha)
         names = _names(root)
         if FORMAT_PATH in names:
@@ -250,6 +286,28 @@ class Trees:
                 f"(its tree holds {', '.join(sorted(names)[:4])})",
                 "check which ref you are reading",
             )
+
+    def check_marker(self, commit_sha: str | None) -> bool:
+        """See :meth:`gitmem.store.Store.check_marker`."""
+        if commit_sha is None:
+            return False
+        # Two memoised lookups (the marker's blob id, carried from commit to commit, and its
+        # version), so that a warm read checks the format without opening libgit2.
+        marker_id = self._id_at(commit_sha, FORMAT_PATH, "blob")
+        if marker_id is None:
+            return False
+        version = self._lookups.memoized(f"format:{marker_id}", lambda: self._version(marker_id))
+        if version != str(FORMAT_VERSION):
+            raise FormatVersion(
+                f"memory ref {commit_sha[:12]} has format {version!r}, this gitmem reads "
+                f"{FORMAT_VERSION}",
+                "upgrade gitmem (pip install -U gitmem)",
+            )
+        return True
+
+    def _version(self, marker_id: str) -> str:
+        """The version a ``.gitmem`` marker blob names (``format: 1`` -> ``"1"``)."""
+        return self._blob_data(marker_id).decode("utf-8", "replace").strip().removeprefix("format:").strip()
 
     def entry_kind(self, commit_sha: str | None, path: str) -> str | None:
         """``"blob"``, ``"tree"`` or ``"commit"`` (a submodule): what is at ``path``, or ``None``."""
@@ -458,6 +516,17 @@ class Trees:
         """See :meth:`gitmem.store.Store.read_blob`."""
         return self._blob_data(blob_id)
 
+    def read_blob_head(self, blob_id: str, limit: int) -> bytes:
+        """See :meth:`gitmem.store.Store.read_blob_head`."""
+        loose = _loose_head(self._repository.common_dir / "objects", blob_id, limit)
+        if loose is not None:
+            return loose
+        access = self._repository.access
+        data = access.git.blob_head(blob_id, limit)
+        if data is None:  # a partial clone's missing blob: fetched (whole) as every blob is
+            return self._blob_data(blob_id)[:limit]
+        return data
+
     def read_path(self, commit_sha: str | None, path: str) -> bytes | None:
         """Bytes of the blob at ``path`` in the commit's tree, or ``None`` when absent."""
         blob_id = self._id_at(commit_sha, path, "blob")
@@ -541,8 +610,12 @@ class Trees:
 
 
     def write_error(self, exc: Exception) -> Exception:
-        """``exc`` as :class:`~gitmem.errors.ReadOnlyRepository` when writing was denied, else itself."""
+        """``exc`` as the error a user should see: denied, out of space, or itself.
+
+        :class:`~gitmem.errors.ReadOnlyRepository` when writing was denied,
+        :class:`~gitmem.errors.DiskFull` when it found no room, else ``exc``.
+        """
         from gitmem.store.fallback import write_error
 
-        return write_error(exc, self._repository.common_dir) or exc
+        return write_error(exc, self._repository.common_dir) or disk_full(exc) or exc
 

@@ -50,8 +50,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.api import Status, VerifyOutcome, utc_now
-from gitmem.errors import GitmemError, InvalidInput
+from gitmem.api import Status, VerifyOutcome, utc_now, worktree_path
+from gitmem.errors import GitmemError, InvalidInput, OutsideWorkTree
 
 if TYPE_CHECKING:
     from gitmem.api import Gitmem
@@ -233,7 +233,10 @@ class Watcher:
         """
         dirs = {self.root, self._git_dir, self._common_dir}
         for rel in self._dirs:
-            full = os.path.join(self.root, *rel.split("/"))
+            try:  # a directory reached through a symbolic link out of the work tree is not watched
+                full = str(worktree_path(Path(self.root), rel, directory=True)) if rel else self.root
+            except OutsideWorkTree:
+                continue
             if os.path.isdir(full):
                 dirs.add(full)
         refs = os.path.join(self._common_dir, "refs")
