@@ -35,7 +35,7 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
 
-CACHE_FORMAT = 8
+CACHE_FORMAT = 9  # 9: trust from git (wake plans keyed on who git says wrote each record)
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
 KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64, "asked": 64}
