@@ -686,3 +686,71 @@ def test_trust_authors_put_a_teammates_persona_in_force(origin):
     wake = tur_ok(alice, "wake")
     assert "keep commits small" in _section(wake, "## Identity and invariants")
     assert "untrusted" not in wake
+
+
+_IDENTITY = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+             "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "EMAIL")
+_WHO = "--format=%an|%ae|%ad|%cn|%ce|%cd"
+
+
+def _last_commit(repo: Path) -> list[str]:
+    return git(repo, "log", "-1", _WHO, "--date=raw", MEMORY_REF).strip().split("|")
+
+
+@pytest.fixture
+def bare_identity(monkeypatch):
+    for name in _IDENTITY:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_gitmems_commits_take_every_git_identity_variable_as_git_does(origin, bare_identity):
+    a = clone(origin, "a", "Ann")
+    env = {"GIT_AUTHOR_NAME": "Ada Lovelace", "GIT_AUTHOR_EMAIL": "ada@example.org",
+           "GIT_AUTHOR_DATE": "2020-02-03 04:05:06 +0200", "GIT_COMMITTER_NAME": "Charles Babbage",
+           "GIT_COMMITTER_EMAIL": "charles@example.org", "GIT_COMMITTER_DATE": "@1600000000 -0130"}
+    for name, value in env.items():
+        bare_identity.setenv(name, value)
+    mid = learn(a, "the engine computes tables")
+    assert _last_commit(a) == ["Ada Lovelace", "ada@example.org", "1580695506 +0200", "Charles Babbage",
+                               "charles@example.org", "1600000000 -0130"]
+    assert Gitmem.open(a).get(mid).author == "Ada Lovelace <ada@example.org>"
+    # Each variable alone, over the repository's user.name/user.email.
+    for name, field_ in (("GIT_AUTHOR_NAME", 0), ("GIT_AUTHOR_EMAIL", 1), ("GIT_COMMITTER_NAME", 3),
+                         ("GIT_COMMITTER_EMAIL", 4)):
+        for other in env:
+            bare_identity.delenv(other, raising=False)
+        bare_identity.setenv(name, f"only-{name.lower()}")
+        tur_ok(a, "spark", f"a note with {name} set")
+        got = _last_commit(a)
+        expected = ["Ann", "ann@example.com", None, "Ann", "ann@example.com", None]
+        expected[field_] = f"only-{name.lower()}"
+        assert [g for i, g in enumerate(got) if i not in (2, 5)] == [
+            e for i, e in enumerate(expected) if i not in (2, 5)], name
+    bare_identity.delenv("GIT_COMMITTER_EMAIL")
+    bare_identity.setenv("GIT_COMMITTER_DATE", "2021-06-07T08:09:10Z")
+    tur_ok(a, "spark", "a dated note")
+    assert _last_commit(a)[5] == "1623053350 +0000"
+    bare_identity.setenv("GIT_AUTHOR_DATE", "not a date at all")
+    tip = git(a, "rev-parse", MEMORY_REF)
+    code, _, err = tur(a, "spark", "never stored")
+    assert code == 2 and err.count("\n") == 1 and "GIT_AUTHOR_DATE" in err
+    assert git(a, "rev-parse", MEMORY_REF) == tip
+
+
+def test_config_author_and_committer_keys_then_email_then_the_fallback(origin, bare_identity):
+    a = clone(origin, "a", "Ann")
+    git(a, "config", "author.name", "Ann Author")
+    git(a, "config", "committer.email", "committer@example.com")
+    learn(a, "config keys for each role")
+    assert _last_commit(a)[:2] + _last_commit(a)[3:5] == ["Ann Author", "ann@example.com", "Ann",
+                                                          "committer@example.com"]
+    b = clone(origin, "b")
+    import os
+
+    Path(os.environ["GIT_CONFIG_GLOBAL"]).write_text("[init]\n\tdefaultBranch = main\n")
+    learn(b, "no identity anywhere")
+    assert _last_commit(b)[:2] + _last_commit(b)[3:5] == ["tur", "tur@localhost", "tur", "tur@localhost"]
+    bare_identity.setenv("EMAIL", "from-email@example.com")
+    tur_ok(b, "spark", "EMAIL is read before the fallback")
+    assert _last_commit(b)[1] == "from-email@example.com" and _last_commit(b)[0] == "tur"

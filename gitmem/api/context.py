@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from gitmem.context.tokens import TokenCounter
     from gitmem.context.wake import WakeResult, WakeRows
     from gitmem.record.models import Memory
-    from gitmem.sharing.trust import Standing, Version
+    from gitmem.sharing.trust import Proposal, Standing, Version
     from gitmem.store.worktree_diff import AnchoredDiff
 
 __all__ = ["CONTINUITY_DIR", "PERSONA_PATH", "ContextBuilder", "check_limits"]
@@ -133,23 +133,31 @@ class ContextBuilder:
         self.ws.store.accept(proposed.blob)
         return proposed
 
-    def _untrusted_block(self, persona: Standing, note: Standing) -> str | None:
-        """Wake's block of the proposals beside the persona and note in force (``None``: none)."""
-        from gitmem.context.entry import untrusted_lines
-        from gitmem.sharing.trust import shown_writer
+    def proposals(self, tip: str | None = None) -> list[Proposal]:
+        """See :meth:`gitmem.api.Gitmem.proposals`."""
+        from gitmem.sharing.trust import Proposal, shown_writer
 
         store = self.ws.store
         me, trust = store.identity(), self.ws.settings.trust
-        lines = []
-        for kind, standing, accept in (("Persona", persona, "tur persona accept"),
-                                       ("Continuity note", note, "tur persona accept --note")):
+        out = []
+        persona, note = self.standing(tip or store.tip())
+        for kind, standing, limit in (("persona", persona, MAX_PERSONA_BYTES),
+                                      ("note", note, MAX_NOTE_BYTES)):
             version = standing.proposed
             if version is None:
                 continue
             writer = shown_writer(version.authors, lambda who: trust.trusts(who, me)) or "an unknown author"
-            limit = MAX_PERSONA_BYTES if kind == "Persona" else MAX_NOTE_BYTES
             text = store.read_blob(version.blob)[:limit].decode("utf-8", "replace")
-            lines.append(untrusted_lines(kind, writer, text, accept))
+            accept = "tur persona accept" + (" --note" if kind == "note" else "")
+            out.append(Proposal(kind, version, writer, text, accept))
+        return out
+
+    def _untrusted_block(self, tip: str | None) -> str | None:
+        """Wake's block of the proposals beside the persona and note in force (``None``: none)."""
+        from gitmem.context.entry import untrusted_lines
+
+        kinds = {"persona": "Persona", "note": "Continuity note"}
+        lines = [untrusted_lines(kinds[p.kind], p.writer, p.text, p.accept) for p in self.proposals(tip)]
         return "".join(lines) or None
 
     def set_persona(self, data: bytes, where: str = "persona",
@@ -592,7 +600,10 @@ class ContextBuilder:
                                        hint="store a valid one with `tur persona set FILE`"))
         note = note_standing.in_force
         continuity = self._note_text(note, skipped) if note is not None else None
-        return persona, continuity, self._untrusted_block(persona_standing, note_standing)
+        untrusted = None
+        if persona_standing.proposed is not None or note_standing.proposed is not None:
+            untrusted = self._untrusted_block(tip)
+        return persona, continuity, untrusted
 
     def recall(
         self,

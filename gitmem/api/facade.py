@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from gitmem.config import Settings
     from gitmem.context.tokens import TokenCounter
     from gitmem.record.models import Memory
-    from gitmem.sharing.trust import Standing, Version
+    from gitmem.sharing.trust import Proposal, Version
 
 
 class Gitmem:
@@ -601,9 +601,9 @@ class Gitmem:
         """The persona in force here (:mod:`gitmem.sharing.trust`), or ``None`` when there is none."""
         return self._context.persona_text()
 
-    def standing(self, tip: str | None = None) -> tuple[Standing, Standing]:
-        """``(persona, note)`` in force here, each with the untrusted proposal beside it (sharing.trust)."""
-        return self._context.standing(tip or self.store.tip())
+    def proposals(self, tip: str | None = None) -> list[Proposal]:
+        """The persona and note by untrusted authors, not in force here, with who wrote them (trust)."""
+        return self._context.proposals(tip)
 
     def accept(self, note: bool = False) -> Version:
         """Put the proposed persona (``note``: note) in force in this clone only; InvalidInput: none waits."""
@@ -642,7 +642,7 @@ class Gitmem:
         return self._context.spark(text, now, allow_secret)
 
     def continuity(self, tip: str | None = None) -> str | None:
-        """The newest continuity note in force at ``tip`` (default: now; see :meth:`standing`), or ``None``.
+        """The newest continuity note in force at ``tip`` (default: now; see :meth:`proposals`), or ``None``.
 
         A note over ``MAX_NOTE_BYTES`` (stored before the limit, or by another tool) is cut there.
         """

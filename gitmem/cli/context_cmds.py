@@ -220,30 +220,19 @@ def cmd_persona_show(args: argparse.Namespace, env: Env) -> int:
 
 def _show_proposed(args: argparse.Namespace, env: Env) -> int:
     """The persona and note waiting from untrusted authors: who wrote each, then its text."""
-    from gitmem.sharing.trust import shown_writer
-
-    gm = env.gm
-    me, trust = gm.identity(), gm.settings.trust
-    found = []
-    for kind, standing in zip(("persona", "note"), gm.standing(), strict=True):
-        version = standing.proposed
-        if version is not None:
-            writer = shown_writer(version.authors, lambda who: trust.trusts(who, me))
-            found.append((kind, version, writer, gm.store.read_blob(version.blob).decode("utf-8", "replace")))
+    found = env.gm.proposals()
     if args.format == "json":
         from gitmem.cli.output import json_dump
 
-        env.print(json_dump([{"kind": k, "path": v.path, "blob": v.blob, "written_by": w,
-                              "authors": list(v.authors), "text": t} for k, v, w, t in found]))
+        env.print(json_dump([p.to_json() for p in found]))
         return 0
     if not found:
         env.warn("nothing proposed: no persona or note from an untrusted author waits")
         return 1
-    for kind, version, writer, text in found:
-        accept = "tur persona accept" + (" --note" if kind == "note" else "")
-        env.print(f"# {kind} {version.path} written by {' '.join(str(writer).split())}: untrusted, not in "
-                  f"force here; `{accept}` puts it in force")
-        env.write(text if text.endswith("\n") else text + "\n")
+    for p in found:
+        env.print(f"# {p.kind} {p.version.path} written by {' '.join(p.writer.split())}: untrusted, "
+                  f"not in force here; `{p.accept}` puts it in force")
+        env.write(p.text if p.text.endswith("\n") else p.text + "\n")
     return 0
 
 

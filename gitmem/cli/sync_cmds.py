@@ -9,8 +9,8 @@ from gitmem.cli.commands import add_command, add_format
 from gitmem.cli.output import json_dump
 
 if TYPE_CHECKING:
+    from gitmem.api import SyncResult
     from gitmem.cli.env import Env
-    from gitmem.sharing.sync import SyncResult
 
 
 def _remote_parser(sub: argparse._SubParsersAction) -> None:
@@ -116,8 +116,7 @@ def _print_arrivals(result: SyncResult, env: Env) -> None:
     """A line per persona version or note that came from others: from whom, and whether it is in force."""
     if not result.arrived:
         return
-    waiting = {v.proposed.blob for v in env.gm.standing() if v.proposed is not None} \
-        if not result.dry_run else set()
+    waiting = {p.version.blob for p in env.gm.proposals()} if not result.dry_run else set()
     for arrival in result.arrived:
         who = ", ".join(" ".join(a.split()) for a in arrival.authors) or "an unknown author"
         what = "persona" if arrival.kind == "persona" else f"note {arrival.path.rsplit('/', 1)[-1]}"

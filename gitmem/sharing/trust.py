@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from gitmem.errors import GitmemError
 from gitmem.store import Store
 
-__all__ = ["CONTINUITY_DIR", "MAX_VERSIONS", "PERSONA_PATH", "Standing", "Version", "note_standing",
-           "persona_standing", "shown_writer"]
+__all__ = ["CONTINUITY_DIR", "MAX_VERSIONS", "PERSONA_PATH", "Proposal", "Standing", "Version",
+           "note_standing", "persona_standing", "shown_writer"]
 
 PERSONA_PATH = "persona.yaml"
 CONTINUITY_DIR = "continuity"
@@ -56,6 +56,31 @@ class Standing:
 
     in_force: Version | None
     proposed: Version | None
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A persona or note from an untrusted author that is not in force here, as a surface shows it.
+
+    Attributes:
+        kind: ``persona`` or ``note``.
+        version: the version (path, blob, authors).
+        writer: the author to name (:func:`shown_writer`).
+        text: its stored text (decoded; undecodable bytes replaced).
+        accept: the command that puts it in force here.
+    """
+
+    kind: str
+    version: Version
+    writer: str
+    text: str
+    accept: str
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {"kind": self.kind, "path": self.version.path, "blob": self.version.blob,
+                "written_by": self.writer, "authors": list(self.version.authors), "text": self.text,
+                "accept": self.accept}
 
 
 def shown_writer(authors: tuple[str, ...], trusts: Callable[[str], bool]) -> str | None:

@@ -7,13 +7,13 @@ last changed a record (``git log``), and keeps the writers ``tur sync`` has repo
 
 from __future__ import annotations
 
-import os
 import time
 from contextlib import suppress
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitmem.store.gitcli import IDENTITY_VARIABLES, identity_environment
 from gitmem.store.repo import pg
 
 if TYPE_CHECKING:
@@ -26,8 +26,6 @@ __all__ = ["People"]
 
 _FALLBACK_NAME = "tur"
 _FALLBACK_EMAIL = "tur@localhost"
-_IDENT_VARIABLES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL",
-                    "EMAIL")
 
 
 class People:
@@ -75,7 +73,8 @@ class People:
         if self._idents is None:
             # Remembered across processes while the config files and the identity variables
             # are unchanged, so that a warm read starts no git process (and loads no libgit2).
-            env = "\0".join(os.environ.get(v, "\x01") for v in _IDENT_VARIABLES)
+            variables = identity_environment()
+            env = "\0".join(variables.get(v, "\x01") for v in IDENTITY_VARIABLES)
             key = "ident2:" + ":".join(str(_mtime_ns(p)) for p in self._config_files()) + ":" + env
             found_memo = self._lookups.memo().get(key)
             if isinstance(found_memo, str) and found_memo.count("\n") == 3:
@@ -83,7 +82,7 @@ class People:
                 self._idents = {"author": (a_name, a_email), "committer": (c_name, c_email)}
                 return self._idents
             config = self._identity_config()
-            self._idents = {role: _choose(role, config) for role in ("author", "committer")}
+            self._idents = {role: _choose(role, config, variables) for role in ("author", "committer")}
             self._lookups.memo().put(key, "\n".join([*self._idents["author"], *self._idents["committer"]]))
         return self._idents
 
@@ -116,7 +115,8 @@ class People:
         included), so every format git accepts is accepted here; a value git cannot parse
         makes git refuse, and so gitmem refuses the write.
         """
-        wanted = {role: os.environ.get(f"GIT_{role.upper()}_DATE") for role in ("author", "committer")}
+        variables = identity_environment()
+        wanted = {role: variables.get(f"GIT_{role.upper()}_DATE") for role in ("author", "committer")}
         if not any(wanted.values()):
             return {}
         import subprocess  # lazy: a warm read imports no process machinery
@@ -136,7 +136,7 @@ class People:
             from gitmem.errors import InvalidInput
 
             bad = missing[0]
-            raise InvalidInput(f"{bad}={os.environ.get(bad)!r} is not a date git can read",
+            raise InvalidInput(f"{bad}={variables.get(bad)!r} is not a date git can read",
                                "use a format of `git help commit` (DATE FORMATS), or unset it")
         return out
 
@@ -146,8 +146,8 @@ class People:
         where = self._repository
         files = [where.common_dir / "config", where.git_dir / "config", home / ".gitconfig",
                  home / ".config" / "git" / "config"]
-        if os.environ.get("GIT_CONFIG_GLOBAL"):
-            files.append(Path(os.environ["GIT_CONFIG_GLOBAL"]))
+        if identity_environment().get("GIT_CONFIG_GLOBAL"):
+            files.append(Path(identity_environment()["GIT_CONFIG_GLOBAL"]))
         return files
 
     def last_authors(self, tip: str, paths: set[str]) -> dict[str, str]:
@@ -288,15 +288,15 @@ def _mtime_ns(path: Path) -> int:
         return 0
 
 
-def _choose(role: str, config: dict[str, str]) -> tuple[str, str]:
+def _choose(role: str, config: dict[str, str], variables: dict[str, str]) -> tuple[str, str]:
     """``(name, email)`` of ``role`` (author or committer) in git's order (see ``author_and_committer``)."""
     prefix = f"GIT_{role.upper()}_"
-    # git takes a set variable even when empty for the name... and then refuses an empty name:
-    # an empty value here falls through to the next source instead of failing the write.
-    name = (os.environ.get(prefix + "NAME") or config.get(f"{role}.name") or config.get("user.name")
+    # git refuses a commit whose name is set but empty; here an empty value falls through to
+    # the next source instead of failing the write.
+    name = (variables.get(prefix + "NAME") or config.get(f"{role}.name") or config.get("user.name")
             or _FALLBACK_NAME)
-    email = (os.environ.get(prefix + "EMAIL") or config.get(f"{role}.email") or config.get("user.email")
-             or os.environ.get("EMAIL") or _FALLBACK_EMAIL)
+    email = (variables.get(prefix + "EMAIL") or config.get(f"{role}.email") or config.get("user.email")
+             or variables.get("EMAIL") or _FALLBACK_EMAIL)
     return name, email
 
 
