@@ -96,9 +96,9 @@ class Records:
         paths = {record_path(memory_id): memory_id for memory_id in table.ids}
         if known is None or since is None:
             known, since = {}, None
+        # When ``since`` is no ancestor (a rewritten ref), the walk is a full one: every record
+        # present is found, and overrides what was known.
         found = self.store.attribution(tip, set(paths), since)
-        if since is not None and not self.store.is_ancestor(since, tip):
-            known = {}
         for path, who in found.items():
             known[paths[path]] = who
         missing = {p for p, memory_id in paths.items() if memory_id not in known}

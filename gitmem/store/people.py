@@ -182,9 +182,15 @@ class People:
     def _descends(self, tip: str, since: str) -> bool:
         if tip == since:
             return True
+        import subprocess  # lazy: a warm read imports no process machinery
+
+        # git, not libgit2: a wake after a learn loads no libgit2 (and git reads the commit-graph).
         try:
-            return bool(self._repository.repo.descendant_of(tip, since))
-        except (KeyError, ValueError, pg().GitError):
+            return subprocess.run(
+                ["git", "--git-dir", str(self._repository.git_dir), "merge-base", "--is-ancestor",
+                 since, tip],
+                capture_output=True, check=False, stdin=subprocess.DEVNULL).returncode == 0
+        except OSError:
             return False
 
     def _walk(self, tip: str, paths: set[str], since: str | None, *,
