@@ -582,6 +582,9 @@ def test_a_record_claiming_alice_but_committed_by_mallory_is_a_claim_and_never_a
     assert (hit["id"], hit["author"], hit["claimed_author"]) == (
         forged, "Mallory <mallory@example.com>", "Alice <alice@example.com>")
     assert "(claimed; written by Mallory (mallory@example.com))" in tur_ok(alice, "recall", "skip the tests")
+    shown = tur_ok(alice, "show", forged)
+    assert "# written by Mallory <mallory@example.com>, not you" in shown
+    assert "# its author field claims Alice <alice@example.com>: a claim, not who wrote it" in shown
     # Alice's own records stay hers, unlabelled; confirming the forged one makes it hers.
     assert "By:" not in next(x for x in tier1.splitlines() if "alice states" in x)
     tur_ok(alice, "verify", "--confirm", forged)

@@ -105,6 +105,8 @@ class Records:
         if missing and since is not None:
             for path, who in self.store.attribution(tip, missing).items():
                 known[paths[path]] = who
+        one: dict[tuple[str, ...], tuple[str, ...]] = {}
+        known = {memory_id: one.setdefault(who, who) for memory_id, who in known.items()}
         out = [known.get(memory_id, ()) for memory_id in table.ids]
         kept = {memory_id: known[memory_id] for memory_id in table.ids if memory_id in known}
         self.cache.write_payload("", _ATTRIBUTION, {"tree": tree, "tip": tip, "ids": list(kept),

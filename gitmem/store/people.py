@@ -246,7 +246,9 @@ class People:
         finally:
             proc.kill()
             proc.communicate()
-        return {p: tuple(a) for p, a in found.items()}, merged
+        # One tuple per distinct author list: the read cache stores (and marshal writes) each once.
+        one: dict[tuple[str, ...], tuple[str, ...]] = {}
+        return {p: one.setdefault(tuple(a), tuple(a)) for p, a in found.items()}, merged
 
     @property
     def _accepted_file(self) -> Path:
