@@ -625,6 +625,30 @@ def test_a_merge_commit_cannot_launder_a_teammates_change_into_a_trusted_record(
     assert "written by Mallory (mallory@example.com)" in line and "HYPOTHESIS" in line
 
 
+def test_a_field_merge_of_trusted_edits_stays_trusted_whoever_wrote_the_record_long_before(origin):
+    alice, bob = clone(origin, "alice", "Alice"), clone(origin, "bob", "Bob")
+    carol = clone(origin, "carol", "Carol")
+    for repo in (alice, bob):
+        (repo / ".tur").mkdir()
+        (repo / ".tur" / "config.yaml").write_text(
+            "trust:\n  authors: [alice@example.com, bob@example.com]\n")
+    old = learn(carol, "the queue retries three times", "--type", "axiom")
+    tur_ok(carol, "sync", "--publish")
+    tur_ok(alice, "sync", "--publish")
+    assert old not in _section(tur_ok(alice, "wake"), "## Axioms and core memories")
+    tur_ok(alice, "verify", "--confirm", old)  # now Alice's
+    tur_ok(alice, "sync", "--publish")
+    tur_ok(bob, "sync", "--publish")
+    tur_ok(bob, "confidence", old, "0.9")
+    tur_ok(bob, "sync", "--publish")
+    tur_ok(alice, "link", old, learn(alice, "retries back off"), "--type", "supports")
+    out = tur_ok(alice, "sync", "--publish")
+    assert out.startswith("merge origin") and old in out
+    wake = tur_ok(alice, "wake")
+    assert old in _section(wake, "## Axioms and core memories"), wake  # Alice and Bob made it
+    assert "Carol" not in wake
+
+
 def test_a_teammates_persona_and_note_arrive_attributed_untrusted_and_never_replace_yours(origin):
     alice, mallory = clone(origin, "alice", "Alice"), clone(origin, "mallory", "Mallory")
     mine = alice / "persona.yaml"

@@ -297,13 +297,15 @@ class Store:
         The author of the newest commit reachable from ``tip`` whose version of the path
         differs from every parent's (``git log --cc``): one author. When that commit is a
         merge (a record merged field by field, or a merge made with plumbing), the merge's
-        author and everyone who ever changed the path before it, since each may have
+        author and everyone who changed the path on any side since the sides' common base
+        (``git merge-base --octopus``; all of its history without one), since each may have
         written part of it. A path with no such commit (none at ``tip``) is left out.
 
         With ``since`` (an ancestor of ``tip``; otherwise ignored), only the paths changed
         by commits after it are returned: the others' attribution is the one at ``since``.
-        Costs one ``git log`` (two when a merge made a version), stopped once every path
-        is found; the commit-graph's changed-path filters make it skip other commits.
+        Costs one ``git log`` (and a ``merge-base`` and a ``git log`` per merge that made a
+        version), stopped once every path is found; the commit-graph's changed-path filters
+        make it skip other commits.
         """
         return self._people.attribution(tip, paths, since)
 

@@ -168,10 +168,15 @@ class People:
             if all(isinstance(v, str) for v in remembered.values()):
                 return {p: tuple(v.split("\n")) for p, v in remembered.items() if v}
         found, merged = self._walk(tip, paths, since)
-        if merged:
-            # A merge made the version: everyone who ever changed the path had a hand in it.
-            again, _ = self._walk(tip, merged, None, everyone=True)
-            for path in merged:
+        by_merge: dict[tuple[str, str], set[str]] = {}
+        for path, (sha, parents) in merged.items():
+            by_merge.setdefault((sha, parents), set()).add(path)
+        for (sha, parents), made in by_merge.items():
+            # A merge made the version: whoever changed the path on any side since the sides'
+            # common base had a hand in it (all of its history when the sides share none).
+            base = self._merge_base(parents.split())
+            again, _ = self._walk(sha, made, base, everyone=True)
+            for path in made:
                 first = found.get(path, ())[:1]
                 found[path] = tuple(dict.fromkeys([*first, *again.get(path, ())]))
         if small:
@@ -193,12 +198,26 @@ class People:
         except OSError:
             return False
 
-    def _walk(self, tip: str, paths: set[str], since: str | None, *,
-              everyone: bool = False) -> tuple[dict[str, tuple[str, ...]], set[str]]:
-        """One ``git log --cc --name-only`` over ``paths``: newest author of each, and those a merge made.
+    def _merge_base(self, parents: list[str]) -> str | None:
+        """The best common ancestor of ``parents`` (``git merge-base --octopus``), or ``None``."""
+        import subprocess  # lazy: a warm read imports no process machinery
 
-        With ``everyone``, every author of every change of each path, newest first (the walk
-        then reads the whole history of those paths).
+        try:
+            proc = subprocess.run(["git", "--git-dir", str(self._repository.git_dir), "merge-base",
+                                   "--octopus", *parents], capture_output=True, text=True, check=False,
+                                  stdin=subprocess.DEVNULL)
+        except OSError:
+            return None
+        found = proc.stdout.strip()
+        return found if proc.returncode == 0 and found else None
+
+    def _walk(self, tip: str, paths: set[str], since: str | None, *,
+              everyone: bool = False) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, str]]]:
+        """One ``git log --cc --name-only`` over ``paths``: the newest author of each, and those a merge made.
+
+        The second map holds, for each path whose newest change is a merge, that merge's sha
+        and parents. With ``everyone``, every author of every change of each path in the
+        range, newest first.
         """
         import subprocess  # lazy: a warm read imports no process machinery
 
@@ -207,25 +226,26 @@ class People:
             specs = sorted(paths)
         revision = f"{since}..{tip}" if since is not None else tip
         found: dict[str, list[str]] = {}
-        merged: set[str] = set()
+        merged: dict[str, tuple[str, str]] = {}
         try:
             proc = subprocess.Popen(
                 ["git", "--git-dir", str(self._repository.git_dir), "-c", "core.quotePath=false", "log",
-                 "--no-renames", "--cc", "--name-only", "--format=%x00%P%x00%an <%ae>", revision,
+                 "--no-renames", "--cc", "--name-only", "--format=%x00%H%x00%P%x00%an <%ae>", revision,
                  "--", *specs],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                 text=True, errors="replace",
             )
         except OSError:  # no git executable: nobody is known to have made anything (untrusted)
-            return {}, set()
+            return {}, {}
         assert proc.stdout is not None
         done = 0
-        author, merge = "", False
+        sha, parents, author, merge = "", "", "", False
         try:
             for line in proc.stdout:
                 line = line.rstrip("\n")
                 if line.startswith("\0"):
-                    parents, _, author = line[1:].partition("\0")
+                    sha, _, rest = line[1:].partition("\0")
+                    parents, _, author = rest.partition("\0")
                     merge = " " in parents.strip()
                     continue
                 if not line or line not in paths:
@@ -239,7 +259,7 @@ class People:
                     continue
                 found[line] = [author]
                 if merge:
-                    merged.add(line)
+                    merged[line] = (sha, parents)
                 done += 1
                 if done == len(paths):
                     break
