@@ -98,7 +98,9 @@ class Records:
             known, since = {}, None
         # When ``since`` is no ancestor (a rewritten ref), the walk is a full one: every record
         # present is found, and overrides what was known.
-        found = self.store.attribution(tip, set(paths), since)
+        # gitmem's own writes since the cached tip (noted by the cache) descend from it: no check.
+        mine = since is not None and self.cache.written_since(tip, since) is not None
+        found = self.store.attribution(tip, set(paths), since, descends=mine)
         for path, who in found.items():
             known[paths[path]] = who
         missing = {p for p, memory_id in paths.items() if memory_id not in known}

@@ -291,7 +291,8 @@ class Store:
         """
         return self._people.last_authors(tip, paths)
 
-    def attribution(self, tip: str, paths: set[str], since: str | None = None) -> dict[str, tuple[str, ...]]:
+    def attribution(self, tip: str, paths: set[str], since: str | None = None, *,
+                    descends: bool = False) -> dict[str, tuple[str, ...]]:
         """Who made the version of each of ``paths`` at ``tip``, as git says (``Name <email>``, newest first).
 
         The author of the newest commit reachable from ``tip`` whose version of the path
@@ -303,11 +304,12 @@ class Store:
 
         With ``since`` (an ancestor of ``tip``; otherwise ignored), only the paths changed
         by commits after it are returned: the others' attribution is the one at ``since``.
+        ``descends``: the caller knows ``tip`` descends from ``since`` (no check is run).
         Costs one ``git log`` (and a ``merge-base`` and a ``git log`` per merge that made a
         version), stopped once every path is found; the commit-graph's changed-path filters
         make it skip other commits.
         """
-        return self._people.attribution(tip, paths, since)
+        return self._people.attribution(tip, paths, since, descends=descends)
 
     def known_authors(self) -> list[str]:
         """Writers ``tur sync`` has reported as new (``<common dir>/tur/authors``, one a line).

@@ -154,11 +154,12 @@ class People:
         """See :meth:`gitmem.store.Store.last_authors`."""
         return {path: found[0] for path, found in self.attribution(tip, paths).items() if found}
 
-    def attribution(self, tip: str, paths: set[str], since: str | None = None) -> dict[str, tuple[str, ...]]:
+    def attribution(self, tip: str, paths: set[str], since: str | None = None, *,
+                    descends: bool = False) -> dict[str, tuple[str, ...]]:
         """See :meth:`gitmem.store.Store.attribution`."""
         if not paths:
             return {}
-        if since is not None and not self._descends(tip, since):
+        if since is not None and not descends and not self._descends(tip, since):
             since = None
         small = since is None and len(paths) <= 4
         if small:
