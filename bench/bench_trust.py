@@ -8,8 +8,9 @@ each in a fresh ``tur`` process (median of ``--runs``):
 * ``warm wake``: the same state again (the plan and the attribution memo are read);
 * ``wake after a learn``: one more ``learn`` first (the walk covers the one new commit).
 
-Run: ``nice -n 10 python bench/bench_trust.py [--records 10000] [--learns 300] [--runs 5]``.
-``--root /work/main`` runs another checkout's gitmem (the figures before the change).
+Run: ``nice -n 10 python bench/bench_trust.py [--records 10000] [--learns 300] [--runs 5]
+[--against /work/main]``. ``--root`` runs another checkout's gitmem; ``--against`` times a
+second checkout on a copy of the same store, interleaved (the figures before the change).
 """
 
 from __future__ import annotations
@@ -65,22 +66,34 @@ def main() -> int:
     parser.add_argument("--learns", type=int, default=300)
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout whose gitmem runs")
+    parser.add_argument("--against", type=Path, default=None,
+                        help="another checkout (e.g. /work/main), timed on a copy of the same store, "
+                        "its runs interleaved with --root's so that the machine's load hits both alike")
     args = parser.parse_args()
-    root = args.root.resolve()
+    roots = {"this": args.root.resolve()}
+    if args.against is not None:
+        roots["against"] = args.against.resolve()
     where = Path(tempfile.mkdtemp(prefix="bench-trust-"))
     try:
-        repo = build(root, where, args.records, args.learns)
-        cache = repo / ".git" / "tur" / "cache"
-        cold, warm, after = [], [], []
+        built = build(roots["this"], where, args.records, args.learns)
+        repos = {"this": built}
+        if "against" in roots:
+            repos["against"] = where / "repo-against"
+            shutil.copytree(built, repos["against"], symlinks=True)
+        figures: dict[str, dict[str, list[float]]] = {k: {"cold wake": [], "warm wake": [],
+                                                          "wake after a learn": []} for k in roots}
         for i in range(args.runs):
-            shutil.rmtree(cache, ignore_errors=True)
-            cold.append(_run(root, repo, "wake"))
-            warm.append(_run(root, repo, "wake"))
-            _run(root, repo, "learn", f"one more statement {i}")
-            after.append(_run(root, repo, "wake"))
-        for name, values in (("cold wake", cold), ("warm wake", warm), ("wake after a learn", after)):
-            print(f"{name:<20} {statistics.median(values) * 1000:8.0f} ms  (median of {args.runs}; "
-                  f"{args.records:,} records, {args.learns + 2:,} commits)")
+            for key, root in roots.items():
+                repo = repos[key]
+                shutil.rmtree(repo / ".git" / "tur" / "cache", ignore_errors=True)
+                figures[key]["cold wake"].append(_run(root, repo, "wake"))
+                figures[key]["warm wake"].append(_run(root, repo, "wake"))
+                _run(root, repo, "learn", f"one more statement {i}")
+                figures[key]["wake after a learn"].append(_run(root, repo, "wake"))
+        for key, root in roots.items():
+            for name, values in figures[key].items():
+                print(f"{root.name:<10} {name:<20} {statistics.median(values) * 1000:8.0f} ms  (median of "
+                      f"{args.runs}; {args.records:,} records, {args.learns + 2:,} commits)")
     finally:
         shutil.rmtree(where, ignore_errors=True)
     return 0
