@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.cache.reader import Skipped
 from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
+from gitmem.sharing.trust import CONTINUITY_DIR, PERSONA_PATH
 from gitmem.store import CommitInfo, Mutation, repo_relative
 from gitmem.text import first_words
 from gitmem.vocabulary import Status, utc_now
@@ -22,12 +23,11 @@ if TYPE_CHECKING:
     from gitmem.context.tokens import TokenCounter
     from gitmem.context.wake import WakeResult, WakeRows
     from gitmem.record.models import Memory
+    from gitmem.sharing.trust import Proposal, Standing, Version
     from gitmem.store.worktree_diff import AnchoredDiff
 
 __all__ = ["CONTINUITY_DIR", "PERSONA_PATH", "ContextBuilder", "check_limits"]
 
-PERSONA_PATH = "persona.yaml"
-CONTINUITY_DIR = "continuity"
 
 
 class _NotPlanned(Exception):
@@ -73,16 +73,21 @@ class ContextBuilder:
 
     def persona_text(self) -> str | None:
         """See :meth:`gitmem.api.Gitmem.persona_text`."""
-        store = self.ws.store
-        data = store.read_path(store.tip(), PERSONA_PATH)
-        return data.decode("utf-8") if data is not None else None
+        version = self.standing(self.ws.store.tip())[0].in_force
+        return self.ws.store.read_blob(version.blob).decode("utf-8") if version is not None else None
 
     def persona(self, tip: str | None = None) -> dict[str, Any] | None:
         """See :meth:`gitmem.api.Gitmem.persona`."""
+        version = self.standing(tip or self.ws.store.tip())[0].in_force
+        return self._persona_of(version.blob) if version is not None else None
+
+    def _persona_of(self, blob: str) -> dict[str, Any]:
+        """The persona mapping of ``blob`` (parsed once, then from the read cache).
+
+        Raises:
+            MalformedRecord: not a YAML mapping, or over the size limit.
+        """
         store, cache = self.ws.store, self.ws.records.cache
-        blob = store.blob_id_at(tip or store.tip(), PERSONA_PATH)
-        if blob is None:
-            return None
         found = cache.persona(blob)
         if found is not None:
             return found
@@ -96,6 +101,64 @@ class ContextBuilder:
         mapping = codec.load_mapping(store.read_blob(blob), where)
         cache.put_persona(blob, mapping)
         return mapping
+
+    # -- trust of the persona and notes (docs/sharing.md, Trust) ---------------------------
+
+    def standing(self, tip: str | None) -> tuple[Standing, Standing]:
+        """The persona and the continuity note in force at ``tip`` here, with the proposals beside them.
+
+        See :mod:`gitmem.sharing.trust`: who git says made each version decides, with
+        ``trust.authors`` and what this clone accepted.
+        """
+        from gitmem.sharing.trust import note_standing, persona_standing
+
+        store = self.ws.store
+        me, trust = store.identity(), self.ws.settings.trust
+
+        def trusts(who: str) -> bool:
+            return trust.trusts(who, me)
+
+        accepted = store.accepted()
+        return (persona_standing(store, tip, trusts, accepted),
+                note_standing(store, tip, trusts, accepted))
+
+    def accept(self, note: bool = False) -> Version:
+        """See :meth:`gitmem.api.Gitmem.accept`."""
+        persona, notes = self.standing(self.ws.store.tip())
+        proposed = (notes if note else persona).proposed
+        if proposed is None:
+            what = "continuity note" if note else "persona"
+            raise InvalidInput(f"no {what} from an untrusted author waits here",
+                               f"the {what} in force is shown by `tur persona show`")
+        self.ws.store.accept(proposed.blob)
+        return proposed
+
+    def proposals(self, tip: str | None = None) -> list[Proposal]:
+        """See :meth:`gitmem.api.Gitmem.proposals`."""
+        from gitmem.sharing.trust import Proposal, shown_writer
+
+        store = self.ws.store
+        me, trust = store.identity(), self.ws.settings.trust
+        out = []
+        persona, note = self.standing(tip or store.tip())
+        for kind, standing, limit in (("persona", persona, MAX_PERSONA_BYTES),
+                                      ("note", note, MAX_NOTE_BYTES)):
+            version = standing.proposed
+            if version is None:
+                continue
+            writer = shown_writer(version.authors, lambda who: trust.trusts(who, me)) or "an unknown author"
+            text = store.read_blob(version.blob)[:limit].decode("utf-8", "replace")
+            accept = "tur persona accept" + (" --note" if kind == "note" else "")
+            out.append(Proposal(kind, version, writer, text, accept))
+        return out
+
+    def _untrusted_block(self, tip: str | None) -> str | None:
+        """Wake's block of the proposals beside the persona and note in force (``None``: none)."""
+        from gitmem.context.entry import untrusted_lines
+
+        kinds = {"persona": "Persona", "note": "Continuity note"}
+        lines = [untrusted_lines(kinds[p.kind], p.writer, p.text, p.accept) for p in self.proposals(tip)]
+        return "".join(lines) or None
 
     def set_persona(self, data: bytes, where: str = "persona",
                     allow_secret: bool = False) -> CommitInfo | None:
@@ -137,19 +200,20 @@ class ContextBuilder:
         return name
 
     def continuity(self, tip: str | None = None, skipped: list[Skipped] | None = None) -> str | None:
-        """See :meth:`gitmem.api.Gitmem.continuity`."""
+        """See :meth:`gitmem.api.Gitmem.continuity`: the newest note in force here."""
+        version = self.standing(tip or self.ws.store.tip())[1].in_force
+        return self._note_text(version, skipped) if version is not None else None
+
+    def _note_text(self, version: Version, skipped: list[Skipped] | None) -> str:
+        """The text of one continuity note; one over the size limit is cut (and ``skipped`` says so)."""
         store = self.ws.store
-        notes = store.list_dir(tip or store.tip(), CONTINUITY_DIR)
-        if not notes:
-            return None
-        latest = max(notes)
-        blob = notes[latest]
+        blob = version.blob
         size = store.blob_size(blob, remember=True)
         if size <= MAX_NOTE_BYTES:
             return store.read_note(blob).rstrip("\n")
         if skipped is not None:
             skipped.append(Skipped("", blob, f"is {size} bytes, larger than the {MAX_NOTE_BYTES} byte "
-                                   "limit; wake reads its beginning only", path=f"{CONTINUITY_DIR}/{latest}",
+                                   "limit; wake reads its beginning only", path=version.path,
                                    hint="leave a shorter note with `tur spark`"))
         return store.read_blob_head(blob, MAX_NOTE_BYTES).decode("utf-8", "ignore").rstrip("\n")
 
@@ -266,11 +330,14 @@ class ContextBuilder:
             degrees=plan.degrees,
             unlisted_stale=plan.stale,
         )
+        skipped: list[Skipped] = []
+        persona, continuity, untrusted = self._blocks(tip, skipped)
         try:
             result = compile_rows(
                 rows,
-                persona=plan.persona,
-                continuity=plan.continuity,
+                persona=persona,
+                continuity=continuity,
+                untrusted=untrusted,
                 budget=budget or None,
                 shares=settings.wake.shares,
                 threshold=settings.decay.threshold,
@@ -287,7 +354,10 @@ class ContextBuilder:
 
         wake = WakeResult(result.text, result.tokens, result.budget, result.omitted, assembly,
                           result.shown)
-        return (wake, [*records.notices(), *(Skipped(*entry) for entry in plan.skipped)]), False
+        planned = [Skipped(*entry) for entry in plan.skipped]
+        seen = {(x.blob_id, x.path) for x in planned}
+        planned += [x for x in skipped if (x.blob_id, x.path) not in seen]
+        return (wake, [*records.notices(), *planned]), False
 
     def _table_wake(self, tip: str | None, now: datetime, budget: int, max_chars: int | None,
                     key: tuple | None) -> tuple[WakeResult, list[Skipped]]:
@@ -299,12 +369,12 @@ class ContextBuilder:
         table, skipped = records.table(tip)
         extras: dict[str, Any] = {}
         rows = self._wake_rows(table, now, extras)
-        persona = self._persona_or_warn(skipped, tip)
-        continuity = self.continuity(tip, skipped)
+        persona, continuity, untrusted = self._blocks(tip, skipped)
         result = compile_rows(
             rows,
             persona=persona,
             continuity=continuity,
+            untrusted=untrusted,
             budget=budget or None,
             shares=settings.wake.shares,
             threshold=settings.decay.threshold,
@@ -478,26 +548,62 @@ class ContextBuilder:
         )
 
     def _authors(self, table: RecordTable) -> tuple[list[str | None], list[bool]]:
-        """Per row: the author to show (``None``: the local identity's own), and whether it is trusted."""
+        """Per row: the author to show (``None``: the local identity's own), and whether it is trusted.
+
+        Trust comes from git (:meth:`Records.writers`: who made the version), never from the
+        record's own ``author`` field; a field that names someone else is shown as a claim
+        (:func:`gitmem.context.entry.claimed_by`).
+        """
+        from gitmem.context.entry import claimed_by
+        from gitmem.sharing.trust import shown_writer
+
         writers = self.ws.records.writers(table)
         if not writers:
             return [], []
         me = self.ws.store.identity()
         trust = self.ws.settings.trust
-        # Few distinct writers: judge each once, then map the rows through dicts (in C).
-        distinct = set(writers)
-        verdict = {who: trust.trusts(who, me) for who in distinct}
-        shown = {who: None if who in (None, me) else who for who in distinct}
-        return list(map(shown.__getitem__, writers)), list(map(verdict.__getitem__, writers))
 
-    def _persona_or_warn(self, skipped: list[Skipped], tip: str | None) -> dict[str, Any] | None:
-        try:
-            return self.persona(tip)
-        except MalformedRecord as exc:
-            blob = self.ws.store.blob_id_at(tip, PERSONA_PATH) or "?"
-            skipped.append(Skipped("persona", blob, exc.reason, path=PERSONA_PATH,
-                                   hint="store a valid one with `tur persona set FILE`"))
-            return None
+        def trusts(who: str) -> bool:
+            return trust.trusts(who, me)
+
+        claims = table.columns["author"]
+        # Few distinct (writers, claim) pairs: judge each once, then map the rows through a dict.
+        pairs = list(zip(writers, claims, strict=True))
+        verdict: dict[tuple, tuple[str | None, bool]] = {}
+        for pair in set(pairs):
+            who, claim = pair
+            ok = bool(who) and all(map(trusts, who))
+            writer = shown_writer(who, trusts)
+            if writer is None:  # git names nobody: the record's word is all there is
+                shown: str | None = claimed_by(claim, "nobody git knows") if claim else "unknown"
+            elif ok and writer == me:
+                shown = None
+            elif claim and claim != writer:
+                shown = claimed_by(claim, writer)
+            else:
+                shown = writer
+            verdict[pair] = (shown, ok)
+        out = list(map(verdict.__getitem__, pairs))
+        return [v[0] for v in out], [v[1] for v in out]
+
+    def _blocks(self, tip: str | None, skipped: list[Skipped]) -> tuple[dict[str, Any] | None, str | None,
+                                                                          str | None]:
+        """Wake's line blocks at ``tip``: the persona and note in force here, and the untrusted block."""
+        persona_standing, note_standing = self.standing(tip)
+        persona = None
+        if persona_standing.in_force is not None:
+            blob = persona_standing.in_force.blob
+            try:
+                persona = self._persona_of(blob)
+            except MalformedRecord as exc:
+                skipped.append(Skipped("persona", blob, exc.reason, path=PERSONA_PATH,
+                                       hint="store a valid one with `tur persona set FILE`"))
+        note = note_standing.in_force
+        continuity = self._note_text(note, skipped) if note is not None else None
+        untrusted = None
+        if persona_standing.proposed is not None or note_standing.proposed is not None:
+            untrusted = self._untrusted_block(tip)
+        return persona, continuity, untrusted
 
     def recall(
         self,

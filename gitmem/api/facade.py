@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from gitmem.config import Settings
     from gitmem.context.tokens import TokenCounter
     from gitmem.record.models import Memory
+    from gitmem.sharing.trust import Proposal, Version
 
 
 class Gitmem:
@@ -605,11 +606,19 @@ class Gitmem:
     # -- what an agent reads -----------------------------------------------------------------
 
     def persona_text(self) -> str | None:
-        """The stored ``persona.yaml`` text, or ``None`` when none is set."""
+        """The persona in force here (:mod:`gitmem.sharing.trust`), or ``None`` when there is none."""
         return self._context.persona_text()
 
+    def proposals(self, tip: str | None = None) -> list[Proposal]:
+        """The persona and note by untrusted authors, not in force here, with who wrote them (trust)."""
+        return self._context.proposals(tip)
+
+    def accept(self, note: bool = False) -> Version:
+        """Put the proposed persona (``note``: note) in force in this clone only; InvalidInput: none waits."""
+        return self._context.accept(note)
+
     def persona(self, tip: str | None = None) -> dict[str, Any] | None:
-        """The persona as a mapping (Tier 0 of wake), or ``None``.
+        """The persona in force here as a mapping (Tier 0 of wake), or ``None`` (see :meth:`persona_text`).
 
         Args:
             tip: the memory ref commit to read (default: the current tip).
@@ -641,10 +650,9 @@ class Gitmem:
         return self._context.spark(text, now, allow_secret)
 
     def continuity(self, tip: str | None = None) -> str | None:
-        """The latest continuity note (names sort by time) at ``tip`` (default: now), or ``None``.
+        """The newest continuity note in force at ``tip`` (default: now; see :meth:`proposals`), or ``None``.
 
-        A note larger than ``MAX_NOTE_BYTES`` (stored before the limit, or by another tool)
-        is cut to its first ``MAX_NOTE_BYTES`` bytes, and a line added to ``skipped`` says so.
+        A note over ``MAX_NOTE_BYTES`` (stored before the limit, or by another tool) is cut there.
         """
         return self._context.continuity(tip)
 

@@ -69,53 +69,49 @@ class Records:
                          if (row := table.row(memory_id)) is not None})
         return table, [*self.cache.take_notices(), *self.layout_problems(tip), *table.layout, *table.bad]
 
-    def writers(self, table: RecordTable) -> list[str | None]:
-        """Who stated each row's memory (``Name <email>``), in row order.
+    def writers(self, table: RecordTable) -> list[tuple[str, ...]]:
+        """Who made each row's version, as **git** says (``Name <email>``, newest first), in row order.
 
-        The record's ``author`` (else ``updated_by``); for a record written before gitmem
-        stored either, the author of the last commit that changed it (one ``git log`` per
-        tree, then kept in the read cache). After gitmem's own writes (every commit since the
-        one read last noted by the cache: :meth:`~gitmem.cache.RecordCache.written_since`),
-        the last commit that changed a record no write touched is the same: those carry
-        over, and no ``git log`` runs.
+        The author of the commit on the memory ref that last changed the record (all of its
+        authors when a merge made it: :meth:`gitmem.store.Store.attribution`); ``()`` when
+        git names nobody. Never the record's own ``author`` field: that is a claim
+        (docs/sharing.md, Trust). Kept in the read cache per tree; after the ref moves on,
+        only the commits since the cached tip are walked (``git log OLD..NEW``).
         """
-        column = table.columns["author"]
-        if None not in column or table.tree is None:
-            return column
-        payload = self.cache.read_payload("", "writers")
-        known: dict[str, str] | None = {}
-        tip = self.store.tip()
+        tree, tip = table.tree, self.store.tip()
+        if tree is None or tip is None:
+            return [()] * len(table.ids)
+        payload = self.cache.read_payload("", _ATTRIBUTION)
+        known: dict[str, tuple[str, ...]] | None = None
+        since = None
         if isinstance(payload, dict):
-            if payload.get("tree") == table.tree:
+            known = _attribution_of(payload)
+            if known is not None and payload.get("tree") == tree:
                 rows = payload.get("rows")
-                if isinstance(rows, list) and len(rows) == len(column) \
-                        and set(map(type, rows)) <= {str, type(None)}:
-                    return rows  # warm: the rows as last read, no pass in Python
-                known = _known_of(payload)
-                out = _writers_from(column, table.ids, known) if known is not None else None
-                if out is not None:
-                    return out
-            elif tip is not None and (known := _known_of(payload)) is not None \
-                    and (written := self.cache.written_since(tip, payload.get("tip"))) is not None:
-                # Every commit from the payload's tip to this one is a write of gitmem that
-                # changed only the records it names.
-                for memory_id in written:
-                    known.pop(memory_id, None)
-                out = _writers_from(column, table.ids, known)
-                if out is not None:
-                    self.cache.write_payload("", "writers",
-                                             _writers_payload(table.tree, tip, known, out))
-                    return out
-        missing = [r for r, who in enumerate(column) if who is None]
-        known = {}
-        if tip is not None:
-            paths = {record_path(table.ids[r]): table.ids[r] for r in missing}
-            found = self.store.last_authors(tip, set(paths))
-            known = {memory_id: found.get(path, "") for path, memory_id in paths.items()}
-        out = [who if who is not None else (known.get(table.ids[r]) or None) for r, who in enumerate(column)]
-        if tip is not None:
-            self.cache.write_payload("", "writers",
-                                     _writers_payload(table.tree, tip, known, out))
+                if isinstance(rows, list) and len(rows) == len(table.ids) \
+                        and all(type(r) is tuple for r in rows):
+                    return rows  # warm: the rows as last read
+            since = payload.get("tip") if isinstance(payload.get("tip"), str) else None
+        paths = {record_path(memory_id): memory_id for memory_id in table.ids}
+        if known is None or since is None:
+            known, since = {}, None
+        # When ``since`` is no ancestor (a rewritten ref), the walk is a full one: every record
+        # present is found, and overrides what was known.
+        # gitmem's own writes since the cached tip (noted by the cache) descend from it: no check.
+        mine = since is not None and self.cache.written_since(tip, since) is not None
+        found = self.store.attribution(tip, set(paths), since, descends=mine)
+        for path, who in found.items():
+            known[paths[path]] = who
+        missing = {p for p, memory_id in paths.items() if memory_id not in known}
+        if missing and since is not None:
+            for path, who in self.store.attribution(tip, missing).items():
+                known[paths[path]] = who
+        one: dict[tuple[str, ...], tuple[str, ...]] = {}
+        known = {memory_id: one.setdefault(who, who) for memory_id, who in known.items()}
+        out = [known.get(memory_id, ()) for memory_id in table.ids]
+        kept = {memory_id: known[memory_id] for memory_id in table.ids if memory_id in known}
+        self.cache.write_payload("", _ATTRIBUTION, {"tree": tree, "tip": tip, "ids": list(kept),
+                                                    "who": list(kept.values()), "rows": out})
         return out
 
     def local_reasons(self) -> dict[str, str]:
@@ -404,42 +400,15 @@ class Workspace:
         return self._settings
 
 
-def _writers_payload(tree: str, tip: str, known: dict[str, str], rows: list[str | None]) -> dict:
-    """What the ``writers`` memo holds: the tree and tip read, each id's writer found in git, and the rows.
-
-    ``known`` as two lists (ids, writers) and ``rows`` (every row's writer, what a reader of
-    the same tree returns as is): lists load faster than a dict, and each writer is one
-    string object, which marshal then writes once and refers to.
-    """
-    one: dict[str | None, str | None] = {}
-    return {"tree": tree, "tip": tip, "ids": list(known),
-            "who": [one.setdefault(who, who) for who in known.values()],
-            "rows": [one.setdefault(who, who) for who in rows]}
+_ATTRIBUTION = "attribution"
+"""The read cache's memo of who made each record's version (see :meth:`Records.writers`)."""
 
 
-def _known_of(payload: dict) -> dict[str, str] | None:
-    """The id -> writer map of a ``writers`` payload; ``None`` when it holds none."""
+def _attribution_of(payload: dict) -> dict[str, tuple[str, ...]] | None:
+    """The id -> authors map of an ``attribution`` payload; ``None`` when badly shaped."""
     ids, who = payload.get("ids"), payload.get("who")
     if not (isinstance(ids, list) and isinstance(who, list) and len(ids) == len(who)):
         return None
-    return dict(zip(ids, who, strict=True))
-
-
-def _writers_from(column: list[str | None], ids: list[str], known: dict[str, str]) -> list[str | None] | None:
-    """Each row's stored writer, else its ``known`` one (``""``: none found, read as ``None``).
-
-    ``None`` when a row has neither (``known`` is of another set of records).
-    """
-    # Mapped and scanned in C: a Python loop costs ~0.5 us a row at 100,000 rows.
-    if column.count(None) == len(column):  # no record stores its writer: the usual old store
-        found: list = list(map(known.get, ids))
-        if None in found:  # compared by identity first: a row without one
-            return None
-        return [who or None for who in found] if "" in found else found
-    absent = object()
-    get = known.get
-    out: list = [who if who is not None else get(memory_id, absent) or None
-                 for who, memory_id in zip(column, ids, strict=True)]
-    if absent in out:  # compared by identity first: no string equals it
+    if not all(type(w) is tuple and all(type(x) is str for x in w) for w in who):
         return None
-    return out
+    return dict(zip(ids, who, strict=True))

@@ -404,10 +404,13 @@ class Verifier:
             if verdict.changed or full_records:
                 memory = _materialize(full(stored), subject)
             new = apply_verdict(memory, verdict, now, policy) if verdict.changed else memory
-            if confirm and ids and memory.refutation is None:
+            vouched = confirm and ids and memory.refutation is None
+            if vouched:
                 new = new.model_copy(update={"author": store.identity()})
             shown: Memory | MemoryView = new
-            if new is not memory and not new.same_as(memory):
+            # A confirmation is always written: trust comes from who git says last changed the
+            # record, so the one who vouches must make the commit (docs/sharing.md, Trust).
+            if new is not memory and (vouched or not new.same_as(memory)):
                 new.stamp(memory, store.identity())
                 changed.add(memory.id)
                 written = rewrites.add(new, stored.row) if rewrites is not None else None

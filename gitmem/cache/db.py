@@ -37,7 +37,7 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
 
-CACHE_FORMAT = 9
+CACHE_FORMAT = 10  # 9: statement rows; 10: wake plans keyed on who git says wrote each record
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
 KEEP = {"table": 3, "tokens": 6, "recall": 6, "write": 64, "asked": 64}

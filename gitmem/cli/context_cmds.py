@@ -96,10 +96,22 @@ def _persona_parser(sub: argparse._SubParsersAction) -> None:
                    help="store it even if a line looks like a credential")
     add_format(s)
     s.set_defaults(func=cmd_persona_set)
-    s = ps.add_parser("show", help="print the stored persona")
+    s = ps.add_parser("show", help="print the persona in force here")
     s.add_argument("--format", default="yaml", choices=("yaml", "json"),
                    help="output: yaml (default, as stored) or json, for scripts")
+    s.add_argument("--proposed", action="store_true",
+                   help="print instead the persona and note from untrusted authors that are not in force "
+                   "here, with who wrote them (docs/sharing.md, Trust)")
     s.set_defaults(func=cmd_persona_show)
+    s = ps.add_parser("accept", help="put the persona a teammate proposed in force in this clone",
+                      description="A persona (or, with --note, a continuity note) made by an author "
+                      "you do not trust arrives by sync as a proposal: wake shows it framed as "
+                      "untrusted, and yours stays in force. Read it with `tur persona show "
+                      "--proposed`; this puts it in force here (kept in .git/tur/accepted, never "
+                      "shared). To trust an author for good, list them in trust.authors.")
+    s.add_argument("--note", action="store_true", help="accept the proposed continuity note instead")
+    add_format(s)
+    s.set_defaults(func=cmd_persona_accept)
 
 
 def _spark_parser(sub: argparse._SubParsersAction) -> None:
@@ -223,7 +235,9 @@ def cmd_persona_set(args: argparse.Namespace, env: Env) -> int:
 
 
 def cmd_persona_show(args: argparse.Namespace, env: Env) -> int:
-    """Print the stored persona."""
+    """Print the persona in force (or ``--proposed``: the untrusted proposals, attributed)."""
+    if args.proposed:
+        return _show_proposed(args, env)
     text = env.gm.persona_text()
     if text is None:
         env.warn("no persona set: tur persona set FILE")
@@ -234,6 +248,38 @@ def cmd_persona_show(args: argparse.Namespace, env: Env) -> int:
         env.print(json_dump(env.gm.persona()))
         return 0
     env.write(text)
+    return 0
+
+
+def _show_proposed(args: argparse.Namespace, env: Env) -> int:
+    """The persona and note waiting from untrusted authors: who wrote each, then its text."""
+    found = env.gm.proposals()
+    if args.format == "json":
+        from gitmem.cli.output import json_dump
+
+        env.print(json_dump([p.to_json() for p in found]))
+        return 0
+    if not found:
+        env.warn("nothing proposed: no persona or note from an untrusted author waits")
+        return 1
+    for p in found:
+        env.print(f"# {p.kind} {p.version.path} written by {' '.join(p.writer.split())}: untrusted, "
+                  f"not in force here; `{p.accept}` puts it in force")
+        env.write(p.text if p.text.endswith("\n") else p.text + "\n")
+    return 0
+
+
+def cmd_persona_accept(args: argparse.Namespace, env: Env) -> int:
+    """Put the proposed persona (or note) in force in this clone."""
+    version = env.gm.accept(note=args.note)
+    if args.format == "json":
+        from gitmem.cli.output import json_dump
+
+        env.print(json_dump({"accepted": version.path, "blob": version.blob,
+                             "authors": list(version.authors)}))
+        return 0
+    by = ", ".join(version.authors) or "nobody known"
+    env.print(f"accepted {version.path} ({version.blob[:12]}) by {by}: in force in this clone")
     return 0
 
 

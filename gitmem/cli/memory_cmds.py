@@ -255,9 +255,14 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
         return 0
     env.write(gm.record_text(memory.id))
     env.print()
-    writer = memory.writer
+    # Who wrote it is who git says made the newest version (docs/sharing.md, Trust); the
+    # record's own author field is only a claim.
+    writer = commits[0].author if commits else None
+    claim = memory.writer
     if writer and writer != gm.identity():
         env.print(f"# written by {' '.join(writer.split())}, not you")
+    if claim and writer and claim != writer:
+        env.print(f"# its author field claims {' '.join(claim.split())}: a claim, not who wrote it")
     if local and memory.refutation is None:
         env.print(f"# here: stale ({local}); uncommitted, not shared")
     env.print(f"# commits on refs/tur/memories that touched {memory.id}:")

@@ -9,6 +9,7 @@ from gitmem.cli.commands import add_command, add_format
 from gitmem.cli.output import json_dump
 
 if TYPE_CHECKING:
+    from gitmem.api import SyncResult
     from gitmem.cli.env import Env
 
 
@@ -101,6 +102,7 @@ def cmd_sync(args: argparse.Namespace, env: Env) -> int:
         noun = "memory" if len(ids) == 1 else "memories"
         env.print(f"  new author       {' '.join(author.split())}: {len(ids)} {noun} ({shown}); "
                   "not trusted for Tier 1 of wake unless listed in trust.authors")
+    _print_arrivals(result, env)
     if result.pushed and result.status != "pushed":
         env.print(f"{prefix}push to {args.remote}" + ("" if result.dry_run else " done"))
     if result.unpublished:
@@ -108,6 +110,25 @@ def cmd_sync(args: argparse.Namespace, env: Env) -> int:
                   f"`tur sync {args.remote} --publish` shares your memories with everyone "
                   f"who can fetch from {args.remote}")
     return 0
+
+
+def _print_arrivals(result: SyncResult, env: Env) -> None:
+    """A line per persona version or note that came from others: from whom, and whether it is in force."""
+    if not result.arrived:
+        return
+    waiting = {p.version.blob for p in env.gm.proposals()} if not result.dry_run else set()
+    for arrival in result.arrived:
+        who = ", ".join(" ".join(a.split()) for a in arrival.authors) or "an unknown author"
+        what = "persona" if arrival.kind == "persona" else f"note {arrival.path.rsplit('/', 1)[-1]}"
+        accept = "tur persona accept" + (" --note" if arrival.kind == "note" else "")
+        if result.dry_run:
+            state = "would arrive"
+        elif arrival.blob in waiting:
+            state = (f"untrusted, NOT in force here (yours stays); read it with `tur persona show "
+                     f"--proposed`, adopt it with `{accept}`")
+        else:
+            state = "in force here (a trusted author)" if arrival.kind == "persona" else "trusted"
+        env.print(f"  arrived          {what} written by {who}: {state}")
 
 
 def _publish_question(remote: str) -> str:

@@ -79,8 +79,8 @@ from gitmem.store import FORMAT_PATH, MEMORY_REF, Mutation, Store
 from gitmem.store.remote import Graph, Remote
 from gitmem.vocabulary import ID_PATTERN, iso_z
 
-__all__ = ["FieldDecision", "MergePlan", "MergeResult", "SyncResult", "merge_plan", "merge_records",
-           "recover_lost_tip", "setup_remote", "sync"]
+__all__ = ["Arrival", "FieldDecision", "MergePlan", "MergeResult", "SyncResult", "merge_plan",
+           "merge_records", "recover_lost_tip", "setup_remote", "sync"]
 
 #: Push attempts before giving up when the remote keeps moving.
 DEFAULT_ATTEMPTS = 5
@@ -138,6 +138,23 @@ class MergePlan:
         return head + ("\n\n" + "\n".join(lines) if lines else "") + "\n"
 
 
+@dataclass(frozen=True)
+class Arrival:
+    """A persona version or continuity note a sync brought in, made by someone other than the local identity.
+
+    Attributes:
+        kind: ``persona`` or ``note``.
+        path: its path on the memory ref.
+        blob: its blob id.
+        authors: who git says made it (``Name <email>``, newest first).
+    """
+
+    kind: str
+    path: str
+    blob: str
+    authors: tuple[str, ...]
+
+
 @dataclass
 class SyncResult:
     """Outcome of :func:`sync`.
@@ -167,6 +184,9 @@ class SyncResult:
     """Authors this clone had not seen before, each with the ids of the memories of theirs
     the sync brought in (docs/sharing.md, Trust)."""
     unpublished: bool = False  # the remote has no memory ref and publish was false: no push
+    arrived: list[Arrival] = field(default_factory=list)
+    """The persona versions and continuity notes the sync brought in from others, with who
+    git says made them (docs/sharing.md, Trust)."""
 
     def to_json(self) -> dict[str, Any]:
         """JSON-ready form (every field; merge results as objects)."""
@@ -186,6 +206,7 @@ class SyncResult:
             "warnings": self.warnings,
             "new_authors": self.new_authors,
             "unpublished": self.unpublished,
+            "arrived": [asdict(a) for a in self.arrived],
         }
 
 
@@ -678,30 +699,50 @@ def _integrate(store: Store, state: _State, dry_run: bool) -> str | None:
 
 def _new_authors(store: Store, before: str | None, after: str | None, *,
                  remember: bool) -> dict[str, list[str]]:
-    """Writers of the records that changed from ``before`` to ``after`` whom this clone has not seen.
+    """Who git says made the records changed from ``before`` to ``after``, if this clone never saw them.
 
     Seen: the local identity, and every writer an earlier sync reported (kept in
-    ``<common dir>/tur/authors``, which ``remember`` extends).
+    ``<common dir>/tur/authors``, which ``remember`` extends). The record's own ``author``
+    field is not asked: it is a claim (docs/sharing.md, Trust).
     """
     if after is None or after == before:
         return {}
     graph = Graph(store)
     old, new = graph.flat_tree(before), graph.flat_tree(after)
+    changed = {path: memory_id for path, blob in new.items()
+               if (memory_id := _record_id(path)) is not None and old.get(path) != blob}
+    if not changed:
+        return {}
+    made = store.attribution(after, set(changed), before)
     known = {store.identity(), *store.known_authors()}
     found: dict[str, list[str]] = {}
-    for path, blob in sorted(new.items()):
-        memory_id = _record_id(path)
-        if memory_id is None or old.get(path) == blob:
-            continue
-        try:
-            writer = _parse(store, path, blob).writer
-        except MalformedRecord:
-            continue
-        if writer and writer not in known:
-            found.setdefault(writer, []).append(memory_id)
+    for path in sorted(changed):
+        for writer in made.get(path, ()):
+            if writer and writer not in known:
+                found.setdefault(writer, []).append(changed[path])
     if found and remember:
         store.add_known_authors(sorted(found))
     return found
+
+
+def _arrivals(store: Store, before: str | None, after: str | None) -> list[Arrival]:
+    """The persona version and continuity notes that ``after`` has and ``before`` lacks, made by others."""
+    if after is None or after == before:
+        return []
+    wanted: dict[str, tuple[str, str]] = {}
+    persona = store.blob_id_at(after, "persona.yaml")
+    if persona is not None and persona != (store.blob_id_at(before, "persona.yaml") if before else None):
+        wanted["persona.yaml"] = ("persona", persona)
+    old_notes = store.list_dir(before, "continuity") if before else {}
+    for name, blob in sorted(store.list_dir(after, "continuity").items()):
+        if old_notes.get(name) != blob:
+            wanted[f"continuity/{name}"] = ("note", blob)
+    if not wanted:
+        return []
+    made = store.attribution(after, set(wanted))
+    me = store.identity()
+    return [Arrival(kind, path, blob, made.get(path, ())) for path, (kind, blob) in sorted(wanted.items())
+            if set(made.get(path, ())) != {me}]
 
 
 def _mark(res: SyncResult, status: str) -> None:
@@ -752,6 +793,8 @@ def sync(
         if not res.new_authors:
             res.new_authors = _new_authors(store, local_before, local if dry_run else res.local_after,
                                            remember=not dry_run)
+        if not res.arrived:
+            res.arrived = _arrivals(store, local_before, local if dry_run else res.local_after)
         res.unpublished = local is not None and state.remote_sha is None and not publish
         if local is None or local == state.remote_sha or res.unpublished:
             return res

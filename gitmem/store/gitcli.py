@@ -19,7 +19,17 @@ from pathlib import Path
 
 from gitmem.errors import GitmemError
 
-__all__ = ["CatFile", "Git", "PathChange", "PathStatus", "first_line"]
+__all__ = ["IDENTITY_VARIABLES", "CatFile", "Git", "PathChange", "PathStatus", "first_line",
+           "identity_environment"]
+
+IDENTITY_VARIABLES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+                      "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "EMAIL", "GIT_CONFIG_GLOBAL")
+"""The environment git reads the identity of a commit from (``git help commit``; ``git help config``)."""
+
+
+def identity_environment() -> dict[str, str]:
+    """The :data:`IDENTITY_VARIABLES` that are set, as git would read them now."""
+    return {name: os.environ[name] for name in IDENTITY_VARIABLES if name in os.environ}
 
 #: Seconds a read-only git command may take before gitmem gives up on it.
 TIMEOUT_S = 60.0

@@ -277,6 +277,14 @@ class Store:
         """
         return self._refs.log(path, ref, limit)
 
+    def path_changes(self, tip: str, path: str) -> list[str]:
+        """Commits reachable from ``tip`` whose version of ``path`` differs from every parent's, newest first.
+
+        Raises:
+            GitmemError: git cannot walk the history.
+        """
+        return self._refs.history.changes(tip, path)
+
     # -- authors and identity (gitmem.store.people) ------------------------------------------
 
     def last_authors(self, tip: str, paths: set[str]) -> dict[str, str]:
@@ -288,6 +296,26 @@ class Store:
         written before gitmem stored its writer falls back to.
         """
         return self._people.last_authors(tip, paths)
+
+    def attribution(self, tip: str, paths: set[str], since: str | None = None, *,
+                    descends: bool = False) -> dict[str, tuple[str, ...]]:
+        """Who made the version of each of ``paths`` at ``tip``, as git says (``Name <email>``, newest first).
+
+        The author of the newest commit reachable from ``tip`` whose version of the path
+        differs from every parent's (``git log --cc``): one author. When that commit is a
+        merge (a record merged field by field, or a merge made with plumbing), the merge's
+        author and everyone who changed the path on any side since the sides' common base
+        (``git merge-base --octopus``; all of its history without one), since each may have
+        written part of it. A path with no such commit (none at ``tip``) is left out.
+
+        With ``since`` (an ancestor of ``tip``; otherwise ignored), only the paths changed
+        by commits after it are returned: the others' attribution is the one at ``since``.
+        ``descends``: the caller knows ``tip`` descends from ``since`` (no check is run).
+        Costs one ``git log`` (and a ``merge-base`` and a ``git log`` per merge that made a
+        version), stopped once every path is found; the commit-graph's changed-path filters
+        make it skip other commits.
+        """
+        return self._people.attribution(tip, paths, since, descends=descends)
 
     def known_authors(self) -> list[str]:
         """Writers ``tur sync`` has reported as new (``<common dir>/tur/authors``, one a line).
@@ -303,8 +331,23 @@ class Store:
         """
         return self._people.add_known_authors(authors)
 
+    def accepted(self) -> set[str]:
+        """Blob ids of the personas and notes this clone accepted (``tur persona accept``).
+
+        Kept in ``<common dir>/tur/accepted``: one person's decision, never on the shared ref.
+        """
+        return self._people.accepted()
+
+    def accept(self, blob_id: str) -> None:
+        """Add ``blob_id`` to :meth:`accepted`.
+
+        Raises:
+            OSError: the file cannot be written.
+        """
+        self._people.accept(blob_id)
+
     def signature(self) -> pygit2.Signature:
-        """The repository's git identity (user.name/user.email), or ``tur <tur@localhost>``.
+        """The author of gitmem's next commit, as git chooses it (``GIT_AUTHOR_*``, config, fallback).
 
         See :meth:`~gitmem.store.people.People.signature`.
         """

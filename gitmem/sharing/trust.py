@@ -1,0 +1,150 @@
+"""Whose persona and continuity note are in force here: trust from git's identity (docs/sharing.md, Trust).
+
+The author of ``persona.yaml`` or of a continuity note is who **git** says made it: the
+author of the commit on the memory ref that last changed it
+(:meth:`gitmem.store.Store.attribution`), never what its text says. A version is in force
+in this clone when every one of its authors is trusted (the local identity, or listed in
+``trust.authors``) or when this clone accepted it (``tur persona accept``, kept in
+``<common dir>/tur/accepted``: a person's decision about their own clone, never shared).
+
+* Persona: the tip's version when it is in force; otherwise the newest earlier version
+  that is (the local persona stays until the user accepts), and the tip's version is a
+  *proposal*: wake shows it attributed and framed as untrusted, never as Tier 0.
+* Continuity: the newest note in force; a newer note by an untrusted author is a proposal.
+
+Both walks are bounded (:data:`MAX_VERSIONS` versions, notes) and remembered per tip in
+the store's object memo, so a warm wake starts no git process for them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from gitmem.errors import GitmemError
+from gitmem.store import Store
+
+__all__ = ["CONTINUITY_DIR", "MAX_VERSIONS", "PERSONA_PATH", "Proposal", "Standing", "Version",
+           "note_standing", "persona_standing", "shown_writer"]
+
+PERSONA_PATH = "persona.yaml"
+CONTINUITY_DIR = "continuity"
+MAX_VERSIONS = 20
+"""Older persona versions (and notes) looked at for one in force; beyond: none is."""
+
+
+@dataclass(frozen=True)
+class Version:
+    """One version of the persona or one continuity note, with who made it.
+
+    Attributes:
+        path: its path on the memory ref (``persona.yaml``, ``continuity/<name>``).
+        blob: its blob id.
+        authors: who made it (``Name <email>``, newest first; see ``Store.attribution``).
+        trusted: whether it is in force here (every author trusted, or accepted).
+    """
+
+    path: str
+    blob: str
+    authors: tuple[str, ...]
+    trusted: bool
+
+
+@dataclass(frozen=True)
+class Standing:
+    """What is in force here, and the newer version from an untrusted author (``None``: none)."""
+
+    in_force: Version | None
+    proposed: Version | None
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """A persona or note from an untrusted author that is not in force here, as a surface shows it.
+
+    Attributes:
+        kind: ``persona`` or ``note``.
+        version: the version (path, blob, authors).
+        writer: the author to name (:func:`shown_writer`).
+        text: its stored text (decoded; undecodable bytes replaced).
+        accept: the command that puts it in force here.
+    """
+
+    kind: str
+    version: Version
+    writer: str
+    text: str
+    accept: str
+
+    def to_json(self) -> dict[str, object]:
+        """JSON-ready form."""
+        return {"kind": self.kind, "path": self.version.path, "blob": self.version.blob,
+                "written_by": self.writer, "authors": list(self.version.authors), "text": self.text,
+                "accept": self.accept}
+
+
+def shown_writer(authors: tuple[str, ...], trusts: Callable[[str], bool]) -> str | None:
+    """The author to name for a version made by ``authors``: the first untrusted one, else the newest."""
+    for who in authors:
+        if not trusts(who):
+            return who
+    return authors[0] if authors else None
+
+
+def _version(store: Store, commit: str, path: str, blob: str, trusts: Callable[[str], bool],
+             accepted: set[str]) -> Version:
+    authors = store.attribution(commit, {path}).get(path, ())
+    ok = blob in accepted or (bool(authors) and all(map(trusts, authors)))
+    return Version(path, blob, authors, ok)
+
+
+def persona_standing(store: Store, tip: str | None, trusts: Callable[[str], bool],
+                     accepted: set[str]) -> Standing:
+    """The persona in force at ``tip`` in this clone, and the proposal beside it (module docstring).
+
+    Args:
+        store: the repository's store.
+        tip: a commit of the memory ref (``None``: nothing).
+        trusts: ``Name <email> -> bool``, the configured trust.
+        accepted: blob ids this clone accepted (``Store.accepted``).
+    """
+    blob = store.blob_id_at(tip, PERSONA_PATH) if tip is not None else None
+    if tip is None or blob is None:
+        return Standing(None, None)
+    newest = _version(store, tip, PERSONA_PATH, blob, trusts, accepted)
+    if newest.trusted:
+        return Standing(newest, None)
+    try:
+        commits = store.path_changes(tip, PERSONA_PATH)[: MAX_VERSIONS + 1]
+    except GitmemError:  # a history git cannot walk: no earlier persona is in force
+        commits = []
+    for commit in commits:
+        older = store.blob_id_at(commit, PERSONA_PATH)
+        if older is None or older == blob:
+            continue
+        version = _version(store, commit, PERSONA_PATH, older, trusts, accepted)
+        if version.trusted:
+            return Standing(version, newest)
+    return Standing(None, newest)
+
+
+def note_standing(store: Store, tip: str | None, trusts: Callable[[str], bool],
+                  accepted: set[str]) -> Standing:
+    """The newest continuity note in force at ``tip``, and a newer untrusted one (module docstring)."""
+    notes = store.list_dir(tip, CONTINUITY_DIR) if tip is not None else {}
+    if tip is None or not notes:
+        return Standing(None, None)
+    names = sorted(notes, reverse=True)[:MAX_VERSIONS]  # names sort by time
+    paths = {f"{CONTINUITY_DIR}/{n}" for n in names}
+    found = store.attribution(tip, paths)
+    proposed: Version | None = None
+    for name in names:
+        path = f"{CONTINUITY_DIR}/{name}"
+        authors = found.get(path, ())
+        blob = notes[name]
+        ok = blob in accepted or (bool(authors) and all(map(trusts, authors)))
+        version = Version(path, blob, authors, ok)
+        if ok:
+            return Standing(version, proposed)
+        proposed = proposed or version
+    return Standing(None, proposed)
