@@ -29,10 +29,10 @@ trigram ranker were measured on the development sets and added nothing once BM25
 parameters (``bench/bench_recall.py``; figures in docs/wake-recall.md), so they were dropped.
 
 **Relevance** of a hit: its score over the query's maximum BM25 score, the sum of the idf of
-its distinct terms (a term no memory has counts with ``df = 0``): what a memory holding every
-query term would score, saturation aside. :data:`RELEVANCE_FLOOR` is the share below which
-``tur hook pre-turn`` injects nothing (a prompt about another project shares a few common
-words with the store and little else).
+its distinct terms (a term no memory has counts with ``df = 1``): what a memory holding every
+query term would score, saturation aside. :data:`RELEVANCE_FLOOR` is the relevance the best memory must
+reach for ``tur hook pre-turn`` to inject anything (a prompt about another project shares a
+few common words with the store and little else), and twice what every memory it injects has.
 
 Parameters were tuned on development data only (``../shared/eval/``: three LoCoMo
 conversations, half of LongMemEval_S, the docstrings of click and attrs queried by their later
@@ -100,8 +100,9 @@ REPLY_WEIGHT = 0.4
 FIELD_WEIGHT = 2.0
 """Weight of the field boost against the BM25 score (module docstring)."""
 RELEVANCE_FLOOR = 0.2
-"""Relevance (score over the query's maximum BM25 score) below which a pre-turn hook injects a
-memory no more (module docstring; calibrated in docs/wake-recall.md)."""
+"""Relevance (score over the query's maximum BM25 score) the best memory must reach for a
+pre-turn hook to inject any; each one injected then has at least half of it (module docstring;
+calibrated in docs/wake-recall.md)."""
 INDEX_VERSION = (f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year"
                  f"/neighbours-{NEIGHBOUR_WEIGHT}-{REPLY_WEIGHT}/fields-1/raw-postings-2")
 """Names what a :class:`RecallIndex` holds; a stored index of another version is never used."""
@@ -426,7 +427,7 @@ class RecallIndex:
         for term in set(tokenize(query)):
             found = self.terms.get(term)
             if found is None:
-                maximum += _bm25_idf(size, 0)
+                maximum += _bm25_idf(size, 1)  # a memory holding it would be its only one
                 continue
             numbers, counts = array("i"), array("i")
             numbers.frombytes(found[0])
@@ -574,8 +575,9 @@ def rank_memories(
             (what a hook already sent this session).
         verified: memory -> its last verification in microseconds, when that is not the
             record's own (an effective verification point, :mod:`gitmem.api.runs`).
-        floor: the least relevance (score over the query's maximum BM25 score, 0 to about
-            1 + the boost) a hit must have; 0 keeps every hit with a score.
+        floor: the relevance floor (relevance: score over the query's maximum BM25 score,
+            0 to about 1 + the boost): when no memory reaches it, there is no hit; else
+            each hit has at least half of it. 0 keeps every hit with a score.
     """
     if not query.strip() or not memories:
         return []
@@ -586,7 +588,10 @@ def rank_memories(
     total = dict(bm25)
     for i, value in boost.items():
         total[i] = total.get(i, 0.0) + value
-    least = floor * maximum
+    # The floor: nothing when even the best is below it, else every hit over half of it.
+    if floor and (not total or max(total.values()) < floor * maximum):
+        return []
+    least = floor / 2 * maximum
     # By position only: ``memories`` may build its items on access (cache views).
     pool = [i for i, s in total.items() if s > 0 and s >= least]
     # Each item read once: indexing a sequence of cache views may cost a lookup each time.
