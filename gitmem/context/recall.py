@@ -15,9 +15,11 @@ stems). A memory's score for a query is
   observed just before and just after it by the same author, plus :data:`REPLY_WEIGHT` × the
   terms of the memory observed just before it and the one just after it when that one is by
   another author (the turn it answers, the answer it got). A short turn ("Yes, last
-  Friday!") is found by the words of what it answers. Memories observed at the same instant
-  (an import of many at once) are not neighbours by the same author. Document frequencies
-  and lengths are those of d⁺.
+  Friday!") is found by the words of what it answers. Neighbours are observed within
+  :data:`NEIGHBOUR_WINDOW_US` of each other (one sitting: a memory learned a month later is
+  about something else), and memories observed at the same instant (an import of many at
+  once) are not neighbours by the same author. Document frequencies and lengths are those
+  of d⁺.
 - **Field boost**: BM25 of the query's lowercase words (and their terms) over the memory's
   field values (:func:`gitmem.context.terms.field_terms`: the code identifiers its content
   names, its anchor's path, its author's name), weighted :data:`FIELD_WEIGHT`: a question
@@ -74,6 +76,7 @@ __all__ = [
     "FIELD_WEIGHT",
     "INDEX_VERSION",
     "NEIGHBOUR_WEIGHT",
+    "NEIGHBOUR_WINDOW_US",
     "REPLY_WEIGHT",
     "RELEVANCE_FLOOR",
     "Hit",
@@ -97,6 +100,8 @@ NEIGHBOUR_WEIGHT = 0.1
 """Weight of the terms of a neighbour by the same author in a memory's BM25 document."""
 REPLY_WEIGHT = 0.4
 """Weight of the terms of a neighbour by another author in a memory's BM25 document."""
+NEIGHBOUR_WINDOW_US = 3_600_000_000
+"""Neighbours are observed at most this far apart (an hour, in microseconds): one sitting."""
 FIELD_WEIGHT = 2.0
 """Weight of the field boost against the BM25 score (module docstring)."""
 RELEVANCE_FLOOR = 0.2
@@ -104,7 +109,7 @@ RELEVANCE_FLOOR = 0.2
 pre-turn hook to inject any; each one injected then has at least half of it (module docstring;
 calibrated in docs/wake-recall.md)."""
 INDEX_VERSION = (f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year"
-                 f"/neighbours-{NEIGHBOUR_WEIGHT}-{REPLY_WEIGHT}/fields-1/raw-postings-2")
+                 f"/neighbours-{NEIGHBOUR_WEIGHT}-{REPLY_WEIGHT}-{NEIGHBOUR_WINDOW_US}us/fields-1/raw-postings-2")
 """Names what a :class:`RecallIndex` holds; a stored index of another version is never used."""
 
 NEAR_TIE = 0.25
@@ -285,13 +290,16 @@ class RecallIndex:
         by_author: dict[str, list[int]] = {}
         for d in order:
             by_author.setdefault(authors[d], []).append(d)
+        window = NEIGHBOUR_WINDOW_US
         for run in by_author.values():
             for a, b in zip(run, run[1:], strict=False):
-                if times[a] != times[b]:  # observed at once (an import): not before or after
+                # Observed at once (an import) is neither before nor after; an hour later,
+                # another sitting.
+                if times[a] != times[b] and times[b] - times[a] <= window:
                     near[_NEAR * a + 1] = b
                     near[_NEAR * b] = a
         for a, b in zip(order, order[1:], strict=False):
-            if authors[a] != authors[b]:
+            if authors[a] != authors[b] and times[b] - times[a] <= window:
                 near[_NEAR * a + 3] = b
                 near[_NEAR * b + 2] = a
         return near
