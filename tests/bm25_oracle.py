@@ -1,7 +1,8 @@
 """The BM25 oracle: bm25s' scores of a corpus tokenised as gitmem's recall tokenises it.
 
-bm25s (Lucene variant, the test extra) is what :class:`gitmem.context.recall.RecallIndex`
-must equal bit for bit (see its docstring); the product never imports it. Used by
+bm25s (Lucene variant, the test extra) is what the BM25 part of
+:class:`gitmem.context.recall.RecallIndex` must equal (to float32 rounding: bm25s computes in
+float32) for documents that have no neighbours; the product never imports it. Used by
 ``tests/test_cache.py``, ``tests/test_incremental.py`` and ``bench/bench_recall.py``.
 """
 
@@ -44,7 +45,8 @@ def bm25_scores(query: str, documents: Sequence[str],
     else:
         corpus = [bm25_document(d, at) for d, at in zip(documents, observed, strict=True)]
     vocabulary = {t for doc in corpus for t in doc}
-    terms = [t for t in tokenize(query) if t in vocabulary]
+    # Each distinct query term once, as recall scores them.
+    terms = list(dict.fromkeys(t for t in tokenize(query) if t in vocabulary))
     if not terms:
         return [0.0] * len(documents)
     retriever = _bm25s().BM25(k1=BM25_K1, b=BM25_B)

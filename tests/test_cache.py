@@ -23,13 +23,7 @@ from gitmem.cache import CACHE_FORMAT, CacheNotice, MemoryView, RecordCache, cac
 from gitmem.cache.reader import Skipped, Snapshot, read_record
 from gitmem.cli import Env, main
 from gitmem.context.entry import format_entry
-from gitmem.context.recall import (
-    RecallIndex,
-    observed_times,
-    rank_memories,
-    recall,
-    trigram_scores,
-)
+from gitmem.context.recall import RecallIndex, index_columns, rank_memories, recall
 from gitmem.context.tokens import TokenCounter
 from gitmem.context.wake import compile_wake
 from gitmem.errors import MalformedRecord
@@ -456,8 +450,8 @@ def test_the_recall_index_scores_exactly_as_indexing_at_query_time():
     loaded = RecallIndex.from_payload(index.to_payload(), len(documents))
     queries += ["caching caches cached cache", "", "the of and", "WAL WAL wal", "ünïcode façade"]
     for query in queries:
-        assert loaded.bm25_scores(query) == bm25_scores(query, documents), query
-        assert loaded.trigram_scores(query) == trigram_scores(query, documents), query
+        assert loaded.scores(query) == index.scores(query), query
+        assert loaded.bm25_scores(query) == pytest.approx(bm25_scores(query, documents), rel=1e-6), query
 
 
 def test_rank_memories_with_an_index_equals_without():
@@ -467,11 +461,11 @@ def test_rank_memories_with_an_index_equals_without():
     memories = [Memory(id=f"fact-{i:08x}", type="fact", content=text,
                        provenance={"observed_at": f"2026-01-{1 + i % 28:02d}T00:00:00Z"})
                 for i, text in enumerate(documents)]
-    index = RecallIndex.build(documents, observed_times(memories))
+    index = RecallIndex.build(documents, ids=[m.id for m in memories], **index_columns(memories))
     for query in queries[:15]:
         assert rank_memories(query, memories, index=index) == rank_memories(query, memories)
         assert recall(memories, query, index=lambda c: RecallIndex.build(
-            [m.content for m in c], observed_times(c))) == recall(memories, query)
+            [m.content for m in c], ids=[m.id for m in c], **index_columns(c))) == recall(memories, query)
 
 
 def test_an_index_of_another_size_is_refused():

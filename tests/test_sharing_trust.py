@@ -434,7 +434,9 @@ def test_memory_content_never_starts_a_block_in_markdown_output(origin, kind):
     recall = tur_ok(me, "recall", "looks harmless")
     assert bad in recall
     kinds = _tokens(recall)
-    assert kinds.count("blockquote_open") == 1 and kinds.count("list_item_open") == 1, recall
+    # One list item per hit (the honest memory may come too: recall's neighbour expansion).
+    shown = sum(1 for line in recall.splitlines() if line.startswith("> - ["))
+    assert kinds.count("blockquote_open") == 1 and kinds.count("list_item_open") == shown >= 1, recall
     assert not blocks & set(kinds), recall
     assert "ordered_list_open" not in _tokens(wake + recall)
 

@@ -618,8 +618,9 @@ class ContextBuilder:
         file: str | None = None,
         skip: Callable[[Any], bool] | None = None,
         files: Sequence[str] = (),
+        floor: float = 0.0,
     ) -> tuple[RecallResult, list[Skipped]]:
-        """See :meth:`gitmem.api.Gitmem.recall`."""
+        """See :meth:`gitmem.api.Gitmem.recall`; ``floor``: see :func:`gitmem.context.recall.recall`."""
         from gitmem.context.recall import recall
 
         if file is not None:
@@ -652,6 +653,7 @@ class ContextBuilder:
             first=first,
             author_of=self._author_of(table),
             verified=self._verified_of(table),
+            floor=floor,
         )
         return result, [*records.notices(), *skipped]
 

@@ -698,7 +698,7 @@ class Gitmem:
         max_chars: int | None = None,
         file: str | None = None,
     ) -> tuple[RecallResult, list[Skipped]]:
-        """Memories relevant to ``query``: BM25 and trigram vectors fused by RRF (docs/wake-recall.md).
+        """Memories relevant to ``query``: BM25 with neighbours and field boosts (docs/wake-recall.md).
 
         Refuted memories never appear; stale ones only with ``include_stale``. With
         ``full_records=False`` hits may carry read-only :class:`gitmem.cache.MemoryView`

@@ -80,16 +80,18 @@ class Hooks:
                  token_budget: int | None = PRE_TURN_TOKEN_BUDGET,
                  max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
         """See :meth:`gitmem.api.Gitmem.pre_turn`."""
-        from gitmem.context.recall import query_from_payload
+        from gitmem.context.recall import RELEVANCE_FLOOR, query_from_payload
 
         hook = parse_payload(payload)
         event = hook.event or "UserPromptSubmit"
         prompt = query_from_payload(payload)
         if not prompt:
             return HookOutput("", event)
+        # The relevance floor: a prompt that nothing in the store is about gets no memory,
+        # and one that few are about gets only those (docs/wake-recall.md, Relevance floor).
         result, _ = self.context.recall(prompt, top_k=top_k, token_budget=token_budget,
                                         max_chars=max_chars, full_records=False,
-                                        skip=self._skip(hook.session_id))
+                                        skip=self._skip(hook.session_id), floor=RELEVANCE_FLOOR)
         return HookOutput(self._deliver(hook.session_id, result), event)
 
     def pre_tool(self, payload: bytes | str, top_k: int | None = None,

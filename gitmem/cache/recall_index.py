@@ -1,9 +1,9 @@
-"""Recall indexes: the BM25 and trigram postings of one candidate list, one ``recall`` memo each."""
+"""Recall indexes: the BM25 and field postings of one candidate list, one ``recall`` memo each."""
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from gitmem.cache.db import CacheDB, Untrusted
@@ -50,7 +50,7 @@ class RecallIndexes:
         and ``content``). With ``tree`` ``None`` (no records) nothing is saved. A saved index
         of the wrong structure is deleted, reported and built again.
         """
-        from gitmem.context.recall import RecallIndex, observed_times
+        from gitmem.context.recall import RecallIndex, index_columns
 
         def provide(candidates: Sequence[Any]) -> RecallIndex:
             listed = candidates.ids if isinstance(candidates, RowViews) else [m.id for m in candidates]
@@ -65,14 +65,15 @@ class RecallIndexes:
                     return self._keep(name, loaded).bind(listed)
                 if loaded is not None:
                     self.db.reject(_KIND, name, Untrusted("bad structure: index of another document list"))
-            observed: Sequence[Any]
+            columns: Mapping[str, Sequence[Any]]
             if isinstance(candidates, RowViews):
-                texts, observed = candidates.contents, candidates.observed
+                texts = candidates.contents
+                columns = _row_columns(candidates)
             else:
-                texts, observed = [m.content for m in candidates], observed_times(candidates)
+                texts, columns = [m.content for m in candidates], index_columns(candidates)
             base = self._latest(name) if name is not None else None
-            index = (base.derive(listed, texts, observed) if base is not None
-                     else RecallIndex.build(texts, observed, ids=listed))
+            index = (base.derive(listed, texts, **columns) if base is not None
+                     else RecallIndex.build(texts, ids=listed, **columns))
             if name is not None:
                 # Derived from a saved index, it is cheap to derive again: saved (~6 MB at
                 # 10,000 memories) once asked for twice.
@@ -121,3 +122,16 @@ class RecallIndexes:
                 if found is not None:
                     return found
         return None
+
+
+def _row_columns(rows: RowViews) -> dict[str, Sequence[Any]]:
+    """What :func:`gitmem.context.recall.index_columns` gives of records, from the table's columns.
+
+    The author is the record's own ``author`` field (``None`` for records that predate it:
+    their neighbours are found among the other unknown authors' memories).
+    """
+    prov, author = rows.table.columns["prov"], rows.table.columns["author"]
+    picked = rows.rows
+    return {"observed": rows.observed,
+            "authors": [author[r] for r in picked],
+            "refs": [None if prov[r] is None else prov[r][2] for r in picked]}

@@ -44,7 +44,7 @@ COMMANDS: dict[str, Command] = {
     "status": Command("gitmem.cli.verify_cmds",
                       "staleness summary with weight and reason, without writing"),
     "wake": Command(_CONTEXT, "the token-budgeted prompt for the start of a session"),
-    "recall": Command(_CONTEXT, "memories relevant to a query (BM25 + trigram vectors, RRF)"),
+    "recall": Command(_CONTEXT, "memories relevant to a query (BM25 with neighbours and field boosts)"),
     "hook": Command(_CONTEXT, "entry points for agent harness hooks (always exit 0)"),
     "persona": Command(_CONTEXT, "tier 0 identity and invariants (persona.yaml on the ref)"),
     "spark": Command(_CONTEXT, "leave a continuity note for the next session"),

@@ -75,7 +75,7 @@ class HitLike(Protocol):
 
     @property
     def score(self) -> float:
-        """Its fused score."""
+        """Its score."""
 
     @property
     def ranks(self) -> Mapping[str, int | None]:
@@ -90,8 +90,8 @@ class HitLike(Protocol):
         """Its BM25 score."""
 
     @property
-    def trigram(self) -> float:
-        """Its trigram cosine."""
+    def boost(self) -> float:
+        """Its field boost."""
 
     @property
     def stale_reason(self) -> str | None:
@@ -430,6 +430,6 @@ def _hit_json(hit: HitLike) -> dict[str, Any]:
         "score": round(hit.score, 6),
         "ranks": hit.ranks,
         "bm25": round(hit.bm25, 6),
-        "trigram": round(hit.trigram, 6),
+        "boost": round(hit.boost, 6),
         "may_contradict": list(hit.may_contradict),
     }

@@ -17,12 +17,13 @@ class Hit:
 
     Attributes:
         memory: the record.
-        score: its RRF score.
-        ranks: 1-based rank per ranker (``bm25``, ``trigram``, ``recency``); ``None`` where
-            that ranker did not rank it.
+        score: its score: BM25 over it and its neighbours plus the field boost
+            (:mod:`gitmem.context.recall`).
+        ranks: 1-based rank by ``bm25`` (the score) and by ``recency``; ``None`` where that
+            ordering did not rank it.
         stale: whether it is stale or superseded (only with ``include_stale``).
         bm25: its BM25 score (0 = no query term).
-        trigram: its trigram cosine.
+        boost: its field boost (0 = the query names none of its field values).
         stale_reason: why it is stale (the recorded reason, or ``superseded by <id>``).
         may_contradict: see the field's docstring.
         compress: characters of the content's preview when the hit is shown compressed (it did
@@ -34,7 +35,7 @@ class Hit:
     ranks: dict[str, int | None]
     stale: bool
     bm25: float
-    trigram: float
+    boost: float
     stale_reason: str | None = None
     may_contradict: tuple[str, ...] = ()
     """Ids of other hits of the same recall that may say the opposite
@@ -43,6 +44,8 @@ class Hit:
     author: str | None = None
     """Who stated it (``Name <email>``) when that is not the reader's git identity, else
     ``None``: the entry then shows ``By:`` (docs/sharing.md, Trust)."""
+    relevance: float = 0.0
+    """Its score over the query's maximum BM25 score (:data:`gitmem.context.recall.RELEVANCE_FLOOR`)."""
 
 
 @dataclass(frozen=True)

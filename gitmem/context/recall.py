@@ -1,39 +1,45 @@
-"""Query-time recall: BM25 and character-trigram rankers fused by reciprocal rank fusion.
+"""Query-time recall: BM25 over each memory and its neighbours, plus a boost for named fields.
 
-Terms come from :mod:`gitmem.context.analysis` (identifier parts, English stop words, Snowball stems).
+Terms come from :mod:`gitmem.context.analysis` (identifier parts, English stop words, Snowball
+stems). A memory's score for a query is
 
-BM25: S. Robertson, H. Zaragoza, "The Probabilistic Relevance Framework: BM25 and Beyond",
-Foundations and Trends in IR 3(4), 2009, in Lucene's form (idf ``ln(1 + (N - df + 0.5) /
-(df + 0.5))``, never negative) as bm25s computes it, with ``k1`` = :data:`BM25_K1` and ``b`` =
-:data:`BM25_B`. A memory's BM25 document is its content plus the month and year it was
-observed (``may 2023``), so that "what did we decide in May 2023" finds May's memories.
+    score(d) = BM25(q, d⁺) + FIELD_WEIGHT × BM25(q_fields, fields(d))
 
-Fusion: G. V. Cormack, C. L. A. Clarke, S. Büttcher, "Reciprocal rank fusion outperforms
-Condorcet and individual rank learning methods", SIGIR 2009: ``score(d) = Σ_r w_r / (k +
-rank_r(d))`` over the rankers that rank ``d``, with ``k`` = :data:`RRF_K` and the weights
-:data:`RRF_WEIGHTS` (weighted RRF; Cormack et al. weight every ranker 1).
+- **BM25**: S. Robertson, H. Zaragoza, "The Probabilistic Relevance Framework: BM25 and
+  Beyond", Foundations and Trends in IR 3(4), 2009, in Lucene's form (idf ``ln(1 + (N - df +
+  0.5) / (df + 0.5))``, never negative, no ``k1 + 1`` factor), each distinct query term once,
+  with ``k1`` = :data:`BM25_K1` and ``b`` = :data:`BM25_B`: memories are short, a term said
+  twice says little more, and their length says little about their topic.
+- **d⁺, neighbour expansion**: the memory's own terms (its content and the month and year it
+  was observed, ``may 2023``) plus :data:`NEIGHBOUR_WEIGHT` × the terms of the memories
+  observed just before and just after it by the same author, plus :data:`REPLY_WEIGHT` × the
+  terms of the memory observed just before it and the one just after it when that one is by
+  another author (the turn it answers, the answer it got). A short turn ("Yes, last
+  Friday!") is found by the words of what it answers. Neighbours are observed within
+  :data:`NEIGHBOUR_WINDOW_US` of each other (one sitting: a memory learned a month later is
+  about something else), and memories observed at the same instant (an import of many at
+  once) are not neighbours by the same author. Document frequencies and lengths are those
+  of d⁺.
+- **Field boost**: BM25 of the query's lowercase words (and their terms) over the memory's
+  field values (:func:`gitmem.context.terms.field_terms`: the code identifiers its content
+  names, its anchor's path, its author's name), weighted :data:`FIELD_WEIGHT`: a question
+  about "Caroline" or ``ctx.obj`` favours the memories stated by Caroline or naming
+  ``ctx.obj`` over ones that merely share its other words.
 
-Parameters were tuned on development data only: the LoCoMo development split of
-``bench/bench_recall.py`` (three long real conversations, one memory per turn) and its
-labelled code-memory set, and chosen where the figures are flat rather than at a peak
-(figures: hit@5 / MRR@10 on LoCoMo, recall@5 / MRR on the code set):
+Score fusion of the two, not rank fusion: RRF (Cormack et al., SIGIR 2009) and a character
+trigram ranker were measured on the development sets and added nothing once BM25 had these
+parameters (``bench/bench_recall.py``; figures in docs/wake-recall.md), so they were dropped.
 
-- ``b = 0.4`` (not 0.75): turns and memories are short and their length says little about
-  their topic; full length normalisation pushes long evidence turns down (BM25 alone on
-  LoCoMo: hit@5 0.614 at b 0.75, 0.640 at 0.5, 0.648 at 0.4, 0.653 at 0.3). ``k1 = 1.2``:
-  0.9 to 1.5 differ by less than 0.01.
-- Month and year of observation in the BM25 document: LoCoMo 0.629 / 0.484 → 0.648 / 0.497
-  (questions name dates: "in May 2023"); no change on the code set. The day of the month
-  was tried too and cost the code set (numbers in queries match day numbers).
-- Trigram (TF-IDF weighted character trigrams) at weight ``0.15`` with ``k = 10``: it adds
-  matches on misspellings and identifier fragments that whole-word BM25 misses (code set
-  recall@5 0.764 → 0.783) and is neutral on LoCoMo (0.645 / 0.498 without it, 0.642 /
-  0.496 with it). At the weight of BM25 (1, ``k = 60``) it buries BM25's best answers under
-  memories that merely share letter runs with the question (LoCoMo 0.619 / 0.474, code
-  0.743 / 0.729). With ``k = 10`` a low weight can only reorder near neighbours in BM25.
-- Recency: weight ``0``. A question may be about any time; at weight 0.25 LoCoMo MRR fell
-  0.496 → 0.485 and the code set 0.783 / 0.774 → 0.772 / 0.750. Its rank is still reported
-  and breaks exact ties of the fused score (newest first).
+**Relevance** of a hit: its score over the query's maximum BM25 score, the sum of the idf of
+its distinct terms (a term no memory has counts with ``df = 1``): what a memory holding every
+query term would score, saturation aside. :data:`RELEVANCE_FLOOR` is the relevance the best memory must
+reach for ``tur hook pre-turn`` to inject anything (a prompt about another project shares a
+few common words with the store and little else), and twice what every memory it injects has.
+
+Parameters were tuned on development data only (``../shared/eval/``: three LoCoMo
+conversations, half of LongMemEval_S, the docstrings of click and attrs queried by their later
+commit subjects, with the other project's subjects as prompts where nothing is relevant), at
+values where the figures are flat; see docs/wake-recall.md.
 """
 
 from __future__ import annotations
@@ -51,9 +57,8 @@ from gitmem.context.analysis import tokenize
 from gitmem.context.entry import RECALL_FORMATS, format_hits
 from gitmem.context.hits import Hit, RecallResult
 from gitmem.context.payload import query_from_payload
+from gitmem.context.terms import NO_TIME, date_words, field_terms, query_field_terms, time_key
 from gitmem.context.terms import date_column as _date_column
-from gitmem.context.terms import date_words
-from gitmem.context.terms import trigrams as _trigrams
 from gitmem.defaults import PREVIEW_CHARS, RECALL_TOP_K
 from gitmem.errors import InvalidInput
 from gitmem.record.decay import microseconds
@@ -68,35 +73,43 @@ if TYPE_CHECKING:
 __all__ = [
     "BM25_B",
     "BM25_K1",
+    "FIELD_WEIGHT",
     "INDEX_VERSION",
-    "RRF_K",
-    "RRF_WEIGHTS",
-    "TRIGRAM_FLOOR",
+    "NEIGHBOUR_WEIGHT",
+    "NEIGHBOUR_WINDOW_US",
+    "REPLY_WEIGHT",
+    "RELEVANCE_FLOOR",
     "Hit",
     "RecallIndex",
     "RecallResult",
     "date_words",
+    "index_columns",
     "query_from_payload",
     "observed_times",
     "rank_memories",
     "recall",
     "select_candidates",
     "tokenize",
-    "trigram_scores",
 ]
 
-BM25_K1 = 1.2
+BM25_K1 = 0.6
 """BM25 term-frequency saturation (Robertson & Zaragoza 2009); see the module docstring."""
-BM25_B = 0.4
+BM25_B = 0.2
 """BM25 document-length normalisation, 0 (none) to 1 (full); see the module docstring."""
-RRF_K = 10
-"""The ``k`` of reciprocal rank fusion (Cormack et al. 2009); see the module docstring."""
-RRF_WEIGHTS = {"bm25": 1.0, "trigram": 0.15, "recency": 0.0}
-"""Weight of each ranker in the fusion (see the module docstring)."""
-TRIGRAM_FLOOR = 0.15
-"""Trigram cosine below which a memory has no trigram affinity to the query."""
-INDEX_VERSION = (f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year/trigram-tfidf"
-                 "/raw-postings")
+NEIGHBOUR_WEIGHT = 0.1
+"""Weight of the terms of a neighbour by the same author in a memory's BM25 document."""
+REPLY_WEIGHT = 0.4
+"""Weight of the terms of a neighbour by another author in a memory's BM25 document."""
+NEIGHBOUR_WINDOW_US = 3_600_000_000
+"""Neighbours are observed at most this far apart (an hour, in microseconds): one sitting."""
+FIELD_WEIGHT = 2.0
+"""Weight of the field boost against the BM25 score (module docstring)."""
+RELEVANCE_FLOOR = 0.2
+"""Relevance (score over the query's maximum BM25 score) the best memory must reach for a
+pre-turn hook to inject any; each one injected then has at least half of it (module docstring;
+calibrated in docs/wake-recall.md)."""
+INDEX_VERSION = (f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year"
+                 f"/neighbours-{NEIGHBOUR_WEIGHT}-{REPLY_WEIGHT}-{NEIGHBOUR_WINDOW_US}us/fields-1/raw-postings-2")
 """Names what a :class:`RecallIndex` holds; a stored index of another version is never used."""
 
 NEAR_TIE = 0.25
@@ -105,41 +118,23 @@ near-tie: the newer ranks first (see :func:`_newer_first_among_near_ties`)."""
 NEAR_TIE_WINDOW = 10
 """Without a limit, near-ties are looked for among the first this many hits (else the limit)."""
 
-def trigram_scores(query: str, documents: Sequence[str]) -> list[float]:
-    """Cosine in [0, 1] of TF-IDF weighted character-trigram vectors, query against each document.
-
-    Words are lowercased and padded with one space each side; stop words are left out. A
-    trigram's weight is its count times ``ln(1 + N / df)`` (``N`` documents, ``df`` of them
-    holding it; a query trigram no document holds counts with ``df = 1``), so that letter runs
-    every document has (a name in every line) weigh little against rare ones. Same as
-    :meth:`RecallIndex.trigram_scores` of an index of ``documents``.
-    """
-    return RecallIndex.build(documents, bm25=False).trigram_scores(query)
-
-
-def _idf(size: int, df: int) -> float:
-    """Trigram weight ``ln(1 + N / df)`` of a trigram held by ``df`` of ``size`` documents."""
-    return math.log(1.0 + size / max(df, 1))
-
+_NEAR = 4
+"""Neighbours a document has at most: before and after by its author, before and after by another."""
+_SAME_SHIFT, _OTHERS_SHIFT = 24, 48
+_COUNT_MASK = (1 << 24) - 1
+"""A term's counts in a document and its neighbours packed in one integer (see scoring)."""
 
 
 class RecallIndex:
-    """BM25 and trigram postings of a list of documents, for scoring without re-indexing.
+    """BM25 and field postings of a list of documents, for scoring without re-indexing.
 
     Raw postings, so that an index follows a write by the documents it changed
     (:meth:`derive`) instead of being built again: per BM25 term the documents holding it
-    and how often, each document's length; per trigram the documents and counts, each
-    document's trigram norm. Scores are computed at query time, for the query's terms only.
-
-    :meth:`bm25_scores` returns exactly what bm25s (Lucene variant) returns for the same
-    tokenised documents (``tests/bm25_oracle.py`` is that oracle; bm25s is a test dependency
-    only): each (term, document) score is bm25s' float32
-    ``idf × tf / (tf + k1 × (1 − b + b × dl / avgdl))`` (the idf rounded to float32, the rest
-    in float64, as numpy 2 evaluates bm25s' expression), and the scores of the query's terms
-    are added per document in float32, as ``BM25.get_scores`` does. :meth:`trigram_scores`
-    is what :func:`trigram_scores` returns. bm25s is never imported, numpy only for the norms
-    of a large index (:data:`_NUMPY_POSTINGS`). The payload
-    is plain bytes and strings (see :mod:`gitmem.cache`), stamped with :data:`INDEX_VERSION`.
+    and how often, each document's length; per field term the same. Neighbours (module
+    docstring) are found from the observation times and authors whenever the documents
+    change, and expanded at query time, for the query's terms only. Scores are in float64.
+    The payload is plain bytes and strings (see :mod:`gitmem.cache`), stamped with
+    :data:`INDEX_VERSION`.
 
     Documents are numbered in the order they were indexed; :meth:`derive` appends new ones
     and leaves holes where it removes some (``ids[d] == ""``). :meth:`bind` maps the
@@ -148,86 +143,95 @@ class RecallIndex:
     Args:
         ids, texts, dates: per document its memory id, content and observation month and
             year (:func:`date_words`); ``""`` for a hole.
-        lengths: per document its number of BM25 terms (0 for a hole).
-        terms: BM25 term -> (document numbers, term frequencies), each an ``array("i")`` as
-            bytes, documents ascending.
-        grams: trigram -> (document numbers, counts), the same way.
-        norms: per document the Euclidean norm of its TF-IDF trigram vector.
+        times: per document its observation time (:func:`gitmem.context.terms.time_key`),
+            an ``array("q")``.
+        authors, refs: per document its author and anchor (``path#Lx-Ly``); ``""`` for none.
+        lengths, flengths: per document its number of BM25 terms and of field terms.
+        terms, fields: term -> (document numbers, counts), each an ``array("i")`` as bytes,
+            documents ascending.
+        near: per document :data:`_NEAR` neighbour numbers (``-1``: none), ``None`` to find them.
     """
 
     VERSION = INDEX_VERSION
 
-    def __init__(self, ids: list[str], texts: list[str], dates: list[str], lengths: array,
-                 terms: dict[str, tuple[bytes, bytes]], grams: dict[str, tuple[bytes, bytes]],
-                 norms: array) -> None:
+    def __init__(self, ids: list[str], texts: list[str], dates: list[str], times: array,
+                 authors: list[str], refs: list[str], lengths: array, flengths: array,
+                 terms: dict[str, tuple[bytes, bytes]], fields: dict[str, tuple[bytes, bytes]],
+                 near: array | None = None) -> None:
         self.ids = ids
         self.texts = texts
         self.dates = dates
+        self.times = times
+        self.authors = authors
+        self.refs = refs
         self.lengths = lengths
+        self.flengths = flengths
         self.terms = terms
-        self.grams = grams
-        self.norms = norms
+        self.fields = fields
         self.size = sum(1 for memory_id in ids if memory_id)
-        self.total = sum(lengths)
+        self.near = near if near is not None else self._neighbours()
         self.positions: array | None = None  # document -> candidate position; None: the same
+        self._expanded = self._expanded_lengths()
+        self._scoring()
 
     # -- building ---------------------------------------------------------------------------
 
     @classmethod
     def build(cls, documents: Sequence[str],
               observed: Sequence[datetime | str | None] | None = None, *,
-              bm25: bool = True, ids: Sequence[str] | None = None) -> RecallIndex:
-        """Index ``documents`` (as :func:`trigram_scores` does, and bm25s would).
+              ids: Sequence[str] | None = None, authors: Sequence[str | None] | None = None,
+              refs: Sequence[str | None] | None = None) -> RecallIndex:
+        """Index ``documents``.
 
         Args:
             documents: the texts.
             observed: each document's observation time (its month and year are BM25 terms
-                of the document); ``None`` indexes the texts alone.
-            bm25: build the BM25 part (``False``: trigrams only, BM25 scores all 0).
+                of the document, and its neighbours are found by it); ``None``: the texts alone.
             ids: the memory id of each document (what :meth:`bind` and :meth:`derive`
                 match); default their positions.
+            authors: who stated each document (``Name <email>``), ``None`` where unknown.
+            refs: each document's anchor (``path`` or ``path#Lx-Ly``), ``None`` for none.
         """
         n = len(documents)
-        dates = _date_column(observed) if observed is not None else [""] * n
-        index = cls([], [], [], array("i"), {}, {}, array("d"))
+        index = cls([], [], [], array("q"), [], [], array("i"), array("i"), {}, {}, array("i"))
         index._add(list(ids) if ids is not None else [str(i) for i in range(n)], list(documents),
-                   dates, bm25)
-        index.norms = index._norms()
+                   *_columns(n, observed, authors, refs))
+        index._reindexed()
         return index
 
-    def _add(self, ids: list[str], documents: list[str], dates: list[str], bm25: bool = True) -> None:
+    def _add(self, ids: list[str], documents: list[str], dates: list[str], times: list[int],
+             authors: list[str], refs: list[str]) -> None:
         """Append documents (numbered after the last one) to the postings."""
         terms: dict[str, tuple[array, array]] = {}
-        grams: dict[str, tuple[array, array]] = {}
+        fields: dict[str, tuple[array, array]] = {}
         first = len(self.ids)
-        for number, (text, when) in enumerate(zip(documents, dates, strict=True), start=first):
-            words = tokenize(text)
-            if when:
-                words.extend(tokenize(when))
-            if bm25:
-                for term, count in Multiset(words).items():
-                    _append(terms, term, number, count)
-            for gram, count in _trigrams(text).items():
-                _append(grams, gram, number, count)
-            self.lengths.append(len(words) if bm25 else 0)
-        self.ids.extend(ids)
-        self.texts.extend(documents)
-        self.dates.extend(dates)
-        for own, added in ((self.terms, terms), (self.grams, grams)):
+        for number, (text, when, author, ref) in enumerate(
+                zip(documents, dates, authors, refs, strict=True), start=first):
+            words = _words(text, when)
+            for term, count in Multiset(words).items():
+                _append(terms, term, number, count)
+            values = field_terms(text, author, ref)
+            for term, count in Multiset(values).items():
+                _append(fields, term, number, count)
+            self.lengths.append(len(words))
+            self.flengths.append(len(values))
+        for column, added_values in ((self.ids, ids), (self.texts, documents), (self.dates, dates),
+                                     (self.authors, authors), (self.refs, refs)):
+            column.extend(added_values)
+        self.times.extend(times)
+        for own, added in ((self.terms, terms), (self.fields, fields)):
             while added:  # popped as they are copied, so that each posting is held once
                 key, (numbers, counts) = added.popitem()
                 old = own.get(key)
                 own[key] = ((old[0] + numbers.tobytes(), old[1] + counts.tobytes()) if old
                             else (numbers.tobytes(), counts.tobytes()))
         self.size += sum(1 for memory_id in ids if memory_id)
-        self.total = sum(self.lengths)
 
     def _remove(self, number: int) -> None:
         """Take document ``number`` out of the postings, leaving a hole."""
-        words = tokenize(self.texts[number])
-        if self.dates[number]:
-            words.extend(tokenize(self.dates[number]))
-        for own, keys in ((self.terms, set(words)), (self.grams, set(_trigrams(self.texts[number])))):
+        text = self.texts[number]
+        for own, keys in ((self.terms, set(_words(text, self.dates[number]))),
+                          (self.fields, set(field_terms(text, self.authors[number], self.refs[number])))):
             for key in keys:
                 found = own.get(key)
                 if found is None:
@@ -243,79 +247,110 @@ class RecallIndex:
                         own[key] = (numbers.tobytes(), counts.tobytes())
                     else:
                         del own[key]
-        self.ids[number], self.texts[number], self.dates[number] = "", "", ""
+        for column in (self.ids, self.texts, self.dates, self.authors, self.refs):
+            column[number] = ""
+        self.times[number] = NO_TIME
         self.lengths[number] = 0
+        self.flengths[number] = 0
         self.size -= 1
-        self.total = sum(self.lengths)
 
-    def _norms(self, vectorised: bool | None = None) -> array:
-        """Each document's trigram norm, summed over its trigrams in sorted order.
+    def _reindexed(self) -> None:
+        """Find the neighbours and expanded lengths again, after documents were added or removed."""
+        self.near = self._neighbours()
+        self._expanded = self._expanded_lengths()
+        self._scoring()
 
-        A fixed order, whatever order the documents were added in: an index built at once
-        and one derived from another give the same norms, bit for bit. With many postings
-        (``vectorised`` ``None``: over :data:`_NUMPY_POSTINGS`) numpy adds them, in the same
-        order, to the same floats.
+    def _scoring(self) -> None:
+        """What every query's scoring shares: each document's neighbours and BM25 length norm.
+
+        The norm is ``k1 × (1 − b + b × |d⁺| / avg |d⁺|)``, the average summed by
+        :func:`math.fsum` (the same whatever order the documents are in).
         """
-        size = self.size
-        grams = self.grams
-        if vectorised or (vectorised is None and
-                          sum(len(v[0]) for v in grams.values()) // 4 > _NUMPY_POSTINGS):
-            return self._norms_numpy()
-        squares = [0.0] * len(self.ids)
-        for gram in sorted(grams):
-            numbers, counts = array("i"), array("i")
-            numbers.frombytes(grams[gram][0])
-            counts.frombytes(grams[gram][1])
-            idf = _idf(size, len(numbers))
-            for number, count in zip(numbers, counts, strict=True):
-                w = count * idf
-                squares[number] += w * w
-        return array("d", map(math.sqrt, squares))
+        near, expanded = self.near, self._expanded
+        self._same = [tuple(x for x in near[_NEAR * d:_NEAR * d + 2] if x >= 0) for d in range(len(self.ids))]
+        self._others = [tuple(x for x in near[_NEAR * d + 2:_NEAR * d + 4] if x >= 0)
+                        for d in range(len(self.ids))]
+        average = (math.fsum(expanded) / self.size) if self.size else 1.0
+        k1, b = BM25_K1, BM25_B
+        self._norm = [k1 * (1 - b + b * length / (average or 1.0)) for length in expanded]
+        faverage = (sum(self.flengths) / self.size) if self.size else 1.0
+        self._fnorm = [k1 * (1 - b + b * length / (faverage or 1.0)) for length in self.flengths]
 
-    def _norms_numpy(self) -> array:
-        """:meth:`_norms` with numpy: each product and each sum as the loop does them, in its order."""
-        import numpy as np  # lazy: ~0.1 s to import, paid only where it saves more (see _norms)
+    def _neighbours(self) -> array:
+        """Each document's neighbours (module docstring), :data:`_NEAR` numbers each, ``-1`` for none.
 
-        size, grams = self.size, self.grams
-        squares = np.zeros(len(self.ids), dtype=np.float64)
-        for gram in sorted(grams):
-            numbers = np.frombuffer(grams[gram][0], dtype=np.int32)
-            counts = np.frombuffer(grams[gram][1], dtype=np.int32)
-            # math.log, as the loop computes it (numpy's log may round differently); one
-            # trigram at a time, so that no array of every posting is ever held.
-            w = counts * _idf(size, len(numbers))
-            # add.at adds in index order, unbuffered: the loop's sums exactly.
-            np.add.at(squares, numbers, w * w)
-        return array("d", np.sqrt(squares).tobytes())
+        Order is by observation time, then memory id, so that an index derived from another
+        finds the same neighbours as one built at once. The relation is symmetric.
+        """
+        near = array("i", [-1]) * (_NEAR * len(self.ids))
+        timed = sorted((t, self.ids[d], d) for d, t in enumerate(self.times)
+                       if t != NO_TIME and self.ids[d])
+        order = [d for _, _, d in timed]
+        authors, times = self.authors, self.times
+        by_author: dict[str, list[int]] = {}
+        for d in order:
+            by_author.setdefault(authors[d], []).append(d)
+        window = NEIGHBOUR_WINDOW_US
+        for run in by_author.values():
+            for a, b in zip(run, run[1:], strict=False):
+                # Observed at once (an import) is neither before nor after; an hour later,
+                # another sitting.
+                if times[a] != times[b] and times[b] - times[a] <= window:
+                    near[_NEAR * a + 1] = b
+                    near[_NEAR * b] = a
+        for a, b in zip(order, order[1:], strict=False):
+            if authors[a] != authors[b] and times[b] - times[a] <= window:
+                near[_NEAR * a + 3] = b
+                near[_NEAR * b + 2] = a
+        return near
+
+    def _expanded_lengths(self) -> array:
+        """Each document's length with its neighbours' terms (d⁺ of the module docstring)."""
+        lengths, near = self.lengths, self.near
+        out = array("d")
+        for d in range(len(lengths)):
+            at = _NEAR * d
+            same = sum(lengths[other] for other in near[at:at + 2] if other >= 0)
+            others = sum(lengths[other] for other in near[at + 2:at + 4] if other >= 0)
+            out.append(lengths[d] + NEIGHBOUR_WEIGHT * same + REPLY_WEIGHT * others)
+        return out
+
+    def bm25_scores(self, query: str) -> list[float]:
+        """The BM25 part of :meth:`scores`."""
+        return self.scores(query)[0]
 
     def derive(self, ids: Sequence[str], documents: Sequence[str],
-               observed: Sequence[datetime | str | None]) -> RecallIndex:
+               observed: Sequence[datetime | str | None],
+               authors: Sequence[str | None] | None = None,
+               refs: Sequence[str | None] | None = None) -> RecallIndex:
         """The index of these documents, from this one: only the documents that differ are indexed.
 
         Scores equal those of :meth:`build` of the same documents (bound to the same
         order). When most documents differ, or too many holes would be left, it is built.
         """
-        dates = _date_column(observed)
+        dates, times, who, where = _columns(len(documents), observed, authors, refs)
         at = {i: d for d, i in enumerate(self.ids) if i}
-        texts, own_dates = self.texts, self.dates
         kept: set[int] = set()
         added = []
-        for k, (memory_id, text, when) in enumerate(zip(ids, documents, dates, strict=True)):
+        for k, memory_id in enumerate(ids):
             d = at.get(memory_id)
-            if d is not None and texts[d] == text and own_dates[d] == when:
+            if d is not None and self.texts[d] == documents[k] and self.times[d] == times[k] \
+                    and self.authors[d] == who[k] and self.refs[d] == where[k]:
                 kept.add(d)
             else:
                 added.append(k)
         removed = [d for d in at.values() if d not in kept]
         holes = len(self.ids) - self.size + len(removed)
         if len(removed) + len(added) > max(64, len(ids) // 4) or holes > max(64, len(ids) // 4):
-            return RecallIndex.build(documents, observed, ids=ids)
-        index = RecallIndex(list(self.ids), list(self.texts), list(self.dates), array("i", self.lengths),
-                            dict(self.terms), dict(self.grams), self.norms)
+            return RecallIndex.build(documents, observed, ids=ids, authors=authors, refs=refs)
+        index = RecallIndex(list(self.ids), list(self.texts), list(self.dates), array("q", self.times),
+                            list(self.authors), list(self.refs), array("i", self.lengths),
+                            array("i", self.flengths), dict(self.terms), dict(self.fields), self.near)
         for number in removed:
             index._remove(number)
-        index._add([ids[k] for k in added], [documents[k] for k in added], [dates[k] for k in added])
-        index.norms = index._norms()
+        index._add([ids[k] for k in added], [documents[k] for k in added], [dates[k] for k in added],
+                   [times[k] for k in added], [who[k] for k in added], [where[k] for k in added])
+        index._reindexed()
         return index
 
     def bind(self, ids: Sequence[str]) -> RecallIndex:
@@ -342,13 +377,10 @@ class RecallIndex:
         """The index as marshal-able plain values."""
         return {
             "version": self.VERSION,
-            "ids": self.ids,
-            "texts": self.texts,
-            "dates": self.dates,
-            "lengths": self.lengths.tobytes(),
-            "terms": self.terms,
-            "grams": self.grams,
-            "norms": self.norms.tobytes(),
+            "ids": self.ids, "texts": self.texts, "dates": self.dates, "times": self.times.tobytes(),
+            "authors": self.authors, "refs": self.refs,
+            "lengths": self.lengths.tobytes(), "flengths": self.flengths.tobytes(),
+            "terms": self.terms, "fields": self.fields, "near": self.near.tobytes(),
         }
 
     @classmethod
@@ -361,93 +393,125 @@ class RecallIndex:
         """
         if not isinstance(payload, dict) or payload.get("version") != cls.VERSION:
             raise ValueError("index of another version")
-        ids, texts, dates = payload["ids"], payload["texts"], payload["dates"]
-        terms, grams = payload["terms"], payload["grams"]
-        if not all(isinstance(x, list) for x in (ids, texts, dates)) or \
-                not isinstance(terms, dict) or not isinstance(grams, dict):
-            raise TypeError("ids, texts, dates, terms and grams")
-        lengths, norms = array("i"), array("d")
+        columns = [payload[name] for name in ("ids", "texts", "dates", "authors", "refs")]
+        terms, fields = payload["terms"], payload["fields"]
+        if not all(isinstance(x, list) for x in columns) or \
+                not isinstance(terms, dict) or not isinstance(fields, dict):
+            raise TypeError("ids, texts, dates, authors, refs, terms and fields")
+        lengths, flengths, near, times = array("i"), array("i"), array("i"), array("q")
+        times.frombytes(payload["times"])
         lengths.frombytes(payload["lengths"])
-        norms.frombytes(payload["norms"])
-        n = len(ids)
-        if not len(texts) == len(dates) == len(lengths) == len(norms) == n:
+        flengths.frombytes(payload["flengths"])
+        near.frombytes(payload["near"])
+        n = len(columns[0])
+        if not all(len(c) == n for c in columns) or not len(lengths) == len(flengths) == len(times) == n \
+                or len(near) != _NEAR * n or any(not -1 <= x < n for x in near):
             raise ValueError("inconsistent arrays")
-        index = cls(ids, texts, dates, lengths, terms, grams, norms)
+        ids, texts, dates, authors, refs = columns
+        index = cls(ids, texts, dates, times, authors, refs, lengths, flengths, terms, fields, near)
         if size is not None and index.size != size:
             raise ValueError("index of another document list")
         return index
 
     # -- scoring ----------------------------------------------------------------------------
 
-    def _by_position(self, per_document: Sequence[float]) -> list[float]:
-        positions = self.positions
-        if positions is None:
-            return list(per_document)
-        out = [0.0] * self.size
-        for number, position in enumerate(positions):
-            if position >= 0:
-                out[position] = per_document[number]
-        return out
+    def sparse_scores(self, query: str) -> tuple[dict[int, float], dict[int, float], float]:
+        """:meth:`scores` of the documents that have one, by their position in the order of :meth:`bind`.
 
-    def bm25_scores(self, query: str) -> list[float]:
-        """BM25 score of each indexed document for ``query`` (see the module docstring); 0: no query term.
-
-        Equal, bit for bit, to bm25s' scores of the same tokenised documents (float32 sums;
-        the oracle is ``tests/bm25_oracle.py``), in the order of :meth:`bind`.
+        Returns:
+            ``(bm25, boost, maximum)``: BM25 of the distinct query terms over each expanded
+            document (0: no query term, in it or its neighbours), ``FIELD_WEIGHT`` × BM25 of
+            the query's field terms over its field values, and the query's maximum BM25
+            score (the sum of the idf of its distinct terms; 0 for a query with no term).
         """
-        found = [self.terms[t] for t in tokenize(query) if t in self.terms]
-        if not found:
-            return [0.0] * self.size
-        scores = array("f", bytes(4 * len(self.ids)))  # float32: each += rounds as numpy's would
-        size, lengths = self.size, self.lengths
-        average = self.total / size
-        k1, b = BM25_K1, BM25_B
-        shared: dict[int, float] = {}  # document length -> its part of the denominator
-        for numbers_bytes, counts_bytes in found:
-            numbers, counts = array("i"), array("i")
-            numbers.frombytes(numbers_bytes)
-            counts.frombytes(counts_bytes)
-            df = len(numbers)
-            idf = array("f", [math.log(1 + (size - df + 0.5) / (df + 0.5))])[0]  # bm25s: float32
-            parts = []
-            for number, tf in zip(numbers, counts, strict=True):
-                dl = lengths[number]
-                k = shared.get(dl)
-                if k is None:
-                    k = shared[dl] = k1 * ((1 - b) + b * dl / average)
-                parts.append(idf * (tf / (k + tf)))
-            for number, part in zip(numbers, array("f", parts), strict=True):  # rounded as bm25s stores it
-                scores[number] += part
-        return self._by_position(scores.tolist())
-
-    def trigram_scores(self, query: str) -> list[float]:
-        """As :func:`trigram_scores` of ``query`` over the indexed documents."""
+        bm25: dict[int, float] = {}
+        boost: dict[int, float] = {}
         size = self.size
-        dots = [0.0] * len(self.ids)
-        q_squares = 0.0
-        for gram, v in _trigrams(query).items():
-            found = self.grams.get(gram)
+        if not size:
+            return bm25, boost, 0.0
+        maximum = 0.0
+        w, reply = NEIGHBOUR_WEIGHT, REPLY_WEIGHT
+        norm, same_of, others_of = self._norm, self._same, self._others
+        for term in set(tokenize(query)):
+            found = self.terms.get(term)
             if found is None:
-                q_squares += (v * _idf(size, 1)) ** 2
+                maximum += _bm25_idf(size, 1)  # a memory holding it would be its only one
                 continue
-            ids, counts = array("i"), array("i")
-            ids.frombytes(found[0])
+            numbers, counts = array("i"), array("i")
+            numbers.frombytes(found[0])
             counts.frombytes(found[1])
-            idf = _idf(size, len(ids))
-            weight = v * idf
-            q_squares += weight ** 2
-            for number, count in zip(ids, counts, strict=True):
-                dots[number] += weight * (count * idf)
-        q_norm = math.sqrt(q_squares)
-        norms = self.norms
-        return self._by_position(
-            [dot / (q_norm * norms[n]) if dot else 0.0 for n, dot in enumerate(dots)])
+            # Own and neighbours' counts packed in one integer per document (own in the low
+            # bits, same author's next, others' high): exact sums, whatever order the documents
+            # were indexed in, with one lookup per posting.
+            packed: dict[int, int] = dict(zip(numbers, counts, strict=True))
+            get = packed.get
+            for number, count in zip(numbers, counts, strict=True):
+                for other in same_of[number]:
+                    packed[other] = get(other, 0) + (count << _SAME_SHIFT)
+                for other in others_of[number]:
+                    packed[other] = get(other, 0) + (count << _OTHERS_SHIFT)
+            idf = _bm25_idf(size, len(packed))
+            maximum += idf
+            bm25_get = bm25.get
+            for number, code in packed.items():
+                f = ((code & _COUNT_MASK) + w * ((code >> _SAME_SHIFT) & _COUNT_MASK)
+                     + reply * (code >> _OTHERS_SHIFT))
+                bm25[number] = bm25_get(number, 0.0) + idf * f / (f + norm[number])
+        fnorm = self._fnorm
+        for term in query_field_terms(query):
+            found = self.fields.get(term)
+            if found is None:
+                continue
+            numbers, counts = array("i"), array("i")
+            numbers.frombytes(found[0])
+            counts.frombytes(found[1])
+            idf = FIELD_WEIGHT * _bm25_idf(size, len(numbers))
+            for number, count in zip(numbers, counts, strict=True):
+                boost[number] = boost.get(number, 0.0) + idf * count / (count + fnorm[number])
+        positions = self.positions
+        if positions is not None:
+            bm25 = {positions[d]: v for d, v in bm25.items()}
+            boost = {positions[d]: v for d, v in boost.items()}
+        return bm25, boost, maximum
+
+    def scores(self, query: str) -> tuple[list[float], list[float], float]:
+        """Per document (order of :meth:`bind`) its BM25 score and field boost; the query's maximum.
+
+        Returns:
+            ``(bm25, boost, maximum)``: BM25 of the distinct query terms over each expanded
+            document (0: no query term, in it or its neighbours), ``FIELD_WEIGHT`` × BM25 of
+            the query's field terms over its field values, and the query's maximum BM25
+            score (the sum of the idf of its distinct terms; 0 for a query with no term).
+        """
+        bm25, boost, maximum = self.sparse_scores(query)
+        dense_bm25, dense_boost = [0.0] * self.size, [0.0] * self.size
+        for into, values in ((dense_bm25, bm25), (dense_boost, boost)):
+            for position, value in values.items():
+                into[position] = value
+        return dense_bm25, dense_boost, maximum
 
 
-_NUMPY_POSTINGS = 1_500_000
-"""Trigram postings above which :meth:`RecallIndex._norms` adds them with numpy: its import
-costs 0.06-0.1 s and it adds about 25 ns a posting, the loop about 80 ns (about 490,000
-postings at 10,000 memories: 40 ms in the loop, 70-120 ms with numpy)."""
+def _bm25_idf(size: int, df: int) -> float:
+    """Lucene's BM25 idf of a term held by ``df`` of ``size`` documents."""
+    return math.log(1 + (size - df + 0.5) / (df + 0.5))
+
+
+def _words(text: str, when: str) -> list[str]:
+    """BM25 terms of one document: its content's, then its month and year's."""
+    words = tokenize(text)
+    if when:
+        words.extend(tokenize(when))
+    return words
+
+
+def _columns(n: int, observed: Sequence[datetime | str | None] | None,
+             authors: Sequence[str | None] | None,
+             refs: Sequence[str | None] | None) -> tuple[list[str], list[int], list[str], list[str]]:
+    """Dates, times, authors and anchors of ``n`` documents as index columns (``""``: none)."""
+    dates = _date_column(observed) if observed is not None else [""] * n
+    times = [time_key(t) for t in observed] if observed is not None else [NO_TIME] * n
+    return (dates, times, [a or "" for a in authors] if authors is not None else [""] * n,
+            [r or "" for r in refs] if refs is not None else [""] * n)
 
 
 def _append(postings: dict[str, tuple[array, array]], key: str, number: int, count: int) -> None:
@@ -480,84 +544,96 @@ def _verified_us(memory: Memory) -> int | None:
     return None if at is None else microseconds(at)
 
 
+def index_columns(memories: Sequence[Memory]) -> dict[str, list[Any]]:
+    """What :meth:`RecallIndex.build` takes of ``memories`` besides their contents.
+
+    ``observed`` (:func:`observed_times`), ``authors`` (the record's ``author``; ``None``
+    for records that predate it) and ``refs`` (``provenance.context_ref``), by keyword.
+    """
+    return {"observed": observed_times(memories),
+            "authors": [getattr(m, "author", None) for m in memories],
+            "refs": [m.provenance.context_ref if m.provenance is not None else None for m in memories]}
+
+
 def rank_memories(
     query: str,
     memories: Sequence[Memory],
-    weights: Mapping[str, float] = RRF_WEIGHTS,
     index: RecallIndex | None = None,
     limit: int | None = None,
     skip: Callable[[Memory], bool] | None = None,
     verified: Callable[[Memory], int | None] | None = None,
+    floor: float = 0.0,
 ) -> list[Hit]:
-    """Every memory with affinity to ``query``, fused and sorted best first.
+    """Every memory with affinity to ``query``, best first (score of the module docstring).
 
-    Affinity: BM25 score > 0 or trigram cosine >= :data:`TRIGRAM_FLOOR`. Recency (last
-    verification, else observation time; legacy records are not ranked) orders only memories
-    that have affinity, so recency alone never recalls. Equal fused scores are ordered by
-    recency rank (newest first; unranked last), then by id.
+    Affinity: a score above 0 (a query term in the memory or its neighbours, or a field value
+    the query names) and a relevance of at least ``floor``. Equal scores are ordered by
+    recency (last verification, else observation time; newest first, legacy records last),
+    then by id, so recency alone never recalls.
 
     Args:
         query: free text.
         memories: candidates (no status filtering here).
-        weights: weight per ranker name (``bm25``, ``trigram``, ``recency``) in the fusion.
-        index: a :class:`RecallIndex` of ``[m.content for m in memories]`` and their
-            observation times (:func:`observed_times`): same scores, without indexing at
-            query time; ``None`` indexes here.
+        index: a :class:`RecallIndex` of ``[m.content for m in memories]`` and
+            :func:`index_columns` of them: same scores, without indexing at query time;
+            ``None`` indexes here.
         limit: return only the best ``limit`` hits (the first ``limit`` of the full list),
             building no hit for the rest.
         skip: memories for which it returns true are left out before ``limit`` is applied
             (what a hook already sent this session).
         verified: memory -> its last verification in microseconds, when that is not the
             record's own (an effective verification point, :mod:`gitmem.api.runs`).
+        floor: the relevance floor (relevance: score over the query's maximum BM25 score,
+            0 to about 1 + the boost): when no memory reaches it, there is no hit; else
+            each hit has at least half of it. 0 keeps every hit with a score.
     """
     if not query.strip() or not memories:
         return []
-    if index is not None and index.size == len(memories):
-        bm25 = index.bm25_scores(query)
-        tri = index.trigram_scores(query)
-    else:
-        built = RecallIndex.build([m.content for m in memories], observed_times(memories))
-        bm25 = built.bm25_scores(query)
-        tri = built.trigram_scores(query)
+    if index is None or index.size != len(memories):
+        index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                                  **index_columns(memories))
+    bm25, boost, maximum = index.sparse_scores(query)
+    total = dict(bm25)
+    for i, value in boost.items():
+        total[i] = total.get(i, 0.0) + value
+    # The floor: nothing when even the best is below it, else every hit over half of it.
+    if floor and (not total or max(total.values()) < floor * maximum):
+        return []
+    least = floor / 2 * maximum
     # By position only: ``memories`` may build its items on access (cache views).
-    pool = [i for i in range(len(memories)) if bm25[i] > 0 or tri[i] >= TRIGRAM_FLOOR]
+    pool = [i for i, s in total.items() if s > 0 and s >= least]
     # Each item read once: indexing a sequence of cache views may cost a lookup each time.
     items = {i: memories[i] for i in pool}
     ids = {i: m.id for i, m in items.items()}
     ranks = {
-        "bm25": _ranks((-bm25[i], ids[i]) for i in pool if bm25[i] > 0),
-        "trigram": _ranks((-tri[i], ids[i]) for i in pool if tri[i] >= TRIGRAM_FLOOR),
+        "bm25": _ranks((-total[i], ids[i]) for i in pool),
         "recency": _ranks(
             (-at, ids[i])
             for i, at in ((i, (verified or _verified_us)(items[i])) for i in pool)
             if at is not None
         ),
     }
-    scores = {}
-    for i in pool:
-        memory_id = ids[i]
-        scores[i] = sum(weights[name] / (RRF_K + ranking[memory_id])
-                        for name, ranking in ranks.items() if memory_id in ranking)
     unranked = len(pool) + 1
     recency = ranks["recency"]
-    order = sorted(pool, key=lambda i: (-scores[i], recency.get(ids[i], unranked), ids[i]))
+    order = sorted(pool, key=lambda i: (-total[i], recency.get(ids[i], unranked), ids[i]))
     if skip is not None:
         order = [i for i in order if not skip(memories[i])]
     window = min(len(order), limit or NEAR_TIE_WINDOW)
     order = _newer_first_among_near_ties(
-        order, memories, bm25, lambda i: recency.get(ids[i], unranked), window)
+        order, memories, total, lambda i: recency.get(ids[i], unranked), window)
     hits = []
     for i in order if limit is None else order[:limit]:
         memory = items[i]
         own = {name: ranking.get(memory.id) for name, ranking in ranks.items()}
         stale = memory.status is Status.STALE
         reason = _stale_reason(memory) if stale else None
-        hits.append(Hit(memory, scores[i], own, stale, bm25[i], tri[i], reason))
+        hits.append(Hit(memory, total[i], own, stale, bm25.get(i, 0.0), boost.get(i, 0.0), reason,
+                        relevance=total[i] / maximum if maximum else 0.0))
     return hits
 
 
 def _newer_first_among_near_ties(order: list[int], memories: Sequence[Memory],
-                                 bm25: Sequence[float], recency_rank: Callable[[int], int],
+                                 bm25: Mapping[int, float], recency_rank: Callable[[int], int],
                                  window: int) -> list[int]:
     """``order`` with each near-tie of two statements that may disagree put newest first.
 
@@ -574,7 +650,14 @@ def _newer_first_among_near_ties(order: list[int], memories: Sequence[Memory],
     head = order[:window]
     if len(head) < 2:
         return order
-    said = {i: Statement.of(memories[i].content) for i in head}
+    said: dict[int, Statement] = {}
+
+    def statement(i: int) -> Statement:  # analysed only for the pairs close enough in score
+        found = said.get(i)
+        if found is None:
+            found = said[i] = Statement.of(memories[i].content)
+        return found
+
     moved = True
     while moved:
         moved = False
@@ -583,7 +666,7 @@ def _newer_first_among_near_ties(order: list[int], memories: Sequence[Memory],
                 a, b = head[p], head[q]
                 top = max(bm25[a], bm25[b])
                 if (top > 0 and top - min(bm25[a], bm25[b]) <= NEAR_TIE * top
-                        and recency_rank(b) < recency_rank(a) and may_contradict(said[a], said[b])):
+                        and recency_rank(b) < recency_rank(a) and may_contradict(statement(a), statement(b))):
                     head.insert(p, head.pop(q))
                     moved = True
                     break
@@ -633,8 +716,9 @@ def recall(
     first: Sequence[Memory] = (),
     author_of: Callable[[Memory], str | None] | None = None,
     verified: Callable[[Memory], int | None] | None = None,
+    floor: float = 0.0,
 ) -> RecallResult:
-    """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
+    """The memories most relevant to ``query`` (see :func:`rank_memories`).
 
     Refuted memories never appear; stale ones, and ones superseded by a memory that is neither
     stale nor refuted, only with ``include_stale`` (and are marked stale, with the reason).
@@ -671,8 +755,11 @@ def recall(
             (e.g. the memories anchored to a file); they count towards ``top_k``.
         author_of: memory -> who stated it when that is not the reader (``Name <email>``),
             else ``None``; hits get it as :attr:`Hit.author`. ``None``: no author is shown.
-        verified: memory -> its last verification (microseconds) for the recency ranker,
-            when that is not the record's own (see :func:`rank_memories`).
+        verified: memory -> its last verification (microseconds), which breaks ties, when
+            that is not the record's own (see :func:`rank_memories`).
+        floor: the least relevance of a hit that is not in ``first`` (see
+            :func:`rank_memories`; a pre-turn hook passes :data:`RELEVANCE_FLOOR`): with
+            nothing relevant, nothing is shown.
 
     Returns:
         The :class:`RecallResult`.
@@ -687,7 +774,8 @@ def recall(
     _check_format(fmt)
     candidates, superseded = selected or select_candidates(memories, include_stale)
     top = _mark_contradictions(_ranked_hits(query, candidates, superseded, top_k=top_k,
-                                            index=index, skip=skip, first=first, verified=verified))
+                                            index=index, skip=skip, first=first, verified=verified,
+                                            floor=floor))
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
     if author_of is not None:
@@ -759,29 +847,31 @@ def _ranked_hits(
     skip: Callable[[Memory], bool] | None,
     first: Sequence[Memory],
     verified: Callable[[Memory], int | None] | None = None,
+    floor: float = 0.0,
 ) -> list[Hit]:
     """The best ``top_k`` hits, superseded ones marked stale.
 
-    ``first`` come first (those matching ``query`` in rank order, then the rest in their given
-    order), then the other hits.
+    ``first`` come first: those matching ``query`` in the order it ranks them among all
+    candidates (every one of them is ranked, however many there are), then the rest in their
+    given order; then the other hits.
     """
-    firsts = [m for m in first if skip is None or not skip(m)][:top_k]
+    firsts = [m for m in first if skip is None or not skip(m)]
     pinned = {m.id for m in firsts}
     ranked: list[Hit] = []
-    if query.strip():
-        def leave_out(memory: Memory) -> bool:
-            return (skip is not None and skip(memory)) or (bool(pinned) and memory.id in pinned)
-
-        matched = {
-            hit.memory.id: hit
-            for hit in rank_memories(query, candidates,
-                                     index=index(candidates) if index and candidates else None,
-                                     limit=top_k, skip=leave_out if pinned or skip else None,
-                                     verified=verified)
-        } if candidates else {}
-        ranked = [*_pinned_hits(query, firsts, verified), *matched.values()]
+    if query.strip() and candidates:
+        built = index(candidates) if index else None
+        if pinned:
+            # Every hit, so that each of the file's memories has its rank among all of them.
+            every = rank_memories(query, candidates, index=built, skip=skip, verified=verified)
+            matched = [h for h in every if h.memory.id in pinned]
+            seen = {h.memory.id for h in matched}
+            rest = [h for h in every if h.memory.id not in pinned and h.relevance >= floor]
+            ranked = [*matched, *_unranked(m for m in firsts if m.id not in seen), *rest]
+        else:
+            ranked = rank_memories(query, candidates, index=built, limit=top_k, skip=skip,
+                                   verified=verified, floor=floor)
     else:
-        ranked = _pinned_hits("", firsts, verified)
+        ranked = _unranked(firsts)
     return [
         replace(hit, stale=True, stale_reason=f"superseded by {superseded[hit.memory.id]}")
         if hit.memory.id in superseded
@@ -795,13 +885,8 @@ def _stale_reason(memory: Memory) -> str | None:
     return memory.local_reason or (memory.decay.reason if memory.decay else None)
 
 
-def _pinned_hits(query: str, memories: Sequence[Memory],
-                 verified: Callable[[Memory], int | None] | None = None) -> list[Hit]:
-    """Hits for ``memories`` in the order ``query`` ranks them among themselves, unranked last."""
-    ranked = rank_memories(query, memories, verified=verified) if query.strip() else []
-    seen = {hit.memory.id for hit in ranked}
-    rest = [Hit(m, 0.0, {"bm25": None, "trigram": None, "recency": None},
-                m.status is Status.STALE, 0.0, 0.0,
+def _unranked(memories: Iterable[Memory]) -> list[Hit]:
+    """Hits for ``memories`` the query did not rank, in their order."""
+    return [Hit(m, 0.0, {"bm25": None, "recency": None}, m.status is Status.STALE, 0.0, 0.0,
                 _stale_reason(m) if m.status is Status.STALE else None)
-            for m in memories if m.id not in seen]
-    return [*ranked, *rest]
+            for m in memories]

@@ -15,6 +15,7 @@ check, never a verdict; gitmem only warns and marks, it never hides either memor
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -50,10 +51,19 @@ class Statement:
 
     @classmethod
     def of(cls, text: str) -> Statement:
-        """Analyse ``text`` (recall's terms; numbers as written; a negation word present)."""
-        words = {w.lower().replace("'", "") for w in _WORD.findall(text)}
-        return cls(frozenset(tokenize(text)), frozenset(_NUMBER.findall(text)),
-                   bool(words & _NEGATIONS))
+        """Analyse ``text`` (recall's terms; numbers as written; a negation word present).
+
+        Memoised (a bounded cache): one recall compares its hits twice (near-ties, then
+        contradiction marks), and a long-running process meets the same memories again.
+        """
+        return _statement(text)
+
+
+@functools.lru_cache(maxsize=4096)
+def _statement(text: str) -> Statement:
+    words = {w.lower().replace("'", "") for w in _WORD.findall(text)}
+    return Statement(frozenset(tokenize(text)), frozenset(_NUMBER.findall(text)),
+                     bool(words & _NEGATIONS))
 
 
 def near_duplicate(a: Statement, b: Statement) -> bool:

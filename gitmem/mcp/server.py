@@ -154,9 +154,9 @@ class WakeResult(BaseModel):
 class RecallHit(MemoryEntry):
     """One recalled memory: fused score and its rankers' scores."""
 
-    score: float = Field(description="reciprocal rank fusion score")
+    score: float = Field(description="BM25 over the memory and its neighbours, plus the field boost")
     bm25: float
-    trigram: float
+    boost: float = Field(description="the field boost: the query names its author, path or identifiers")
     stale: bool = Field(description="stale or superseded (only with include_stale)")
 
 
@@ -364,7 +364,7 @@ class GitmemTools:
                                          full_records=False,
                                          file=self._absolute(file) if file else None)
         hits = [RecallHit(**{**memory_to_json(h.memory), "reason": h.stale_reason}, score=h.score,
-                          bm25=h.bm25, trigram=h.trigram, stale=h.stale)
+                          bm25=h.bm25, boost=h.boost, stale=h.stale)
                 for h in result.hits]
         text = api.render_recall(result, "markdown-prompt")
         out = RecallResult(query=query, hits=hits, text=text, warnings=_warnings(skipped))
@@ -544,8 +544,8 @@ def build_server(gm: Gitmem, on_new_tip: Callable[[], None] | None = None) -> MC
     ) -> Annotated[CallToolResult, RecallResult]:
         """Memories relevant to a query, best first.
 
-        BM25 and trigram vectors fused by RRF; each hit is a falsifiable hypothesis with its
-        observation time and confidence.
+        BM25 over each memory and its neighbours, with a boost for named fields; each hit
+        is a falsifiable hypothesis with its observation time and confidence.
         """
         return tools.call(lambda: tools.recall(query, top_k, include_stale, file))
 
