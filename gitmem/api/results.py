@@ -332,6 +332,10 @@ class StatusRow:
     """Why this clone's uncommitted changes make the memory stale (``working tree: line 80
     modified``); then ``status`` is ``stale`` here while the shared ref keeps the committed
     status. ``None`` when the working tree and index agree with HEAD."""
+    maps_to: str | None = None
+    """For a stale anchored memory, where its lines are at HEAD (``path#Lx-Ly``, or the file),
+    as git's diff maps them (:attr:`gitmem.staleness.verdicts.Verdict.maps_to`); ``None`` when
+    they are gone or no check produced the row."""
 
     @property
     def memory_id(self) -> str:

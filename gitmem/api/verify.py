@@ -509,12 +509,17 @@ class Verifier:
             # Fresh but not re-anchored (no anchor, or unanchored by design): move the SHA only.
             ref, fp = prov.context_ref, prov.fingerprint
         elif confirm and prov is not None and prov.context_ref:
-            # Code that was moved and edited: vouching re-anchors it where it went.
-            ref, fp = self._anchor_at_head(verdict.moved_to or prov.context_ref, head)
+            # Vouching re-anchors to where the diff maps the lines at HEAD (moved and edited:
+            # where they went); the same lines at HEAD would hold other code. Without an
+            # observed commit there is no history to map through: the same lines, as the
+            # unshallow hint says.
+            mapped = verdict.maps_to if verdict.status is Status.STALE else prov.context_ref
+            ref, fp = self._anchor_at_head(mapped, head) if mapped else (None, None)
             if ref is None:
-                # Vouching cannot make an anchor to a missing file true: keep the verdict.
-                return replace(verdict, hint=f"{prov.context_ref} is not at HEAD: `tur forget` it, "
-                               "or learn it again with a new --file")
+                raise InvalidInput(
+                    f"{memory.id}: the lines of {prov.context_ref} cannot be mapped to HEAD"
+                    f"{f' ({verdict.reason})' if verdict.reason else ''}; nothing confirmed",
+                    f"anchor it where it holds: `tur edit {memory.id} --file path#Lx-Ly`")
         # A fresh memory carries no reason; who confirmed it is in the commit's author.
         return replace(
             verdict, status=Status.FRESH, reason=None, new_git_sha=head, new_context_ref=ref,
@@ -710,6 +715,7 @@ def _row(memory: Memory, shown: Any, verdict: Verdict, wt: str | None, *,
                    and verdict.new_context_ref != memory.provenance.context_ref),
         new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
         old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
+        maps_to=verdict.maps_to,
     )
 
 

@@ -119,6 +119,12 @@ class Verdict:
         worktree: why uncommitted changes (index, then working tree) make the memory stale
             in this clone (``working tree: line 80 modified``), else ``None``. Local only:
             ``status`` and ``changed`` are the committed verdict, what verify records.
+        maps_to: for a stale anchored memory, where its lines are at HEAD: the new side of
+            git's zero-context diff for what became of the range (:func:`map_window`, in the
+            file at HEAD, a rename followed), the moved-to range for code moved and edited,
+            the file for a whole-file anchor whose file changed; ``None`` when the lines are
+            gone (deleted with nothing in their place, or their file deleted) or the verdict
+            is not stale. What ``tur verify ID --confirm`` re-anchors to.
     """
 
     memory_id: str
@@ -137,6 +143,7 @@ class Verdict:
     last_text: str | None = None
     moved_to: str | None = None
     worktree: str | None = None
+    maps_to: str | None = None
 
 
 @dataclass
@@ -181,6 +188,7 @@ class _Outcome:
     hint: str | None = None
     last_text: str | None = None
     moved_to: str | None = None
+    maps_to: str | None = None
 
 
 class VerifyCache:
@@ -195,7 +203,7 @@ class VerifyCache:
     another tag is not loaded.
     """
 
-    VERSION = 3
+    VERSION = 4
 
     def __init__(self, tag: str = "") -> None:
         self.tag = tag
@@ -222,7 +230,7 @@ class VerifyCache:
             rows.append([
                 obs, head, ref, fp,
                 None if loc is None else [loc.path, loc.start, loc.end],
-                out.status.value, out.reason, out.hint, out.last_text, out.moved_to,
+                out.status.value, out.reason, out.hint, out.last_text, out.moved_to, out.maps_to,
             ])
         return {"version": self.VERSION, "tag": self.tag, "entries": rows}
 
@@ -236,10 +244,10 @@ class VerifyCache:
         try:
             if doc.get("version") != cls.VERSION or doc.get("tag") != tag:
                 return cache
-            for obs, head, ref, fp, loc, status, reason, hint, last, moved in doc["entries"]:
+            for obs, head, ref, fp, loc, status, reason, hint, last, moved, maps in doc["entries"]:
                 located = None if loc is None else _Located(loc[0], loc[1], loc[2])
                 cache._entries[(obs, head, ref, fp)] = _Outcome(
-                    located, Status(status), reason, hint, last, moved
+                    located, Status(status), reason, hint, last, moved, maps
                 )
         except (ValueError, TypeError, KeyError, AttributeError, IndexError):
             return cls(tag)
@@ -472,7 +480,7 @@ def _locate_file(
             and same_modulo_whitespace(run.lines(old_blob), run.lines(new_blob),
                                        _kind(anchor.path, new_path))):
         return _Outcome(_Located(new_path, None, None), reason=_in("reformatted", sha))
-    return _Outcome(reason=f"changed in {sha}" if sha else _differs(run, obs, new_path))
+    return _Outcome(reason=f"changed in {sha}" if sha else _differs(run, obs, new_path), maps_to=new_path)
 
 
 def _kind(*paths: str) -> str | None:
@@ -631,7 +639,9 @@ def _changed_lines(
                              predicted=predicted_line(hunks, anchor.start, anchor.end))
         if moved is not None:
             return moved
-    return _Outcome(reason=reason, last_text="\n".join(known))
+    window = map_window(hunks, anchor.start, anchor.end)
+    maps_to = None if window is None else Anchor(new_path, window[0], window[1]).ref()
+    return _Outcome(reason=reason, last_text="\n".join(known), maps_to=maps_to)
 
 
 def _reformatted_here(
@@ -717,6 +727,7 @@ def _follow_move(
         f"at {m.ref()}",
         last_text=last_text,
         moved_to=m.ref(),
+        maps_to=m.ref(),
     )
 
 
@@ -780,6 +791,7 @@ def _conclude(
             dist=dist,
             last_text=outcome.last_text,
             moved_to=outcome.moved_to,
+            maps_to=outcome.maps_to if outcome.status is Status.STALE else None,
         )
     wt = _worktree_reason(located, anchor, run)
     new_anchor = Anchor(located.path, located.start, located.end)
@@ -824,6 +836,7 @@ def _final(
     dist: Distance | None = None,
     last_text: str | None = None,
     moved_to: str | None = None,
+    maps_to: str | None = None,
 ) -> Verdict:
     """A verdict that leaves the anchor where it is."""
     return Verdict(
@@ -838,6 +851,7 @@ def _final(
         changed=_status_changed(memory, status, reason),
         last_text=last_text,
         moved_to=moved_to,
+        maps_to=maps_to,
     )
 
 
