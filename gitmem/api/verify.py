@@ -284,6 +284,18 @@ class Verifier:
                 rewrites.close()
         return outcome
 
+    def check_now(self, subjects: list[Any]) -> list[Verdict]:
+        """One verdict at HEAD per record or cache view of ``subjects``, in order; nothing is written.
+
+        The staleness check itself (:func:`gitmem.staleness.check`, with the outcomes of earlier
+        runs from the read cache): where the lines of a stale memory are now is its
+        :attr:`~gitmem.staleness.verdicts.Verdict.maps_to`.
+
+        Raises:
+            EmptyRepository: HEAD is unborn.
+        """
+        return self._check(subjects, None).verdicts
+
     def _points_of(self, memories: list[Any], tip: str | None) -> dict[int, tuple[str | None, int | None]]:
         """Effective verification points of named records that a run gave one, by position."""
         runs = self.weights.runs

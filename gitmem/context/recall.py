@@ -633,6 +633,7 @@ def recall(
     first: Sequence[Memory] = (),
     author_of: Callable[[Memory], str | None] | None = None,
     verified: Callable[[Memory], int | None] | None = None,
+    suffix: str = "",
 ) -> RecallResult:
     """The memories most relevant to ``query``, fused by RRF (see :func:`rank_memories`).
 
@@ -673,6 +674,9 @@ def recall(
             else ``None``; hits get it as :attr:`Hit.author`. ``None``: no author is shown.
         verified: memory -> its last verification (microseconds) for the recency ranker,
             when that is not the record's own (see :func:`rank_memories`).
+        suffix: text the caller appends after the hits (the notes on memories that are not
+            fresh, :func:`gitmem.context.stale_notes.stale_tail`): the limits are checked on
+            the hits' text with it.
 
     Returns:
         The :class:`RecallResult`.
@@ -715,7 +719,7 @@ def recall(
         for candidate in (hit, replace(hit, compress=PREVIEW_CHARS)):
             if candidate.compress is not None and len(hit.memory.content) <= PREVIEW_CHARS:
                 break  # a preview of a short memory is no shorter than the memory
-            if fits(format_hits([*chosen, candidate], fmt, query)):
+            if fits(format_hits([*chosen, candidate], fmt, query) + suffix):
                 chosen.append(candidate)
                 break
     return RecallResult(query, tuple(chosen), len(top) - len(chosen), fmt)

@@ -85,12 +85,31 @@ def render_recall(result: RecallResult, fmt: str = "markdown-prompt") -> str:
     """Render a :class:`~gitmem.context.recall.RecallResult` in ``fmt`` (one of ``entry.RECALL_FORMATS``).
 
     The hits' text as :func:`gitmem.context.entry.format_hits` gives it, with the result's query in
-    the ``json`` form; no hits gives ``""`` in the text formats.
+    the ``json`` form, then the notes on the files' memories that are not fresh and the count of
+    matches held back as stale (:func:`gitmem.context.stale_notes.stale_tail`; in ``json``, the
+    ``stale`` list and ``held_back``, each only when not empty); nothing at all gives ``""`` in
+    the text formats.
 
     Raises:
         ValueError: unknown format.
     """
-    return format_hits(result.hits, fmt, result.query)
+    if fmt == "json":
+        # Only when there is something to say: the object of a plain recall keeps its shape.
+        extra: dict[str, object] = {}
+        if result.stale:
+            extra["stale"] = [{"id": n.memory_id, "status": n.status, "reason": n.reason,
+                               "maps_to": n.maps_to, "text": n.text()} for n in result.stale]
+        if result.held_back:
+            extra["held_back"] = result.held_back
+        return format_hits(result.hits, fmt, result.query, extra=extra)
+    text = format_hits(result.hits, fmt, result.query)
+    if not result.stale and not result.held_back:
+        return text
+    from gitmem.context.entry import RECALL_HEADER
+    from gitmem.context.stale_notes import stale_tail
+
+    return text + stale_tail(result.stale, result.held_back, fmt,
+                             header=None if result.hits else RECALL_HEADER)
 
 
 def render_wake(result: WakeResult, fmt: str = "markdown") -> str:

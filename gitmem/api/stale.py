@@ -1,0 +1,112 @@
+"""Stale memories at the point of use, for recall and the hooks (docs/staleness.md, At the point of use).
+
+A recall with files ends with one :class:`~gitmem.context.stale_notes.StaleNote` per memory
+of those files that is not fresh, where its lines are at HEAD found by the staleness check
+itself (:attr:`gitmem.staleness.verdicts.Verdict.maps_to`: git's diff, never a second
+mapper); a recall with a query says how many matches it held back as stale. Both fit in the
+recall's size caps: :func:`fit_tail` takes their room first, at most half of each cap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+from gitmem.errors import EmptyRepository
+from gitmem.vocabulary import Status
+
+if TYPE_CHECKING:
+    from gitmem.api.records import Workspace
+    from gitmem.api.weights import Weights
+    from gitmem.cache import RecordTable
+    from gitmem.context.stale_notes import StaleNote
+
+__all__ = ["fit_tail", "held_back", "stale_notes"]
+
+_NOT_FRESH = frozenset({Status.STALE.value, Status.UNANCHORED.value})
+
+
+def stale_notes(ws: Workspace, weights: Weights, table: RecordTable, rows: Sequence[int],
+                skip: Callable[[Any], bool] | None = None) -> list[StaleNote]:
+    """One note per row of ``rows`` (a file's memories, best first) that is not fresh, in that order.
+
+    Not fresh: ``stale`` or ``unanchored`` here (the working-tree overlay counts; refuted
+    memories are settled and left out). Each is checked against HEAD now (the verify cache
+    answers for the unchanged ones) for where its lines are: a memory the check finds fresh
+    at HEAD and in the working tree gets no note. ``skip`` leaves out what a hook already
+    sent this session. Reads git objects; writes only the read cache.
+    """
+    statuses = table.statuses()
+    views = [table.view(r) for r in rows if statuses[r] in _NOT_FRESH]
+    views = [v for v in views if skip is None or not skip(v)]
+    if not views:
+        return []
+    # Only for a file with memories that are not fresh: the check loads the code history.
+    from gitmem.api.verify import Verifier
+    from gitmem.context.stale_notes import StaleNote
+
+    try:
+        verdicts = Verifier(ws, weights).check_now(views)
+    except EmptyRepository:
+        return []
+    notes = []
+    for view, verdict in zip(views, verdicts, strict=True):
+        reason: str | None
+        if verdict.worktree:
+            reason, maps_to, status = verdict.worktree, verdict.new_context_ref, Status.STALE
+        elif verdict.status is Status.FRESH:
+            continue  # fresh at HEAD: the next verify records it
+        else:
+            reason, maps_to, status = verdict.reason, verdict.maps_to, verdict.status
+        notes.append(StaleNote(view.id, status.value, reason, maps_to, view.content, view.blob_id or ""))
+    return notes
+
+
+def held_back(ws: Workspace, table: RecordTable, query: str, kept: Sequence[int],
+              skip: Callable[[Any], bool] | None = None) -> int:
+    """How many stale or superseded memories (not refuted) have affinity to ``query``.
+
+    ``kept`` are the rows recall ranked (its candidates); the others of
+    ``table.recall_selection(True)`` are what ``include_stale`` would add. Affinity is
+    :func:`gitmem.context.recall.rank_memories`'s (a query term, or trigram cosine past its
+    floor), on an index of those memories kept in the read cache per tree.
+    """
+    if not query.strip():
+        return 0
+    from gitmem.cache.table import RowViews
+    from gitmem.context.recall import rank_memories
+
+    everyone, _ = table.recall_selection(True)
+    ranked = set(kept)
+    rows = [r for r in everyone.rows if r not in ranked]
+    if not rows:
+        return 0
+    views = RowViews(table, rows)
+    index = ws.records.cache.recall_index(table.tree)(views)
+    return len(rank_memories(query, views, index=index, skip=skip))
+
+
+def fit_tail(notes: list[StaleNote], held: int, token_budget: int | None, max_chars: int | None,
+             counter: Callable[[str], int]) -> tuple[list[StaleNote], str]:
+    """The notes that fit in half of each cap, and the tail they make after the hits.
+
+    The tail alone (:func:`gitmem.context.stale_notes.stale_tail` in ``markdown-prompt``, with
+    the block's header, as when no hit opens it) is measured in characters for ``max_chars``
+    and with ``counter`` (tokens) for ``token_budget``; recall then measures each choice of
+    hits with the tail after them (``suffix``), so the whole output keeps both caps. ``None``
+    or 0: no cap.
+    """
+    from gitmem.context.entry import RECALL_HEADER
+    from gitmem.context.stale_notes import stale_tail
+
+    def fits(kept: list[StaleNote]) -> bool:
+        text = stale_tail(kept, held, "markdown-prompt", header=RECALL_HEADER)
+        if max_chars and len(text) > max_chars // 2:
+            return False
+        # A BPE token is at least one byte: a short tail needs no count (no BPE tables load).
+        return (not token_budget or len(text.encode("utf-8", "surrogatepass")) <= token_budget // 2
+                or counter(text) <= token_budget // 2)
+
+    while notes and not fits(notes):
+        notes = notes[:-1]
+    return notes, stale_tail(notes, held, "markdown-prompt")
