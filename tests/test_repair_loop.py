@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from tests.conftest import commit_file, learn, memory_ref, tur, tur_ok
+from tests.conftest import commit_file, git, learn, memory_ref, tur, tur_ok
 
 #: A module whose function ``area`` sits at L21-L22.
 BEFORE = "".join(f"x{i} = {i}\n" for i in range(1, 21)) + "def area(w, h):\n    return w * h\n" + \
@@ -112,3 +112,71 @@ def test_recall_ends_with_how_many_matches_it_held_back_as_stale(repo):
     assert out.splitlines()[-1] == "> 1 stale match held back (`tur recall --include-stale` shows them)."
     assert "held back" not in tur_ok(repo, "recall", "width", "--include-stale")
     assert "held back" not in tur_ok(repo, "recall", "box")
+
+
+# -- 3. the repair loop --------------------------------------------------------------------------
+
+def test_show_and_status_v_print_where_the_lines_are_at_head_and_the_anchored_diff(repo):
+    mid = _moved_and_edited(repo)
+    tur_ok(repo, "verify")
+    shown = tur_ok(repo, "show", mid)
+    at_head = next(line for line in shown.splitlines() if line.startswith("# at HEAD: "))
+    assert "its lines are now at a.py#L16-L18" in at_head
+    assert "+    # width times height" in shown.splitlines()
+    assert _shown(repo, mid)["at_head"]["maps_to"] == "a.py#L16-L18"
+    status = tur_ok(repo, "status", "-v").splitlines()
+    assert any(line.startswith("    at HEAD: ") and "a.py#L16-L18" in line for line in status)
+    assert "    +    # width times height" in status
+    # A fresh memory has nothing to repair.
+    fresh = learn(repo, "y1 is one", "--file", "a.py#L19-L19")
+    assert "# at HEAD" not in tur_ok(repo, "show", fresh)
+
+
+def test_edit_reanchor_takes_the_mapping_and_refuses_without_one(repo):
+    mid = _moved_and_edited(repo)
+    out = tur_ok(repo, "edit", mid, "--reanchor", "--content", "area is width times height")
+    assert "re-anchored at a.py#L16-L18" in out
+    record = _shown(repo, mid)
+    assert record["provenance"]["context_ref"] == "a.py#L16-L18"
+    assert record["content"] == "area is width times height"
+    assert record["decay"]["staleness_status"] == "fresh"
+    both = tur(repo, "edit", mid, "--reanchor", "--file", "a.py#L1-L2")
+    assert both.code == 2 and "not both" in both.err
+    area = "def area(w, h):\n    # width times height\n    return w * h\n"
+    commit_file(repo, "a.py", AFTER.replace(area, ""), "drop area")
+    before = memory_ref(repo)
+    gone = tur(repo, "edit", mid, "--reanchor")
+    assert gone.code == 2 and "--file path#Lx-Ly" in gone.err and len(gone.err.splitlines()) == 1
+    assert memory_ref(repo) == before
+
+
+def test_forget_undo_restores_the_last_version_and_show_says_when_it_was_forgotten(repo):
+    mid = learn(repo, "line three is the third line", "--file", "src/app.py#L3-L3")
+    tur_ok(repo, "confidence", mid, "0.7")
+    text = tur_ok(repo, "show", mid, "--format", "json")
+    assert f"tur forget --undo {mid}" in tur_ok(repo, "forget", mid)
+    gone = tur(repo, "show", mid)
+    assert gone.code != 0 and len(gone.err.splitlines()) == 1
+    forgot = git(repo, "rev-parse", "refs/tur/memories").strip()
+    assert "forgotten on" in gone.err and forgot[:12] in gone.err
+    assert f"`tur forget --undo {mid}` restores it" in gone.err
+    assert tur_ok(repo, "forget", "--undo", mid).startswith(f"restored {mid}")
+    back = json.loads(tur_ok(repo, "show", mid, "--format", "json"))
+    assert back["confidence"] == 0.7 and back["content"] == json.loads(text)["content"]
+    again = tur(repo, "forget", "--undo", mid)
+    assert again.code == 2 and "is not forgotten" in again.err
+    never = tur(repo, "forget", "--undo", "fact-00000000")
+    assert never.code != 0 and "no forgotten memory" in never.err
+
+
+def test_link_remove_takes_out_the_relation_and_refuses_one_that_is_not_there(repo):
+    a = learn(repo, "the parser reads flags")
+    b = learn(repo, "flags are read once at start")
+    tur_ok(repo, "link", a, b, "--type", "supports")
+    assert _shown(repo, a)["relations"]
+    tur_ok(repo, "link", "--remove", a, b)
+    assert not _shown(repo, a).get("relations")
+    missing = tur(repo, "link", "--remove", a, b)
+    assert missing.code == 2 and "has no link" in missing.err
+    untyped = tur(repo, "link", a, b)
+    assert untyped.code == 2 and "--type" in untyped.err

@@ -110,3 +110,15 @@ def fit_tail(notes: list[StaleNote], held: int, token_budget: int | None, max_ch
     while notes and not fits(notes):
         notes = notes[:-1]
     return notes, stale_tail(notes, held, "markdown-prompt")
+
+
+def note_of(ws: Workspace, weights: Weights, memory_id: str) -> StaleNote | None:
+    """See :meth:`gitmem.api.Gitmem.stale_note`."""
+    records = ws.records
+    memory_id = records.resolve(memory_id)
+    table, _ = records.table(records.tip())
+    row = table.row(memory_id)
+    if row is None:
+        return None
+    notes = stale_notes(ws, weights, table, [row])
+    return notes[0] if notes else None

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from gitmem.api.weights import Weights
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.cache.views import MemoryView
+    from gitmem.context.stale_notes import StaleNote
     from gitmem.record.models import Memory
     from gitmem.staleness.overlay import LocalEntry
 
@@ -296,6 +297,26 @@ class Verifier:
         """
         return self._check(subjects, None).verdicts
 
+    def stale_note(self, memory_id: str) -> StaleNote | None:
+        """See :meth:`gitmem.api.Gitmem.stale_note`."""
+        from gitmem.api.stale import note_of
+
+        return note_of(self.ws, self.weights, memory_id)
+
+    def where_now(self, memory_id: str) -> str:
+        """See :meth:`gitmem.api.Gitmem.reanchor`: the anchor at HEAD the memory's lines map to."""
+        memory = self.ws.records.get(memory_id)
+        ref = memory.provenance.context_ref if memory.provenance else None
+        if not ref:
+            raise InvalidInput(f"{memory.id} has no anchor to follow",
+                               f"anchor it: `tur edit {memory.id} --file path#Lx-Ly`")
+        verdict = self.check_now([memory])[0]
+        if verdict.status is Status.FRESH and verdict.new_context_ref:
+            return verdict.new_context_ref
+        if verdict.status is Status.STALE and verdict.maps_to:
+            return verdict.maps_to
+        raise _unmappable(memory.id, ref, verdict.reason, "re-anchored")
+
     def _points_of(self, memories: list[Any], tip: str | None) -> dict[int, tuple[str | None, int | None]]:
         """Effective verification points of named records that a run gave one, by position."""
         runs = self.weights.runs
@@ -528,10 +549,7 @@ class Verifier:
             mapped = verdict.maps_to if verdict.status is Status.STALE else prov.context_ref
             ref, fp = self._anchor_at_head(mapped, head) if mapped else (None, None)
             if ref is None:
-                raise InvalidInput(
-                    f"{memory.id}: the lines of {prov.context_ref} cannot be mapped to HEAD"
-                    f"{f' ({verdict.reason})' if verdict.reason else ''}; nothing confirmed",
-                    f"anchor it where it holds: `tur edit {memory.id} --file path#Lx-Ly`")
+                raise _unmappable(memory.id, prov.context_ref, verdict.reason, "confirmed")
         # A fresh memory carries no reason; who confirmed it is in the commit's author.
         return replace(
             verdict, status=Status.FRESH, reason=None, new_git_sha=head, new_context_ref=ref,
@@ -729,6 +747,14 @@ def _row(memory: Memory, shown: Any, verdict: Verdict, wt: str | None, *,
         old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
         maps_to=verdict.maps_to,
     )
+
+
+def _unmappable(memory_id: str, ref: str, reason: str | None, verb: str) -> InvalidInput:
+    """The one-line refusal of a confirm or re-anchor whose lines git's diff cannot map to HEAD."""
+    return InvalidInput(
+        f"{memory_id}: the lines of {ref} cannot be mapped to HEAD"
+        f"{f' ({reason})' if reason else ''}; nothing {verb}",
+        f"anchor it where it holds: `tur edit {memory_id} --file path#Lx-Ly`")
 
 
 def _message(rows: list[StatusRow], counts: dict[str, int]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitmem.cli.commands import add_command, add_format, add_id_argument
 from gitmem.cli.output import json_dump
@@ -38,6 +38,30 @@ def _status_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_verify, write=False, confirm=False)
 
 
+#: Lines of the anchored diff ``tur show`` and ``tur status -v`` print for a memory that is not fresh.
+DIFF_LINES = 60
+
+
+def at_head(env: Env, memory: Any) -> list[str]:
+    """Where a memory that is not fresh stands at HEAD: its note, then its anchored diff since observed.
+
+    The note is the library's (:meth:`gitmem.api.Gitmem.stale_note`: why, where its lines are
+    now, what settles it). Empty when it is fresh at HEAD and in the working tree.
+    """
+    note = env.gm.stale_note(memory.id)
+    if note is None:
+        return []
+    lines = [f"at HEAD: {note.text()}"]
+    diff = env.gm.anchored_diff(memory, DIFF_LINES)
+    sha = memory.provenance.git_sha if memory.provenance else None
+    if diff.text:
+        lines.append(f"diff of {memory.anchor_path} since observed {(sha or '')[:12]}:")
+        lines.extend(diff.text.splitlines())
+    if diff.note:
+        lines.append(f"({diff.note})")
+    return lines
+
+
 #: Each command of this module and the function adding its parser (see gitmem.cli.commands).
 PARSERS = {"verify": _verify_parser, "status": _status_parser}
 
@@ -67,11 +91,15 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
         hint = env.gm.remote_hint()
         if hint:
             env.warn(hint)
+    rows = {row.memory_id: row for row in outcome.rows} if args.verbose else {}
     for line in outcome.shown(written=args.write, verbose=args.verbose, named=bool(args.ids),
                               confirmed=args.confirm):
         env.print(line.text())
         if line.hint:
             env.print(f"    hint: {line.hint}")
+        if args.verbose and line.status != "fresh":
+            for text in at_head(env, rows[line.memory_id].memory):
+                env.print(f"    {text}")
     quiet = 0 if args.verbose or args.ids else outcome.unchanged_unanchored()
     if quiet and not args.write:
         noun = "memory" if quiet == 1 else "memories"
