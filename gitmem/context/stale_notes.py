@@ -69,13 +69,14 @@ class StaleNote:
     statement: str = ""
     blob_id: str = ""
 
-    def text(self, actions: RepairActions = CLI_ACTIONS) -> str:
+    def text(self, actions: RepairActions | None = None) -> str:
         """The note in one line, without a list marker or newline.
 
         ``[fact-1a2b3c4d] stale: lines 21-22 changed in 647b63e; its lines are now at
         a.py#L16-L18. "area multiplies…" Still true: `tur verify fact-1a2b3c4d --confirm`;
         reworded: `…`; wrong: `…`.``
         """
+        actions = actions or CLI_ACTIONS
         mid = self.memory_id
         why = f"{self.status}: {_flat(self.reason)}" if self.reason else self.status
         where = f"its lines are now at {self.maps_to}" if self.maps_to else "its lines are gone"
@@ -91,16 +92,17 @@ class StaleNote:
         return f"[{mid}] {why}; {where}.{quoted} {settle}; wrong: `{actions.refute.format(id=mid)}`."
 
 
-def held_back_line(count: int, actions: RepairActions = CLI_ACTIONS) -> str:
+def held_back_line(count: int, actions: RepairActions | None = None) -> str:
     """``2 stale matches held back (`tur recall --include-stale` shows them).``; ``""`` for 0."""
     if count <= 0:
         return ""
+    actions = actions or CLI_ACTIONS
     noun = "match" if count == 1 else "matches"
     return f"{count} stale {noun} held back (`{actions.include_stale}` shows them)."
 
 
 def stale_tail(notes: Sequence[StaleNote], held_back: int, fmt: str, *, header: str | None = None,
-               actions: RepairActions = CLI_ACTIONS) -> str:
+               actions: RepairActions | None = None) -> str:
     """What a recall's text ends with: the notes, then the held-back line (``""`` when neither).
 
     Args:
@@ -108,7 +110,7 @@ def stale_tail(notes: Sequence[StaleNote], held_back: int, fmt: str, *, header: 
         held_back: matches held back as stale.
         fmt: ``markdown-prompt`` (lines quoted with ``"> "``, as the hits are) or ``plain``.
         header: the block's first line when no hit opened it (``markdown-prompt``), else ``None``.
-        actions: how the commands are spelled.
+        actions: how the commands are spelled (default :data:`CLI_ACTIONS`).
     """
     lines = []
     if notes:
