@@ -564,8 +564,7 @@ class ContextBuilder:
         """The notes on the memories of ``files`` that are not fresh, and the matches held back as stale."""
         from gitmem.api.stale import held_back, stale_notes
 
-        notes = stale_notes(self.ws, self.weights, table, self.anchored_rows(table, files), skip) \
-            if files else []
+        notes = stale_notes(self.ws, table, self.anchored_rows(table, files), skip) if files else []
         candidates = selection[0]
         kept = candidates.rows if hasattr(candidates, "rows") else [
             r for m in candidates if (r := table.row(m.id)) is not None]

@@ -10,23 +10,55 @@ recall's size caps: :func:`fit_tail` takes their room first, at most half of eac
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.errors import EmptyRepository
 from gitmem.vocabulary import Status
 
 if TYPE_CHECKING:
     from gitmem.api.records import Workspace
-    from gitmem.api.weights import Weights
     from gitmem.cache import RecordTable
     from gitmem.context.stale_notes import StaleNote
+    from gitmem.record.models import Memory
+    from gitmem.staleness.verdicts import StalenessReport
 
-__all__ = ["fit_tail", "held_back", "stale_notes"]
+__all__ = ["VERIFY_CACHE", "fit_tail", "held_back", "judge", "note_of", "stale_notes"]
 
 _NOT_FRESH = frozenset({Status.STALE.value, Status.UNANCHORED.value})
 
+#: The read cache's file for anchor-check outcomes (see :class:`gitmem.staleness.VerifyCache`).
+VERIFY_CACHE = ("", "verify")
 
-def stale_notes(ws: Workspace, weights: Weights, table: RecordTable, rows: Sequence[int],
+
+def judge(ws: Workspace, subjects: Sequence[Any],
+          progress: Callable[[int, int], None] | None = None) -> StalenessReport:
+    """Verdicts at HEAD on ``subjects`` (records or cache views): :func:`gitmem.staleness.check`.
+
+    With the outcomes of earlier runs with the same ``verify`` settings from the read cache
+    (keys are immutable SHAs, so they never go stale); the outcomes learned are saved
+    (``verify.bin``, only this HEAD's), not held past the check. Every check of verify,
+    status and the point of use goes through here.
+
+    Raises:
+        EmptyRepository: HEAD is unborn.
+    """
+    from gitmem.staleness.verdicts import VerifyCache, check
+
+    store, policy, options = ws.store, ws.settings.decay, ws.settings.verify
+    tag = options.tag()
+    plain = ws.records.cache.read_payload(*VERIFY_CACHE)
+    verify_cache = VerifyCache.from_plain(plain, tag) if plain is not None else VerifyCache(tag)
+    known = len(verify_cache)
+    report = check(cast("list[Memory]", list(subjects)), store.code(), policy, cache=verify_cache,
+                   options=options, progress=progress)
+    # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
+    saved = verify_cache.to_plain(report.head_sha)
+    if not len(saved["entries"]) == known == len(verify_cache):  # else the file holds this already
+        ws.records.cache.write_payload(*VERIFY_CACHE, saved)
+    return report
+
+
+def stale_notes(ws: Workspace, table: RecordTable, rows: Sequence[int],
                 skip: Callable[[Any], bool] | None = None) -> list[StaleNote]:
     """One note per row of ``rows`` (a file's memories, best first) that is not fresh, in that order.
 
@@ -41,12 +73,11 @@ def stale_notes(ws: Workspace, weights: Weights, table: RecordTable, rows: Seque
     views = [v for v in views if skip is None or not skip(v)]
     if not views:
         return []
-    # Only for a file with memories that are not fresh: the check loads the code history.
-    from gitmem.api.verify import Verifier
     from gitmem.context.stale_notes import StaleNote
 
     try:
-        verdicts = Verifier(ws, weights).check_now(views)
+        # Only for a file with memories that are not fresh: the check loads the code history.
+        verdicts = judge(ws, views).verdicts
     except EmptyRepository:
         return []
     notes = []
@@ -112,7 +143,7 @@ def fit_tail(notes: list[StaleNote], held: int, token_budget: int | None, max_ch
     return notes, stale_tail(notes, held, "markdown-prompt")
 
 
-def note_of(ws: Workspace, weights: Weights, memory_id: str) -> StaleNote | None:
+def note_of(ws: Workspace, memory_id: str) -> StaleNote | None:
     """See :meth:`gitmem.api.Gitmem.stale_note`."""
     records = ws.records
     memory_id = records.resolve(memory_id)
@@ -120,5 +151,5 @@ def note_of(ws: Workspace, weights: Weights, memory_id: str) -> StaleNote | None
     row = table.row(memory_id)
     if row is None:
         return None
-    notes = stale_notes(ws, weights, table, [row])
+    notes = stale_notes(ws, table, [row])
     return notes[0] if notes else None

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from gitmem.staleness.overlay import LocalEntry
 
     # staleness imports the code history (libgit2): only verify needs it, not wake.
-    from gitmem.staleness.verdicts import StalenessReport, Verdict, VerifyCache
+    from gitmem.staleness.verdicts import StalenessReport, Verdict
     from gitmem.store import Store
 
 __all__ = ["Verifier"]
@@ -46,9 +46,6 @@ def _status_changed(memory: Memory, verdict: Verdict) -> bool:
     if decay is None:
         return verdict.status is not memory.status
     return decay.staleness_status is not verdict.status or decay.reason != verdict.reason
-
-#: The read cache's file for anchor-check outcomes (see :class:`gitmem.staleness.VerifyCache`).
-VERIFY_CACHE = ("", "verify")
 
 #: One memory's line in a verify commit message: ``ID: STATUS[ (REASON)][ -> ANCHOR]``.
 _VERDICT_LINE = re.compile(r"^(?P<status>\w+)(?: \((?P<reason>.*)\))?(?: -> (?P<ref>\S+))?$")
@@ -301,7 +298,7 @@ class Verifier:
         """See :meth:`gitmem.api.Gitmem.stale_note`."""
         from gitmem.api.stale import note_of
 
-        return note_of(self.ws, self.weights, memory_id)
+        return note_of(self.ws, memory_id)
 
     def where_now(self, memory_id: str) -> str:
         """See :meth:`gitmem.api.Gitmem.reanchor`: the anchor at HEAD the memory's lines map to."""
@@ -378,19 +375,10 @@ class Verifier:
         return out
 
     def _check(self, subjects: list[Any], progress: Callable[[int, int], None] | None) -> StalenessReport:
-        """Verdicts on ``subjects`` (see :func:`gitmem.staleness.check`), with the outcomes of earlier runs.
+        """Verdicts on ``subjects``: :func:`gitmem.api.stale.judge` (with the outcomes of earlier runs)."""
+        from gitmem.api.stale import judge
 
-        The outcomes learned are saved (``verify.bin``); they are not held past the check.
-        """
-        from gitmem.staleness.verdicts import check
-
-        store, policy, options = self.ws.store, self.ws.settings.decay, self.ws.settings.verify
-        verify_cache = self._load_verify_cache(options.tag())
-        known = len(verify_cache)
-        report = check(cast("list[Memory]", subjects), store.code(), policy, cache=verify_cache,
-                       options=options, progress=progress)
-        self._save_verify_cache(verify_cache, report.head_sha, known)
-        return report
+        return judge(self.ws, subjects, progress)
 
     def _apply(
         self, subjects: list[Any], carried: set[int], points: dict[int, tuple[str | None, int | None]],
@@ -514,23 +502,6 @@ class Verifier:
             commit_distance=0, changed=False, moved=False, new_ref=ref, hint=None, local=None,
             old_status=memory.status, old_reason=reason,
         )
-
-    def _load_verify_cache(self, tag: str) -> VerifyCache:
-        """Outcomes of earlier runs with the same ``verify`` settings.
-
-        Keys are immutable SHAs, so they never go stale.
-        """
-        from gitmem.staleness.verdicts import VerifyCache
-
-        plain = self.ws.records.cache.read_payload(*VERIFY_CACHE)
-        return VerifyCache.from_plain(plain, tag) if plain is not None else VerifyCache(tag)
-
-    def _save_verify_cache(self, verify_cache: VerifyCache, head: str, known: int) -> None:
-        # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
-        plain = verify_cache.to_plain(head)
-        if len(plain["entries"]) == known == len(verify_cache):
-            return  # nothing learned, nothing dropped: the file holds this already
-        self.ws.records.cache.write_payload(*VERIFY_CACHE, plain)
 
     def _explicit(self, memory: Memory, verdict: Verdict, head: str, confirm: bool) -> Verdict:
         """Turn a verdict on a named memory into a corroboration at HEAD (see :meth:`verify`)."""
