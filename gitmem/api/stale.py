@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from gitmem.cache import RecordTable
     from gitmem.context.stale_notes import StaleNote
     from gitmem.record.models import Memory
+    from gitmem.staleness.outcomes import Outcome
     from gitmem.staleness.verdicts import StalenessReport
 
 __all__ = ["VERIFY_CACHE", "fit_tail", "held_back", "judge", "note_of", "stale_notes"]
@@ -63,9 +64,10 @@ def stale_notes(ws: Workspace, table: RecordTable, rows: Sequence[int],
     """One note per row of ``rows`` (a file's memories, best first) that is not fresh, in that order.
 
     Not fresh: ``stale`` or ``unanchored`` here (the working-tree overlay counts; refuted
-    memories are settled and left out). Each is checked against HEAD now (the verify cache
-    answers for the unchanged ones) for where its lines are: a memory the check finds fresh
-    at HEAD and in the working tree gets no note. ``skip`` leaves out what a hook already
+    memories are settled and left out). Each is checked against HEAD now for where its lines
+    are: what the verify cache holds as stale at HEAD is read from it (no libgit2 loads), the
+    rest is judged (:func:`judge`); a memory found fresh at HEAD and in the working tree gets
+    no note. ``skip`` leaves out what a hook already
     sent this session. Reads git objects; writes only the read cache.
     """
     statuses = table.statuses()
@@ -75,13 +77,19 @@ def stale_notes(ws: Workspace, table: RecordTable, rows: Sequence[int],
         return []
     from gitmem.context.stale_notes import StaleNote
 
+    notes: dict[str, StaleNote] = {}
+    for view, outcome in zip(views, _cached_outcomes(ws, views), strict=True):
+        # What a verify at this HEAD found stale is read back from its cache: no libgit2 loads.
+        if outcome is not None and outcome.located is None and outcome.status is Status.STALE:
+            notes[view.id] = StaleNote(view.id, outcome.status.value, outcome.reason, outcome.maps_to,
+                                       view.content, view.blob_id or "")
+    rest = [v for v in views if v.id not in notes]
     try:
-        # Only for a file with memories that are not fresh: the check loads the code history.
-        verdicts = judge(ws, views).verdicts
+        # The others are checked (the check loads the code history).
+        verdicts = judge(ws, rest).verdicts if rest else []
     except EmptyRepository:
-        return []
-    notes = []
-    for view, verdict in zip(views, verdicts, strict=True):
+        verdicts, rest = [], []
+    for view, verdict in zip(rest, verdicts, strict=True):
         reason: str | None
         if verdict.worktree:
             reason, maps_to, status = verdict.worktree, verdict.new_context_ref, Status.STALE
@@ -89,8 +97,32 @@ def stale_notes(ws: Workspace, table: RecordTable, rows: Sequence[int],
             continue  # fresh at HEAD: the next verify records it
         else:
             reason, maps_to, status = verdict.reason, verdict.maps_to, verdict.status
-        notes.append(StaleNote(view.id, status.value, reason, maps_to, view.content, view.blob_id or ""))
-    return notes
+        notes[view.id] = StaleNote(view.id, status.value, reason, maps_to, view.content, view.blob_id or "")
+    return [notes[v.id] for v in views if v.id in notes]
+
+
+def _cached_outcomes(ws: Workspace, views: Sequence[Any]) -> list[Outcome | None]:
+    """The verify cache's outcome for each view at HEAD (``None`` where it has none).
+
+    Keyed as :func:`gitmem.staleness.verdicts.check` keys it: (observed SHA, HEAD, anchor,
+    fingerprint), the observed SHA as stored (a check resolves a short one; it then misses).
+    A view with a working-tree reason is left to the check.
+    """
+    from gitmem.staleness.outcomes import VerifyCache
+
+    head = ws.store.head_sha()
+    plain = ws.records.cache.read_payload(*VERIFY_CACHE) if head else None
+    if plain is None or head is None:
+        return [None] * len(views)
+    cache = VerifyCache.from_plain(plain, ws.settings.verify.tag())
+    out: list[Outcome | None] = []
+    for view in views:
+        prov = view.provenance
+        if prov is None or view.local_reason or not prov.git_sha or not prov.context_ref:
+            out.append(None)
+            continue
+        out.append(cache.get((prov.git_sha, head, prov.context_ref, prov.fingerprint or "")))
+    return out
 
 
 def held_back(ws: Workspace, table: RecordTable, query: str, kept: Sequence[int],
