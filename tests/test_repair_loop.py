@@ -180,3 +180,20 @@ def test_link_remove_takes_out_the_relation_and_refuses_one_that_is_not_there(re
     assert missing.code == 2 and "has no link" in missing.err
     untyped = tur(repo, "link", a, b)
     assert untyped.code == 2 and "--type" in untyped.err
+
+
+def test_a_warm_pre_tool_reads_what_verify_found_stale_without_loading_the_code_history(repo):
+    from tests.test_speed_paths import run_hook
+
+    mid = learn(repo, "line six says six", "--file", "src/app.py#L5-L7")
+    body = "".join(f"line {i}\n" if i != 6 else "line six changed\n" for i in range(1, 21))
+    commit_file(repo, "src/app.py", body, "change line 6")
+    tur_ok(repo, "verify")
+    tool = {"tool_name": "Edit", "tool_input": {"file_path": str(repo / "src" / "app.py")}}
+    # The first builds the cache and counts the lines' tokens (kept across processes).
+    run_hook(repo, "pre-tool", {**tool, "session_id": "cold"})
+    warm = run_hook(repo, "pre-tool", {**tool, "session_id": "warm"})
+    assert warm["code"] == 0 and warm["err"] == ""
+    assert f"[{mid}] stale: line 6 changed in" in warm["out"]
+    assert "its lines are now at src/app.py#L5-L7" in warm["out"]
+    assert warm["heavy"] == []
