@@ -197,3 +197,23 @@ def test_a_warm_pre_tool_reads_what_verify_found_stale_without_loading_the_code_
     assert f"[{mid}] stale: line 6 changed in" in warm["out"]
     assert "its lines are now at src/app.py#L5-L7" in warm["out"]
     assert warm["heavy"] == []
+
+
+def test_recall_with_a_file_gives_the_notes_to_every_surface_in_its_own_spelling(repo):
+    from gitmem.api import Gitmem, RepairActions, render_recall
+
+    mid = _moved_and_edited(repo)
+    gm = Gitmem.open(repo)
+    gm.verify()
+    result, _ = gm.recall("", file=str(repo / "a.py"), full_records=False)
+    assert [(n.memory_id, n.maps_to) for n in result.stale] == [(mid, "a.py#L16-L18")]
+    assert gm.stale_note(mid) == result.stale[0]
+    tools = RepairActions(confirm="verify(ids=['{id}'], confirm=true)",
+                          reword="edit(id='{id}', reanchor=true)",
+                          anchor="edit(id='{id}', file='path#Lx-Ly')",
+                          refute="refute(id='{id}', reason=...)",
+                          include_stale="recall(include_stale=true)")
+    doc = json.loads(render_recall(result, "json", actions=tools))
+    assert doc["stale"][0]["maps_to"] == "a.py#L16-L18"
+    text = doc["stale"][0]["text"]
+    assert f"verify(ids=['{mid}'], confirm=true)" in text and "tur " not in text
