@@ -224,16 +224,6 @@ class Editor:
 
         return self._edit(source_memory.id, f"unlink {kind_.value if kind_ else 'all'} {target_id}:", edit)
 
-    def forgotten(self, memory_id: str) -> CommitInfo | None:
-        """See :meth:`gitmem.api.Gitmem.forgotten`."""
-        if not ID_PATTERN.match(memory_id):
-            return None
-        store = self.ws.store
-        if store.blob_id_at(store.tip(), record_path(memory_id)) is not None:
-            return None
-        commits = self.ws.records.history(memory_id)
-        return commits[0] if commits and self._last_version(memory_id, commits) is not None else None
-
     def restore(self, memory_id: str) -> tuple[Memory, CommitInfo | None]:
         """See :meth:`gitmem.api.Gitmem.restore`."""
         store = self.ws.store

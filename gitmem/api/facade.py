@@ -366,15 +366,15 @@ class Gitmem:
              reanchor: bool = False) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's content, type or anchor in place (``tur edit``), in one commit.
 
-        The id stays (``tur show`` lists the old text in the ref's history); the local git identity
-        becomes the memory's ``author``. ``file`` re-anchors it at HEAD (``path`` or
-        ``path#Lstart-Lend``, relative to the current directory) and makes it fresh there;
-        ``reanchor`` does so where git's diff maps its lines at HEAD (the staleness check's
-        ``Verdict.maps_to``, as ``tur show`` prints it); a new ``type`` takes that type's half-life.
+        The id stays (``tur show`` lists the old text in the ref's history); the local git identity becomes
+        the memory's ``author``. ``file`` re-anchors it at HEAD (``path`` or ``path#Lstart-Lend``, relative
+        to the current directory) and makes it fresh there; ``reanchor`` does so where git's diff maps its
+        lines at HEAD (the staleness check's ``Verdict.maps_to``, as ``tur show`` prints it); a new ``type``
+        takes that type's half-life.
 
         Raises:
-            InvalidInput: nothing to change, empty content, an unknown type, ``file`` with
-                ``reanchor``, or lines that cannot be mapped to HEAD.
+            InvalidInput: nothing to change, empty content, an unknown type, ``file`` with ``reanchor``,
+                or lines that cannot be mapped to HEAD.
             SecretRefused: the content or anchor looks like a credential (``allow_secret`` false).
             TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
             InvalidAnchor: a bad ``file`` (missing, outside the repository, uncommitted).
@@ -401,14 +401,11 @@ class Gitmem:
         """Add ``source --kind--> target`` (idempotent); ``remove`` takes it out (any kind for ``None``).
 
         Raises:
-            InvalidInput: unknown relation type, a memory linked to itself, a ``supersedes``
-                link that would close a cycle (each memory of a cycle would hide the next, and
-                all would leave wake), ``kind=None`` when adding, or no such relation to remove.
+            InvalidInput: unknown relation type, a memory linked to itself, a ``supersedes`` cycle (each
+                memory of one hides the next; all leave wake), no ``kind`` to add, no relation to remove.
             UnknownMemory, AmbiguousId: bad id.
         """
-        if remove:
-            return self._editor.unlink(source, target, kind)
-        return self._editor.link(source, target, kind)
+        return (self._editor.unlink if remove else self._editor.link)(source, target, kind)
 
     def forget(self, token: str) -> CommitInfo | None:
         """Remove a memory from the tree; it stays in the ref's history.
@@ -419,10 +416,6 @@ class Gitmem:
             UnknownMemory, AmbiguousId: bad id.
         """
         return self._editor.forget(token)
-
-    def forgotten(self, memory_id: str) -> CommitInfo | None:
-        """The commit that forgot ``memory_id`` (a full id), or ``None`` when it is stored or never was."""
-        return self._editor.forgotten(memory_id)
 
     def restore(self, memory_id: str) -> tuple[Memory, CommitInfo | None]:
         """Bring back a forgotten memory's last version (``forget --undo``; InvalidInput, UnknownMemory)."""

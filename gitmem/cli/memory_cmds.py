@@ -19,7 +19,7 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
-    from gitmem.api import CommitInfo, TurImportResult
+    from gitmem.api import CommitInfo, Gitmem, TurImportResult
     from gitmem.cli.env import Env
 
 
@@ -252,7 +252,7 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     try:
         memory = gm.get(args.id)
     except UnknownMemory:
-        gone = gm.forgotten(args.id)
+        gone = _forgotten(gm, args.id)
         if gone is None:
             raise
         raise UnknownMemory(args.id, f"it was forgotten on {gone.time:%Y-%m-%d %H:%M} by {gone.author} "
@@ -296,6 +296,16 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
             for line in lines[1:]:
                 env.print(line)
     return 0
+
+
+def _forgotten(gm: Gitmem, memory_id: str) -> CommitInfo | None:
+    """The commit that took ``memory_id`` (a full id, not stored now) out of the tree, or ``None``."""
+    from gitmem.vocabulary import ID_PATTERN
+
+    if not ID_PATTERN.match(memory_id):
+        return None
+    commits = gm.history(memory_id)  # the record's commits on the memory ref, newest first
+    return commits[0] if commits else None
 
 
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
