@@ -51,8 +51,10 @@ def at_head(env: Env, memory: Any, note: Any = None, diff_too: bool = True) -> l
 
     The note is the library's (:meth:`gitmem.api.Gitmem.stale_note`: why, where its lines are
     now, what settles it), or ``note`` when the caller has it from a check already. Empty when
-    it is fresh at HEAD and in the working tree.
+    it has no anchor, or is fresh at HEAD and in the working tree.
     """
+    if not memory.anchor_path:
+        return []  # no anchor: no lines to find at HEAD, no diff
     note = note or env.gm.stale_note(memory.id)
     if note is None:
         return []
@@ -118,7 +120,7 @@ def cmd_verify(args: argparse.Namespace, env: Env) -> int:
         env.print(line.text())
         if line.hint:
             env.print(f"    hint: {line.hint}")
-        if args.verbose and line.status != "fresh":
+        if args.verbose and line.status != "fresh" and rows[line.memory_id].memory.anchor_path:
             diffs += 1
             for text in _at_head_of(env, rows[line.memory_id], diffs <= STATUS_DIFFS):
                 env.print(f"    {text}")
