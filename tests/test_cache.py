@@ -137,8 +137,19 @@ def reference_recall(repo, query: str, include_stale: bool, token_budget: int):
     gm = fresh(repo)
     snap = no_cache_snapshot(repo)
     memories = at_effective_points(gm, [snap.records[k] for k in sorted(snap.records)])
-    return recall(memories, query, top_k=gm.settings.recall.top_k, include_stale=include_stale,
-                  token_budget=token_budget, counter=TokenCounter(gm.settings.tokenizer))
+    result = recall(memories, query, top_k=gm.settings.recall.top_k, include_stale=include_stale,
+                    token_budget=token_budget, counter=TokenCounter(gm.settings.tokenizer))
+    if include_stale:
+        return result
+    # What the facade adds: the matches held back as stale (stale or superseded, with affinity).
+    from dataclasses import replace
+
+    from gitmem.context.recall import rank_memories, select_candidates
+
+    everyone, _ = select_candidates(memories, True)
+    kept = {m.id for m in select_candidates(memories, False)[0]}
+    held = len(rank_memories(query, [m for m in everyone if m.id not in kept]))
+    return replace(result, held_back=held)
 
 
 def dumps(snap) -> dict:

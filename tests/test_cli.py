@@ -322,7 +322,7 @@ def test_confirm_keeps_a_memory_whose_anchored_file_is_gone(repo):
     git(repo, "commit", "-q", "-m", "drop app")
     tur(repo, "verify")
     r = tur(repo, "verify", "--confirm", mid)
-    assert "not at HEAD" in r.out
+    assert_one_line_error(r, "cannot be mapped to HEAD")
     shown = json.loads(tur(repo, "show", mid, "--format", "json").out)
     assert shown["decay"]["staleness_status"] == "stale"
     assert shown["provenance"]["context_ref"] == "src/app.py#L5-L7"

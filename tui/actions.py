@@ -20,6 +20,8 @@ class Action:
         title: the command palette's title (``verify``).
         help: one line: what it does.
         footer: shown in the footer (the rest are in the help screen and the palette).
+        label: the footer's word for it when shorter than the title (80 columns hold every
+            footer key), else ``""``.
     """
 
     key: str
@@ -28,6 +30,7 @@ class Action:
     title: str
     help: str
     footer: bool = False
+    label: str = ""
 
 
 BROWSE_ACTIONS: tuple[Action, ...] = (
@@ -36,9 +39,10 @@ BROWSE_ACTIONS: tuple[Action, ...] = (
     Action("u", "u", "unrefute", "undo refutation", "withdraw its refutation"),
     Action("d", "d", "forget", "forget", "remove it (the ref's history keeps it)"),
     Action("t", "t", "confirm", "confirm (still true)",
-           "stale but still true: vouch for it, fresh at HEAD (tur verify ID --confirm)"),
+           "stale but still true: fresh, re-anchored where its lines are at HEAD (tur verify ID --confirm)",
+           True, "True"),
     Action("c", "c", "confidence", "confidence", "set its confidence, 0 to 1"),
-    Action("w", "w", "wake", "wake preview", "what an agent reads at start, under a budget", True),
+    Action("w", "w", "wake", "wake preview", "what an agent reads at start, under a budget", True, "Wake"),
     Action("n", "n", "learn", "learn", "a new memory: text, type, optional anchor", True),
     Action("e", "e", "edit", "edit", "change its content, type or anchor", True),
     Action("m", "m", "mark", "mark for link", "mark it; `l` on another memory links the two"),
@@ -71,5 +75,5 @@ GLOBAL_KEYS: tuple[tuple[str, str, str], ...] = (
 
 def browse_bindings() -> list[Binding]:
     """The browse screen's bindings, from :data:`BROWSE_ACTIONS`."""
-    return [Binding(a.key, a.action, a.title[:1].upper() + a.title[1:], show=a.footer,
+    return [Binding(a.key, a.action, a.label or a.title[:1].upper() + a.title[1:], show=a.footer,
                     key_display=a.display) for a in BROWSE_ACTIONS]

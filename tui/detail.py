@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gitmem.api import AnchoredDiff, AnchorStep, CommitInfo, Gitmem, Memory
+from gitmem.api import AnchoredDiff, AnchorStep, CommitInfo, Gitmem, Memory, StaleNote
 from tui.rows import Row
 
 __all__ = ["Detail", "load_detail"]
@@ -21,6 +21,8 @@ class Detail:
         history: commits on ``refs/tur/memories`` that changed the record, newest first.
         diff: the anchored file's diff since ``provenance.git_sha``.
         trail: how the anchor travelled (learned, then renamed, moved, reformatted...).
+        note: for a memory that is not fresh, why, where its lines are at HEAD and what
+            settles it (:meth:`gitmem.api.Gitmem.stale_note`); else ``None``.
     """
 
     row: Row
@@ -29,6 +31,7 @@ class Detail:
     history: list[CommitInfo] = field(default_factory=list)
     diff: AnchoredDiff = AnchoredDiff("")
     trail: list[AnchorStep] = field(default_factory=list)
+    note: StaleNote | None = None
 
 
 def load_detail(gm: Gitmem, row: Row) -> Detail:
@@ -46,4 +49,5 @@ def load_detail(gm: Gitmem, row: Row) -> Detail:
         history=history,
         diff=gm.anchored_diff(memory),
         trail=gm.anchor_trail(memory.id, history),
+        note=gm.stale_note(memory.id) if row.status in ("stale", "unanchored") else None,
     )

@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from gitmem.context.render import render_hook as render_hook
     from gitmem.context.render import render_recall as render_recall
     from gitmem.context.render import render_wake as render_wake
+    from gitmem.context.stale_notes import RepairActions as RepairActions
+    from gitmem.context.stale_notes import StaleNote as StaleNote
     from gitmem.context.wake import AssemblyEntry as AssemblyEntry
     from gitmem.harness import HARNESSES as HARNESSES
     from gitmem.harness import SetupItem as SetupItem

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -635,6 +636,12 @@ class ContextBuilder:
         selection = table.recall_selection(include_stale)
         first = self._anchored_views(table, selection, files) if files else ()
         encoding = self.ws.settings.tokenizer
+        notes, held = self._not_fresh(table, selection, query, files, skip) if not include_stale else ([], 0)
+        suffix = ""
+        if notes or held:
+            from gitmem.api.stale import fit_tail
+
+            notes, suffix = fit_tail(notes, held, token_budget, max_chars, cache.counter(encoding))
         result = recall(
             (),
             query,
@@ -654,8 +661,22 @@ class ContextBuilder:
             author_of=self._author_of(table),
             verified=self._verified_of(table),
             floor=floor,
+            suffix=suffix,
         )
+        if notes or held:
+            result = replace(result, stale=tuple(notes), held_back=held)
         return result, [*records.notices(), *skipped]
+
+    def _not_fresh(self, table: RecordTable, selection: tuple[Any, dict[str, str]], query: str,
+                   files: Sequence[str], skip: Callable[[Any], bool] | None) -> tuple[list[Any], int]:
+        """The notes on the memories of ``files`` that are not fresh, and the matches held back as stale."""
+        from gitmem.api.stale import held_back, stale_notes
+
+        notes = stale_notes(self.ws, table, self.anchored_rows(table, files), skip) if files else []
+        candidates = selection[0]
+        kept = candidates.rows if hasattr(candidates, "rows") else [
+            r for m in candidates if (r := table.row(m.id)) is not None]
+        return notes, held_back(self.ws, table, query, kept, skip)
 
     def warm(self, now: datetime | None = None) -> None:
         """See :meth:`gitmem.api.Gitmem.warm`."""

@@ -8,6 +8,7 @@ changed), built by a function of the current tip and committed with compare-and-
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gitmem.api.results import DoctorReport
@@ -107,13 +108,15 @@ class Editor:
         return self._edit(token, "unrefute", edit)
 
     def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
-             file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
-        """See :meth:`gitmem.api.Gitmem.edit`."""
+             file: str | None = None, allow_secret: bool = False,
+             mapped: Callable[[str], str] | None = None) -> tuple[Memory, CommitInfo | None]:
+        """See :meth:`gitmem.api.Gitmem.edit`; ``mapped(token)``: where its lines are at HEAD."""
         from gitmem.record.models import Decay, Provenance
         from gitmem.sharing import secret_scan
 
+        file = self._mapped_file(token, file, mapped)
         if content is None and type is None and file is None:
-            raise InvalidInput("nothing to edit", "pass --content, --type or --file")
+            raise InvalidInput("nothing to edit", "pass --content, --type, --file or --reanchor")
         type_ = parse_enum(MemoryType, type, "type") if type is not None else None
         if content is not None:
             if not content.strip():
@@ -152,6 +155,16 @@ class Editor:
 
         return self._edit(token, "edit", edit)
 
+    def _mapped_file(self, token: str, file: str | None,
+                     mapped: Callable[[str], str] | None) -> str | None:
+        """``file``, or with ``mapped`` (a re-anchor) the mapped anchor as a path in the working tree."""
+        if mapped is None:
+            return file
+        if file is not None:
+            raise InvalidInput("give --file or --reanchor, not both")
+        root = self.ws.store.workdir
+        return mapped(token) if root is None else str(Path(root) / mapped(token))
+
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """See :meth:`gitmem.api.Gitmem.set_confidence`."""
         if not 0.0 <= confidence <= 1.0:
@@ -164,8 +177,12 @@ class Editor:
 
         return self._edit(token, "confidence", edit)
 
-    def link(self, source: str, target: str, kind: RelationType | str) -> tuple[Memory, CommitInfo | None]:
+    def link(self, source: str, target: str,
+             kind: RelationType | str | None) -> tuple[Memory, CommitInfo | None]:
         """See :meth:`gitmem.api.Gitmem.link`."""
+        if kind is None:
+            raise InvalidInput("a link needs its type",
+                               f"pass --type ({', '.join(t.value for t in RelationType)})")
         kind_ = parse_enum(RelationType, kind, "relation type")
         target_id = self.ws.records.get(target).id
         source_id = self.ws.records.get(source).id
@@ -182,6 +199,61 @@ class Editor:
 
         return self._edit(source, f"link {kind_.value} {target_id}:", edit)
 
+    def unlink(self, source: str, target: str,
+               kind: RelationType | str | None = None) -> tuple[Memory, CommitInfo | None]:
+        """See :meth:`gitmem.api.Gitmem.unlink`."""
+        kind_ = parse_enum(RelationType, kind, "relation type") if kind is not None else None
+        source_memory = self.ws.records.get(source)
+        # A target forgotten since is still named by the relation: its id is taken as given.
+        try:
+            target_id = self.ws.records.resolve(target)
+        except UnknownMemory:
+            target_id = target
+
+        def drops(r: object) -> bool:
+            return getattr(r, "target", None) == target_id and kind_ in (None, getattr(r, "type", None))
+
+        if not any(drops(r) for r in source_memory.relations):
+            what = f"{kind_.value} link" if kind_ else "link"
+            raise InvalidInput(f"{source_memory.id} has no {what} to {target_id}",
+                               f"`tur show {source_memory.id}` lists its relations")
+
+        def edit(m: Memory) -> Memory:
+            m.relations = [r for r in m.relations if not drops(r)]
+            return m
+
+        return self._edit(source_memory.id, f"unlink {kind_.value if kind_ else 'all'} {target_id}:", edit)
+
+    def restore(self, memory_id: str) -> tuple[Memory, CommitInfo | None]:
+        """See :meth:`gitmem.api.Gitmem.restore`."""
+        store = self.ws.store
+        path = record_path(memory_id) if ID_PATTERN.match(memory_id) else None
+        if path is not None and store.blob_id_at(store.tip(), path) is not None:
+            raise InvalidInput(f"{memory_id} is not forgotten", "nothing to restore")
+        blob = self._last_version(memory_id, self.ws.records.history(memory_id)) if path else None
+        if path is None or blob is None:
+            raise UnknownMemory(memory_id, "no forgotten memory has this id in the history of "
+                                "refs/tur/memories (give the full id)")
+        data = store.read_blob(blob)
+        memory = read_record(store, memory_id, blob)
+
+        def build(tip: str | None) -> Mutation | None:
+            if store.blob_id_at(tip, path) is not None:
+                raise InvalidInput(f"{memory_id} is not forgotten", "nothing to restore")
+            return Mutation({path: data}, f"restore {memory_id}", result=memory)
+
+        commit, mutation = store.transact(build)
+        self.ws.records.after_commit(commit, {memory_id: memory}, mutation)
+        return memory, commit
+
+    def _last_version(self, memory_id: str, commits: list[CommitInfo]) -> str | None:
+        """The newest blob of the record in its ``commits`` (newest first), or ``None`` if none had one."""
+        path = record_path(memory_id)
+        for commit in commits:
+            blob = self.ws.store.blob_id_at(commit.sha, path)
+            if blob is not None:
+                return blob
+        return None
 
     def forget(self, token: str) -> CommitInfo | None:
         """See :meth:`gitmem.api.Gitmem.forget`."""

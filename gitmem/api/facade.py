@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from gitmem.api.verify import Verifier
     from gitmem.cache.reader import Snapshot
     from gitmem.config import Settings
+    from gitmem.context.stale_notes import StaleNote
     from gitmem.context.tokens import TokenCounter
     from gitmem.record.models import Memory
     from gitmem.sharing.trust import Proposal, Version
@@ -234,9 +235,9 @@ class Gitmem:
     def verification_point(self, memory_id: str) -> tuple[str | None, datetime | None]:
         """The memory's effective verification point: ``(commit SHA, time)`` its decay counts from.
 
-        Its own ``(provenance.git_sha, last_verified_at)``, or those of the newest whole
-        ``tur verify`` run that found its anchored code unchanged, whichever is newer
-        (:mod:`gitmem.api.runs`): what its weight and commit distance use everywhere.
+        Its own ``(provenance.git_sha, last_verified_at)``, or those of the newest whole ``tur verify`` run
+        that found its anchored code unchanged, whichever is newer (:mod:`gitmem.api.runs`): what its weight
+        and commit distance use everywhere.
 
         Raises:
             UnknownMemory, AmbiguousId: ``memory_id`` names no single memory.
@@ -246,12 +247,11 @@ class Gitmem:
     def anchor_trail(self, memory_id: str, history: list[CommitInfo] | None = None) -> list[AnchorStep]:
         """How the memory's anchor travelled through the code, oldest first.
 
-        The first step is where it was learned; then one step per recorded change of its
-        anchor: ``renamed``, ``moved`` (to another file) or ``reformatted`` as verify
-        found them, with the code commits its reason names, else ``shifted`` (other
-        lines of the same file), ``re-anchored`` or ``re-learned``. Read from the
-        record's commits on the memory ref (``history``, as :meth:`history` returns
-        them, if the caller has them already). Nothing is written.
+        The first step is where it was learned; then one step per recorded change of its anchor:
+        ``renamed``, ``moved`` (to another file) or ``reformatted`` as verify found them, with the code
+        commits its reason names, else ``shifted`` (other lines of the same file), ``re-anchored`` or
+        ``re-learned``. Read from the record's commits on the memory ref (``history``, as :meth:`history`
+        returns them, if the caller has them already). Nothing is written.
 
         Raises:
             UnknownMemory, AmbiguousId: bad id.
@@ -369,23 +369,30 @@ class Gitmem:
         return self._editor.unrefute(token)
 
     def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
-             file: str | None = None, allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
+             file: str | None = None, allow_secret: bool = False,
+             reanchor: bool = False) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's content, type or anchor in place (``tur edit``), in one commit.
 
-        The id stays (``tur show`` lists the old text in the ref's history); the local git
-        identity becomes the memory's ``author``. ``file`` re-anchors it at HEAD
-        (``path`` or ``path#Lstart-Lend``, relative to the current directory) and makes it
-        fresh there; a new ``type`` takes that type's half-life.
+        The id stays (``tur show`` lists the old text in the ref's history); the local git identity becomes
+        the memory's ``author``. ``file`` re-anchors it at HEAD (``path`` or ``path#Lstart-Lend``, relative
+        to the current directory) and makes it fresh there; ``reanchor`` does so where git's diff maps its
+        lines at HEAD (the staleness check's ``Verdict.maps_to``, as ``tur show`` prints it); a new ``type``
+        takes that type's half-life.
 
         Raises:
-            InvalidInput: nothing to change, empty content, or an unknown type.
-            SecretRefused: the content or anchor looks like a credential and ``allow_secret``
-                is false.
+            InvalidInput: nothing to change, empty content, an unknown type, ``file`` with ``reanchor``,
+                or lines that cannot be mapped to HEAD.
+            SecretRefused: the content or anchor looks like a credential (``allow_secret`` false).
             TooLarge: the record would be larger than ``MAX_RECORD_BYTES``.
             InvalidAnchor: a bad ``file`` (missing, outside the repository, uncommitted).
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._editor.edit(token, content=content, type=type, file=file, allow_secret=allow_secret)
+        return self._editor.edit(token, content=content, type=type, file=file, allow_secret=allow_secret,
+                                 mapped=self._verifier.where_now if reanchor else None)
+
+    def stale_note(self, token: str) -> StaleNote | None:
+        """The pre-tool hook's note on a memory not fresh now, else ``None`` (UnknownMemory, AmbiguousId)."""
+        return self._verifier.stale_note(token)
 
     def set_confidence(self, token: str, confidence: float) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's confidence (in [0, 1]).
@@ -396,16 +403,16 @@ class Gitmem:
         """
         return self._editor.set_confidence(token, confidence)
 
-    def link(self, source: str, target: str, kind: RelationType | str) -> tuple[Memory, CommitInfo | None]:
-        """Add a typed relation ``source --kind--> target`` (idempotent).
+    def link(self, source: str, target: str, kind: RelationType | str | None,
+             remove: bool = False) -> tuple[Memory, CommitInfo | None]:
+        """Add ``source --kind--> target`` (idempotent); ``remove`` takes it out (any kind for ``None``).
 
         Raises:
-            InvalidInput: unknown relation type, a memory linked to itself, or a
-                ``supersedes`` link that would close a cycle (each memory of a cycle
-                would hide the next, and all would leave wake).
+            InvalidInput: unknown relation type, a memory linked to itself, a ``supersedes`` cycle (each
+                memory of one hides the next; all leave wake), no ``kind`` to add, no relation to remove.
             UnknownMemory, AmbiguousId: bad id.
         """
-        return self._editor.link(source, target, kind)
+        return (self._editor.unlink if remove else self._editor.link)(source, target, kind)
 
     def forget(self, token: str) -> CommitInfo | None:
         """Remove a memory from the tree; it stays in the ref's history.
@@ -417,13 +424,17 @@ class Gitmem:
         """
         return self._editor.forget(token)
 
+    def restore(self, memory_id: str) -> tuple[Memory, CommitInfo | None]:
+        """Bring back a forgotten memory's last version (``forget --undo``; InvalidInput, UnknownMemory)."""
+        return self._editor.restore(memory_id)
+
     def forget_path(self, path: str) -> CommitInfo | None:
         """Remove the entry at ``path`` of the memory tree (a file or a directory); it stays in history.
 
-        What ``tur doctor`` names can be removed this way: a record in the wrong shard, a
-        second record for an id, a symbolic link, a stray directory. The parts of the
-        layout itself (``.gitmem``, ``memories``, a shard directory, ``continuity``) are
-        refused unless they are not what they should be (a file named ``memories``).
+        What ``tur doctor`` names can be removed this way: a record in the wrong shard, a second record for
+        an id, a symbolic link, a stray directory. The parts of the layout itself (``.gitmem``,
+        ``memories``, a shard directory, ``continuity``) are refused unless they are not what they should be
+        (a file named ``memories``).
 
         Raises:
             InvalidInput: no such entry, or a part of the layout.
@@ -447,8 +458,8 @@ class Gitmem:
     def set_read_progress(self, progress: Callable[[int, int], None] | None) -> None:
         """Report ``progress(parsed, to_parse)`` whenever a read parses record blobs.
 
-        A warm read parses none; a cold read, or the first read after another process
-        rewrote thousands of records, parses each new blob once (seconds on a big store).
+        A warm read parses none; a cold read, or the first read after another process rewrote thousands of
+        records, parses each new blob once (seconds on a big store).
         """
         self.records.set_progress(progress)
 
@@ -461,16 +472,14 @@ class Gitmem:
                       progress: Callable[[int, int], None] | None = None) -> ImportResult:
         """Import legacy ``.tur/memories/*.yaml`` records (files or directories) in one commit.
 
-        Records keep their fields, comments and key order; the id is recomputed as
-        ``<type>-<8 hex>`` (longer when a different statement holds it: ``result.renamed``)
-        and the old one is kept under ``legacy_id`` (every command resolves it). Relations
-        naming an old or new id of the batch, or a stored memory, point at the new ids;
-        others are kept and listed in ``notes``. Records with no provenance load as
-        ``unanchored`` with confidence 1.0 and no decay (see docs/design.md). A file with a
-        credential in any field, or whose record would exceed ``MAX_RECORD_BYTES``, is listed
-        in ``result.failed``. With ``dry_run`` nothing is written. ``progress(files_read,
-        files)`` is called as the files are read and checked (the long part: thousands of
-        files take tens of seconds).
+        Records keep their fields, comments and key order; the id is recomputed as ``<type>-<8 hex>``
+        (longer when a different statement holds it: ``result.renamed``) and the old one is kept under
+        ``legacy_id`` (every command resolves it). Relations naming an old or new id of the batch, or a
+        stored memory, point at the new ids; others are kept and listed in ``notes``. Records with no
+        provenance load as ``unanchored`` with confidence 1.0 and no decay (see docs/design.md). A file with
+        a credential in any field, or whose record would exceed ``MAX_RECORD_BYTES``, is listed in
+        ``result.failed``. With ``dry_run`` nothing is written. ``progress(files_read, files)`` is called as
+        the files are read and checked (the long part: thousands of files take tens of seconds).
 
         Raises:
             InvalidInput: a path does not exist.
@@ -488,15 +497,13 @@ class Gitmem:
     ) -> TurImportResult:
         """Import a store of the Tur package (its memories and persona) in one commit.
 
-        Reads ``<path>/.tur/personas/<uuid>/memories/{active,archive,subsumed}/*.md`` and,
-        with ``home``, the user-level store (``personas.yaml``, ``persona.yaml``,
-        ``CONSTITUTION.md`` and its memories). Every field's mapping is in
-        docs/coming-from-tur.md. Each memory keeps its Tur hash as ``legacy_id`` (every
-        command resolves it); relations point at the new ids; a memory already stored with
-        the same type and content only gains legacy ids and relations, so a second run
-        changes nothing. The persona becomes ``persona.yaml`` (Tier 0) unless another is
-        stored, and the latest session note a continuity note. Credentials are refused as
-        in :meth:`learn`.
+        Reads ``<path>/.tur/personas/<uuid>/memories/{active,archive,subsumed}/*.md`` and, with ``home``,
+        the user-level store (``personas.yaml``, ``persona.yaml``, ``CONSTITUTION.md`` and its memories).
+        Every field's mapping is in docs/coming-from-tur.md. Each memory keeps its Tur hash as ``legacy_id``
+        (every command resolves it); relations point at the new ids; a memory already stored with the same
+        type and content only gains legacy ids and relations, so a second run changes nothing. The persona
+        becomes ``persona.yaml`` (Tier 0) unless another is stored, and the latest session note a continuity
+        note. Credentials are refused as in :meth:`learn`.
 
         Args:
             path: the project directory holding ``.tur/`` (default: the working tree's root).
@@ -560,44 +567,39 @@ class Gitmem:
     ) -> VerifyOutcome:
         """Check memories against HEAD and the working tree; with ``write``, record changes.
 
-        Every memory (or those in ``ids``) gets a verdict (see :mod:`gitmem.staleness.verdicts`).
-        With ``write``, every changed record (status, reason, moved or corroborated
-        anchor) is rewritten in one commit ``verify: …``, stamped with the time and the
-        local git identity; a memory another process changed meanwhile is left to that
-        process's write. Only what follows from commits is recorded: an uncommitted change
-        to anchored lines shows the row ``stale`` with ``local`` set (``working tree: line
-        80 modified``) and goes to this clone's overlay (:meth:`local_reasons`), written
-        whether or not ``write`` is set, never to the ref.
+        Every memory (or those in ``ids``) gets a verdict (see :mod:`gitmem.staleness.verdicts`). With
+        ``write``, every changed record (status, reason, moved or corroborated anchor) is rewritten in one
+        commit ``verify: …``, stamped with the time and the local git identity; a memory another process
+        changed meanwhile is left to that process's write. Only what follows from commits is recorded: an
+        uncommitted change to anchored lines shows the row ``stale`` with ``local`` set (``working tree:
+        line 80 modified``) and goes to this clone's overlay (:meth:`local_reasons`), written whether or not
+        ``write`` is set, never to the ref.
 
-        Naming ``ids`` is an explicit check: a memory found fresh also gets
-        ``last_verified_at = now``, restarting its time decay. With ``confirm`` a
-        person vouches for the named memories: each is set ``fresh`` and re-anchored
-        to HEAD (same path, lines clamped to the file; or, for code that was moved to
-        another file and edited, where it went), and the local git identity becomes its
-        ``author`` (so a teammate's axiom or core memory enters Tier 1 of wake;
-        docs/sharing.md, Trust); one whose anchored file is gone at HEAD is left as it is,
-        with a hint. Refuted memories are never changed by verify.
+        Naming ``ids`` is an explicit check: a memory found fresh also gets ``last_verified_at = now``,
+        restarting its time decay. With ``confirm`` a person vouches for them: each is set ``fresh``,
+        re-anchored where git's diff maps its lines at HEAD (``Verdict.maps_to``), and the local git
+        identity becomes its ``author`` (docs/sharing.md, Trust). Refuted memories are never changed by
+        verify.
 
-        With ``explicit=False`` the ``ids`` only narrow the check, as a background
-        re-check does (``tur watch``): each named memory is judged exactly as the bulk
-        path (no ``ids``) would judge it, its time decay is not restarted, and only
-        memories whose status or reason changed are recorded (an anchor that merely
-        moved is not worth a commit). ``confirm`` is always explicit.
+        With ``explicit=False`` the ``ids`` only narrow the check, as a background re-check does (``tur
+        watch``): each named memory is judged exactly as the bulk path (no ``ids``) would judge it, its time
+        decay is not restarted, and only memories whose status or reason changed are recorded (an anchor
+        that merely moved is not worth a commit). ``confirm`` is always explicit.
 
-        ``progress(checked, to_check)`` is called every 64 memories and at the end. Each
-        row carries the stored status and reason it was judged against (``old_status``,
-        ``old_reason``); ``row.status_changed`` says whether it is news.
+        ``progress(checked, to_check)`` is called every 64 memories and at the end. Each row carries the
+        stored status and reason it was judged against (``old_status``, ``old_reason``);
+        ``row.status_changed`` says whether it is news.
 
-        With ``full_records=False`` the rows of memories whose record the check leaves as
-        it is carry read-only :class:`gitmem.cache.MemoryView` stand-ins (what a caller
-        that shows ids, statuses, weights and anchors wants): a verify with nothing to change
-        then builds no record model; with ``write``, so do the rows of the records it
-        rewrites (a view of each as written), so that a verify rewriting most of 100,000
-        records holds none of them whole. Named ``ids`` always give full records.
+        With ``full_records=False`` the rows of memories whose record the check leaves as it is carry
+        read-only :class:`gitmem.cache.MemoryView` stand-ins (what a caller that shows ids, statuses,
+        weights and anchors wants): a verify with nothing to change then builds no record model; with
+        ``write``, so do the rows of the records it rewrites (a view of each as written), so that a verify
+        rewriting most of 100,000 records holds none of them whole. Named ``ids`` always give full records.
 
         Raises:
             EmptyRepository: HEAD is unborn.
-            InvalidInput: ``confirm`` without ``ids``.
+            InvalidInput: ``confirm`` without ``ids``, or a named memory whose lines cannot
+                be mapped to HEAD (nothing is written).
             UnknownMemory, AmbiguousId: a bad id in ``ids``.
         """
         return self._verifier.verify(ids, write=write, confirm=confirm, now=now, explicit=explicit,
@@ -875,12 +877,11 @@ class Gitmem:
              allow_secret: bool = False, publish: bool = True) -> SyncResult:
         """Fetch, merge record by record and push the memory ref (see :mod:`gitmem.sharing.sync`).
 
-        An incoming version that a reader would refuse (too large, not where its id says),
-        or in which the credential scan finds something, is not adopted: the local version
-        stays, and ``result.merged`` and ``result.warnings`` name it and say what to do. A
-        malformed incoming version of a valid record never replaces it. Two different
-        statements with one id both survive (one moves to a longer id). A record changed on
-        both sides is merged field by field: the later change of each field wins, and
+        An incoming version that a reader would refuse (too large, not where its id says), or in which the
+        credential scan finds something, is not adopted: the local version stays, and ``result.merged`` and
+        ``result.warnings`` name it and say what to do. A malformed incoming version of a valid record never
+        replaces it. Two different statements with one id both survive (one moves to a longer id). A record
+        changed on both sides is merged field by field: the later change of each field wins, and
         ``result.merged`` names each field decided and the side that lost (docs/sharing.md).
         ``result.new_authors`` lists writers this clone had not seen before.
 

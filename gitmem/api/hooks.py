@@ -125,12 +125,14 @@ class Hooks:
     def _deliver(self, session_id: str, result: RecallResult) -> str:
         from gitmem.context.render import render_recall
 
-        if not result.hits:
+        if not result.hits and not result.stale:
             self.ws.records.flush()
             return ""
         text = render_recall(result, "markdown-prompt")
         if session_id:
-            self.log.add(session_id, {h.memory.id: h.memory.blob_id or "" for h in result.hits})
+            sent = {h.memory.id: h.memory.blob_id or "" for h in result.hits}
+            sent.update((note.memory_id, note.blob_id) for note in result.stale)
+            self.log.add(session_id, sent)
         self.ws.records.flush()
         return text
 

@@ -32,6 +32,8 @@ LAZY = {
     "render_hook": ("gitmem.context.render", "render_hook"),
     "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),
     "HookOutput": ("gitmem.api.hooks", "HookOutput"),
+    "StaleNote": ("gitmem.context.stale_notes", "StaleNote"),
+    "RepairActions": ("gitmem.context.stale_notes", "RepairActions"),
     "SetupReport": ("gitmem.harness", "SetupReport"),
     "SetupItem": ("gitmem.harness", "SetupItem"),
     "HARNESSES": ("gitmem.harness", "HARNESSES"),

@@ -332,6 +332,10 @@ class StatusRow:
     """Why this clone's uncommitted changes make the memory stale (``working tree: line 80
     modified``); then ``status`` is ``stale`` here while the shared ref keeps the committed
     status. ``None`` when the working tree and index agree with HEAD."""
+    maps_to: str | None = None
+    """For a stale anchored memory, where its lines are at HEAD (``path#Lx-Ly``, or the file),
+    as git's diff maps them (:attr:`gitmem.staleness.verdicts.Verdict.maps_to`); ``None`` when
+    they are gone or no check produced the row."""
 
     @property
     def memory_id(self) -> str:
@@ -440,6 +444,8 @@ class VerifyLine:
     """The anchor's new ``path#Lx-Ly`` when the lines moved."""
     hint: str | None
     """What to do about a memory that is not fresh."""
+    maps_to: str | None = None
+    """For a stale memory, where its lines are at HEAD (:attr:`StatusRow.maps_to`)."""
 
     def text(self) -> str:
         """``ID  [WAS -> ]STATUS  w=W  REASON[ -> ANCHOR]``: the line ``tur verify`` prints."""
@@ -488,7 +494,8 @@ class VerifyOutcome(StatusView):
                 reason = f"{reason}; uncommitted, kept in this clone only"
             lines.append(VerifyLine(row.memory_id, row.status.value, was, row.weight, reason,
                                     row.new_ref if row.new_ref and row.moved else None,
-                                    row.hint if row.status is not Status.FRESH else None))
+                                    row.hint if row.status is not Status.FRESH else None,
+                                    row.maps_to if row.status is Status.STALE else None))
         return lines
 
     @staticmethod
@@ -532,6 +539,7 @@ class VerifyOutcome(StatusView):
                     "status_changed": r.status_changed,
                     "context_ref": r.new_ref or (r.memory.provenance.context_ref
                                                  if r.memory.provenance else None),
+                    "maps_to": r.maps_to,
                 }
                 for r in self.rows
             ],

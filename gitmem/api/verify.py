@@ -29,11 +29,12 @@ if TYPE_CHECKING:
     from gitmem.api.weights import Weights
     from gitmem.cache import RecordCache, RecordTable
     from gitmem.cache.views import MemoryView
+    from gitmem.context.stale_notes import StaleNote
     from gitmem.record.models import Memory
     from gitmem.staleness.overlay import LocalEntry
 
     # staleness imports the code history (libgit2): only verify needs it, not wake.
-    from gitmem.staleness.verdicts import StalenessReport, Verdict, VerifyCache
+    from gitmem.staleness.verdicts import StalenessReport, Verdict
     from gitmem.store import Store
 
 __all__ = ["Verifier"]
@@ -45,9 +46,6 @@ def _status_changed(memory: Memory, verdict: Verdict) -> bool:
     if decay is None:
         return verdict.status is not memory.status
     return decay.staleness_status is not verdict.status or decay.reason != verdict.reason
-
-#: The read cache's file for anchor-check outcomes (see :class:`gitmem.staleness.VerifyCache`).
-VERIFY_CACHE = ("", "verify")
 
 #: One memory's line in a verify commit message: ``ID: STATUS[ (REASON)][ -> ANCHOR]``.
 _VERDICT_LINE = re.compile(r"^(?P<status>\w+)(?: \((?P<reason>.*)\))?(?: -> (?P<ref>\S+))?$")
@@ -284,6 +282,38 @@ class Verifier:
                 rewrites.close()
         return outcome
 
+    def check_now(self, subjects: list[Any]) -> list[Verdict]:
+        """One verdict at HEAD per record or cache view of ``subjects``, in order; nothing is written.
+
+        The staleness check itself (:func:`gitmem.staleness.check`, with the outcomes of earlier
+        runs from the read cache): where the lines of a stale memory are now is its
+        :attr:`~gitmem.staleness.verdicts.Verdict.maps_to`.
+
+        Raises:
+            EmptyRepository: HEAD is unborn.
+        """
+        return self._check(subjects, None).verdicts
+
+    def stale_note(self, memory_id: str) -> StaleNote | None:
+        """See :meth:`gitmem.api.Gitmem.stale_note`."""
+        from gitmem.api.stale import note_of
+
+        return note_of(self.ws, memory_id)
+
+    def where_now(self, memory_id: str) -> str:
+        """See :meth:`gitmem.api.Gitmem.reanchor`: the anchor at HEAD the memory's lines map to."""
+        memory = self.ws.records.get(memory_id)
+        ref = memory.provenance.context_ref if memory.provenance else None
+        if not ref:
+            raise InvalidInput(f"{memory.id} has no anchor to follow",
+                               f"anchor it: `tur edit {memory.id} --file path#Lx-Ly`")
+        verdict = self.check_now([memory])[0]
+        if verdict.status is Status.FRESH and verdict.new_context_ref:
+            return verdict.new_context_ref
+        if verdict.status is Status.STALE and verdict.maps_to:
+            return verdict.maps_to
+        raise _unmappable(memory.id, ref, verdict.reason, "re-anchored")
+
     def _points_of(self, memories: list[Any], tip: str | None) -> dict[int, tuple[str | None, int | None]]:
         """Effective verification points of named records that a run gave one, by position."""
         runs = self.weights.runs
@@ -345,19 +375,10 @@ class Verifier:
         return out
 
     def _check(self, subjects: list[Any], progress: Callable[[int, int], None] | None) -> StalenessReport:
-        """Verdicts on ``subjects`` (see :func:`gitmem.staleness.check`), with the outcomes of earlier runs.
+        """Verdicts on ``subjects``: :func:`gitmem.api.stale.judge` (with the outcomes of earlier runs)."""
+        from gitmem.api.stale import judge
 
-        The outcomes learned are saved (``verify.bin``); they are not held past the check.
-        """
-        from gitmem.staleness.verdicts import check
-
-        store, policy, options = self.ws.store, self.ws.settings.decay, self.ws.settings.verify
-        verify_cache = self._load_verify_cache(options.tag())
-        known = len(verify_cache)
-        report = check(cast("list[Memory]", subjects), store.code(), policy, cache=verify_cache,
-                       options=options, progress=progress)
-        self._save_verify_cache(verify_cache, report.head_sha, known)
-        return report
+        return judge(self.ws, subjects, progress)
 
     def _apply(
         self, subjects: list[Any], carried: set[int], points: dict[int, tuple[str | None, int | None]],
@@ -485,23 +506,6 @@ class Verifier:
             old_status=memory.status, old_reason=reason,
         )
 
-    def _load_verify_cache(self, tag: str) -> VerifyCache:
-        """Outcomes of earlier runs with the same ``verify`` settings.
-
-        Keys are immutable SHAs, so they never go stale.
-        """
-        from gitmem.staleness.verdicts import VerifyCache
-
-        plain = self.ws.records.cache.read_payload(*VERIFY_CACHE)
-        return VerifyCache.from_plain(plain, tag) if plain is not None else VerifyCache(tag)
-
-    def _save_verify_cache(self, verify_cache: VerifyCache, head: str, known: int) -> None:
-        # Only this HEAD's entries: the next run compares with this HEAD or a newer one.
-        plain = verify_cache.to_plain(head)
-        if len(plain["entries"]) == known == len(verify_cache):
-            return  # nothing learned, nothing dropped: the file holds this already
-        self.ws.records.cache.write_payload(*VERIFY_CACHE, plain)
-
     def _explicit(self, memory: Memory, verdict: Verdict, head: str, confirm: bool) -> Verdict:
         """Turn a verdict on a named memory into a corroboration at HEAD (see :meth:`verify`)."""
         if verdict.status is Status.FRESH and verdict.corroborated:
@@ -512,12 +516,14 @@ class Verifier:
             # Fresh but not re-anchored (no anchor, or unanchored by design): move the SHA only.
             ref, fp = prov.context_ref, prov.fingerprint
         elif confirm and prov is not None and prov.context_ref:
-            # Code that was moved and edited: vouching re-anchors it where it went.
-            ref, fp = self._anchor_at_head(verdict.moved_to or prov.context_ref, head)
+            # Vouching re-anchors to where the diff maps the lines at HEAD (moved and edited:
+            # where they went); the same lines at HEAD would hold other code. Without an
+            # observed commit there is no history to map through: the same lines, as the
+            # unshallow hint says.
+            mapped = verdict.maps_to if verdict.status is Status.STALE else prov.context_ref
+            ref, fp = self._anchor_at_head(mapped, head) if mapped else (None, None)
             if ref is None:
-                # Vouching cannot make an anchor to a missing file true: keep the verdict.
-                return replace(verdict, hint=f"{prov.context_ref} is not at HEAD: `tur forget` it, "
-                               "or learn it again with a new --file")
+                raise _unmappable(memory.id, prov.context_ref, verdict.reason, "confirmed")
         # A fresh memory carries no reason; who confirmed it is in the commit's author.
         return replace(
             verdict, status=Status.FRESH, reason=None, new_git_sha=head, new_context_ref=ref,
@@ -713,7 +719,16 @@ def _row(memory: Memory, shown: Any, verdict: Verdict, wt: str | None, *,
                    and verdict.new_context_ref != memory.provenance.context_ref),
         new_ref=verdict.new_context_ref, hint=verdict.hint, local=wt,
         old_status=memory.status, old_reason=memory.decay.reason if memory.decay else None,
+        maps_to=verdict.maps_to,
     )
+
+
+def _unmappable(memory_id: str, ref: str, reason: str | None, verb: str) -> InvalidInput:
+    """The one-line refusal of a confirm or re-anchor whose lines git's diff cannot map to HEAD."""
+    return InvalidInput(
+        f"{memory_id}: the lines of {ref} cannot be mapped to HEAD"
+        f"{f' ({reason})' if reason else ''}; nothing {verb}",
+        f"anchor it where it holds: `tur edit {memory_id} --file path#Lx-Ly`")
 
 
 def _message(rows: list[StatusRow], counts: dict[str, int]) -> str:

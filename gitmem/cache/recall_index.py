@@ -11,8 +11,9 @@ from gitmem.cache.table import RowViews
 
 __all__ = ["KEPT", "RecallIndexes"]
 
-#: Indexes kept in memory: the candidate lists of one tip with and without stale memories.
-KEPT = 2
+#: Indexes kept in memory: the candidate lists of one tip with and without stale memories, and
+#: the stale ones alone (what a recall counts as held back, :func:`gitmem.api.stale.held_back`).
+KEPT = 3
 _BASES_TRIED = 2
 _KIND = "recall"
 

@@ -19,7 +19,7 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
-    from gitmem.api import CommitInfo, TurImportResult
+    from gitmem.api import CommitInfo, Gitmem, TurImportResult
     from gitmem.cli.env import Env
 
 
@@ -86,6 +86,8 @@ def _edit_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--content-file", metavar="PATH", help="read the new statement from a file (UTF-8)")
     p.add_argument("--type", choices=TYPES, help="the new type (the id keeps its old type prefix)")
     p.add_argument("--file", metavar="PATH[#Lx-Ly]", help="re-anchor at HEAD to a file or a line range")
+    p.add_argument("--reanchor", action="store_true",
+                   help="re-anchor where git's diff maps its lines at HEAD (as `tur show` prints it)")
     p.add_argument("--allow-secret", action="store_true",
                    help="store it even if it looks like a credential")
     add_format(p)
@@ -97,6 +99,8 @@ def _forget_parser(sub: argparse._SubParsersAction) -> None:
     add_id_argument(p, "id", nargs="?", help="a memory id or a unique prefix of one")
     p.add_argument("--path", dest="tree_path", metavar="TREE_PATH",
                    help="remove this entry of the memory tree instead (what `tur doctor` names)")
+    p.add_argument("--undo", action="store_true",
+                   help="restore the forgotten memory ID (its full id) from the memory ref's history")
     add_format(p)
     p.set_defaults(func=cmd_forget)
 
@@ -124,7 +128,9 @@ def _link_parser(sub: argparse._SubParsersAction) -> None:
                     f"({', '.join(RELATIONS)}).")
     add_id_argument(p, "source", help="the memory the relation starts from (id or prefix)")
     add_id_argument(p, "target", help="the memory it points to (id or prefix)")
-    p.add_argument("--type", required=True, choices=RELATIONS, help="the kind of relation")
+    p.add_argument("--type", choices=RELATIONS,
+                   help="the kind of relation (required to add; with --remove, only that kind)")
+    p.add_argument("--remove", action="store_true", help="remove the relation instead")
     add_format(p)
     p.set_defaults(func=cmd_link)
 
@@ -240,8 +246,17 @@ def cmd_list(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_show(args: argparse.Namespace, env: Env) -> int:
     """``tur show``: the record as stored, and its commits on the memory ref."""
+    from gitmem.errors import UnknownMemory
+
     gm = env.gm
-    memory = gm.get(args.id)
+    try:
+        memory = gm.get(args.id)
+    except UnknownMemory:
+        gone = _forgotten(gm, args.id)
+        if gone is None:
+            raise
+        raise UnknownMemory(args.id, f"it was forgotten on {gone.time:%Y-%m-%d %H:%M} by {gone.author} "
+                            f"in {gone.sha[:12]}; `tur forget --undo {args.id}` restores it") from None
     commits = gm.history(memory.id)
     trail = gm.anchor_trail(memory.id, commits)
     local = gm.local_reasons().get(memory.id)
@@ -251,6 +266,9 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
         doc["commits"] = [{"sha": c.sha, "message": c.message, "author": c.author,
                            "time": iso_z(c.time)} for c in commits]
         doc["anchor_trail"] = [step.to_json() for step in trail]
+        note = gm.stale_note(memory.id) if memory.refutation is None else None
+        doc["at_head"] = None if note is None else {"status": note.status, "reason": note.reason,
+                                                    "maps_to": note.maps_to, "text": note.text()}
         env.print(json_dump(doc))
         return 0
     env.write(gm.record_text(memory.id))
@@ -273,7 +291,26 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
         env.print("# how the anchor travelled:")
         for step in trail:
             env.print(f"{step.commit[:12]} {step.time:%Y-%m-%d %H:%M} {step.describe()}")
+    if memory.refutation is None:
+        from gitmem.cli.verify_cmds import at_head
+
+        lines = at_head(env, memory)
+        if lines:
+            env.print()
+            env.print("# " + lines[0])
+            for line in lines[1:]:
+                env.print(line)
     return 0
+
+
+def _forgotten(gm: Gitmem, memory_id: str) -> CommitInfo | None:
+    """The commit that took ``memory_id`` (a full id, not stored now) out of the tree, or ``None``."""
+    from gitmem.vocabulary import ID_PATTERN
+
+    if not ID_PATTERN.match(memory_id):
+        return None
+    commits = gm.history(memory_id)  # the record's commits on the memory ref, newest first
+    return commits[0] if commits else None
 
 
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
@@ -327,12 +364,17 @@ def cmd_edit(args: argparse.Namespace, env: Env) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"cannot read {args.content_file} as UTF-8 text: {exc}") from None
     memory, commit = env.gm.edit(args.id, content=content, type=args.type, file=args.file,
-                                 allow_secret=args.allow_secret)
+                                 allow_secret=args.allow_secret, reanchor=args.reanchor)
     if args.format == "json":
         env.print(json_dump({"id": memory.id, "changed": commit is not None, "status": memory.status.value,
                              "commit": _sha(commit)}))
         return 0
-    env.print(f"edited {memory.id}" if commit else f"{memory.id} unchanged")
+    if not commit:
+        env.print(f"{memory.id} unchanged")
+    elif args.reanchor and memory.provenance is not None:
+        env.print(f"edited {memory.id}: re-anchored at {memory.provenance.context_ref}")
+    else:
+        env.print(f"edited {memory.id}")
     return 0
 
 
@@ -342,6 +384,15 @@ def cmd_forget(args: argparse.Namespace, env: Env) -> int:
 
     if (args.id is None) == (args.tree_path is None):
         raise InvalidInput("give a memory ID or --path TREE_PATH, exactly one")
+    if args.undo:
+        if args.id is None:
+            raise InvalidInput("--undo restores a memory: give its ID, not --path")
+        memory, commit = env.gm.restore(args.id)
+        if args.format == "json":
+            env.print(json_dump({"id": memory.id, "restored": True, "commit": _sha(commit)}))
+        else:
+            env.print(f"restored {memory.id} ({memory.status.value})")
+        return 0
     if args.tree_path is not None:
         commit = env.gm.forget_path(args.tree_path)
         what, key = args.tree_path.strip().strip("/"), "path"
@@ -351,7 +402,7 @@ def cmd_forget(args: argparse.Namespace, env: Env) -> int:
     if args.format == "json":
         env.print(json_dump({key: what, "commit": _sha(commit)}))
     else:
-        env.print(f"forgot {what} (still in `git log refs/tur/memories`)")
+        env.print(f"forgot {what} (`tur forget --undo {what}` brings it back)")
     return 0
 
 
@@ -398,11 +449,18 @@ def cmd_confidence(args: argparse.Namespace, env: Env) -> int:
 
 def cmd_link(args: argparse.Namespace, env: Env) -> int:
     """``tur link``: add a relation."""
-    memory, commit = env.gm.link(args.source, args.target, args.type)
-    target = env.gm.resolve(args.target)
+    if not args.remove and args.type is None:
+        from gitmem.errors import InvalidInput
+
+        raise InvalidInput("tur link needs --type", f"one of {', '.join(RELATIONS)}")
+    memory, commit = env.gm.link(args.source, args.target, args.type, remove=args.remove)
+    target = args.target if args.remove else env.gm.resolve(args.target)
     if args.format == "json":
         env.print(json_dump({"source": memory.id, "type": args.type, "target": target,
-                             "commit": _sha(commit)}))
+                             "removed": args.remove, "commit": _sha(commit)}))
+        return 0
+    if args.remove:
+        env.print(f"unlinked {memory.id} -/-> {target}" + (f" ({args.type})" if args.type else ""))
         return 0
     env.print(f"{memory.id} {args.type} {target}")
     return 0

@@ -366,7 +366,8 @@ def _quote(text: str) -> str:
     return "".join(f"> {line}\n" for line in text.splitlines())
 
 
-def format_hits(hits: Sequence[HitLike], fmt: str, query: str = "") -> str:
+def format_hits(hits: Sequence[HitLike], fmt: str, query: str = "",
+                extra: Mapping[str, Any] | None = None) -> str:
     """Recall hits as text in ``fmt``, one of :data:`RECALL_FORMATS`.
 
     ``markdown-prompt`` frames the hits as falsifiable hypotheses under :data:`RECALL_HEADER`,
@@ -379,6 +380,7 @@ def format_hits(hits: Sequence[HitLike], fmt: str, query: str = "") -> str:
         hits: best first.
         fmt: the format.
         query: the query, written into the ``json`` object only.
+        extra: more keys of the ``json`` object (after ``hits``); ignored by the text formats.
 
     Returns:
         The text; the ``json`` form ends with a newline.
@@ -390,7 +392,7 @@ def format_hits(hits: Sequence[HitLike], fmt: str, query: str = "") -> str:
         import json  # lazily: a wake (which formats entries too) writes no JSON
 
         return json.dumps(
-            {"query": query, "hits": [_hit_json(hit) for hit in hits]},
+            {"query": query, "hits": [_hit_json(hit) for hit in hits], **(extra or {})},
             ensure_ascii=False,
             indent=2,
         ) + "\n"

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from gitmem.context.stale_notes import StaleNote
     from gitmem.record.models import Memory
 
 __all__ = ["Hit", "RecallResult"]
@@ -58,9 +59,15 @@ class RecallResult:
         omitted: hits among the top ``top_k`` left out for budget (not even their compressed
             preview fitted).
         format: the format the budget was measured in.
+        stale: one note per memory of the recalled files that is not fresh, after the hits
+            (:class:`gitmem.context.stale_notes.StaleNote`); empty without files.
+        held_back: matches of the query held back as stale (stale or superseded memories
+            with affinity to it; 0 with ``include_stale``).
     """
 
     query: str
     hits: tuple[Hit, ...]
     omitted: int = 0
     format: str = "markdown-prompt"
+    stale: tuple[StaleNote, ...] = ()
+    held_back: int = 0

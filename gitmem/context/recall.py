@@ -717,6 +717,7 @@ def recall(
     author_of: Callable[[Memory], str | None] | None = None,
     verified: Callable[[Memory], int | None] | None = None,
     floor: float = 0.0,
+    suffix: str = "",
 ) -> RecallResult:
     """The memories most relevant to ``query`` (see :func:`rank_memories`).
 
@@ -760,6 +761,9 @@ def recall(
         floor: the least relevance of a hit that is not in ``first`` (see
             :func:`rank_memories`; a pre-turn hook passes :data:`RELEVANCE_FLOOR`): with
             nothing relevant, nothing is shown.
+        suffix: text the caller appends after the hits (the notes on memories that are not
+            fresh, :func:`gitmem.context.stale_notes.stale_tail`): the limits are checked on
+            the hits' text with it.
 
     Returns:
         The :class:`RecallResult`.
@@ -803,7 +807,7 @@ def recall(
         for candidate in (hit, replace(hit, compress=PREVIEW_CHARS)):
             if candidate.compress is not None and len(hit.memory.content) <= PREVIEW_CHARS:
                 break  # a preview of a short memory is no shorter than the memory
-            if fits(format_hits([*chosen, candidate], fmt, query)):
+            if fits(format_hits([*chosen, candidate], fmt, query) + suffix):
                 chosen.append(candidate)
                 break
     return RecallResult(query, tuple(chosen), len(top) - len(chosen), fmt)

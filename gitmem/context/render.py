@@ -15,6 +15,7 @@ from gitmem.vocabulary import WAKE_FORMATS
 
 if TYPE_CHECKING:  # only for annotations: results are rendered, never computed, here
     from gitmem.context.recall import RecallResult
+    from gitmem.context.stale_notes import RepairActions
     from gitmem.context.wake import WakeResult
 
 __all__ = ["HOOK_FORMATS", "NO_MEMORIES_YET", "WAKE_FORMATS", "empty_notice", "render_explain",
@@ -85,17 +86,37 @@ def render_hook(text: str, event: str, fmt: str = "text") -> str:
     raise ValueError(f"unknown hook format {fmt!r}; expected one of {HOOK_FORMATS}")
 
 
-def render_recall(result: RecallResult, fmt: str = "markdown-prompt") -> str:
+def render_recall(result: RecallResult, fmt: str = "markdown-prompt",
+                  actions: RepairActions | None = None) -> str:
     """Render a :class:`~gitmem.context.recall.RecallResult` in ``fmt`` (one of ``entry.RECALL_FORMATS``).
 
     The hits' text as :func:`gitmem.context.entry.format_hits` gives it, with the result's query in
-    the ``json`` form; no hits gives ``""`` in the text formats.
+    the ``json`` form, then the notes on the files' memories that are not fresh and the count of
+    matches held back as stale (:func:`gitmem.context.stale_notes.stale_tail`; in ``json``, the
+    ``stale`` list and ``held_back``, each only when not empty); nothing at all gives ``""`` in
+    the text formats. ``actions`` spells the commands the notes name (default: the command
+    line's, :data:`gitmem.context.stale_notes.CLI_ACTIONS`; the MCP server passes its tools').
 
     Raises:
         ValueError: unknown format.
     """
-    out = format_hits(result.hits, fmt, result.query)
-    return out if fmt == "json" else for_reader(out)
+    if fmt == "json":
+        # Only when there is something to say: the object of a plain recall keeps its shape.
+        extra: dict[str, object] = {}
+        if result.stale:
+            extra["stale"] = [{"id": n.memory_id, "status": n.status, "reason": n.reason,
+                               "maps_to": n.maps_to, "text": n.text(actions)} for n in result.stale]
+        if result.held_back:
+            extra["held_back"] = result.held_back
+        return format_hits(result.hits, fmt, result.query, extra=extra)
+    text = format_hits(result.hits, fmt, result.query)
+    if not result.stale and not result.held_back:
+        return for_reader(text)
+    from gitmem.context.entry import RECALL_HEADER
+    from gitmem.context.stale_notes import stale_tail
+
+    return for_reader(text + stale_tail(result.stale, result.held_back, fmt,
+                             header=None if result.hits else RECALL_HEADER, actions=actions))
 
 
 def render_wake(result: WakeResult, fmt: str = "markdown") -> str:

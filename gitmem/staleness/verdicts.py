@@ -43,7 +43,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gitmem.config.settings import VerifySettings
 from gitmem.errors import EmptyRepository, InvalidAnchor
@@ -61,6 +61,9 @@ from gitmem.record.anchors import (
     same_modulo_whitespace,
 )
 from gitmem.record.decay import DecayPolicy, half_life_for
+from gitmem.staleness.outcomes import Located as _Located
+from gitmem.staleness.outcomes import Outcome as _Outcome
+from gitmem.staleness.outcomes import VerifyCache
 from gitmem.staleness.relocate import (
     Match,
     Texts,
@@ -119,6 +122,12 @@ class Verdict:
         worktree: why uncommitted changes (index, then working tree) make the memory stale
             in this clone (``working tree: line 80 modified``), else ``None``. Local only:
             ``status`` and ``changed`` are the committed verdict, what verify records.
+        maps_to: for a stale anchored memory, where its lines are at HEAD: the new side of
+            git's zero-context diff for what became of the range (:func:`map_window`, in the
+            file at HEAD, a rename followed), the moved-to range for code moved and edited,
+            the file for a whole-file anchor whose file changed; ``None`` when the lines are
+            gone (deleted with nothing in their place, or their file deleted) or the verdict
+            is not stale. What ``tur verify ID --confirm`` re-anchors to.
     """
 
     memory_id: str
@@ -137,6 +146,7 @@ class Verdict:
     last_text: str | None = None
     moved_to: str | None = None
     worktree: str | None = None
+    maps_to: str | None = None
 
 
 @dataclass
@@ -160,90 +170,6 @@ class StalenessReport:
     def counts(self) -> dict[Status, int]:
         """Number of verdicts per status."""
         return dict(Counter(v.status for v in self.verdicts))
-
-
-@dataclass(frozen=True)
-class _Located:
-    """Where the anchored code is at HEAD when it is unchanged there."""
-
-    path: str
-    start: int | None
-    end: int | None
-
-
-@dataclass(frozen=True)
-class _Outcome:
-    """Intermediate result at HEAD: located (``reason`` says how it travelled), or final."""
-
-    located: _Located | None = None
-    status: Status = Status.STALE
-    reason: str | None = None
-    hint: str | None = None
-    last_text: str | None = None
-    moved_to: str | None = None
-
-
-class VerifyCache:
-    """Where anchored code stands at HEAD, keyed by (observed SHA, HEAD SHA, anchor, fingerprint).
-
-    Every key part is immutable (commits and blob contents never change), so an entry
-    never goes stale; only the working-tree comparison is redone on each run. Keep
-    one across runs (in memory, or as :meth:`to_plain` in the read cache's
-    ``verify.bin``) to make a verify with nothing changed cost a status scan plus a
-    lookup per memory. Outcomes also depend on the ``verify`` settings: ``tag``
-    (:meth:`gitmem.config.settings.VerifySettings.tag`) names them, and a stored cache with
-    another tag is not loaded.
-    """
-
-    VERSION = 3
-
-    def __init__(self, tag: str = "") -> None:
-        self.tag = tag
-        self._entries: dict[tuple[str, str, str, str], _Outcome] = {}
-
-    def __len__(self) -> int:
-        return len(self._entries)
-
-    def get(self, key: tuple[str, str, str, str]) -> _Outcome | None:
-        """The stored outcome for ``key``, or ``None``."""
-        return self._entries.get(key)
-
-    def put(self, key: tuple[str, str, str, str], outcome: _Outcome) -> None:
-        """Store the outcome for ``key``."""
-        self._entries[key] = outcome
-
-    def to_plain(self, head_sha: str | None = None) -> dict[str, Any]:
-        """Plain form (dicts, lists, strings, ints); with ``head_sha`` only that HEAD's entries."""
-        rows = []
-        for (obs, head, ref, fp), out in self._entries.items():
-            if head_sha is not None and head != head_sha:
-                continue
-            loc = out.located
-            rows.append([
-                obs, head, ref, fp,
-                None if loc is None else [loc.path, loc.start, loc.end],
-                out.status.value, out.reason, out.hint, out.last_text, out.moved_to,
-            ])
-        return {"version": self.VERSION, "tag": self.tag, "entries": rows}
-
-    @classmethod
-    def from_plain(cls, doc: Any, tag: str = "") -> VerifyCache:
-        """Load :meth:`to_plain` output made with ``tag``.
-
-        Anything else, another version or another ``tag`` gives an empty cache (with ``tag``).
-        """
-        cache = cls(tag)
-        try:
-            if doc.get("version") != cls.VERSION or doc.get("tag") != tag:
-                return cache
-            for obs, head, ref, fp, loc, status, reason, hint, last, moved in doc["entries"]:
-                located = None if loc is None else _Located(loc[0], loc[1], loc[2])
-                cache._entries[(obs, head, ref, fp)] = _Outcome(
-                    located, Status(status), reason, hint, last, moved
-                )
-        except (ValueError, TypeError, KeyError, AttributeError, IndexError):
-            return cls(tag)
-        return cache
 
 
 class _Run(Texts):
@@ -472,7 +398,7 @@ def _locate_file(
             and same_modulo_whitespace(run.lines(old_blob), run.lines(new_blob),
                                        _kind(anchor.path, new_path))):
         return _Outcome(_Located(new_path, None, None), reason=_in("reformatted", sha))
-    return _Outcome(reason=f"changed in {sha}" if sha else _differs(run, obs, new_path))
+    return _Outcome(reason=f"changed in {sha}" if sha else _differs(run, obs, new_path), maps_to=new_path)
 
 
 def _kind(*paths: str) -> str | None:
@@ -631,7 +557,9 @@ def _changed_lines(
                              predicted=predicted_line(hunks, anchor.start, anchor.end))
         if moved is not None:
             return moved
-    return _Outcome(reason=reason, last_text="\n".join(known))
+    window = map_window(hunks, anchor.start, anchor.end)
+    maps_to = None if window is None else Anchor(new_path, window[0], window[1]).ref()
+    return _Outcome(reason=reason, last_text="\n".join(known), maps_to=maps_to)
 
 
 def _reformatted_here(
@@ -717,6 +645,7 @@ def _follow_move(
         f"at {m.ref()}",
         last_text=last_text,
         moved_to=m.ref(),
+        maps_to=m.ref(),
     )
 
 
@@ -782,6 +711,7 @@ def _conclude(
             dist=dist,
             last_text=outcome.last_text,
             moved_to=outcome.moved_to,
+            maps_to=outcome.maps_to if outcome.status is Status.STALE else None,
         )
     wt = _worktree_reason(located, anchor, run)
     new_anchor = Anchor(located.path, located.start, located.end)
@@ -826,6 +756,7 @@ def _final(
     dist: Distance | None = None,
     last_text: str | None = None,
     moved_to: str | None = None,
+    maps_to: str | None = None,
 ) -> Verdict:
     """A verdict that leaves the anchor where it is."""
     return Verdict(
@@ -840,6 +771,7 @@ def _final(
         changed=_status_changed(memory, status, reason),
         last_text=last_text,
         moved_to=moved_to,
+        maps_to=maps_to,
     )
 
 

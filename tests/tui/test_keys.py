@@ -66,9 +66,11 @@ def test_enter_in_the_search_keeps_the_filter_and_gives_the_keys_back_to_the_tab
     run(app, scenario)
 
 
-def test_t_confirms_a_stale_memory_that_is_still_true(tui_repo, clock):
+def test_t_confirms_a_stale_memory_that_is_still_true_where_its_lines_went(tui_repo, clock):
     repo, gm, ids = tui_repo
-    commit_file(repo, "src/app.py", "".join(f"changed {i}\n" for i in range(1, 21)), "rewrite")
+    # L3-L5 move up two lines and gain a line inside: git's diff maps them to L1-L4.
+    body = ["line 3\n", "line 4\n", "# a comment\n", "line 5\n"] + [f"line {i}\n" for i in range(6, 21)]
+    commit_file(repo, "src/app.py", "".join(body), "shorter, with a comment")
     gm.verify([ids["port"]])
     assert gm.get(ids["port"]).status.value == "stale"
     app = make_app(gm, clock=clock, poll_interval=3600, follow=False)
@@ -78,8 +80,26 @@ def test_t_confirms_a_stale_memory_that_is_still_true(tui_repo, clock):
         await pilot.press("t")
         await pilot.pause()
         assert error_notes(app) == []
-        assert f"{ids['port']}: fresh, confirmed at HEAD" in notes(app)
-        assert gm.get(ids["port"]).status.value == "fresh"
+        assert f"{ids['port']}: fresh, confirmed at HEAD (src/app.py#L1-L4)" in notes(app)
+        memory = gm.get(ids["port"])
+        assert memory.status.value == "fresh" and memory.provenance.context_ref == "src/app.py#L1-L4"
+
+    run(app, scenario)
+
+
+def test_t_refuses_a_stale_memory_whose_lines_are_gone_and_names_the_file_form(tui_repo, clock):
+    repo, gm, ids = tui_repo
+    commit_file(repo, "src/app.py", "".join(f"line {i}\n" for i in range(6, 21)), "drop the top")
+    gm.verify([ids["port"]])
+    app = make_app(gm, clock=clock, poll_interval=3600, follow=False)
+
+    async def scenario(pilot):
+        await select(pilot, ids["port"])
+        await pilot.press("t")
+        await pilot.pause()
+        assert any(f"tur edit {ids['port']} --file path#Lx-Ly" in n for n in error_notes(app))
+        memory = gm.get(ids["port"])
+        assert memory.status.value == "stale" and memory.provenance.context_ref == "src/app.py#L3-L5"
 
     run(app, scenario)
 

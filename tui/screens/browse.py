@@ -336,8 +336,9 @@ class BrowseScreen(Screen[None]):
 
         if self._run("confirm", row.id, call) and outcome:
             r = outcome[0]
-            self.notify(f"{row.id}: {r.status.value}, confirmed at HEAD", title="confirm",
-                        markup=False)
+            at = r.new_ref or (r.memory.provenance.context_ref if r.memory.provenance else None)
+            self.notify(f"{row.id}: {r.status.value}, confirmed at HEAD" + (f" ({at})" if at else ""),
+                        title="confirm", markup=False)
 
     def action_refute(self) -> None:
         """Ask for a reason, then refute the selected memory."""

@@ -30,6 +30,10 @@ def _summary(d: Detail) -> Text:
     parts = [head, Text(""), literal(m.content), Text("")]
     if row.reason:
         parts.append(_field("reason", row.reason))
+    if d.note is not None:
+        parts.append(_field("at HEAD", d.note.maps_to or "its lines are gone"))
+        parts.append(_field("settle", "t: still true (confirm)  e: edit  r: refute" if d.note.maps_to
+                            else "e: edit with a new --file anchor  r: refute"))
     prov = m.provenance
     if prov is not None:
         parts += [
