@@ -297,7 +297,7 @@ def test_parse_payload_finds_the_file_of_each_harness():
 def test_the_facade_hooks_return_the_text_and_the_event(repo):
     gm = Gitmem.open(repo)
     gm.learn("The queue uses WAL mode", file="src/app.py")
-    out = gm.pre_tool(claude_read(repo / "src/app.py"))
+    out = gm.hooks.pre_tool(claude_read(repo / "src/app.py"))
     assert out.event == "PreToolUse" and "WAL" in out.text
     assert gm.anchored_to(str(repo / "src/app.py"))
 

@@ -130,7 +130,7 @@ def test_the_pre_turn_hook_reads_a_claude_code_payload(repo):
     gm = learn_store(repo)
     payload = json.dumps({"session_id": "s1", "hook_event_name": "UserPromptSubmit",
                           "prompt": "refactor the signal queue SQLite backend"})
-    block = gm.pre_turn(payload.encode(), top_k=1).text
+    block = gm.hooks.pre_turn(payload.encode(), top_k=1).text
     first = memory_id("fact", STORE[0].content)
     assert block == (
         "> [!NOTE] Working Hypotheses (Memory Recall)\n"

@@ -109,9 +109,9 @@ def test_learn_notes_quote_a_similar_memory_and_name_the_action_as_the_surface_d
      "token budget must be 0 or more, got -1 — 0 means no token cap"),
     (lambda g: g.wake(token_budget=-2), "token budget must be 0 or more, got -2"),
     (lambda g: g.wake(max_chars=-1), "max chars must be 0 or more, got -1 — 0 means no character cap"),
-    (lambda g: g.pre_turn("{}", top_k=0), "top-k must be at least 1, got 0"),
-    (lambda g: g.pre_tool("{}", max_chars=-3), "max chars must be 0 or more, got -3"),
-    (lambda g: g.session_start("", token_budget=-1), "token budget must be 0 or more, got -1"),
+    (lambda g: g.hooks.pre_turn("{}", top_k=0), "top-k must be at least 1, got 0"),
+    (lambda g: g.hooks.pre_tool("{}", max_chars=-3), "max chars must be 0 or more, got -3"),
+    (lambda g: g.hooks.session_start("", token_budget=-1), "token budget must be 0 or more, got -1"),
 ])
 def test_wake_recall_and_hooks_refuse_counts_out_of_range_with_one_wording(repo, call, message):
     with pytest.raises(InvalidInput) as caught:

@@ -18,7 +18,6 @@ from gitmem.api.records import Records, Workspace
 from gitmem.api.setup import HarnessSetup
 from gitmem.api.sharing import Sharing, guard_lost_tip
 from gitmem.api.weights import Weights
-from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
 from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope
 
@@ -33,7 +32,6 @@ if TYPE_CHECKING:
         CacheInfo,
         CommitInfo,
         DoctorReport,
-        HookOutput,
         ImportResult,
         LearnResult,
         RecallResult,
@@ -87,7 +85,12 @@ class Gitmem:
         return Verifier(self._ws, self._weights)
 
     @cached_property
-    def _hooks(self) -> Hooks:
+    def hooks(self) -> Hooks:
+        """The harness hooks of ``tur hook ...`` (:class:`~gitmem.api.hooks.Hooks`).
+
+        ``session_start``, ``pre_turn``, ``pre_tool`` and ``stop``, each taking the harness's
+        JSON payload; their docstrings are the contract.
+        """
         from gitmem.api.hooks import Hooks
         return Hooks(self._ws, self._context)
 
@@ -746,66 +749,6 @@ class Gitmem:
             TokenizerUnavailable: a new entry must be counted and the encoding cannot load.
         """
         self._context.warm(now)
-
-    def session_start(self, payload: bytes | str, token_budget: int | None = None,
-                      max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
-        """The wake text for a harness's session-start hook (``tur hook session-start``).
-
-        A ``clear`` or ``compact`` start (the payload's ``source``) forgets what the session
-        was sent; the memories in the wake are remembered as sent to ``session_id``.
-
-        Args:
-            payload: the hook's JSON (``session_id``, ``source``, ``hook_event_name``); may be
-                empty.
-            token_budget: tokens (``None``: the configured wake budget; 0: no cap).
-            max_chars: characters (default :data:`~gitmem.defaults.HOOK_MAX_CHARS`).
-
-        Raises:
-            InvalidInput: a negative budget or character cap (:func:`~gitmem.api.context.check_limits`).
-            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
-        """
-        check_limits(token_budget=token_budget, max_chars=max_chars)
-        return self._hooks.session_start(payload, token_budget, max_chars)
-
-    def pre_turn(self, payload: bytes | str, top_k: int | None = None,
-                 token_budget: int | None = PRE_TURN_TOKEN_BUDGET,
-                 max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
-        """The recall block for a harness hook payload; its text is ``""`` when nothing matches.
-
-        The prompt is found as :func:`gitmem.context.recall.query_from_payload` does (a JSON
-        object's ``prompt`` field, a message list, or the raw text). A memory already sent
-        in the payload's ``session_id`` (by any hook) is not sent again unless it changed
-        since; the log is kept in ``<git common dir>/tur/sessions`` for a day.
-
-        Raises:
-            InvalidInput: ``top_k`` < 1, a negative budget or character cap.
-            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
-        """
-        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
-        return self._hooks.pre_turn(payload, top_k, token_budget, max_chars)
-
-    def pre_tool(self, payload: bytes | str, top_k: int | None = None,
-                 token_budget: int | None = PRE_TOOL_TOKEN_BUDGET,
-                 max_chars: int | None = PRE_TOOL_MAX_CHARS) -> HookOutput:
-        """The memories anchored to the files a tool call is about to read or change.
-
-        Reads a PreToolUse payload: Claude Code's ``tool_input.file_path`` (or
-        ``notebook_path``), Gemini CLI's ``absolute_path``, Codex's ``apply_patch`` patch
-        (its ``*** Update File:`` lines). Deduplicated per ``session_id`` as
-        :meth:`pre_turn` is.
-
-        Raises:
-            InvalidInput: ``top_k`` < 1, a negative budget or character cap.
-            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
-        """
-        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
-        return self._hooks.pre_tool(payload, top_k, token_budget, max_chars)
-
-    def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
-        """``tur hook stop``: the reminder to learn, in ``harness``'s format, or ``""`` (:mod:`.stop`)."""
-        from gitmem.api.stop import StopHook
-
-        return StopHook(self._ws).stop(payload, harness, start)
 
     def anchored_to(self, path: str) -> list[str]:
         """Ids of the memories anchored to ``path``: most confident, then most recently verified, first.

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.api.context import check_limits
 from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput
 from gitmem.harness.hooks import SessionLog, parse_payload
@@ -49,7 +50,7 @@ class HookOutput:
 
 
 class Hooks:
-    """``session_start``, ``pre_turn`` and ``pre_tool`` for a harness (see :class:`gitmem.api.Gitmem`).
+    """``session_start``, ``pre_turn``, ``pre_tool`` and ``stop`` for a harness (``Gitmem.hooks``).
 
     Args:
         ws: the shared workspace.
@@ -63,7 +64,22 @@ class Hooks:
 
     def session_start(self, payload: bytes | str, token_budget: int | None = None,
                       max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
-        """See :meth:`gitmem.api.Gitmem.session_start`."""
+        """The wake text for a harness's session-start hook (``tur hook session-start``).
+
+        A ``clear`` or ``compact`` start (the payload's ``source``) forgets what the session
+        was sent; the memories in the wake are remembered as sent to ``session_id``.
+
+        Args:
+            payload: the hook's JSON (``session_id``, ``source``, ``hook_event_name``); may be
+                empty.
+            token_budget: tokens (``None``: the configured wake budget; 0: no cap).
+            max_chars: characters (default :data:`~gitmem.defaults.HOOK_MAX_CHARS`).
+
+        Raises:
+            InvalidInput: a negative budget or character cap (:func:`~gitmem.api.context.check_limits`).
+            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
+        """
+        check_limits(token_budget=token_budget, max_chars=max_chars)
         hook = parse_payload(payload)
         if hook.source in _FRESH_CONTEXT:
             self.log.forget(hook.session_id)
@@ -79,7 +95,18 @@ class Hooks:
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TURN_TOKEN_BUDGET,
                  max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
-        """See :meth:`gitmem.api.Gitmem.pre_turn`."""
+        """The recall block for a harness hook payload; its text is ``""`` when nothing matches.
+
+        The prompt is found as :func:`gitmem.context.recall.query_from_payload` does (a JSON
+        object's ``prompt`` field, a message list, or the raw text). A memory already sent
+        in the payload's ``session_id`` (by any hook) is not sent again unless it changed
+        since; the log is kept in ``<git common dir>/tur/sessions`` for a day.
+
+        Raises:
+            InvalidInput: ``top_k`` < 1, a negative budget or character cap.
+            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
+        """
+        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         from gitmem.context.recall import RELEVANCE_FLOOR, query_from_payload
 
         hook = parse_payload(payload)
@@ -97,7 +124,18 @@ class Hooks:
     def pre_tool(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TOOL_TOKEN_BUDGET,
                  max_chars: int | None = PRE_TOOL_MAX_CHARS) -> HookOutput:
-        """See :meth:`gitmem.api.Gitmem.pre_tool`."""
+        """The memories anchored to the files a tool call is about to read or change.
+
+        Reads a PreToolUse payload: Claude Code's ``tool_input.file_path`` (or
+        ``notebook_path``), Gemini CLI's ``absolute_path``, Codex's ``apply_patch`` patch
+        (its ``*** Update File:`` lines). Deduplicated per ``session_id`` as
+        :meth:`pre_turn` is.
+
+        Raises:
+            InvalidInput: ``top_k`` < 1, a negative budget or character cap.
+            GitmemError: the store cannot be read (the CLI prints it and still exits 0).
+        """
+        check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         hook = parse_payload(payload)
         event = hook.event or "PreToolUse"
         base = Path(hook.cwd) if hook.cwd else None
@@ -113,6 +151,16 @@ class Hooks:
                                         max_chars=max_chars, full_records=False,
                                         skip=self._skip(hook.session_id))
         return HookOutput(self._deliver(hook.session_id, result), event)
+
+    def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
+        """``tur hook stop``: the reminder to learn, in ``harness``'s format, or ``""``.
+
+        See :mod:`gitmem.api.stop`. With ``start``, only record the session's start (for a
+        harness whose session-start hook output is ignored).
+        """
+        from gitmem.api.stop import StopHook
+
+        return StopHook(self.ws).stop(payload, harness, start)
 
     # -- the session log -------------------------------------------------------------------
 

@@ -192,7 +192,7 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
         options = {"token_budget": args.token_budget, "max_chars": args.max_chars}
         if hasattr(args, "top_k"):
             options["top_k"] = args.top_k
-        output = getattr(env.gm, args.hook_method)(payload, **options)
+        output = getattr(env.gm.hooks, args.hook_method)(payload, **options)
         printed = api.render_hook(output.text, output.event, args.format)
         if printed:
             env.write(printed)
@@ -206,7 +206,7 @@ def cmd_hook_stop(args: argparse.Namespace, env: Env) -> int:
     from gitmem.cli.hook_input import read_payload
 
     try:  # bad input (BadPayload), no repository, a git failure: one line on stderr, no answer
-        printed = env.gm.stop(read_payload(env.inp), args.harness, start=args.start)
+        printed = env.gm.hooks.stop(read_payload(env.inp), args.harness, start=args.start)
         if printed:
             env.write(printed)
     except Exception as exc:
