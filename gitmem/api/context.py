@@ -229,8 +229,8 @@ class ContextBuilder:
         """
         from gitmem.cache.db import Untrusted
         from gitmem.cache.wakeplan import read_plan, reject_plan
-        from gitmem.context.wake import WakeResult, WakeRows, compile_rows
-        from gitmem.record.decay import microseconds, weight_column
+        from gitmem.context.wake import WakeResult, compile_ranked
+        from gitmem.record.decay import microseconds
 
         records = self.ws.records
         cache = records.cache
@@ -242,43 +242,27 @@ class ContextBuilder:
         if plan is None or plan.built > microseconds(now):
             return None, True
         settings = self.ws.settings
-        c = plan.columns
-        short = plan.short
 
-        def compressed(row: int) -> str:
-            text = short.get(row)
-            if text is None:
-                raise _NotPlanned
-            return text
+        def compressed(memory_id: str) -> str:
+            raise _NotPlanned
 
-        rows = WakeRows(
-            ids=c["ids"],
-            types=c["types"],
-            statuses=c["statuses"],
-            weights=weight_column(c["types"], c["statuses"], c["conf"], c["half"], c["verified"],
-                                  c["distances"], now, settings.decay),
-            relations=c["rels"],
-            tokens=c["tokens"],
-            entry=c["texts"].__getitem__,
-            compressed=compressed,
-            min_chars=c["chars"].__getitem__,
-            trusted=c["trusted"],
-            degrees=plan.degrees,
-            unlisted_stale=plan.stale,
-        )
         try:
-            result = compile_rows(
-                rows,
+            result = compile_ranked(
+                plan.tiers(cache.files, now, settings.decay),
                 persona=plan.persona,
                 continuity=plan.continuity,
                 budget=budget or None,
                 shares=settings.wake.shares,
-                threshold=settings.decay.threshold,
                 counter=cache.counter(settings.tokenizer),
                 max_chars=max_chars or None,
+                stale=plan.stale,
+                no_short=compressed,
             )
         except _NotPlanned:
             return None, False
+        except Untrusted as exc:
+            reject_plan(cache.files, key, exc)
+            return None, True
         records.flush()
 
         def assembly() -> tuple:
@@ -349,6 +333,7 @@ class ContextBuilder:
         texts, tokens, short = self._plan_entries(key, rows, keep, entry_keys, chars)
         degrees = rows.degrees or {}
         statuses = rows.statuses
+        counter = self.ws.records.cache.counter(self.ws.settings.tokenizer)
         save_plan(self.ws.records.cache.files, key, {
             "built": microseconds(now),
             "ids": pick(table.ids),
@@ -365,14 +350,16 @@ class ContextBuilder:
             "tokens": tokens,
             "texts": texts,
             "chars": chars,
+            "weights": pick(rows.weights),
             "degrees": {i: degrees[r] for i, r in enumerate(keep) if r in degrees},
             "short": short,
+            "short_tokens": {i: counter(text) for i, text in short.items()},
             "stale": statuses.count("stale"),
             "persona": persona,
             "continuity": continuity,
             "skipped": [(s.memory_id, s.blob_id, s.reason, s.path, s.hint) for s in skipped
                         if not isinstance(s, CacheNotice)],
-        })
+        }, self.ws.settings.decay)
 
     def _plan_entries(self, key: tuple, rows: WakeRows, keep: list[int], entry_keys: list[tuple],
                       chars: list[int]) -> tuple[list[str], list[int], dict[int, str]]:

@@ -35,7 +35,7 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
 
-CACHE_FORMAT = 8
+CACHE_FORMAT = 9
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
 KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64, "asked": 64}
@@ -50,6 +50,19 @@ CREATE TABLE IF NOT EXISTS memo (
 CREATE INDEX IF NOT EXISTS memo_age ON memo (kind, used_at);
 CREATE TABLE IF NOT EXISTS record (
     blob TEXT PRIMARY KEY, id TEXT NOT NULL, row BLOB NOT NULL, mapping BLOB NOT NULL);
+""" + """
+-- Wake plans (gitmem.cache.wakeplan): the rows of a plan, one per showable memory, in the
+-- order of their stream (a tier and a decay class), keyed by the plan's number.
+CREATE TABLE IF NOT EXISTS wake_row (
+    plan INTEGER NOT NULL, stream INTEGER NOT NULL, pos INTEGER NOT NULL,
+    grp_end INTEGER NOT NULL, key REAL NOT NULL, least_tokens INTEGER NOT NULL,
+    least_chars INTEGER NOT NULL, least_short INTEGER NOT NULL, least_short_chars INTEGER NOT NULL,
+    most_long INTEGER NOT NULL, degree INTEGER NOT NULL,
+    id TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL, conf REAL NOT NULL, half,
+    verified INTEGER, distance INTEGER, tokens INTEGER NOT NULL, short_tokens INTEGER NOT NULL,
+    chars INTEGER NOT NULL, entry TEXT NOT NULL, short TEXT, entry_chars INTEGER NOT NULL,
+    short_chars INTEGER NOT NULL, blob TEXT NOT NULL, author TEXT, trusted INTEGER NOT NULL,
+    PRIMARY KEY (plan, stream, pos)) WITHOUT ROWID;
 """
 
 
@@ -351,6 +364,35 @@ class CacheDB:
                 if began and self._conn is conn and conn is not None:
                     with suppress(sqlite3.Error):
                         conn.execute("COMMIT")
+
+    # -- tables of their own (wake plan rows) --------------------------------------------------
+
+    def query(self, sql: str, args: tuple = ()) -> list[tuple] | None:
+        """Rows of the read-only ``sql``; ``None`` when the database cannot serve it."""
+        return self._run(sql, args)
+
+    def insert_many(self, sql: str, rows: Iterable[tuple]) -> bool:
+        """Run the write ``sql`` for each of ``rows`` in one transaction; whether it was written."""
+        with self.lock, self.batch():
+            if not self._writable:
+                return False
+            conn = self._connect()
+            if conn is None:
+                return False
+            try:
+                conn.executemany(sql, rows)
+            except sqlite3.OperationalError as exc:
+                self._writable = False
+                self.notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
+                return False
+            except sqlite3.DatabaseError as exc:
+                self._reset(exc)
+                return False
+        return True
+
+    def execute(self, sql: str, args: tuple = ()) -> bool:
+        """Run one write ``sql``; whether it ran."""
+        return self._run(sql, args, write=True) is not None
 
     # -- record rows --------------------------------------------------------------------------------
 
