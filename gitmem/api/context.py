@@ -591,12 +591,10 @@ class ContextBuilder:
         A memory is matched by the path its anchor names now: verify moves the anchor of a
         memory whose file was renamed, so a renamed file's memories follow it once verified.
         """
-        from gitmem.record.anchors import split_ref  # lazily: a wake reads no anchor
+        from gitmem.cache.paths import anchored_rows
 
-        wanted = set(paths)
         c = table.columns
-        rows = [r for r, prov in enumerate(c["prov"])
-                if prov is not None and prov[2] and split_ref(prov[2])[0] in wanted]
+        rows = anchored_rows(self.ws.records.cache.files, table, paths)
         conf, verified = c["conf"], self.weights.runs.effective(table).verified
         return sorted(rows, key=lambda r: (-conf[r], -(verified[r] or 0), table.ids[r]))
 

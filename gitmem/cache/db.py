@@ -38,7 +38,7 @@ __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNoti
 CACHE_FORMAT = 9
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
-KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64, "asked": 64}
+KEEP = {"table": 3, "tokens": 6, "recall": 6, "statements": 3, "write": 64, "asked": 64, "paths": 3}
 """Memos of each kind kept, the most recently written: each write of a kind deletes the older
 ones (other kinds hold one memo each)."""
 _BUSY_MS = 10_000
@@ -63,6 +63,10 @@ CREATE TABLE IF NOT EXISTS wake_row (
     chars INTEGER NOT NULL, entry TEXT NOT NULL, short TEXT, entry_chars INTEGER NOT NULL,
     short_chars INTEGER NOT NULL, blob TEXT NOT NULL, author TEXT, trusted INTEGER NOT NULL,
     PRIMARY KEY (plan, stream, pos)) WITHOUT ROWID;
+-- The anchor path index (gitmem.cache.paths): rows of a tree's table anchored to each path.
+CREATE TABLE IF NOT EXISTS anchor_path (
+    tree TEXT NOT NULL, path TEXT NOT NULL, row INTEGER NOT NULL,
+    PRIMARY KEY (tree, path, row)) WITHOUT ROWID;
 """
 
 
