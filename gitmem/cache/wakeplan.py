@@ -290,10 +290,13 @@ class WakePlan:
 
         superseded: set[str] = set()
         adjust = {1: 0, 2: 0}
-        for target, tier, inputs, sups in self.supersede:
-            if any(w >= threshold for w in weigh(sups)):
+        # Two weighings in all (a call per memory would cost a dict of the policy each).
+        mine = weigh([inputs for _, _, inputs, _ in self.supersede])
+        theirs = iter(weigh([one for *_, sups in self.supersede for one in sups]))
+        for (target, tier, _, sups), own in zip(self.supersede, mine, strict=True):
+            if sum(next(theirs) >= threshold for _ in sups):
                 superseded.add(target)
-                if weigh([inputs])[0] >= threshold:
+                if own >= threshold:
                     adjust[tier] += 1
         now_days = microseconds(now) / 1_000_000 / 86400.0
         return tuple(TierSource(db, self.number, [s for s in self.streams if s[1] == tier], weigh,  # type: ignore[return-value]
@@ -474,6 +477,11 @@ class TierSource:
         self.now_days = now_days
         self.superseded = superseded
         self.heap: list[tuple] = []
+        # The rows on the heap by cost (least first): whole tokens and characters, compressed
+        # tokens and characters, and the most whole tokens of a row with a compressed entry;
+        # rows pulled are dropped from them when they reach the top.
+        self.costs: tuple[list[tuple], ...] = ([], [], [], [], [])
+        self.pulled: set[str] = set()
         self.streams: list[_Stream] = []
         count = -adjust
         for code, _, h, n in streams:
@@ -495,11 +503,19 @@ class TierSource:
 
     def push(self, rows: list[tuple], salience: list[float], weights: list[float] | None = None) -> None:
         """Put the competing ``rows`` on the heap, ranked by ``salience``."""
-        threshold, superseded, heap = self.threshold, self.superseded, self.heap
+        threshold, superseded, heap, costs = self.threshold, self.superseded, self.heap, self.costs
+        push = heapq.heappush
         for row, s, w in zip(rows, salience, weights or salience, strict=True):
-            if w >= threshold and row[4] not in superseded:
-                item = RankedItem(row[4], row[11], row[12], row[13], row[14])
-                heapq.heappush(heap, (-s, row[4], item, row[15], row[17]))
+            memory_id = row[4]
+            if w >= threshold and memory_id not in superseded:
+                item = RankedItem(memory_id, row[11], row[12], row[13], row[14])
+                push(heap, (-s, memory_id, item))
+                push(costs[0], (row[11], memory_id))
+                push(costs[1], (row[16], memory_id))
+                if item.short is not None:
+                    push(costs[2], (row[15], memory_id))
+                    push(costs[3], (row[17], memory_id))
+                    push(costs[4], (-row[11], memory_id))
 
     def _next(self) -> RankedItem | None:
         heap = self.heap
@@ -511,7 +527,11 @@ class TierSource:
             if behind is None:
                 break
             behind.read()
-        return heapq.heappop(heap)[2] if heap else None
+        if not heap:
+            return None
+        item = heapq.heappop(heap)[2]
+        self.pulled.add(item.memory_id)
+        return item
 
     def pull(self, n: int) -> list[RankedItem]:
         """The next ``n`` competing memories in rank order (fewer at the end)."""
@@ -529,13 +549,16 @@ class TierSource:
         Only a memory whose entry has more than ``over`` tokens may be costed by its compressed
         entry (``math.inf``: none is).
         """
-        tokens = chars = math.inf
-        for _, _, item, short_tokens, short_chars in self.heap:
-            if item.short is not None and item.tokens > over:
-                tokens = min(tokens, item.tokens, short_tokens)
-                chars = min(chars, len(item.entry), short_chars)
-            else:
-                tokens, chars = min(tokens, item.tokens), min(chars, len(item.entry))
+        pulled = self.pulled
+
+        def top(costs: list[tuple]) -> float:
+            while costs and costs[0][1] in pulled:
+                heapq.heappop(costs)
+            return costs[0][0] if costs else math.inf
+
+        tokens, chars = top(self.costs[0]), top(self.costs[1])
+        if -top(self.costs[4]) > over:  # a row held may be costed compressed
+            tokens, chars = min(tokens, top(self.costs[2])), min(chars, top(self.costs[3]))
         for stream in self.streams:
             if not stream.done:
                 t, c = stream.least(over)
