@@ -23,6 +23,7 @@ warm wake loads neither the records table nor its views.
 
 from __future__ import annotations
 
+import bisect
 import heapq
 import math
 import time
@@ -108,6 +109,8 @@ _FETCH_TYPES: tuple[Any, ...] = (int, int, float, int, str, str, str, (float, in
 _TIER1 = frozenset({"axiom", "core"})
 _EXACT = 999
 """Stream number (within its tier's thousand) of the rows weighed one by one."""
+_RELATED = 500
+"""Added to the stream number of a stream of rows with relations."""
 _MAX_CLASSES = 32
 """Streams of one tier at most: rows of rarer half-lives are weighed one by one."""
 _MIN_HALF_LIFE = 0.01
@@ -131,29 +134,42 @@ def _half_lives(policy: Any) -> Any:
     return half_life
 
 
-def _plan_rows(number: int, payload: dict[str, Any], policy: Any) -> tuple[list[tuple], list[tuple]]:
-    """The ``wake_row`` rows of a plan and its streams ``(code, tier, half-life or None, rows)``."""
+def _plan_rows(number: int, payload: dict[str, Any],
+               policy: Any) -> tuple[list[tuple], list[tuple], dict[int, tuple[list[float], list[int]]]]:
+    """The rows of a plan: its ``wake_row`` rows, streams and the weights' keys of related rows.
+
+    Returns:
+        The rows; each stream as ``(code, tier, half-life in days or None, rows)``; and per
+        stream of related rows, the keys of its rows' weights, ascending, and their positions.
+    """
+    from gitmem.record.relations import centrality
+
     ids, types, trusted = payload["ids"], payload["types"], payload["trusted"]
     weights, verified, halves = payload["weights"], payload["verified"], payload["half"]
     degrees, short, short_tokens = payload["degrees"], payload["short"], payload["short_tokens"]
     built = payload["built"]
     built_days = built / 1_000_000 / 86400.0
     half_of = _half_lives(policy)
-    classes: dict[int, dict[float | None, list[int]]] = {1: {}, 2: {}}
+    classes: dict[int, dict[tuple[float | None, bool], list[int]]] = {1: {}, 2: {}}
     exact: dict[int, list[int]] = {1: [], 2: []}
     keys: dict[int, float] = {}
+    by_weight: dict[int, float] = {}
     for i, kind in enumerate(types):
         tier = 1 if kind in _TIER1 and trusted[i] else 2
         w, at = weights[i], verified[i]
         h = half_of(kind, halves[i])
         decays = h is not None and at is not None
-        if (degrees.get(i) or not 0.0 < w < math.inf
-                or (decays and (at > built or h < _MIN_HALF_LIFE))):
+        if not 0.0 < w < math.inf or (decays and (at > built or h < _MIN_HALF_LIFE)):
             exact[tier].append(i)
             continue
-        keys[i] = math.log2(w) + (built_days / h if decays else 0.0)
-        classes[tier].setdefault(h if decays else None, []).append(i)
+        by_weight[i] = math.log2(w) + (built_days / h if decays else 0.0)
+        # A row with relations ranks by weight × centrality: streams of their own, whose
+        # key is of that salience (its weight's key kept apart, for the threshold).
+        degree = degrees.get(i, 0)
+        keys[i] = by_weight[i] + (math.log2(centrality(degree)) if degree else 0.0)
+        classes[tier].setdefault((h if decays else None, bool(degree)), []).append(i)
     streams: list[tuple] = []
+    weighed: dict[int, tuple[list[float], list[int]]] = {}
     out: list[tuple] = []
     texts, tokens, chars = payload["texts"], payload["tokens"], payload["chars"]
 
@@ -169,13 +185,13 @@ def _plan_rows(number: int, payload: dict[str, Any], policy: Any) -> tuple[list[
         ranked = sorted(classes[tier].items(), key=lambda item: -len(item[1]))
         for _, rows in ranked[_MAX_CLASSES:]:
             exact[tier].extend(rows)
-        for index, (h, rows) in enumerate(ranked[:_MAX_CLASSES]):
-            code = tier * 1000 + index
+        for index, ((h, related), rows) in enumerate(ranked[:_MAX_CLASSES]):
+            code = tier * 1000 + index + (_RELATED if related else 0)
             # Rows of equal inputs weigh the same at every time, bit for bit: one group, by id.
             # In a stream that does not decay, that is rows of one weight.
-            sig = ({i: float(weights[i]).hex() for i in rows} if h is None else
-                   {i: repr((types[i], float(payload["conf"][i]), verified[i], payload["distances"][i]))
-                    for i in rows})
+            sig = ({i: repr((float(weights[i]).hex(), degrees.get(i, 0))) for i in rows} if h is None else
+                   {i: repr((types[i], float(payload["conf"][i]), verified[i], payload["distances"][i],
+                             degrees.get(i, 0))) for i in rows})
             rows.sort(key=lambda i: (-keys[i], sig[i], ids[i]))
             n = len(rows)
             ends = [n] * n
@@ -197,11 +213,14 @@ def _plan_rows(number: int, payload: dict[str, Any], policy: Any) -> tuple[list[
                 least[pos] = (lt, lc, ls, lsc, ml)
             out.extend(row(code, pos, ends[pos], keys[i], least[pos], i) for pos, i in enumerate(rows))
             streams.append((code, tier, h, n))
+            if related:
+                order = sorted(range(n), key=lambda pos: by_weight[rows[pos]])
+                weighed[code] = ([by_weight[rows[pos]] for pos in order], order)
         rows = sorted(exact[tier], key=ids.__getitem__)
         out.extend(row(tier * 1000 + _EXACT, pos, pos + 1, 0.0, (0, 0, 0, 0, 0), i)
                    for pos, i in enumerate(rows))
         streams.append((tier * 1000 + _EXACT, tier, None, len(rows)))
-    return out, streams
+    return out, streams, weighed
 
 
 def _supersessions(payload: dict[str, Any]) -> list[tuple]:
@@ -243,13 +262,15 @@ class WakePlan:
         skipped: ``(memory id, blob id, reason, path, hint)`` of each entry a wake warns of.
     """
 
-    __slots__ = ("built", "continuity", "number", "persona", "skipped", "stale", "streams", "supersede")
+    __slots__ = ("built", "continuity", "number", "persona", "skipped", "stale", "streams", "supersede",
+                 "weighed")
 
     def __init__(self, payload: dict[str, Any]) -> None:
         self.built: int = payload["built"]
         self.number: int = payload["number"]
         self.streams: list[tuple[int, int, float | None, int]] = payload["streams"]
         self.supersede: list[tuple] = payload["supersede"]
+        self.weighed: dict[int, tuple[list[float], list[int]]] = payload["weighed"]
         self.stale: int = payload["stale"]
         self.persona: dict | None = payload["persona"]
         self.continuity: str | None = payload["continuity"]
@@ -300,7 +321,7 @@ class WakePlan:
                     adjust[tier] += 1
         now_days = microseconds(now) / 1_000_000 / 86400.0
         return tuple(TierSource(db, self.number, [s for s in self.streams if s[1] == tier], weigh,  # type: ignore[return-value]
-                                threshold, now_days, superseded, adjust[tier])
+                                threshold, now_days, superseded, adjust[tier], self.weighed)
                      for tier in (1, 2))
 
 
@@ -320,17 +341,25 @@ def _checked(rows: list[tuple] | None, start: int) -> list[tuple]:
 class _Stream:
     """The rows of one stream of a plan, read in order as a merge needs them (see :class:`TierSource`)."""
 
-    __slots__ = ("chunk", "code", "done", "group", "h", "keys", "n", "next", "shift", "source")
+    __slots__ = ("centrality", "chunk", "code", "done", "group", "h", "keys", "n", "next", "shift", "source",
+                 "weighed")
 
-    def __init__(self, source: TierSource, code: int, h: float | None, n: int) -> None:
+    def __init__(self, source: TierSource, code: int, h: float | None, n: int,
+                 weighed: tuple[list[float], list[int]] | None = None) -> None:
+        from gitmem.record.relations import centrality
+
         self.source = source
         self.code = code
         self.h = h
         self.n = n
         self.shift = source.now_days / h if h else 0.0
         self.next = 0
-        # (weight, last id read, end) of the group of equal rows read in part.
-        self.group: tuple[float, str, int] | None = None
+        # Rows with relations: keys rank by salience; the keys of their weights, ascending, and
+        # their positions.
+        self.weighed = weighed
+        self.centrality = centrality
+        # (salience, last id read, end, weight) of the group of equal rows read in part.
+        self.group: tuple[float, str, int, float] | None = None
         self.chunk = _CHUNK
         self.keys: dict[int, float] = {}
         self.done = n == 0
@@ -356,7 +385,7 @@ class _Stream:
             return True
         pos = self.next
         if self.group is not None:
-            same, last, pos = self.group
+            same, last, pos, _ = self.group
             if not (same < weight or (same == weight and memory_id <= last)):
                 return False
         return self._below(pos, log_weight)
@@ -364,7 +393,7 @@ class _Stream:
     def settle(self) -> None:
         """Skip what weighs less than the threshold; mark the stream done when nothing else is left."""
         source = self.source
-        if self.group is not None and self.group[0] < source.threshold:
+        if self.group is not None and self.group[3] < source.threshold:
             self.next, self.group = self.group[2], None
         if self.group is None and self._below(self.next, source.log_threshold):
             self.done = True
@@ -374,6 +403,15 @@ class _Stream:
         log_t = self.source.log_threshold
         if log_t == -math.inf:
             return self.n
+        if self.weighed is not None:  # keys rank by salience: the weights' keys, sorted
+            keys, positions = self.weighed
+            low = bisect.bisect_left(keys, log_t + self.shift - _MARGIN)
+            high = bisect.bisect_left(keys, log_t + self.shift + _MARGIN)
+            count = len(keys) - high
+            for pos in positions[low:high]:  # the few rows near the threshold: weighed
+                row = self._read(pos, 1)[0]
+                count += self.source.weigh([row[5:11]])[0] >= self.source.threshold
+            return count
         none = self._first(lambda key: key - self.shift + _MARGIN < log_t)
         sure = self._first(lambda key: key - self.shift - _MARGIN < log_t)
         count, pos = sure, sure
@@ -412,19 +450,22 @@ class _Stream:
         source = self.source
         limit, self.chunk = self.chunk, min(2 * self.chunk, _MAX_CHUNK)
         if self.group is not None:  # more of a group of equal rows: the same weight, no weighing
-            weight, _, end = self.group
+            salience, _, end, weight = self.group
             rows = self._read(self.next, limit, end)
-            source.push(rows, [weight] * len(rows))
+            source.push(rows, [salience] * len(rows), [weight] * len(rows))
             self.next = rows[-1][0] + 1
-            self.group = (weight, rows[-1][4], end) if self.next < end else None
+            self.group = (salience, rows[-1][4], end, weight) if self.next < end else None
         else:
             rows = self._read(self.next, limit)
             weights = source.weigh([row[5:11] for row in rows])
-            source.push(rows, weights)
+            central = self.centrality
+            saliences = ([w * central(row[3]) for row, w in zip(rows, weights, strict=True)]
+                         if self.weighed is not None else weights)
+            source.push(rows, saliences, weights)
             last = rows[-1]
             self.next = last[0] + 1
             if last[1] > self.next:
-                self.group = (weights[-1], last[4], last[1])
+                self.group = (saliences[-1], last[4], last[1], weights[-1])
         self.settle()
 
     def least(self, over: float) -> tuple[int, int]:
@@ -466,7 +507,8 @@ class TierSource:
     """
 
     def __init__(self, db: CacheDB, number: int, streams: list[tuple], weigh: Any, threshold: float,
-                 now_days: float, superseded: set[str], adjust: int) -> None:
+                 now_days: float, superseded: set[str], adjust: int,
+                 weighed: dict[int, tuple[list[float], list[int]]] | None = None) -> None:
         from gitmem.record.relations import centrality
 
         self.db = db
@@ -486,7 +528,13 @@ class TierSource:
         count = -adjust
         for code, _, h, n in streams:
             if code % 1000 != _EXACT:
-                stream = _Stream(self, code, h, n)
+                keys = None
+                if code % 1000 >= _RELATED:
+                    keys = (weighed or {}).get(code)
+                    if (keys is None or len(keys[0]) != n or not set(map(type, keys[0])) <= {float}
+                            or not set(map(type, keys[1])) <= {int}):
+                        raise Untrusted("bad structure: plan fields")
+                stream = _Stream(self, code, h, n, keys)
                 stream.settle()
                 self.streams.append(stream)
                 count += stream.count()
@@ -576,6 +624,10 @@ def _meta_shaped(payload: Any) -> bool:
                 and all(type(s) is tuple and len(s) == 4 and type(s[0]) is int and s[1] in (1, 2)
                         and isinstance(s[2], float | int | _NONE) and type(s[3]) is int
                         for s in payload["streams"])
+                and type(payload["weighed"]) is dict
+                and all(type(code) is int and type(pair) is tuple and len(pair) == 2
+                        and type(pair[0]) is list and type(pair[1]) is list and len(pair[0]) == len(pair[1])
+                        for code, pair in payload["weighed"].items())
                 and type(payload["supersede"]) is list
                 and all(type(s) is tuple and len(s) == 4 and type(s[0]) is str and s[1] in (1, 2)
                         and type(s[2]) is tuple and len(s[2]) == 6 and type(s[3]) is list
@@ -662,11 +714,11 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
         policy: the :class:`gitmem.record.decay.DecayPolicy` of the key's settings.
     """
     number = time.time_ns()
-    rows, streams = _plan_rows(number, payload, policy)
+    rows, streams, weighed = _plan_rows(number, payload, policy)
     marks = ", ".join("?" * _ROW_FIELDS)
     if not files.insert_many(f"INSERT INTO wake_row VALUES ({marks})", rows):
         return
-    meta = {"key": key, "built": payload["built"], "number": number, "streams": streams,
+    meta = {"key": key, "built": payload["built"], "number": number, "streams": streams, "weighed": weighed,
             "supersede": _supersessions(payload), "stale": payload["stale"],
             "persona": payload["persona"], "continuity": payload["continuity"],
             "skipped": payload["skipped"]}
