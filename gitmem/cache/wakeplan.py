@@ -7,18 +7,20 @@ built for (:func:`plan_key`). Of the rows of that state, only those neither refu
 stale and weighing at least the threshold can be shown, now or at any later time (a weight
 only falls as time passes: :func:`gitmem.context.wake.showable_rows`): usually a tenth of the store.
 The plan holds those rows with what wake reads of them (the inputs of their weights, their
-tier, relation degree in the whole store, token count and the text of their entry), the
-number of stale memories left out, the persona, the continuity note and the warnings about
-entries that were skipped. A warm wake reads it, weighs its rows for today and packs them
-(:func:`gitmem.context.wake.compile_rows`): the same text as from the whole table.
+tier, relation degree in the whole store, token counts and the text of their entries) as rows
+of the cache database's ``wake_row`` table, sorted into streams (below), and a ``wake`` memo
+with the rest: the number of stale memories left out, the persona, the continuity note, the
+warnings about entries that were skipped, the supersessions. A warm wake merges the streams
+lazily and packs what it takes (:func:`gitmem.context.wake.compile_ranked`): the same text as
+from the whole table, reading about as many rows as its budget can hold.
 
 The memo is keyed by the key's text, and the payload holds the key itself, which a reader
-compares with its own in full: a plan of another state is never used. The structure
-of every column is checked after loading. The newest :data:`KEEP_PLANS` plans are kept (one
-per worktree sharing the cache, usually); a write deletes older ones.
+compares with its own in full: a plan of another state is never used. Its fields are checked
+after loading, and every row when it is read. The newest :data:`KEEP_PLANS` plans are kept
+(one per worktree sharing the cache, usually); a write deletes older ones and their rows.
 
-This module imports nothing of gitmem but the database (:mod:`gitmem.cache.db`), so that a
-warm wake loads neither the records table nor its views.
+A warm wake loads neither the records table nor its views: this module imports only the
+database, the packing's shapes and (for the weights) the decay and relation functions.
 """
 
 from __future__ import annotations
@@ -173,13 +175,15 @@ def _plan_rows(number: int, payload: dict[str, Any],
     out: list[tuple] = []
     texts, tokens, chars = payload["texts"], payload["tokens"], payload["chars"]
 
+    statuses, conf, distances = payload["statuses"], payload["conf"], payload["distances"]
+    blobs, authors = payload["blobs"], payload["authors"]
+
     def row(code: int, pos: int, end: int, key: float, least: tuple[int, ...], i: int) -> tuple:
         text, brief = texts[i], short.get(i)
         return (number, code, pos, end, key, *least, degrees.get(i, 0), ids[i], types[i],
-                payload["statuses"][i], payload["conf"][i], halves[i], verified[i],
-                payload["distances"][i], tokens[i], short_tokens.get(i, tokens[i]), chars[i], text, brief,
-                len(text), len(brief) if brief is not None else len(text), payload["blobs"][i],
-                payload["authors"][i], int(trusted[i]))
+                statuses[i], conf[i], halves[i], verified[i], distances[i], tokens[i],
+                short_tokens.get(i, tokens[i]), chars[i], text, brief, len(text),
+                len(brief) if brief is not None else len(text), blobs[i], authors[i], int(trusted[i]))
 
     for tier in (1, 2):
         ranked = sorted(classes[tier].items(), key=lambda item: -len(item[1]))
@@ -189,9 +193,11 @@ def _plan_rows(number: int, payload: dict[str, Any],
             code = tier * 1000 + index + (_RELATED if related else 0)
             # Rows of equal inputs weigh the same at every time, bit for bit: one group, by id.
             # In a stream that does not decay, that is rows of one weight.
-            sig = ({i: repr((float(weights[i]).hex(), degrees.get(i, 0))) for i in rows} if h is None else
-                   {i: repr((types[i], float(payload["conf"][i]), verified[i], payload["distances"][i],
-                             degrees.get(i, 0))) for i in rows})
+            # (None as -1: the tuples must compare.)
+            sig: dict[int, tuple] = (
+                {i: (float(weights[i]), degrees.get(i, 0)) for i in rows} if h is None else
+                {i: (types[i], float(conf[i]), -1 if verified[i] is None else verified[i],
+                     -1 if distances[i] is None else distances[i], degrees.get(i, 0)) for i in rows})
             rows.sort(key=lambda i: (-keys[i], sig[i], ids[i]))
             n = len(rows)
             ends = [n] * n
