@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import marshal
 import math
 import time
 from itertools import compress
@@ -721,18 +722,20 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
     """
     number = time.time_ns()
     rows, streams, weighed = _plan_rows(number, payload, policy)
-    marks = ", ".join("?" * _ROW_FIELDS)
-    if not files.insert_many(f"INSERT INTO wake_row VALUES ({marks})", rows):
-        return
     meta = {"key": key, "built": payload["built"], "number": number, "streams": streams, "weighed": weighed,
             "supersede": _supersessions(payload), "stale": payload["stale"],
             "persona": payload["persona"], "continuity": payload["continuity"],
             "skipped": payload["skipped"]}
     try:
-        saved = files.put(_KIND, plan_name(key), meta)
+        marshal.dumps(meta)
     except ValueError:  # a value marshal cannot write (a persona of another tool?): no plan
-        saved = False
-    if saved:
+        return
+    marks = ", ".join("?" * _ROW_FIELDS)
+    # One transaction: another process pruning plans never sees these rows without their memo.
+    with files.batch():
+        if not (files.insert_many(f"INSERT INTO wake_row VALUES ({marks})", rows)
+                and files.put(_KIND, plan_name(key), meta)):
+            return
         files.keep_newest(_KIND, KEEP_PLANS)
-    kept = [got["number"] for name in files.keys(_KIND) if _meta_shaped(got := files.get(_KIND, name))]
-    files.execute(f"DELETE FROM wake_row WHERE plan NOT IN ({', '.join('?' * len(kept))})", tuple(kept))
+        kept = [got["number"] for name in files.keys(_KIND) if _meta_shaped(got := files.get(_KIND, name))]
+        files.execute(f"DELETE FROM wake_row WHERE plan NOT IN ({', '.join('?' * len(kept))})", tuple(kept))
