@@ -31,6 +31,7 @@ Run from the repository root::
     python bench/bench_scale.py --sizes 10000 --only "recall after learn,wake after learn"
     python bench/bench_scale.py --sizes 10000,100000 --before /tmp/before
     python bench/bench_scale.py --runs 7 --cold-runs 3 --work /tmp/tur-bench
+    python bench/bench_scale.py --sizes 1000000 --only "wake warm,hook pre-tool warm"  # opt-in
 
 Records are written by a template that reproduces ``gitmem.codec.dump_new`` byte for byte
 (checked on a sample of every repository: ruamel needs ~2 ms a record, too slow for 100,000),
@@ -467,6 +468,9 @@ def specs_for(code: Code, size: int, runs: int, cold_runs: int) -> list[Spec]:
             py, "-c", "from gitmem.sharing import secret_scan; secret_scan.find_secrets('x = 1')"]),
         Spec("tur --help", runs, lambda i: [*tur, "--help"]),
         Spec("wake cold", cold_runs, lambda i: [*tur, "wake"], before=clear),
+        # As right after a clone or an import: nothing of this clone's own state (.git/tur).
+        Spec("first read", cold_runs, lambda i: [*tur, "wake"],
+             before=lambda i: shutil.rmtree(repo / ".git" / "tur", ignore_errors=True)),
         Spec("wake warm", runs, lambda i: [*tur, "wake"], prime=prime([*tur, "wake"])),
         Spec("recall cold", cold_runs, lambda i: [*tur, "recall", QUERY], before=clear),
         Spec("recall warm", runs, lambda i: [*tur, "recall", QUERY],
@@ -525,6 +529,21 @@ def hook_specs(code: Code, runs: int) -> list[Spec]:
     ]
 
 
+def storage(code: Code, size: int) -> str:
+    """One line: the read cache's size on disk against the packed objects of the repository.
+
+    What a first read costs on disk (after the rows, the cache holds the tables, plans and
+    indexes of the states measured); ``size-pack`` of ``git count-objects -v`` counts the
+    memory ref's objects and the small code history, packed as ``git fast-import`` left them.
+    """
+    cache = code.repo / ".git" / "tur" / "cache"
+    cached = sum(p.stat().st_size for p in cache.iterdir() if p.is_file()) if cache.is_dir() else 0
+    counts = dict(line.split(": ", 1) for line in _git(code.repo, "count-objects", "-v").splitlines())
+    pack = int(counts.get("size-pack", "0")) * 1024
+    return (f"{size:,} memories, {code.label}: read cache {cached / 1e6:.0f} MB on disk; packed objects "
+            f"{pack / 1e6:.0f} MB (git count-objects -v, size-pack)")
+
+
 def bench_size(size: int, work: Path, runs: int, cold_runs: int, rebuild: bool,
                before: Path | None = None, only: set[str] | None = None) -> list[Row]:
     """Every row of the table for one repository size (``only``: just these rows)."""
@@ -537,7 +556,13 @@ def bench_size(size: int, work: Path, runs: int, cold_runs: int, rebuild: bool,
     for k, spec in enumerate(specs[codes[-1].label]):
         if only is None or spec.name in only:
             rows.append(measure(size, {label: [got[k]] for label, got in specs.items()}, codes))
+    for code in codes:
+        STORAGE.append(storage(code, size))
     return rows
+
+
+STORAGE: list[str] = []
+"""The :func:`storage` line of every repository measured, printed after the table."""
 
 
 def _verdict(row: Row) -> str:
@@ -621,6 +646,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\ngitmem scale benchmark, {os.cpu_count()} CPUs, Python {sys.version.split()[0]}, "
           f"load average {os.getloadavg()[0]:.2f}\n")
     print(table(rows))
+    print("\n" + "\n".join(STORAGE))
     return 0
 
 

@@ -150,9 +150,10 @@ def test_the_plan_holds_only_the_memories_that_can_still_be_shown(planned):
     from gitmem.cache.db import CacheDB
     from gitmem.cache.wakeplan import read_plan
 
-    plan = read_plan(CacheDB(cache_of(planned)), gm._context.plan_key(gm.tip()))
+    db = CacheDB(cache_of(planned))
+    plan = read_plan(db, gm._context.plan_key(gm.tip()))
     assert plan is not None
-    ids = plan.columns["ids"]
+    ids = plan.memory_ids(db)
     assert memory_id(planned, "Billing worker") not in ids  # refuted
     assert memory_id(planned, "Job 29 ") not in ids  # below the threshold: for good
     assert memory_id(planned, "Deploys happen on Mondays") in ids  # superseded, for now
@@ -340,11 +341,21 @@ def test_a_badly_shaped_plan_is_not_trusted(planned):
     gm = Gitmem.open(planned)
     key = gm._context.plan_key(gm.tip())
     payload = path.read_payload()
-    payload["texts"] = [1] * len(payload["texts"])  # a column of the wrong type, well-formed payload
+    payload["streams"] = [(code, tier, "days", n) for code, tier, _, n in payload["streams"]]
     path.write_payload(payload)
     assert payload["key"] == key
     code, out, err = tur(planned, "wake")
-    assert code == 0 and "is damaged (bad structure: column texts)" in err
+    assert code == 0 and "is damaged (bad structure: plan fields)" in err
+    assert out == cold_cli(planned, "wake")
+
+
+def test_plan_rows_of_the_wrong_type_are_not_trusted(planned):
+    import sqlite3
+
+    with sqlite3.connect(cache_of(planned) / "cache.sqlite") as conn:
+        conn.execute("UPDATE wake_row SET tokens = 'many'")  # well-formed rows, a column of the wrong type
+    code, out, err = tur(planned, "wake")
+    assert code == 0 and "is damaged (bad structure: wake plan rows)" in err
     assert out == cold_cli(planned, "wake")
 
 
@@ -399,3 +410,131 @@ def test_the_plan_checks_half_lives_against_the_decay_modules_marker():
     from gitmem.record.decay import FROM_POLICY
 
     assert wakeplan._FROM_POLICY == FROM_POLICY
+
+
+# -- the lazy merge of a plan's streams against the full sort ---------------------------------------------
+
+
+def synthetic_columns(n: int, seed: int) -> dict:
+    """Columns of ``n`` memories over every decay class, with many exact ties and a few relations."""
+    import random
+
+    from gitmem.record.decay import FROM_POLICY, microseconds
+
+    rng = random.Random(seed)
+    base = microseconds(BASE)
+    moments = [base - d * 86_400_000_000 for d in (0, 1, 3, 10)]  # shared: rows that tie exactly
+    kinds = ["fact", "insight", "preference", "axiom", "core"]
+    ids = sorted(f"{rng.choice(kinds)}-{i:08x}" for i in rng.sample(range(1 << 30), n))
+    cols: dict = {name: [] for name in ("types", "statuses", "conf", "half", "verified", "distances",
+                                        "rels", "trusted", "tokens", "texts", "chars")}
+    short: dict = {}
+    for r, memory_id in enumerate(ids):
+        kind = memory_id.split("-")[0]
+        cols["types"].append(kind)
+        cols["statuses"].append(rng.choice(["fresh"] * 6 + ["unanchored", "stale", "refuted"]))
+        cols["conf"].append(rng.choice([1.0, 0.9, 0.75, 0.5, 1]))
+        cols["half"].append(rng.choice([FROM_POLICY] * 6 + [None, 30.0, 7.5]))
+        cols["verified"].append(rng.choice(moments) if rng.random() < 0.6 else
+                                rng.choice([None, base + 3_600_000_000,  # verified after the build
+                                            base - rng.randrange(40 * 86_400_000_000)]))
+        cols["distances"].append(rng.choice([None, 0, 1, 3]))
+        links = []
+        if rng.random() < 0.04:
+            links.append((rng.choice(["supports", "supersedes", "refines"]), rng.choice(ids)))
+        cols["rels"].append(links)
+        cols["trusted"].append(rng.random() < 0.8)
+        size = rng.choice([8, 12, 20, 20, 35, 60, 140])
+        text = f"- [{memory_id}] " + "word " * size + "\n"
+        cols["texts"].append(text)
+        cols["tokens"].append(counter(text))
+        cols["chars"].append(5 * size)
+        if size >= 60:
+            short[r] = f"- [{memory_id}] preview… (`tur show {memory_id}`)\n"
+    cols["ids"] = ids
+    cols["short"] = short
+    return cols
+
+
+def counter(text: str) -> int:
+    return len(text.split()) + text.count("\n")
+
+
+def full_rows(cols: dict, now: datetime):
+    from gitmem.context.wake import WakeRows
+    from gitmem.record.decay import DecayPolicy, weight_column
+    from gitmem.record.relations import linked_degrees
+
+    weights = weight_column(cols["types"], cols["statuses"], cols["conf"], cols["half"], cols["verified"],
+                            cols["distances"], now, DecayPolicy())
+    short = cols["short"]
+    return WakeRows(ids=cols["ids"], types=cols["types"], statuses=cols["statuses"], weights=weights,
+                    relations=cols["rels"], tokens=cols["tokens"], entry=cols["texts"].__getitem__,
+                    compressed=lambda r: short.get(r, cols["texts"][r]),
+                    min_chars=cols["chars"].__getitem__, trusted=cols["trusted"],
+                    degrees=linked_degrees(cols["ids"], cols["rels"]))
+
+
+def saved_plan(tmp_path: Path, cols: dict):
+    """Save the plan of ``cols`` as a wake at BASE does; return the database and the loaded plan."""
+    from gitmem.cache.db import CacheDB
+    from gitmem.cache.wakeplan import read_plan, save_plan
+    from gitmem.context.wake import showable_rows
+    from gitmem.record.decay import DecayPolicy, microseconds
+
+    rows = full_rows(cols, BASE)
+    keep = showable_rows(rows, DecayPolicy().threshold)
+
+    def pick(column):
+        return [column[r] for r in keep]
+
+    short = {i: cols["short"][r] for i, r in enumerate(keep) if r in cols["short"]}
+    payload = {name: pick(cols[name]) for name in ("ids", "types", "statuses", "conf", "half", "verified",
+                                                   "distances", "rels", "trusted", "tokens", "texts",
+                                                   "chars")}
+    payload.update(built=microseconds(BASE), blobs=pick(cols["ids"]), authors=[None] * len(keep),
+                   weights=pick(rows.weights), short=short,
+                   short_tokens={i: counter(text) for i, text in short.items()},
+                   degrees={i: rows.degrees[r] for i, r in enumerate(keep) if r in rows.degrees},
+                   stale=cols["statuses"].count("stale"), persona=None, continuity=None, skipped=[])
+    db = CacheDB(tmp_path / "cache")
+    key = ("synthetic",)
+    save_plan(db, key, payload, DecayPolicy())
+    plan = read_plan(db, key)
+    assert plan is not None
+    return db, plan
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_the_lazy_merge_of_a_plan_gives_the_full_sort_for_every_class_tie_and_budget(tmp_path, seed):
+    from gitmem.context.wake import compile_ranked, compile_rows
+    from gitmem.record.decay import DecayPolicy
+
+    cols = synthetic_columns(1500, seed)
+    db, plan = saved_plan(tmp_path, cols)
+    assert len({h for _, _, h, _ in plan.streams}) >= 4  # several decay classes (and the static one)
+    stale = cols["statuses"].count("stale")
+    entries = dict(zip(cols["ids"], cols["texts"], strict=True))
+    for days in (0, 0.5, 2, 9, 40, 400):
+        now = BASE + timedelta(days=days)
+        rows = full_rows(cols, now)
+        for budget, chars in ((None, None), (40, None), (200, None), (900, None), (5000, None),
+                              (None, 700), (600, 2500), (90, 300)):
+            full = compile_rows(rows, budget=budget, max_chars=chars, counter=counter)
+            lazy = compile_ranked(plan.tiers(db, now, DecayPolicy()), budget=budget, max_chars=chars,
+                                  counter=counter, stale=stale, no_short=entries.__getitem__)
+            assert (lazy.text, lazy.tokens, lazy.omitted, lazy.shown) == (
+                full.text, full.tokens, full.omitted, full.shown), (days, budget, chars)
+
+
+def test_a_wake_of_a_plan_reads_rows_in_proportion_to_its_budget(tmp_path):
+    from gitmem.context.wake import compile_ranked
+    from gitmem.record.decay import DecayPolicy
+
+    cols = synthetic_columns(6000, 3)
+    db, plan = saved_plan(tmp_path, cols)
+    tiers = plan.tiers(db, BASE, DecayPolicy())
+    result = compile_ranked(tiers, budget=300, counter=counter, stale=0)
+    assert result.shown
+    read = sum(s.next for tier in tiers for s in tier.streams)
+    assert read < 600  # of the ~3,500 showable rows

@@ -294,8 +294,8 @@ class ContextBuilder:
         """
         from gitmem.cache.db import Untrusted
         from gitmem.cache.wakeplan import read_plan, reject_plan
-        from gitmem.context.wake import WakeResult, WakeRows, compile_rows
-        from gitmem.record.decay import microseconds, weight_column
+        from gitmem.context.wake import WakeResult, compile_ranked
+        from gitmem.record.decay import microseconds
 
         records = self.ws.records
         cache = records.cache
@@ -307,46 +307,30 @@ class ContextBuilder:
         if plan is None or plan.built > microseconds(now):
             return None, True
         settings = self.ws.settings
-        c = plan.columns
-        short = plan.short
 
-        def compressed(row: int) -> str:
-            text = short.get(row)
-            if text is None:
-                raise _NotPlanned
-            return text
+        def compressed(memory_id: str) -> str:
+            raise _NotPlanned
 
-        rows = WakeRows(
-            ids=c["ids"],
-            types=c["types"],
-            statuses=c["statuses"],
-            weights=weight_column(c["types"], c["statuses"], c["conf"], c["half"], c["verified"],
-                                  c["distances"], now, settings.decay),
-            relations=c["rels"],
-            tokens=c["tokens"],
-            entry=c["texts"].__getitem__,
-            compressed=compressed,
-            min_chars=c["chars"].__getitem__,
-            trusted=c["trusted"],
-            degrees=plan.degrees,
-            unlisted_stale=plan.stale,
-        )
         skipped: list[Skipped] = []
         persona, continuity, untrusted = self._blocks(tip, skipped)
         try:
-            result = compile_rows(
-                rows,
+            result = compile_ranked(
+                plan.tiers(cache.files, now, settings.decay),
                 persona=persona,
                 continuity=continuity,
                 untrusted=untrusted,
                 budget=budget or None,
                 shares=settings.wake.shares,
-                threshold=settings.decay.threshold,
                 counter=cache.counter(settings.tokenizer),
                 max_chars=max_chars or None,
+                stale=plan.stale,
+                no_short=compressed,
             )
         except _NotPlanned:
             return None, False
+        except Untrusted as exc:
+            reject_plan(cache.files, key, exc)
+            return None, True
         records.flush()
 
         def assembly() -> tuple:
@@ -420,6 +404,7 @@ class ContextBuilder:
         texts, tokens, short = self._plan_entries(key, rows, keep, entry_keys, chars)
         degrees = rows.degrees or {}
         statuses = rows.statuses
+        counter = self.ws.records.cache.counter(self.ws.settings.tokenizer)
         save_plan(self.ws.records.cache.files, key, {
             "built": microseconds(now),
             "ids": pick(table.ids),
@@ -436,14 +421,16 @@ class ContextBuilder:
             "tokens": tokens,
             "texts": texts,
             "chars": chars,
+            "weights": pick(rows.weights),
             "degrees": {i: degrees[r] for i, r in enumerate(keep) if r in degrees},
             "short": short,
+            "short_tokens": {i: counter(text) for i, text in short.items()},
             "stale": statuses.count("stale"),
             "persona": persona,
             "continuity": continuity,
             "skipped": [(s.memory_id, s.blob_id, s.reason, s.path, s.hint) for s in skipped
                         if not isinstance(s, CacheNotice)],
-        })
+        }, self.ws.settings.decay)
 
     def _plan_entries(self, key: tuple, rows: WakeRows, keep: list[int], entry_keys: list[tuple],
                       chars: list[int]) -> tuple[list[str], list[int], dict[int, str]]:
@@ -728,12 +715,10 @@ class ContextBuilder:
         A memory is matched by the path its anchor names now: verify moves the anchor of a
         memory whose file was renamed, so a renamed file's memories follow it once verified.
         """
-        from gitmem.record.anchors import split_ref  # lazily: a wake reads no anchor
+        from gitmem.cache.paths import anchored_rows
 
-        wanted = set(paths)
         c = table.columns
-        rows = [r for r, prov in enumerate(c["prov"])
-                if prov is not None and prov[2] and split_ref(prov[2])[0] in wanted]
+        rows = anchored_rows(self.ws.records.cache.files, table, paths)
         conf, verified = c["conf"], self.weights.runs.effective(table).verified
         return sorted(rows, key=lambda r: (-conf[r], -(verified[r] or 0), table.ids[r]))
 

@@ -40,7 +40,7 @@ __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNoti
 CACHE_FORMAT = 10  # 9: statement rows; 10: wake plans keyed on who git says wrote each record
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
-KEEP = {"table": 3, "tokens": 6, "recall": 6, "write": 64, "asked": 64}
+KEEP = {"table": 3, "tokens": 6, "recall": 6, "write": 64, "asked": 64, "paths": 3}
 """Memos of each kind kept, the most recently written: each write of a kind deletes the older
 ones (other kinds hold one memo each)."""
 _BUSY_MS = 10_000
@@ -68,6 +68,22 @@ CREATE TABLE IF NOT EXISTS statement_term (
     PRIMARY KEY (term, size, row)) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS statement_df (term TEXT PRIMARY KEY, n INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS statement_span (path BLOB PRIMARY KEY, span INTEGER NOT NULL) WITHOUT ROWID;
+-- Wake plans (gitmem.cache.wakeplan): the rows of a plan, one per showable memory, in the
+-- order of their stream (a tier and a decay class), keyed by the plan's number.
+CREATE TABLE IF NOT EXISTS wake_row (
+    plan INTEGER NOT NULL, stream INTEGER NOT NULL, pos INTEGER NOT NULL,
+    grp_end INTEGER NOT NULL, key REAL NOT NULL, least_tokens INTEGER NOT NULL,
+    least_chars INTEGER NOT NULL, least_short INTEGER NOT NULL, least_short_chars INTEGER NOT NULL,
+    most_long INTEGER NOT NULL, degree INTEGER NOT NULL,
+    id TEXT NOT NULL, kind TEXT NOT NULL, status TEXT NOT NULL, conf REAL NOT NULL, half,
+    verified INTEGER, distance INTEGER, tokens INTEGER NOT NULL, short_tokens INTEGER NOT NULL,
+    chars INTEGER NOT NULL, entry TEXT NOT NULL, short TEXT, entry_chars INTEGER NOT NULL,
+    short_chars INTEGER NOT NULL, blob TEXT NOT NULL, author TEXT, trusted INTEGER NOT NULL,
+    PRIMARY KEY (plan, stream, pos)) WITHOUT ROWID;
+-- The anchor path index (gitmem.cache.paths): rows of a tree's table anchored to each path.
+CREATE TABLE IF NOT EXISTS anchor_path (
+    tree TEXT NOT NULL, path TEXT NOT NULL, row INTEGER NOT NULL,
+    PRIMARY KEY (tree, path, row)) WITHOUT ROWID;
 """
 
 
@@ -399,6 +415,35 @@ class CacheDB:
                 if began and self._conn is conn and conn is not None:
                     with suppress(sqlite3.Error):
                         conn.execute("COMMIT")
+
+    # -- tables of their own (wake plan rows) --------------------------------------------------
+
+    def query(self, sql: str, args: tuple = ()) -> list[tuple] | None:
+        """Rows of the read-only ``sql``; ``None`` when the database cannot serve it."""
+        return self._run(sql, args)
+
+    def insert_many(self, sql: str, rows: Iterable[tuple]) -> bool:
+        """Run the write ``sql`` for each of ``rows`` in one transaction; whether it was written."""
+        with self.lock, self.batch():
+            if not self._writable:
+                return False
+            conn = self._connect()
+            if conn is None:
+                return False
+            try:
+                conn.executemany(sql, rows)
+            except sqlite3.OperationalError as exc:
+                self._writable = False
+                self.notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
+                return False
+            except sqlite3.DatabaseError as exc:
+                self._reset(exc)
+                return False
+        return True
+
+    def execute(self, sql: str, args: tuple = ()) -> bool:
+        """Run one write ``sql``; whether it ran."""
+        return self._run(sql, args, write=True) is not None
 
     # -- record rows --------------------------------------------------------------------------------
 

@@ -12,14 +12,13 @@ blank line)::
 
 from __future__ import annotations
 
-import math
-from bisect import insort
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from itertools import compress, repeat
 from operator import is_
 from typing import TYPE_CHECKING, NamedTuple
 
 from gitmem.context.entry import entry_details, format_entry
+from gitmem.context.packing import Limits, RankedItem, RankedSource, Section, advisory_line, layout, pack
 from gitmem.defaults import DECAY_THRESHOLD, PREVIEW_CHARS, WAKE_SHARES, WAKE_TOKEN_BUDGET
 from gitmem.errors import InvalidInput
 from gitmem.record.relations import centrality, linked_degrees, row_finder
@@ -32,10 +31,13 @@ if TYPE_CHECKING:
 __all__ = [
     "REASONS",
     "AssemblyEntry",
+    "RankedItem",
+    "RankedSource",
     "WakeResult",
     "WakeRows",
     "SHOWABLE_MARGIN",
     "advisory_line",
+    "compile_ranked",
     "compile_rows",
     "compile_wake",
     "showable_rows",
@@ -223,71 +225,6 @@ class WakeRows:
         self.unlisted_stale = unlisted_stale
 
 
-class _Section:
-    """A block of the text: a header and items, each with its tokens and its text.
-
-    ``key`` is ``"persona"`` / ``"continuity"`` for line blocks, ``None`` when the items are
-    memory rows; ``text`` gives an item's text by position, ``short`` its compressed text and
-    ``min_chars`` a lower bound of its length; ``chosen`` holds the positions packed, in
-    order, and ``compressed`` those shown compressed.
-    """
-
-    __slots__ = ("chosen", "compressed", "header", "items", "key", "min_chars", "short", "text",
-                 "tier", "tokens")
-
-    def __init__(self, tier: int, header: str, key: str | None, items: list, tokens: list[int],
-                 text: Callable[[int], str], short: Callable[[int], str] | None = None,
-                 min_chars: Callable[[int], int] | None = None) -> None:
-        self.tier = tier
-        self.header = header
-        self.key = key
-        self.items = items
-        self.tokens = tokens
-        self.text = text
-        self.short = short
-        self.min_chars = min_chars
-        self.chosen: list[int] = []
-        self.compressed: set[int] = set()
-
-    def shown(self, pos: int) -> str:
-        """The text of a chosen item as it is laid out (compressed or whole)."""
-        return self.short(pos) if self.short is not None and pos in self.compressed else self.text(pos)
-
-    @property
-    def prefix_only(self) -> bool:
-        # Lines of a persona or continuity note are taken as a prefix (their order is their
-        # meaning); memories are packed greedily, skipping those that do not fit.
-        return self.key is not None
-
-
-def advisory_line(omitted: int, stale: int, *, short: bool = False) -> str:
-    """The advisory that closes a wake (EP-0132 wording), or ``""`` when there is nothing to say.
-
-    Args:
-        omitted: memories left out for budget; the advisory's first clause.
-        stale: stale memories excluded; a second clause says ``--include-stale`` recalls them.
-            Low-weight memories are not mentioned: a plain recall still finds them.
-        short: the fallback wording used when the full line does not fit an empty wake.
-    """
-    def plural(n: int, word: str) -> str:
-        return f"{n} {word}{'y' if n == 1 else 'ies'}"
-
-    if short:
-        total = omitted + stale
-        return f"[Tur Context Manager]: {plural(total, 'memor')} omitted." if total else ""
-    clauses = []
-    if omitted:
-        clauses.append(
-            f"{plural(omitted, 'lower-salience memor')} omitted to preserve token budget. "
-            "Use `tur recall --query ...` for on-demand retrieval."
-        )
-    if stale:
-        clauses.append(
-            f"{plural(stale, 'stale memor')} excluded (recall with `--include-stale`)."
-        )
-    return f"[Tur Context Manager]: {' '.join(clauses)}" if clauses else ""
-
-
 def compile_wake(
     memories: Sequence[Memory],
     *,
@@ -435,44 +372,26 @@ def compile_rows(
             value = tokens[row] = counter(entry(row))
         return value
 
-    def memory_section(tier: int, header: str, active: list[int]) -> _Section:
+    def memory_section(tier: int, header: str, active: list[int]) -> Section:
         short = rows.compressed
         least = rows.min_chars
         # Known counts read inline: a call per row costs ~10 ms at 100,000 rows.
         counts = [n if (n := tokens[r]) >= 0 else tokens_of(r) for r in active]
-        return _Section(tier, header, None, active, counts,
+        return Section(tier, header, None, active, counts,
                         lambda pos: entry(active[pos]),
                         short=(lambda pos: short(active[pos])) if short is not None else None,
                         min_chars=(lambda pos: least(active[pos])) if least is not None else None)
 
-    # Stored text, maybe a teammate's: control and format characters shown escaped.
-    persona_lines = [for_reader(line) for line in _persona_lines(persona)]
-    continuity_lines = [for_reader(line) for line in _text_lines(continuity)]
-    untrusted_lines = [for_reader(line) for line in _text_lines(untrusted)]
     sections = [
-        _Section(0, _HEADERS["persona"], PERSONA_ID, persona_lines,
-                 [counter(line) for line in persona_lines], persona_lines.__getitem__),
-        _Section(1, _HEADERS["continuity"], CONTINUITY_ID, continuity_lines,
-                 [counter(line) for line in continuity_lines], continuity_lines.__getitem__),
-        _Section(1, _HEADERS["untrusted"], UNTRUSTED_ID, untrusted_lines,
-                 [counter(line) for line in untrusted_lines], untrusted_lines.__getitem__),
+        *_block_sections(persona, continuity, untrusted, counter),
         memory_section(1, _HEADERS["axioms"], competing[0]),
         memory_section(2, _HEADERS["salient"], competing[1]),
     ]
     stale = reasons.count("stale") + rows.unlisted_stale
-    if budget or max_chars:
-        text, used = _pack(sections, _Limits(budget or None, max_chars or None), shares, stale,
-                           counter)
-    else:
-        for section in sections:
-            section.chosen = list(range(len(section.items)))
-        text = _layout(sections, advisory_line(0, stale))
-        used = counter(text)
-    blocks_end = 3  # persona, continuity, untrusted; then the memory sections
-    omitted = sum(len(s.items) - len(s.chosen) for s in sections[blocks_end:])
-    blocks = [_block_entry(s) for s in sections[:blocks_end] if s.items]
-    chosen = [{s.items[pos] for pos in s.chosen} for s in sections[blocks_end:]]
-    shortened = {s.items[pos] for s in sections[blocks_end:] for pos in s.compressed}
+    text, used, omitted = _compile_sections(sections, budget, max_chars, shares, stale, counter)
+    blocks = [_block_entry(s) for s in sections[:_BLOCKS] if s.items]
+    chosen = [{s.items[pos] for pos in s.chosen} for s in sections[_BLOCKS:]]
+    shortened = {s.items[pos] for s in sections[_BLOCKS:] for pos in s.compressed}
     details = rows.details
 
     def assembly() -> tuple[AssemblyEntry, ...]:
@@ -491,8 +410,108 @@ def compile_rows(
                     about.get("author")))
         return tuple(entries)
 
-    shown = [rows.ids[s.items[pos]] for s in sections[blocks_end:] for pos in s.chosen]
+    shown = [rows.ids[s.items[pos]] for s in sections[_BLOCKS:] for pos in s.chosen]
     return WakeResult(text, used, budget or None, omitted, assembly, shown)
+
+
+def _compile_sections(sections: list[Section], budget: int | None, max_chars: int | None,
+                      shares: Sequence[float], stale: int,
+                      counter: Callable[[str], int]) -> tuple[str, int, int]:
+    """Pack and lay out ``sections`` (the blocks, tier 1, tier 2): text, tokens, omitted."""
+    if budget or max_chars:
+        text, used = pack(sections, Limits(budget or None, max_chars or None), shares, stale,
+                           counter)
+    else:
+        for section in sections:
+            section.take_all()
+            section.chosen = list(range(len(section.items)))
+        text = layout(sections, advisory_line(0, stale))
+        used = counter(text)
+    return text, used, sum(s.total - len(s.chosen) for s in sections[_BLOCKS:])
+
+
+_BLOCKS = 3
+"""Sections before the memories: persona, continuity note, and teammates' untrusted text."""
+
+
+def _block_sections(persona: Mapping[str, object] | str | None, continuity: str | None,
+                    untrusted: str | None, counter: Callable[[str], int]) -> list[Section]:
+    """The persona, continuity and untrusted sections of a wake (the first :data:`_BLOCKS`)."""
+    # Stored text, maybe a teammate's: control and format characters shown escaped.
+    persona_lines = [for_reader(line) for line in _persona_lines(persona)]
+    continuity_lines = [for_reader(line) for line in _text_lines(continuity)]
+    untrusted_lines = [for_reader(line) for line in _text_lines(untrusted)]
+    return [
+        Section(0, _HEADERS["persona"], PERSONA_ID, persona_lines,
+                [counter(line) for line in persona_lines], persona_lines.__getitem__),
+        Section(1, _HEADERS["continuity"], CONTINUITY_ID, continuity_lines,
+                [counter(line) for line in continuity_lines], continuity_lines.__getitem__),
+        Section(1, _HEADERS["untrusted"], UNTRUSTED_ID, untrusted_lines,
+                [counter(line) for line in untrusted_lines], untrusted_lines.__getitem__),
+    ]
+
+
+def compile_ranked(
+    tiers: tuple[RankedSource, RankedSource],
+    *,
+    persona: Mapping[str, object] | str | None = None,
+    continuity: str | None = None,
+    untrusted: str | None = None,
+    budget: int | None = WAKE_TOKEN_BUDGET,
+    shares: Sequence[float] = WAKE_SHARES,
+    counter: Callable[[str], int] | None = None,
+    max_chars: int | None = None,
+    stale: int = 0,
+    no_short: Callable[[str], str] | None = None,
+) -> WakeResult:
+    """The wake of :func:`compile_rows` from the tier 1 and tier 2 memories of ranked sources.
+
+    The same text, tokens, omitted count and shown memories as :func:`compile_rows` of the
+    same memories and blocks (``untrusted`` as there): the packing is the same, over items
+    taken from each source only while one could still fit (see :meth:`Section.walk`), so its
+    cost follows the budget, not the store. ``stale`` is the number of stale memories (the
+    advisory's). ``no_short(id)`` is called for the compressed entry of a memory whose
+    source holds none (it may raise); without it, such a memory is costed whole. The
+    assembly record is empty: a caller that needs one builds it from the whole table.
+
+    Raises:
+        InvalidInput: shares that are not three non-negative numbers summing to at most 1.
+        TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
+    """
+    _check(shares)
+    if counter is None:
+        from gitmem.context.tokens import TokenCounter
+
+        counter = TokenCounter()
+
+    def memory_section(tier: int, header: str, source: RankedSource) -> Section:
+        items: list[RankedItem] = []
+        ids: list[str] = []
+        tokens: list[int] = []
+
+        def more(got: list[RankedItem]) -> None:
+            items.extend(got)
+            ids.extend(item.memory_id for item in got)
+            tokens.extend(item.tokens for item in got)
+
+        def short(pos: int) -> str:
+            item = items[pos]
+            if item.short is not None:
+                return item.short
+            return no_short(item.memory_id) if no_short is not None else item.entry
+
+        return Section(tier, header, None, ids, tokens, lambda pos: items[pos].entry,
+                        short=short if no_short is not None else None,
+                        min_chars=lambda pos: items[pos].chars, source=source, more=more)
+
+    sections = [
+        *_block_sections(persona, continuity, untrusted, counter),
+        memory_section(1, _HEADERS["axioms"], tiers[0]),
+        memory_section(2, _HEADERS["salient"], tiers[1]),
+    ]
+    text, used, omitted = _compile_sections(sections, budget, max_chars, shares, stale, counter)
+    shown = [s.items[pos] for s in sections[_BLOCKS:] for pos in s.chosen]
+    return WakeResult(text, used, budget or None, omitted, (), shown)
 
 
 SHOWABLE_MARGIN = 1e-9
@@ -617,257 +636,7 @@ def _text_lines(text: str | None) -> list[str]:
     return [line + "\n" for line in text.strip("\n").split("\n")]
 
 
-def _layout(sections: Sequence[_Section], advisory: str) -> str:
-    blocks = [s.header + "".join(s.shown(pos) for pos in s.chosen) for s in sections if s.chosen]
-    if advisory:
-        blocks.append(advisory + "\n")
-    return "\n".join(blocks)
-
-
-class _Limits:
-    """The budgets a wake must hold: tokens and characters (``None``: no such cap)."""
-
-    __slots__ = ("chars", "tokens")
-
-    def __init__(self, tokens: int | None, chars: int | None) -> None:
-        self.tokens = tokens
-        self.chars = chars
-
-    def holds(self, text: str, tokens: int) -> bool:
-        return (self.tokens is None or tokens <= self.tokens) and (
-            self.chars is None or len(text) <= self.chars)
-
-
-
-_MIN_ENTRY_CHARS = 32
-"""No entry is shorter (``- [fact-xxxxxxxx] x (Conf: 1.0)`` and a newline): with less room left,
-a character-capped packing stops looking."""
-
-
-class _Room:
-    """What a tier may still spend, in tokens and characters (``None``: no cap)."""
-
-    def __init__(self, tokens: float | None, chars: float | None) -> None:
-        self.tokens = tokens
-        self.chars = chars
-
-    def fits(self, tokens: int, chars: int) -> bool:
-        return (self.tokens is None or tokens <= self.tokens) and (
-            self.chars is None or chars <= self.chars)
-
-    def spend(self, tokens: int, chars: int) -> None:
-        if self.tokens is not None:
-            self.tokens -= tokens
-        if self.chars is not None:
-            self.chars -= chars
-
-
-def _pack(
-    sections: list[_Section],
-    limits: _Limits,
-    shares: Sequence[float],
-    stale: int,
-    counter: Callable[[str], int],
-) -> tuple[str, int]:
-    """Pack the sections and lay the wake out within ``limits``: ``(text, tokens)``.
-
-    The advisory's room is kept free while packing, so that the greedy pass may take a
-    smaller memory that fits beside it (dropping entries after packing would leave that
-    room unused). Tried in order, the first that includes a memory wins:
-
-    1. no room kept, when every memory could fit (then no advisory is needed for budget);
-    2. room for the full advisory (EP-0132 wording);
-    3. room for the short one: a small budget shows a memory rather than the long wording.
-       When 2 shows fewer than three memories, 3 is tried too and wins if its best memory
-       ranks above 2's (the best memory that fits rather than a smaller, lower-ranked
-       one); more memories alone do not win.
-
-    When none includes a memory, the full advisory alone, else the short one, else ``""``.
-    """
-    memory_sections = [s for s in sections if not s.prefix_only]
-    all_memories = sum(len(s.items) for s in memory_sections)
-    if limits.tokens is None or sum(sum(s.tokens) for s in sections) <= limits.tokens:
-        _greedy(sections, limits, shares, counter)
-        if all(len(s.chosen) == len(s.items) for s in memory_sections):
-            found = _fit(sections, limits, stale, counter, short=False)
-            if found is not None:
-                return found
-    fallback: tuple[str, int] | None = None
-    kept: tuple[tuple[str, int], list[tuple[list[int], set[int]]], list[tuple[int, int]]] | None = None
-    for short in (False, True):
-        advisory = "\n" + advisory_line(all_memories, stale, short=short) + "\n"
-        _greedy(sections, limits, shares, counter, keep=(counter(advisory), len(advisory)))
-        found = _fit(sections, limits, stale, counter, short=short)
-        if found is None:
-            continue
-        shown = [(i, pos) for i, s in enumerate(memory_sections) for pos in s.chosen]
-        if kept is not None:  # the full wording's few memories against the short one's
-            if _ranks_above(kept[2], shown):
-                for section, (chosen, compressed) in zip(sections, kept[1], strict=True):
-                    section.chosen, section.compressed = chosen, compressed
-                return kept[0]
-            return found
-        if not all_memories:
-            return found
-        if shown and (short or len(shown) >= _FEW):
-            return found
-        if shown:  # a small budget: the short wording may leave room for better memories
-            kept = found, [(list(s.chosen), set(s.compressed)) for s in sections], shown
-            continue
-        fallback = fallback or found
-    return fallback or ("", 0)
-
-
-_FEW = 3
-"""Below this many memories shown with the full advisory, the short one is tried too."""
-
-
-def _ranks_above(first: list[tuple[int, int]], second: list[tuple[int, int]]) -> bool:
-    """Whether the best memory ``first`` shows ranks at least as well as ``second``'s best.
-
-    Each is ``(section, position)`` in rank order (tier 1 before tier 2), not empty. Only
-    the best memory counts: the full advisory (``first``) tells the agent how to recall
-    the rest, which is worth about as much as one more memory of similar rank.
-    """
-    return first[0] <= second[0]
-
-
-def _greedy(
-    sections: list[_Section], limits: _Limits, shares: Sequence[float], counter: Callable[[str], int],
-    keep: tuple[int, int] = (0, 0),
-) -> None:
-    """Choose each section's items within ``limits``, tier by tier (see :func:`compile_wake`).
-
-    ``keep`` (tokens, characters) stays free for the advisory: it caps the total, not the
-    tiers' shares, which stay shares of the whole budget.
-    """
-    for section in sections:
-        section.chosen, section.compressed = [], set()
-    used_tokens = used_chars = 0
-    opened = False
-    cumulative = 0.0
-    for tier in range(3):
-        cumulative += shares[tier]
-        room = _Room(
-            None if limits.tokens is None else
-            min(math.floor(limits.tokens * cumulative), limits.tokens - keep[0]) - used_tokens,
-            None if limits.chars is None else
-            min(math.floor(limits.chars * cumulative), limits.chars - keep[1]) - used_chars,
-        )
-        share = _Room(room.tokens, room.chars)  # a memory longer than this is shown compressed
-        for section in (s for s in sections if s.tier == tier):
-            head_text = ("\n" if opened else "") + section.header
-            head = (counter(head_text), len(head_text))
-            for pos, tokens in enumerate(section.tokens):
-                if room.chars is not None and room.chars < _MIN_ENTRY_CHARS:
-                    break
-                paid = (0, 0) if section.chosen else head
-                cost = _cost(section, pos, tokens, room, share, counter)
-                if cost is None:
-                    if section.prefix_only:
-                        break
-                    continue
-                total = (cost[0] + paid[0], cost[1] + paid[1])
-                if room.fits(*total):
-                    section.chosen.append(pos)
-                    if cost[2]:
-                        section.compressed.add(pos)
-                    room.spend(*total)
-                    used_tokens += total[0]
-                    used_chars += total[1]
-                    opened = True
-                elif section.prefix_only:
-                    break
-
-
-def _cost(section: _Section, pos: int, tokens: int, room: _Room, share: _Room,
-          counter: Callable[[str], int]) -> tuple[int, int, bool] | None:
-    """(tokens, characters, compressed) of an item as it would be shown, or ``None``: skip it.
-
-    A memory longer than its share is costed compressed; the characters of an entry are only
-    measured under a character cap, and not at all when even its content is too long to fit.
-    """
-    whole_fits_share = share.tokens is None or tokens <= share.tokens
-    if room.chars is None:
-        if whole_fits_share or section.short is None:
-            return tokens, 0, False
-        return counter(section.short(pos)), 0, True
-    least = section.min_chars(pos) if section.min_chars is not None else 0
-    if whole_fits_share and least <= room.chars:
-        chars = len(section.text(pos))
-        if share.chars is None or chars <= share.chars or section.short is None:
-            return tokens, chars, False
-    elif whole_fits_share and (share.chars is None or least <= share.chars or section.short is None):
-        return None  # fits its share but not the room left: a lower-ranked memory may
-    if section.short is None:
-        return None
-    short = section.short(pos)
-    return counter(short), len(short), True
-
-
-def _fit(
-    sections: list[_Section], limits: _Limits, stale: int, counter: Callable[[str], int], *,
-    short: bool,
-) -> tuple[str, int] | None:
-    """Lay the chosen items out with the advisory; drop the lowest-ranked until it holds.
-
-    The count of a concatenation is not always the sum of its parts, hence the loop on the
-    whole text. ``None`` when not even the advisory alone holds.
-    """
-    memory_sections = [s for s in sections if not s.prefix_only]
-    all_memories = sum(len(s.items) for s in memory_sections)
-    while True:
-        included = sum(len(s.chosen) for s in memory_sections)
-        text = _layout(sections, advisory_line(all_memories - included, stale, short=short))
-        tokens = counter(text)
-        if limits.holds(text, tokens):
-            return _top_up(sections, limits, stale, counter, short, text, tokens)
-        last = next((s for s in reversed(sections) if s.chosen), None)
-        if last is None:
-            return None
-        last.compressed.discard(last.chosen.pop())
-
-
-_TOP_UP_TRIES = 8
-"""At most this many left-out memories are tried in the room a packed wake leaves unused."""
-
-
-def _top_up(sections: list[_Section], limits: _Limits, stale: int, counter: Callable[[str], int],
-            short: bool, text: str, tokens: int) -> tuple[str, int]:
-    """Add left-out memories, in tier and rank order, that fit in the room still unused.
-
-    The room kept for the advisory is an estimate (a token count of a concatenation is not
-    the sum of its parts), and dropping an entry to fit may leave room a smaller one could
-    use: each memory whose entry alone fits what is left is tried on the whole text.
-    """
-    memory_sections = [s for s in sections if not s.prefix_only]
-    all_memories = sum(len(s.items) for s in memory_sections)
-    tries = 0
-    for section in memory_sections:
-        if limits.tokens is not None and min(section.tokens, default=0) > limits.tokens - tokens:
-            continue  # nothing left out here fits: no walk over every row of a large store
-        taken = set(section.chosen)
-        for pos, cost in enumerate(section.tokens):
-            if pos in taken or (limits.tokens is not None and cost > limits.tokens - tokens):
-                continue
-            if limits.chars is not None and len(section.text(pos)) > limits.chars - len(text):
-                continue
-            if tries == _TOP_UP_TRIES:
-                return text, tokens
-            tries += 1
-            insort(section.chosen, pos)
-            included = sum(len(s.chosen) for s in memory_sections)
-            trial = _layout(sections, advisory_line(all_memories - included, stale, short=short))
-            counted = counter(trial)
-            if limits.holds(trial, counted):
-                text, tokens = trial, counted
-                taken.add(pos)
-            else:
-                section.chosen.remove(pos)
-    return text, tokens
-
-
-def _block_entry(section: _Section) -> AssemblyEntry:
+def _block_entry(section: Section) -> AssemblyEntry:
     key = section.key or ""
     if not section.chosen:
         return AssemblyEntry(key, section.tier, sum(section.tokens), False, "over_budget", None)
