@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 from gitmem.api.context import check_limits
 from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput
-from gitmem.harness.hooks import SessionLog, parse_payload
+from gitmem.harness.hooks import SESSIONS_DIR, SessionLog, parse_payload
 
 if TYPE_CHECKING:
     from gitmem.api.context import ContextBuilder
@@ -26,8 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["SESSIONS_DIR", "HookOutput", "Hooks"]
 
-SESSIONS_DIR = "sessions"
-"""Under ``<git common dir>/tur/``: one log per session (see :class:`gitmem.harness.hooks.SessionLog`)."""
 
 _FRESH_CONTEXT = frozenset({"clear", "compact"})
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitmem.harness.hooks import SESSIONS_DIR
 from gitmem.harness.stop import SessionStart, SessionStarts, parse_stop, reminder, render_stop
 
 if TYPE_CHECKING:
@@ -32,8 +33,6 @@ class StopHook:
     """
 
     def __init__(self, ws: Workspace) -> None:
-        from gitmem.api.hooks import SESSIONS_DIR
-
         self.ws = ws
         self.starts = SessionStarts(Path(ws.store.common_dir) / "tur" / SESSIONS_DIR)
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SESSION_TTL_SECONDS", "HookPayload", "SessionLog", "parse_payload", "patch_files"]
+__all__ = ["SESSIONS_DIR", "SESSION_TTL_SECONDS", "HookPayload", "SessionLog", "parse_payload", "patch_files"]
 
 SESSION_TTL_SECONDS = 86_400
 """A session log not written for this long (one day) is deleted."""
@@ -108,6 +108,11 @@ def parse_payload(payload: bytes | str) -> HookPayload:
     return HookPayload(data, text_of("session_id"), text_of("hook_event_name"),
                        text_of("source") or text_of("trigger"), text_of("cwd"),
                        text_of("tool_name"), files)
+
+
+SESSIONS_DIR = "sessions"
+"""Under ``<git common dir>/tur/``: one log per session (see :class:`SessionLog`), and the
+session starts of the reminder to learn (:mod:`gitmem.api.stop`)."""
 
 
 class SessionLog:
