@@ -48,9 +48,10 @@ HANDED_ROWS = 512
 """Records a write hands over as models (:meth:`Tables.written`); a write of more stages them
 (:class:`~gitmem.cache.staged.StagedRows`), so that memory does not grow with full records."""
 
-KNOWN_KEPT = HANDED_ROWS
-"""Records this process wrote that are kept as models for the next table (the newest; a
-write hands over at most :data:`HANDED_ROWS`)."""
+KNOWN_KEPT = 64
+"""Records this process wrote that are kept as models for the next table (the newest). The
+usual write changes a few; the rows of the rest of a bulk write are read back from the rows
+:meth:`Tables.written` saved, never parsed again."""
 
 # Models parsed while building a table that are kept for this process: enough for the usual
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
