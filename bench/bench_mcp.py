@@ -193,6 +193,7 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path) -> list[tuple[int, fl
             last = result["structuredContent"]["memory"]["id"]
         if n % max(1, calls // 10) == 0:
             samples.append((n, _rss_mib(proc.pid), time.perf_counter() - started))
+            print(f"{n:,} calls: {samples[-1][1]:.1f} MiB", file=sys.stderr, flush=True)
     proc.stdin.close()
     proc.wait()
     return samples
