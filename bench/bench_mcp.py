@@ -160,8 +160,8 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path) -> list[tuple[int, fl
     subprocess.run(["git", "-C", str(work), "add", "."], check=True)
     subprocess.run(["git", "-C", str(work), "commit", "-qm", "init"], check=True, env=env)
     if big:
-        subprocess.run([sys.executable, "-m", "gitmem", "-C", str(work), "learn", "big " * 230_000],
-                       check=True, env=env, capture_output=True)
+        subprocess.run([sys.executable, "-m", "gitmem", "-C", str(work), "learn", "-"],
+                       input=("big " * 230_000).encode(), check=True, env=env, capture_output=True)
     proc = subprocess.Popen([sys.executable, "-m", "gitmem", "mcp", "--repo", str(work)], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=str(code))
     assert proc.stdin is not None and proc.stdout is not None
