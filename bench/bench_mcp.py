@@ -20,6 +20,18 @@ Run from the repository root::
     python bench/bench_mcp.py --sizes 1000,10000 --runs 25
 
 The first two kinds of row have a target of 50 ms at 10,000 memories (GitHub issue 14).
+
+Memory (GitHub issue 29): ``--rss N`` instead starts ``tur mcp`` on a new small repository
+and makes N write calls through raw JSON-RPC frames, printing the server's resident set size
+(``VmRSS`` of ``/proc/PID/status``, MiB) every N/10 calls and its growth per call over the
+second half (KiB; the first half fills the bounded memos). ``--mix learn`` learns N new
+memories (the store grows, and so does what it legitimately holds); ``--mix learn-forget``
+(the default) learns and forgets in turn, so the store keeps its size and RSS should stay
+flat. ``--big`` first stores one 900 KB record. ``--code PATH`` runs the server from another
+checkout (``--code /path/to/old/checkout`` gives the "before" figure)::
+
+    python bench/bench_mcp.py --rss 10000
+    python bench/bench_mcp.py --rss 10000 --mix learn --big
 """
 
 from __future__ import annotations
@@ -128,6 +140,65 @@ def table(rows: list[tuple[int, str, list[tuple[float, float | None]]]]) -> str:
     return "\n".join(lines)
 
 
+def _rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def bench_rss(calls: int, mix: str, big: bool, code: Path) -> list[tuple[int, float, float]]:
+    """(calls made, server RSS in MiB, seconds) every ``calls // 10`` write calls of ``tur mcp``."""
+    import json
+
+    work = Path(tempfile.mkdtemp(prefix="tur-bench-rss-"))
+    env = dict(os.environ, PYTHONPATH=str(code), GIT_AUTHOR_NAME="Bench",
+               GIT_AUTHOR_EMAIL="bench@example.com", GIT_COMMITTER_NAME="Bench",
+               GIT_COMMITTER_EMAIL="bench@example.com")
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    (work / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 41)))
+    subprocess.run(["git", "-C", str(work), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(work), "commit", "-qm", "init"], check=True, env=env)
+    if big:
+        subprocess.run([sys.executable, "-m", "gitmem", "-C", str(work), "learn", "-"],
+                       input=("big " * 230_000).encode(), check=True, env=env, capture_output=True)
+    proc = subprocess.Popen([sys.executable, "-m", "gitmem", "mcp", "--repo", str(work)], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=str(code))
+    assert proc.stdin is not None and proc.stdout is not None
+    ids = iter(range(1, 10**9))
+
+    def ask(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write((json.dumps({"jsonrpc": "2.0", "id": next(ids), "method": method,
+                                      "params": params}) + "\n").encode())
+        proc.stdin.flush()
+        answer = json.loads(proc.stdout.readline())
+        if "error" in answer or answer["result"].get("isError"):
+            sys.exit(f"bench: the server answered with an error: {answer}")
+        return answer["result"]
+
+    ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                       "clientInfo": {"name": "bench", "version": "1"}})
+    proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    samples = [(0, _rss_mib(proc.pid), 0.0)]
+    started = time.perf_counter()
+    last: str | None = None
+    for n in range(1, calls + 1):
+        if mix == "learn-forget" and last is not None:
+            ask("tools/call", {"name": "forget", "arguments": {"id": last}})
+            last = None
+        else:
+            result = ask("tools/call", {"name": "learn", "arguments": {
+                "content": f"Bench note {n}: the queue retries with backoff {n % 97}"}})
+            last = result["structuredContent"]["memory"]["id"]
+        if n % max(1, calls // 10) == 0:
+            samples.append((n, _rss_mib(proc.pid), time.perf_counter() - started))
+            print(f"{n:,} calls: {samples[-1][1]:.1f} MiB", file=sys.stderr, flush=True)
+    proc.stdin.close()
+    proc.wait()
+    return samples
+
+
 def main(argv: list[str] | None = None) -> int:
     import anyio
 
@@ -138,7 +209,28 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "tur-bench",
                         help="where the repositories are built and kept (shared with bench_scale.py)")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the repositories")
+    parser.add_argument("--rss", type=int, metavar="N",
+                        help="measure the server's RSS over N write calls")
+    parser.add_argument("--mix", choices=["learn-forget", "learn"], default="learn-forget",
+                        help="with --rss: the write calls (default learn-forget: the store keeps its size)")
+    parser.add_argument("--big", action="store_true", help="with --rss: first store one 900 KB record")
+    parser.add_argument("--code", type=Path, default=ROOT,
+                        help="with --rss: the checkout the server runs from")
     args = parser.parse_args(argv)
+    if args.rss:
+        samples = bench_rss(args.rss, args.mix, args.big, args.code.resolve())
+        big = ", one 900 KB record" if args.big else ""
+        print(f"\ntur mcp RSS over {args.rss:,} write calls ({args.mix}{big}), code {args.code}, "
+              f"load average {os.getloadavg()[0]:.2f}\n")
+        print("| calls | RSS (MiB) | seconds |\n|---:|---:|---:|")
+        for n, rss, seconds in samples:
+            print(f"| {n:,} | {rss:.1f} | {seconds:.0f} |")
+        half = samples[len(samples) // 2]
+        slope = (samples[-1][1] - half[1]) * 1024 / max(1, samples[-1][0] - half[0])
+        print(f"\ngrowth over the second half: {slope:.1f} KiB per call")
+        print(f"rerun: python bench/bench_mcp.py --rss {args.rss} --mix {args.mix}"
+              f"{' --big' if args.big else ''} --code {args.code}")
+        return 0
     rows: list[tuple[int, str, list[tuple[float, float | None]]]] = []
     for size in [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]:
         repo = bench_scale.repository(args.work, size, args.rebuild)

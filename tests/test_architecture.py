@@ -171,7 +171,7 @@ def test_import_gitmem_and_tur_help_load_no_heavy_modules():
 
 #: The surfaces over the library: each imports only the facade and the errors.
 SURFACES = {"gitmem/cli": "gitmem.cli", "gitmem/watch/__init__.py": "gitmem.watch",
-            "gitmem/mcp/server.py": "gitmem.mcp.server", "tui": "tui"}
+            "gitmem/mcp": "gitmem.mcp", "tui": "tui"}
 #: What a surface may import of gitmem besides its own package: the facade, the errors, and the
 #: leaf modules of plain names (enums and format names, defaults, the version, text escaping),
 #: which the command line needs to build its parser without loading the facade.

@@ -2,8 +2,8 @@
 
 Every tool is called and every resource read on real temporary repositories; a memory learned
 through MCP is on the ref and seen by the CLI, a write by the CLI is seen by the running
-server, errors are tool errors carrying the CLI's one-line message, and concurrent calls lose
-no write.
+server, errors are tool errors carrying the CLI's one-line message (in the tools' words), and
+concurrent calls lose no write.
 """
 
 from __future__ import annotations
@@ -24,10 +24,12 @@ from mcp.shared.exceptions import MCPError
 
 from gitmem.api import Gitmem
 from gitmem.errors import InvalidInput
+from gitmem.mcp.wording import tool_words
 from tests.conftest import commit_file, git
 from tests.test_cli import memory_ref, tur
 
-TOOLS = {"wake", "recall", "learn", "verify", "refute", "show", "list", "status"}
+TOOLS = {"wake", "recall", "learn", "edit", "verify", "confirm", "refute", "forget", "link", "show", "list",
+         "status"}
 
 
 @asynccontextmanager
@@ -97,6 +99,11 @@ def test_the_server_lists_typed_tools_and_the_three_resources(repo, tmp_path):
     assert set(by_name["wake"].input_schema["properties"]) == {"token_budget", "max_chars", "explain"}
     assert set(by_name["list"].input_schema["properties"]) >= {"file", "status"}
     assert by_name["show"].annotations.read_only_hint and not by_name["learn"].annotations.read_only_hint
+    assert by_name["forget"].annotations.destructive_hint
+    assert set(by_name["edit"].input_schema["properties"]) == {"id", "content", "type", "file"}
+    assert set(by_name["link"].input_schema["properties"]) == {"source", "target", "type"}
+    assert by_name["link"].input_schema["properties"]["type"]["enum"] == [
+        "supports", "contradicts", "refines", "supersedes"]
     assert "text" in by_name["wake"].output_schema["properties"]
     assert [str(r.uri) for r in resources.resources] == ["tur://wake"]
     assert sorted(t.uri_template for t in templates.resource_templates) == [
@@ -217,7 +224,7 @@ def test_every_resource_reads(repo, tmp_path):
     assert nothing.contents[0].text == ""
     assert json.loads(record.contents[0].text)["id"] == mid
     assert record.contents[0].mime_type == "application/json"
-    assert unknown == cli_error(repo, "show", "fact-00000000")
+    assert unknown == tool_words(cli_error(repo, "show", "fact-00000000"))
     assert "recall needs a query" in empty
 
 
@@ -256,23 +263,23 @@ def test_errors_are_tool_errors_with_the_cli_message_and_the_server_keeps_servin
 
     results, after = run(repo, tmp_path, scenario)
     texts = [error_text(r) for r in results]
-    assert texts[0] == cli_error(repo, "show", "fact-zzzz0000")
-    assert texts[1] == cli_error(repo, "show", "fact-ab000000")
+    assert texts[0] == tool_words(cli_error(repo, "show", "fact-zzzz0000"))
+    assert texts[1] == tool_words(cli_error(repo, "show", "fact-ab000000"))
     assert "fact-ab000000" in texts[2] and "malformed" in texts[2]
     with pytest.raises(InvalidInput) as bad_type:  # the CLI's parser refuses it before the library
         Gitmem.open(repo).learn("x", type="bogus")
-    assert texts[3] == str(bad_type.value)
-    assert texts[4] == cli_error(repo, "learn", "x", "--confidence", "2")
-    assert texts[5] == cli_error(repo, "learn", "   ")
-    assert texts[6] == cli_error(repo, "learn", "anchored", "--file", "no/such/file.py")
+    assert texts[3] == tool_words(str(bad_type.value))
+    assert texts[4] == tool_words(cli_error(repo, "learn", "x", "--confidence", "2"))
+    assert texts[5] == tool_words(cli_error(repo, "learn", "   "))
+    assert texts[6] == tool_words(cli_error(repo, "learn", "anchored", "--file", "no/such/file.py"))
     refused = cli_error(repo, "learn", "aws key AKIAIOSFODNN7EXAMPLE and secret "
                         "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY")
     # Same message; the hint points the agent away from an option no tool takes.
     assert texts[7].split(" — ")[0] == refused.split(" — ")[0]
     assert "--allow-secret" in refused and "leave the credential out" in texts[7]
     assert "pass --allow-secret" not in texts[7]
-    assert texts[8] == cli_error(repo, "refute", "fact-zzzz0000", "--reason", "wrong")
-    assert texts[9] == cli_error(repo, "recall", "x", "--top-k", "0")
+    assert texts[8] == tool_words(cli_error(repo, "refute", "fact-zzzz0000", "--reason", "wrong"))
+    assert texts[9] == tool_words(cli_error(repo, "recall", "x", "--top-k", "0"))
     assert "token budget must be 0 or more, got -1 — 0 means no token cap" in texts[10]
     assert "unknown status 'rotten'" in texts[11]
     assert texts[12].startswith("argument confidence:")
@@ -344,11 +351,12 @@ def test_concurrent_calls_and_cli_writes_lose_nothing(repo, tmp_path):
 # -- the command --------------------------------------------------------------------------------
 
 
-def test_tur_mcp_outside_a_repository_is_one_line_and_serves_nothing(tmp_path):
-    r = tur(tmp_path, "mcp")
-    assert r.code != 0 and len(r.err.strip().splitlines()) == 1 and "not a git repository" in r.err
+def test_tur_mcp_with_a_repo_that_is_not_one_is_one_line_and_serves_nothing(tmp_path):
     r = tur(tmp_path, "mcp", "--repo", str(tmp_path / "missing"))
     assert r.code != 0 and len(r.err.strip().splitlines()) == 1
+    (tmp_path / "plain").mkdir()
+    r = tur(tmp_path, "mcp", "--repo", str(tmp_path / "plain"))
+    assert r.code != 0 and len(r.err.strip().splitlines()) == 1 and "not a git repository" in r.err
 
 
 def test_file_paths_are_relative_to_the_repository_root_when_started_in_a_subdirectory(repo, tmp_path):

@@ -48,6 +48,11 @@ HANDED_ROWS = 512
 """Records a write hands over as models (:meth:`Tables.written`); a write of more stages them
 (:class:`~gitmem.cache.staged.StagedRows`), so that memory does not grow with full records."""
 
+KNOWN_KEPT = 64
+"""Records this process wrote that are kept as models for the next table (the newest). The
+usual write changes a few; the rows of the rest of a bulk write are read back from the rows
+:meth:`Tables.written` saved, never parsed again."""
+
 # Models parsed while building a table that are kept for this process: enough for the usual
 # few new records; a cold read of 100,000 records would otherwise hold 100,000 models
 # (~400 MB) that wake and recall never use (they read views).
@@ -195,8 +200,19 @@ class Tables:
         self._tables.clear()
 
     def remember(self, blob_id: str, memory: Memory) -> None:
-        """Take ``memory`` as the parse of ``blob_id`` in every table made by this process."""
+        """Take ``memory`` as the parse of ``blob_id`` in the next tables made by this process."""
         self._known[blob_id] = memory
+        self._bound_known()
+
+    def _bound_known(self) -> None:
+        """Keep the newest :data:`KNOWN_KEPT` records written; the others' rows are saved.
+
+        A long-running process (``tur mcp``) writes without end: an unbounded dict of whole
+        records grew its memory with every write. A record dropped here is read from its
+        saved row (or parsed) if a table ever needs it.
+        """
+        while len(self._known) > KNOWN_KEPT:
+            del self._known[next(iter(self._known))]
 
     def written(self, changes: Mapping[str, tuple[str, Memory] | None]) -> None:
         """Save the row of every record a write made (id -> (blob id, record), ``None``: removed)."""
@@ -206,6 +222,7 @@ class Tables:
                 blob, memory = change
                 self._known[blob] = memory
                 rows.append((blob, memory_id, row_of(memory), chunk_of(memory)))
+        self._bound_known()
         self.db.put_rows(rows)
 
     def load(self, tree: str) -> RecordTable | None:

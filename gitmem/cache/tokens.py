@@ -224,6 +224,13 @@ class TokenCounts:
                 payload = {"key": _column_key(table, encoding), "counts": counts.tobytes()}
                 self.files.put("tokens", _tokens_prefix(tree) + encoding, payload)
         self._dirty_columns.clear()
+        # A long-running process (``tur mcp``) sees a new tree per write: once saved, the
+        # columns of older trees are only read again from the database, so hold the newest
+        # tree's column per encoding and no more (memory stays flat per write).
+        newest = {encoding: key for key in self._columns for encoding in (key[1],)}
+        for key in [k for k in self._columns if newest[k[1]] != k]:
+            del self._columns[key]
+            self._tables.pop(key, None)
         for encoding in sorted(self._dirty_memos):
             memo, pieces = self._memo(encoding)
             if len(memo) > _MAX_COUNTS:  # keep the newest (dicts keep insertion order)

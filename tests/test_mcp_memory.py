@@ -1,0 +1,51 @@
+"""The long-running ``tur mcp`` holds what it derives per tree of the memory ref for the newest
+tree only, and a bounded number of written records, on a real temporary repository.
+
+The tools run in this process (:class:`gitmem.mcp.tools.GitmemTools`, as the server runs
+them), learning and forgetting so that the store keeps its size: the record tables and the
+record models alive must not grow with the number of writes. Before the fix, every write kept
+the record table of its tree (with its token column, in ``TokenCounts``) and the written
+record (in ``Tables``) for the life of the process: 0.3 MB a write in a small store.
+RSS figures over 10,000 writes: ``bench/bench_mcp.py --rss``.
+"""
+
+from __future__ import annotations
+
+import gc
+
+from gitmem.api import Gitmem
+from gitmem.cache.table import RecordTable
+from gitmem.mcp.tools import GitmemTools
+from gitmem.record.models import Memory
+from tests.conftest import tur
+
+WORDS = ["depth", "retry", "backoff", "worker", "outbox", "lease", "batch"]
+
+
+def alive(kind: type) -> int:
+    gc.collect()
+    return sum(1 for o in gc.get_objects() if isinstance(o, kind))
+
+
+def test_tables_and_records_held_do_not_grow_with_writes(repo):
+    for i in range(20):  # a store that is not trivially small
+        tur(repo, "learn", f"Settled fact {i} about the ingestion pipeline and its retries")
+    tools = GitmemTools(Gitmem.open(repo))
+
+    def cycle(i: int) -> None:
+        words = " ".join(WORDS[(i // len(WORDS) ** k) % len(WORDS)] for k in range(4))
+        learned = tools.call(lambda: tools.learn(f"Passing note on the {words} queue",
+                                                 None, None, None, None))
+        assert not learned.is_error, learned.content[0].text
+        memory_id = learned.structured_content["memory"]["id"]
+        forgot = tools.call(lambda: tools.forget(memory_id))
+        assert not forgot.is_error, forgot.content[0].text
+        assert not tools.call(lambda: tools.wake(None, None)).is_error
+
+    for i in range(70):  # past every bound: what is held from now on is all that is ever held
+        cycle(i)
+    tables, records = alive(RecordTable), alive(Memory)
+    for i in range(70, 190):
+        cycle(i)
+    assert alive(RecordTable) <= tables and tables <= 4
+    assert alive(Memory) <= records
