@@ -100,10 +100,10 @@ def test_the_server_lists_typed_tools_and_the_three_resources(repo, tmp_path):
     assert set(by_name["list"].input_schema["properties"]) >= {"file", "status"}
     assert by_name["show"].annotations.read_only_hint and not by_name["learn"].annotations.read_only_hint
     assert by_name["forget"].annotations.destructive_hint
-    assert set(by_name["edit"].input_schema["properties"]) == {"id", "content", "type", "file"}
-    assert set(by_name["link"].input_schema["properties"]) == {"source", "target", "type"}
+    assert set(by_name["edit"].input_schema["properties"]) == {"id", "content", "type", "file", "reanchor"}
+    assert set(by_name["link"].input_schema["properties"]) == {"source", "target", "type", "remove"}
     assert by_name["link"].input_schema["properties"]["type"]["enum"] == [
-        "supports", "contradicts", "refines", "supersedes"]
+        "supports", "contradicts", "refines", "supersedes", None]  # None: any, with `remove`
     assert "text" in by_name["wake"].output_schema["properties"]
     assert [str(r.uri) for r in resources.resources] == ["tur://wake"]
     assert sorted(t.uri_template for t in templates.resource_templates) == [

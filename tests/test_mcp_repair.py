@@ -104,11 +104,38 @@ def test_edit_confirm_forget_and_link_write_what_the_cli_writes(repo, tmp_path):
     assert confirmed["id"] == first and confirmed["status"] == "fresh" and confirmed["commit"]
     assert confirmed["anchor"] == results[2][0][0]["provenance"]["context_ref"]  # where the CLI put it
     assert linked == {"source": second, "type": "refines", "target": first, "changed": True,
-                      "commit": linked["commit"]}
+                      "commit": linked["commit"], "removed": False}
     assert {"type": "refines", "target": first} in results[4][1][0]["relations"]
-    assert forgot == {"id": other, "commit": forgot["commit"]} and results[5][1][0] is None
+    assert forgot == {"id": other, "commit": forgot["commit"], "restored": False} and results[5][1][0] is None
     # Forgotten, not lost: the record is in the ref's history.
     assert other in git(repo, "log", "-p", "refs/tur/memories", "--format=%s")
+
+
+def test_reanchor_undo_of_forget_and_unlink_write_what_the_cli_writes(repo, tmp_path):
+    body = "".join(f"line {i}\n" for i in range(1, 21))
+    first = tur(repo, "learn", "lines 3 and 4 hold the retry loop", "--file", "src/app.py#L3-L4").out.strip()
+    second = tur(repo, "learn", "the retry loop gives up after three tries").out.strip()
+    assert tur(repo, "link", second, first, "--type", "refines").code == 0
+    # Three lines inserted above: the loop's lines are now 6 and 7, as git's diff maps them.
+    commit_file(repo, "src/app.py", "a\nb\nc\n" + body.replace("line 4\n", "line 4 # edited\n"), "move")
+
+    results = cli_then_mcp(repo, tmp_path, [
+        (["edit", first, "--reanchor"], "edit", {"id": first, "reanchor": True}, first),
+        (["link", "--remove", second, first], "link", {"source": second, "target": first, "remove": True},
+         second),
+        (["forget", second], "forget", {"id": second}, second),
+        (["forget", "--undo", second], "forget", {"id": second, "undo": True}, second),
+    ])
+    for by_cli, by_mcp, _ in results:
+        assert by_mcp == by_cli
+    reanchored, unlinked, forgot, restored = (answer for _, _, answer in results)
+    assert reanchored["changed"] and reanchored["memory"]["anchor"] == "src/app.py#L6-L7"
+    assert reanchored["memory"]["status"] == "fresh"
+    assert unlinked["removed"] and unlinked["changed"] and unlinked["type"] is None
+    assert not results[1][1][0].get("relations")
+    assert results[2][1][0] is None
+    assert restored == {"id": second, "commit": restored["commit"], "restored": True}
+    assert results[3][1][0]["content"] == "the retry loop gives up after three tries"
 
 
 def test_a_stale_memory_is_repaired_through_the_tools_alone(repo, tmp_path):
@@ -148,12 +175,15 @@ def test_repair_errors_are_the_cli_errors_in_the_tools_words(repo, tmp_path):
             ("link", {"source": a, "target": a, "type": "supports"}),
             ("link", {"source": a, "target": "fact-zzzz0000", "type": "supports"}),
             ("link", {"source": a, "target": b, "type": "bogus"}),
+            ("forget", {"id": a, "undo": True}),
+            ("link", {"source": a, "target": b, "remove": True}),
+            ("edit", {"id": a, "reanchor": True}),
         ]
         return [await s.call_tool(name, arguments) for name, arguments in calls]
 
     texts = [error_text(r) for r in run(repo, tmp_path, scenario)]
     assert texts[0] == tool_words(cli_error(repo, "edit", a))
-    assert texts[0] == "nothing to edit — give `content`, `type` or `file`"
+    assert texts[0] == "nothing to edit — give `content`, `type`, `file` or `reanchor`"
     assert texts[1] == tool_words(cli_error(repo, "edit", a, "--content", "  "))
     assert texts[2] == tool_words(cli_error(repo, "edit", a, "--file", "no/such/file.py"))
     assert texts[3] == tool_words(cli_error(repo, "edit", "fact-zzzz0000", "--content", "x"))
@@ -163,6 +193,9 @@ def test_repair_errors_are_the_cli_errors_in_the_tools_words(repo, tmp_path):
     assert texts[7] == tool_words(cli_error(repo, "link", a, a, "--type", "supports"))
     assert texts[8] == tool_words(cli_error(repo, "link", a, "fact-zzzz0000", "--type", "supports"))
     assert texts[9].startswith("argument type:") or "bogus" in texts[9]
+    assert texts[10] == tool_words(cli_error(repo, "forget", "--undo", a))  # not forgotten
+    assert texts[11] == tool_words(cli_error(repo, "link", "--remove", a, b))  # no such relation
+    assert texts[12] == tool_words(cli_error(repo, "edit", a, "--reanchor"))  # no anchor
     for text in texts:  # no option of the CLI, no `tur <command>` that has a tool
         assert not re.search(r"--(content|type|file|reason|confirm|query)\b", text), text
         assert not re.search(r"`tur (show|list|verify|edit|forget|link|refute|recall|learn)\b", text), text

@@ -41,9 +41,9 @@ __all__ = [
     "ContentArg",
     "FileArg",
     "IdArg",
+    "OptionalRelationArg",
     "QueryArg",
     "ReasonArg",
-    "RelationArg",
     "StatusArg",
     "TypeArg",
     "check_id",
@@ -108,8 +108,9 @@ TypeArg = Annotated[str | None, Field(description="axiom | core | fact | insight
                                       json_schema_extra={"enum": [*(t.value for t in MemoryType), None]})]
 StatusArg = Annotated[str | None, Field(description="only this stored status",
                                         json_schema_extra={"enum": [*(s.value for s in Status), None]})]
-RelationArg = Annotated[str, Field(description=" | ".join(r.value for r in RelationType),
-                                   json_schema_extra={"enum": [r.value for r in RelationType]})]
+OptionalRelationArg = Annotated[str | None, Field(
+    description=" | ".join(r.value for r in RelationType) + " (with `remove`: any, when none)",
+    json_schema_extra={"enum": [*(r.value for r in RelationType), None]})]
 IdArg = Annotated[str, Field(description="memory id or unique prefix (4+ chars)", max_length=MAX_ID_CHARS),
                   AfterValidator(_one_line)]
 FileArg = Annotated[str | None, Field(description="file, relative to the repository root",

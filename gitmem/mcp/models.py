@@ -182,17 +182,22 @@ class EditResult(BaseModel):
 
 
 class ForgetResult(BaseModel):
-    """``forget``: the id removed from the tree (it stays in the ref's history)."""
+    """``forget``: the id removed from the tree (it stays in the ref's history), or restored."""
 
     id: str
     commit: str | None
+    restored: bool = Field(default=False, description="with `undo`: brought back from history")
 
 
 class LinkResult(BaseModel):
-    """``link``: the relation ``source --type--> target``; ``changed`` false when it existed."""
+    """``link``: the relation ``source --type--> target``, added or (``removed``) taken out.
+
+    ``changed`` is false when it already existed (or there was none to take out).
+    """
 
     source: str
-    type: str
+    type: str | None
     target: str
     changed: bool
     commit: str | None
+    removed: bool = False

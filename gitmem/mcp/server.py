@@ -44,9 +44,9 @@ from gitmem.mcp.bounds import (
     ContentArg,
     FileArg,
     IdArg,
+    OptionalRelationArg,
     QueryArg,
     ReasonArg,
-    RelationArg,
     StatusArg,
     TypeArg,
 )
@@ -221,8 +221,10 @@ def _writing_tools(server: MCPServer, tools: GitmemTools) -> None:
         content: Annotated[ContentArg | None, Field(description="the new statement")] = None,
         type: TypeArg = None,
         file: AnchorArg = None,
+        reanchor: Annotated[bool, Field(description="move the anchor to where git's diff maps its "
+                                                    "lines at HEAD")] = False,
     ) -> Annotated[CallToolResult, EditResult]:
-        return tools.call(lambda: tools.edit(id, content, type, file))
+        return tools.call(lambda: tools.edit(id, content, type, file, reanchor))
 
     @tool("verify", writes)
     def verify(id: IdArg) -> Annotated[CallToolResult, VerifyResult]:
@@ -237,12 +239,20 @@ def _writing_tools(server: MCPServer, tools: GitmemTools) -> None:
         return tools.call(lambda: tools.refute(id, reason))
 
     @tool("forget", removes)
-    def forget(id: IdArg) -> Annotated[CallToolResult, ForgetResult]:
-        return tools.call(lambda: tools.forget(id))
+    def forget(
+        id: IdArg,
+        undo: Annotated[bool, Field(description="bring a forgotten memory back (its full id)")] = False,
+    ) -> Annotated[CallToolResult, ForgetResult]:
+        return tools.call(lambda: tools.forget(id, undo))
 
     @tool("link", writes)
-    def link(source: IdArg, target: IdArg, type: RelationArg) -> Annotated[CallToolResult, LinkResult]:
-        return tools.call(lambda: tools.link(source, target, type))
+    def link(
+        source: IdArg,
+        target: IdArg,
+        type: OptionalRelationArg = None,
+        remove: Annotated[bool, Field(description="take the relation out")] = False,
+    ) -> Annotated[CallToolResult, LinkResult]:
+        return tools.call(lambda: tools.link(source, target, type, remove))
 
 
 

@@ -301,31 +301,44 @@ class GitmemTools:
         return RefuteResult(memory=_record(memory), commit=_sha(commit)), None
 
     def edit(self, memory_id: str, content: str | None, type: str | None,
-             file: str | None) -> tuple[EditResult, None]:
+             file: str | None, reanchor: bool = False) -> tuple[EditResult, None]:
         """Change a memory's content, type or anchor in place (``tur edit``).
 
-        ``file`` re-anchors it at HEAD to that file or range and makes it fresh there.
+        ``file`` re-anchors it at HEAD to that file or range and makes it fresh there;
+        ``reanchor`` takes the range git's diff maps its lines to (``tur edit --reanchor``).
         """
-        memory, commit = self.gm.edit(memory_id, content=content, type=type, file=file)
+        memory, commit = self.gm.edit(memory_id, content=content, type=type, file=file, reanchor=reanchor)
         if commit is not None:
             self._warm()
         return EditResult(memory=_record(memory), changed=commit is not None, commit=_sha(commit)), None
 
-    def forget(self, memory_id: str) -> tuple[ForgetResult, str]:
-        """Remove a memory from the tree (``tur forget ID``); it stays in the ref's history."""
+    def forget(self, memory_id: str, undo: bool = False) -> tuple[ForgetResult, str]:
+        """Remove a memory from the tree (``tur forget ID``); it stays in the ref's history.
+
+        With ``undo``, bring a forgotten memory's last version back (``tur forget --undo ID``).
+        """
+        if undo:
+            memory, restored = self.gm.restore(memory_id)
+            self._warm()
+            return (ForgetResult(id=memory.id, commit=_sha(restored), restored=True),
+                    f"restored {memory.id} from the history of refs/tur/memories")
         target = self.gm.resolve(memory_id)  # a malformed record can be forgotten too
         commit = self.gm.forget(target)
         self._warm()
         out = ForgetResult(id=target, commit=_sha(commit))
         return out, f"forgot {target} (still in the history of refs/tur/memories)"
 
-    def link(self, source: str, target: str, type: str) -> tuple[LinkResult, None]:
-        """Add the relation ``source --type--> target`` (``tur link``; idempotent)."""
-        memory, commit = self.gm.link(source, target, type)
+    def link(self, source: str, target: str, type: str | None,
+             remove: bool = False) -> tuple[LinkResult, None]:
+        """Add the relation ``source --type--> target`` (``tur link``; idempotent).
+
+        With ``remove``, take it out (``tur link --remove``; every type when ``type`` is None).
+        """
+        memory, commit = self.gm.link(source, target, type, remove=remove)
         if commit is not None:
             self._warm()
         out = LinkResult(source=memory.id, type=type, target=self.gm.resolve(target),
-                         changed=commit is not None, commit=_sha(commit))
+                         changed=commit is not None, commit=_sha(commit), removed=remove)
         return out, None
 
     # -- resources ----------------------------------------------------------------------------
