@@ -269,10 +269,8 @@ def test_a_memory_learned_by_another_process_is_watched_from_then_on(learned):
         assert set(run.watcher.anchored_paths()) == {"src/app.py"}
         other = Gitmem.open(repo).learn("f returns one", file="lib/util.py#L2")
         lib = os.path.realpath(repo / "lib")
-        deadline = time.monotonic() + DEADLINE_S  # bounds a failure only
-        while lib not in run.watcher.watching:  # the ref move is seen, and lib/ watched from then on
-            assert time.monotonic() < deadline, f"lib/ never watched: {run.watcher.watching}"
-            time.sleep(0.02)
+        # The ref move is seen, and lib/ watched from then on.
+        wait_watching(run, lambda watched: lib in watched, "lib/ watched")
         assert run.verifies() == []  # the ref move alone verifies nothing
         (repo / "lib/util.py").write_text("def f():\n    return 2\n")
         event = run.wait_for(lambda e: e.changes, "new memory stale")
@@ -407,15 +405,26 @@ def test_an_anchored_directory_that_comes_back_is_watched_again(learned):
         git(repo, "rm", "-q", "-r", "--cached", "src")
         os.rename(repo / "src", repo / "gone")
         run.wait_for(lambda e: e.changes and e.changes[0].new is Status.STALE, "stale")
+        src = os.path.realpath(repo / "src")
+        wait_watching(run, lambda watched: src not in watched, "src/ no longer watched")
         (repo / "src").mkdir()
         app.write_text(original)
         git(repo, "add", "src/app.py")
         back = run.wait_for(lambda e: e.changes and e.changes[0].new is Status.FRESH, "fresh again")
-        assert str(repo.resolve() / "src") in {str(d) for d in run.watcher.watch_dirs()}
+        # The watch on the new src/ is put in place after the event that found it: wait for it.
+        wait_watching(run, lambda watched: src in watched, "the new src/ watched")
         app.write_text(original.replace("line 5\n", "line V\n"))  # a watch on the new src/
         edited = run.wait_for(lambda e: e is not back and e.changes
                               and e.changes[0].new is Status.STALE and e.trigger == "files", "edit")
     assert status_of(edited, mid) == (Status.STALE, "working tree: line 5 modified")
+
+
+def wait_watching(run, predicate, what: str) -> None:
+    """Wait until ``predicate(run.watcher.watching)`` holds (the OS watch's directories)."""
+    deadline = time.monotonic() + DEADLINE_S  # bounds a failure only
+    while not predicate(run.watcher.watching):
+        assert time.monotonic() < deadline, f"{what}: never; watching {run.watcher.watching}"
+        time.sleep(0.02)
 
 
 def test_polling_sees_edits_like_the_os_watch(learned):
