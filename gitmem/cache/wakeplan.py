@@ -30,6 +30,7 @@ import heapq
 import marshal
 import math
 import time
+from collections.abc import Callable
 from itertools import compress
 from typing import Any
 
@@ -621,32 +622,54 @@ class TierSource:
         return None if tokens == math.inf and chars == math.inf else (tokens, chars)
 
 
+def _int(value: Any) -> bool:
+    return type(value) is int  # not a bool
+
+
+def _list_of(item: Callable[[Any], bool]) -> Callable[[Any], bool]:
+    return lambda value: type(value) is list and all(item(x) for x in value)
+
+
+def _stream_shaped(s: Any) -> bool:
+    return (type(s) is tuple and len(s) == 4 and _int(s[0]) and s[1] in (1, 2)
+            and isinstance(s[2], float | int | _NONE) and _int(s[3]))
+
+
+def _weighed_shaped(weighed: Any) -> bool:
+    return type(weighed) is dict and all(
+        _int(code) and type(pair) is tuple and len(pair) == 2 and type(pair[0]) is list
+        and type(pair[1]) is list and len(pair[0]) == len(pair[1]) for code, pair in weighed.items())
+
+
+def _supersede_shaped(s: Any) -> bool:
+    return (type(s) is tuple and len(s) == 4 and type(s[0]) is str and s[1] in (1, 2)
+            and type(s[2]) is tuple and len(s[2]) == 6 and type(s[3]) is list
+            and all(type(i) is tuple and len(i) == 6 for i in s[3]))
+
+
+def _skipped_shaped(s: Any) -> bool:
+    return type(s) is tuple and len(s) == 5 and set(map(type, s)) <= {str}
+
+
+# Each field :func:`save_plan` writes, and the check of its type.
+_PLAN_FIELDS: dict[str, Callable[[Any], bool]] = {
+    "key": lambda v: isinstance(v, tuple),
+    "built": _int,
+    "number": _int,
+    "stale": _int,
+    "streams": _list_of(_stream_shaped),
+    "weighed": _weighed_shaped,
+    "supersede": _list_of(_supersede_shaped),
+    "persona": lambda v: isinstance(v, dict | _NONE),
+    "continuity": lambda v: isinstance(v, str | _NONE),
+    "skipped": _list_of(_skipped_shaped),
+}
+
+
 def _meta_shaped(payload: Any) -> bool:
     """Whether ``payload`` has the fields :func:`save_plan` writes, of their types."""
-    try:
-        return (isinstance(payload, dict) and isinstance(payload["key"], tuple)
-                and type(payload["built"]) is int and type(payload["number"]) is int
-                and type(payload["stale"]) is int
-                and type(payload["streams"]) is list
-                and all(type(s) is tuple and len(s) == 4 and type(s[0]) is int and s[1] in (1, 2)
-                        and isinstance(s[2], float | int | _NONE) and type(s[3]) is int
-                        for s in payload["streams"])
-                and type(payload["weighed"]) is dict
-                and all(type(code) is int and type(pair) is tuple and len(pair) == 2
-                        and type(pair[0]) is list and type(pair[1]) is list and len(pair[0]) == len(pair[1])
-                        for code, pair in payload["weighed"].items())
-                and type(payload["supersede"]) is list
-                and all(type(s) is tuple and len(s) == 4 and type(s[0]) is str and s[1] in (1, 2)
-                        and type(s[2]) is tuple and len(s[2]) == 6 and type(s[3]) is list
-                        and all(type(i) is tuple and len(i) == 6 for i in s[3])
-                        for s in payload["supersede"])
-                and isinstance(payload["persona"], dict | _NONE)
-                and isinstance(payload["continuity"], str | _NONE)
-                and type(payload["skipped"]) is list
-                and all(type(s) is tuple and len(s) == 5 and set(map(type, s)) <= {str}
-                        for s in payload["skipped"]))
-    except KeyError:
-        return False
+    return isinstance(payload, dict) and all(
+        name in payload and check(payload[name]) for name, check in _PLAN_FIELDS.items())
 
 
 def _check(payload: Any, key: tuple) -> WakePlan | None:
