@@ -68,6 +68,32 @@ def _context(out: str) -> str:
     return json.loads(out).get("hookSpecificOutput", {}).get("additionalContext", "")
 
 
+def test_pre_tool_judges_a_memory_recorded_fresh_when_the_code_moved_since_and_no_verify_ran(repo):
+    commit_file(repo, "a.py", BEFORE, "area")
+    fresh = learn(repo, "x1 is the first constant", "--file", "a.py#L1-L1")
+    stale = learn(repo, "area multiplies width by height", "--file", "a.py#L21-L22")
+    sha = commit_file(repo, "a.py", AFTER, "shorter, with a comment")
+    before = memory_ref(repo)
+    text = _context(tur_ok(repo, "hook", "pre-tool", stdin=_edit(repo / "a.py")))
+    note = next(line for line in text.splitlines() if stale in line)
+    assert f"changed in {sha[:7]}" in note and "a.py#L16-L18" in note
+    assert sum(stale in line for line in text.splitlines()) == 1  # never also as a fresh entry
+    assert fresh in text
+    assert memory_ref(repo) == before  # the point of use records nothing: verify does
+
+
+def test_a_memory_sent_fresh_at_session_start_gets_its_note_once_the_code_moved(repo):
+    commit_file(repo, "a.py", BEFORE, "area")
+    stale = learn(repo, "area multiplies width by height", "--file", "a.py#L21-L22")
+    start = json.dumps({"session_id": "s-9", "hook_event_name": "SessionStart", "source": "startup"})
+    assert stale in tur_ok(repo, "hook", "session-start", stdin=start)
+    commit_file(repo, "a.py", AFTER, "shorter, with a comment")
+    first = _context(tur_ok(repo, "hook", "pre-tool", stdin=_edit(repo / "a.py", "s-9")))
+    assert stale in first and "a.py#L16-L18" in first
+    again = _context(tur_ok(repo, "hook", "pre-tool", stdin=_edit(repo / "a.py", "s-9")))
+    assert stale not in again  # once per session
+
+
 def test_pre_tool_gives_after_the_fresh_memories_one_line_per_stale_one_with_where_its_lines_are(repo):
     commit_file(repo, "a.py", BEFORE, "area")
     fresh = learn(repo, "x1 is the first constant", "--file", "a.py#L1-L1")

@@ -607,8 +607,12 @@ class ContextBuilder:
         skip: Callable[[Any], bool] | None = None,
         files: Sequence[str] = (),
         floor: float = 0.0,
+        skip_note: Callable[[Any], bool] | None = None,
     ) -> tuple[RecallResult, list[Skipped]]:
-        """See :meth:`gitmem.api.Gitmem.recall`; ``floor``: see :func:`gitmem.context.recall.recall`."""
+        """See :meth:`gitmem.api.Gitmem.recall`; ``floor``: see :func:`gitmem.context.recall.recall`.
+
+        ``skip_note(view)``: leave out the stale note on that memory (a hook sent it already).
+        """
         from gitmem.context.recall import recall
 
         if file is not None:
@@ -623,7 +627,13 @@ class ContextBuilder:
         selection = table.recall_selection(include_stale)
         first = self._anchored_views(table, selection, files) if files else ()
         encoding = self.ws.settings.tokenizer
-        notes, held = self._not_fresh(table, selection, query, files, skip) if not include_stale else ([], 0)
+        notes, held = (self._not_fresh(table, selection, query, files, skip, skip_note)
+                       if not include_stale else ([], 0))
+        if notes:  # what is not fresh now is said in its note, never also as a fresh hit
+            noted = {note.memory_id for note in notes}
+            first = [view for view in first if view.id not in noted]
+            given = skip
+            skip = (lambda m: m.id in noted or given(m)) if given is not None else (lambda m: m.id in noted)
         suffix = ""
         if notes or held:
             from gitmem.api.stale import fit_tail
@@ -655,11 +665,18 @@ class ContextBuilder:
         return result, [*records.notices(), *skipped]
 
     def _not_fresh(self, table: RecordTable, selection: tuple[Any, dict[str, str]], query: str,
-                   files: Sequence[str], skip: Callable[[Any], bool] | None) -> tuple[list[Any], int]:
+                   files: Sequence[str], skip: Callable[[Any], bool] | None,
+                   skip_note: Callable[[Any], bool] | None = None) -> tuple[list[Any], int]:
         """The notes on the memories of ``files`` that are not fresh, and the matches held back as stale."""
         from gitmem.api.stale import held_back, stale_notes
 
-        notes = stale_notes(self.ws, table, self.anchored_rows(table, files), skip) if files else []
+        notes = []
+        if files:
+            # A memory recorded fresh whose verification point is not HEAD has not been judged
+            # since the code moved (no verify, no watcher ran): judge it here, before the edit.
+            head, shas = self.ws.store.head_sha(), self.weights.runs.effective(table).shas
+            notes = stale_notes(self.ws, table, self.anchored_rows(table, files), skip_note,
+                                unjudged=lambda row: shas[row] != head)
         candidates = selection[0]
         kept = candidates.rows if hasattr(candidates, "rows") else [
             r for m in candidates if (r := table.row(m.id)) is not None]

@@ -28,6 +28,7 @@ __all__ = ["SESSIONS_DIR", "HookOutput", "Hooks"]
 
 
 _FRESH_CONTEXT = frozenset({"clear", "compact"})
+_NOTE_KEY = "note:"  # the session log's key of a stale note, beside its memory's id
 
 
 # Here rather than with the other results in gitmem.api.results (which re-exports it): a hook
@@ -147,7 +148,8 @@ class Hooks:
             return HookOutput("", event)
         result, _ = self.context.recall("", files=paths, top_k=top_k, token_budget=token_budget,
                                         max_chars=max_chars, full_records=False,
-                                        skip=self._skip(hook.session_id))
+                                        skip=self._skip(hook.session_id),
+                                        skip_note=self._skip_note(hook.session_id))
         return HookOutput(self._deliver(hook.session_id, result), event)
 
     def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
@@ -168,6 +170,14 @@ class Hooks:
             return None
         return lambda memory: sent.get(memory.id) == memory.blob_id
 
+    def _skip_note(self, session_id: str) -> Any:
+        # A note is logged apart from its memory: a memory sent as fresh earlier in the session
+        # and found stale since still gets its note, once.
+        sent = self.log.sent(session_id)
+        if not sent:
+            return None
+        return lambda view: sent.get(_NOTE_KEY + view.id) == view.blob_id
+
     def _deliver(self, session_id: str, result: RecallResult) -> str:
         from gitmem.context.render import render_recall
 
@@ -177,7 +187,7 @@ class Hooks:
         text = render_recall(result, "markdown-prompt")
         if session_id:
             sent = {h.memory.id: h.memory.blob_id or "" for h in result.hits}
-            sent.update((note.memory_id, note.blob_id) for note in result.stale)
+            sent.update((_NOTE_KEY + note.memory_id, note.blob_id) for note in result.stale)
             self.log.add(session_id, sent)
         self.ws.records.flush()
         return text

@@ -60,18 +60,22 @@ def judge(ws: Workspace, subjects: Sequence[Any],
 
 
 def stale_notes(ws: Workspace, table: RecordTable, rows: Sequence[int],
-                skip: Callable[[Any], bool] | None = None) -> list[StaleNote]:
+                skip: Callable[[Any], bool] | None = None,
+                unjudged: Callable[[int], bool] | None = None) -> list[StaleNote]:
     """One note per row of ``rows`` (a file's memories, best first) that is not fresh, in that order.
 
     Not fresh: ``stale`` or ``unanchored`` here (the working-tree overlay counts; refuted
-    memories are settled and left out). Each is checked against HEAD now for where its lines
-    are: what the verify cache holds as stale at HEAD is read from it (no libgit2 loads), the
-    rest is judged (:func:`judge`); a memory found fresh at HEAD and in the working tree gets
-    no note. ``skip`` leaves out what a hook already
-    sent this session. Reads git objects; writes only the read cache.
+    memories are settled and left out), or recorded fresh but ``unjudged(row)`` (no verify
+    has judged it at HEAD: the code moved since) and found stale now. Each is checked
+    against HEAD now for where its lines are: what the verify cache holds as stale at HEAD
+    is read from it (no libgit2 loads), the rest is judged (:func:`judge`); a memory found
+    fresh at HEAD and in the working tree gets no note. ``skip`` leaves out what a hook
+    already sent this session. Reads git objects; writes only the read cache.
     """
     statuses = table.statuses()
-    views = [table.view(r) for r in rows if statuses[r] in _NOT_FRESH]
+    fresh = Status.FRESH.value
+    views = [table.view(r) for r in rows if statuses[r] in _NOT_FRESH
+             or (unjudged is not None and statuses[r] == fresh and unjudged(r))]
     views = [v for v in views if skip is None or not skip(v)]
     if not views:
         return []
