@@ -82,6 +82,14 @@ def test_pre_tool_judges_a_memory_recorded_fresh_when_the_code_moved_since_and_n
     assert memory_ref(repo) == before  # the point of use records nothing: verify does
 
 
+def test_show_and_status_v_say_where_the_lines_are_before_any_verify_recorded_the_change(repo):
+    mid = _moved_and_edited(repo)
+    assert _shown(repo, mid)["decay"]["staleness_status"] == "fresh"  # as recorded: no verify ran
+    status = tur_ok(repo, "status", "-v")
+    assert "at HEAD:" in status and "a.py#L16-L18" in status
+    assert "a.py#L16-L18" in tur_ok(repo, "show", mid)
+
+
 def test_a_memory_sent_fresh_at_session_start_gets_its_note_once_the_code_moved(repo):
     commit_file(repo, "a.py", BEFORE, "area")
     stale = learn(repo, "area multiplies width by height", "--file", "a.py#L21-L22")

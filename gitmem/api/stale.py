@@ -187,5 +187,6 @@ def note_of(ws: Workspace, memory_id: str) -> StaleNote | None:
     row = table.row(memory_id)
     if row is None:
         return None
-    notes = stale_notes(ws, table, [row])
+    # Asked of one memory: judged at HEAD whatever its recorded status says.
+    notes = stale_notes(ws, table, [row], unjudged=lambda _row: True)
     return notes[0] if notes else None
