@@ -148,7 +148,7 @@ def reminder(paths: list[str], harness: str) -> str:
     agent = _AGENTS.get(harness, harness)
     return (f"gitmem: this session changed {len(paths)} {noun} ({shown}) and recorded no memory. "
             "If you learned something about this code that the next session should know, "
-            "record it, anchored to the lines it is about: "
+            "record it, anchored to the lines it is about, once they are committed: "
             f"`tur learn \"...\" --file {paths[0]}#Lx-Ly --agent {agent}`. "
             "If not, just stop: this reminder comes once per session.")
 
