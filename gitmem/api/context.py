@@ -627,7 +627,7 @@ class ContextBuilder:
         selection = table.recall_selection(include_stale)
         first = self._anchored_views(table, selection, files) if files else ()
         encoding = self.ws.settings.tokenizer
-        notes, held = (self._not_fresh(table, selection, query, files, skip, skip_note)
+        notes, held = (self._not_fresh(table, selection, query, files, skip, skip_note, top_k)
                        if not include_stale else ([], 0))
         if notes:  # what is not fresh now is said in its note, never also as a fresh hit
             noted = {note.memory_id for note in notes}
@@ -666,7 +666,8 @@ class ContextBuilder:
 
     def _not_fresh(self, table: RecordTable, selection: tuple[Any, dict[str, str]], query: str,
                    files: Sequence[str], skip: Callable[[Any], bool] | None,
-                   skip_note: Callable[[Any], bool] | None = None) -> tuple[list[Any], int]:
+                   skip_note: Callable[[Any], bool] | None = None,
+                   top_k: int = 5) -> tuple[list[Any], int]:
         """The notes on the memories of ``files`` that are not fresh, and the matches held back as stale."""
         from gitmem.api.stale import held_back, stale_notes
 
@@ -674,9 +675,12 @@ class ContextBuilder:
         if files:
             # A memory recorded fresh whose verification point is not HEAD has not been judged
             # since the code moved (no verify, no watcher ran): judge it here, before the edit.
+            # Only those a recall could show (the first ``top_k``): the cost stays O(k).
             head, shas = self.ws.store.head_sha(), self.weights.runs.effective(table).shas
-            notes = stale_notes(self.ws, table, self.anchored_rows(table, files), skip_note,
-                                unjudged=lambda row: shas[row] != head)
+            rows = self.anchored_rows(table, files)
+            statuses, fresh = table.statuses(), Status.FRESH.value
+            unjudged = set([r for r in rows if statuses[r] == fresh and shas[r] != head][:top_k])
+            notes = stale_notes(self.ws, table, rows, skip_note, unjudged=unjudged.__contains__)
         candidates = selection[0]
         kept = candidates.rows if hasattr(candidates, "rows") else [
             r for m in candidates if (r := table.row(m.id)) is not None]

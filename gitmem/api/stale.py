@@ -82,12 +82,15 @@ def stale_notes(ws: Workspace, table: RecordTable, rows: Sequence[int],
     from gitmem.context.stale_notes import StaleNote
 
     notes: dict[str, StaleNote] = {}
+    settled: set[str] = set()
     for view, outcome in zip(views, _cached_outcomes(ws, views), strict=True):
         # What a verify at this HEAD found stale is read back from its cache: no libgit2 loads.
         if outcome is not None and outcome.located is None and outcome.status is Status.STALE:
             notes[view.id] = StaleNote(view.id, outcome.status.value, outcome.reason, outcome.maps_to,
                                        view.content, view.blob_id or "")
-    rest = [v for v in views if v.id not in notes]
+        elif outcome is not None and outcome.located is None and outcome.status is Status.FRESH:
+            settled.add(view.id)  # a check at this HEAD found it fresh: no note, no second check
+    rest = [v for v in views if v.id not in notes and v.id not in settled]
     try:
         # The others are checked (the check loads the code history).
         verdicts = judge(ws, rest).verdicts if rest else []
