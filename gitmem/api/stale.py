@@ -138,8 +138,8 @@ def held_back(ws: Workspace, table: RecordTable, query: str, kept: Sequence[int]
 
     ``kept`` are the rows recall ranked (its candidates); the others of
     ``table.recall_selection(True)`` are what ``include_stale`` would add. Affinity is
-    :func:`gitmem.context.recall.rank_memories`'s (a query term, or trigram cosine past its
-    floor), on an index of those memories kept in the read cache per tree.
+    :func:`gitmem.context.recall.rank_memories`'s (a score above 0: a query term), on an
+    index of those memories kept in the read cache per tree.
     """
     if not query.strip():
         return 0
