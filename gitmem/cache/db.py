@@ -302,8 +302,9 @@ class CacheDB:
     def run(self, sql: str, args: tuple = (), write: bool = False) -> list[tuple] | None:
         """Rows of one SQL statement; ``None`` when the database cannot serve it.
 
-        For the parts of the cache that keep tables of their own (:mod:`gitmem.cache.statements`):
-        damage is rebuilt and an unwritable database reported, as for every other access.
+        For the parts of the cache that keep tables of their own (:mod:`gitmem.cache.statements`,
+        :mod:`gitmem.cache.wakeplan`, :mod:`gitmem.cache.paths`): damage is rebuilt and an
+        unwritable database reported (with ``write``), as for every other access.
         """
         return self._run(sql, args, write)
 
@@ -416,55 +417,15 @@ class CacheDB:
                     with suppress(sqlite3.Error):
                         conn.execute("COMMIT")
 
-    # -- tables of their own (wake plan rows) --------------------------------------------------
-
-    def query(self, sql: str, args: tuple = ()) -> list[tuple] | None:
-        """Rows of the read-only ``sql``; ``None`` when the database cannot serve it."""
-        return self._run(sql, args)
-
-    def insert_many(self, sql: str, rows: Iterable[tuple]) -> bool:
-        """Run the write ``sql`` for each of ``rows`` in one transaction; whether it was written."""
-        with self.lock, self.batch():
-            if not self._writable:
-                return False
-            conn = self._connect()
-            if conn is None:
-                return False
-            try:
-                conn.executemany(sql, rows)
-            except sqlite3.OperationalError as exc:
-                self._writable = False
-                self.notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
-                return False
-            except sqlite3.DatabaseError as exc:
-                self._reset(exc)
-                return False
-        return True
-
-    def execute(self, sql: str, args: tuple = ()) -> bool:
-        """Run one write ``sql``; whether it ran."""
-        return self._run(sql, args, write=True) is not None
-
     # -- record rows --------------------------------------------------------------------------------
 
     def put_rows(self, rows: Iterable[tuple[str, str, tuple, bytes]]) -> None:
         """Save ``(blob id, memory id, hot row, marshalled mapping)`` of record blobs."""
         # One transaction: in autocommit mode each row would be a commit of its own (10,000
         # rows: ~1 s instead of ~0.2 s).
-        with self.lock, self.batch():
-            if not self._writable:
-                return
-            conn = self._connect()
-            if conn is None:
-                return
-            try:
-                conn.executemany("INSERT OR REPLACE INTO record VALUES (?, ?, ?, ?)",
-                                 [(b, i, marshal.dumps(r), m) for b, i, r, m in rows])
-            except sqlite3.OperationalError as exc:
-                self._writable = False
-                self.notice(f"cannot write the gitmem cache in {self.root} ({exc}); reads stay cold")
-            except sqlite3.DatabaseError as exc:
-                self._reset(exc)
+        with self.batch():
+            self.run_many("INSERT OR REPLACE INTO record VALUES (?, ?, ?, ?)",
+                          [(b, i, marshal.dumps(r), m) for b, i, r, m in rows])
 
     def rows(self, blobs: Iterable[str]) -> dict[str, tuple[str, tuple]]:
         """Blob id -> (memory id, hot row) of the saved rows of ``blobs`` (an unreadable one is left out)."""

@@ -57,18 +57,18 @@ def anchored_rows(db: CacheDB, table: RecordTable, paths: Sequence[str]) -> list
         pairs = _scan(table, None)
         # One transaction: another process pruning never sees these rows without their memo.
         with db.batch():
-            saved = (db.execute("DELETE FROM anchor_path WHERE tree = ?", (tree,))
-                     and db.insert_many("INSERT OR REPLACE INTO anchor_path VALUES (?, ?, ?)",
+            saved = (db.run("DELETE FROM anchor_path WHERE tree = ?", (tree,), write=True) is not None
+                     and db.run_many("INSERT OR REPLACE INTO anchor_path VALUES (?, ?, ?)",
                                         ((tree, p, r) for p, r in pairs))
                      and db.put(_KIND, tree, len(table.ids)))
             if saved:
                 kept = db.keys(_KIND)
-                db.execute(f"DELETE FROM anchor_path WHERE tree NOT IN ({', '.join('?' * len(kept))})",
-                           tuple(kept))
+                db.run(f"DELETE FROM anchor_path WHERE tree NOT IN ({', '.join('?' * len(kept))})",
+                       tuple(kept), write=True)
         if not saved:
             wanted = set(paths)
             return sorted(r for p, r in pairs if p in wanted)
-    found = db.query("SELECT row FROM anchor_path WHERE tree = ? AND path IN (SELECT value FROM json_each(?))"
+    found = db.run("SELECT row FROM anchor_path WHERE tree = ? AND path IN (SELECT value FROM json_each(?))"
                      " ORDER BY row", (tree, json.dumps(list(paths))))
     if found is None or not all(type(r) is int and 0 <= r < len(table.ids) for r, in found):
         return sorted(r for _, r in _scan(table, set(paths)))

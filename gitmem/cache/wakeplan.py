@@ -290,7 +290,7 @@ class WakePlan:
         Raises:
             Untrusted: its rows cannot be read.
         """
-        rows = db.query("SELECT id FROM wake_row WHERE plan = ? ORDER BY stream, pos", (self.number,))
+        rows = db.run("SELECT id FROM wake_row WHERE plan = ? ORDER BY stream, pos", (self.number,))
         if rows is None or len(rows) != sum(s[3] for s in self.streams):
             raise Untrusted("wake plan rows missing")
         return [r[0] for r in rows]
@@ -376,7 +376,7 @@ class _Stream:
         """The key of the row at ``pos``."""
         key = self.keys.get(pos)
         if key is None:
-            got = self.source.db.query("SELECT key FROM wake_row WHERE plan = ? AND stream = ? AND pos = ?",
+            got = self.source.db.run("SELECT key FROM wake_row WHERE plan = ? AND stream = ? AND pos = ?",
                                        (self.source.number, self.code, pos))
             if not got or not isinstance(got[0][0], float):
                 raise Untrusted("bad structure: wake plan rows")
@@ -444,7 +444,7 @@ class _Stream:
     def _read(self, start: int, limit: int, end: int | None = None) -> list[tuple]:
         source = self.source
         stop = self.n if end is None else end
-        rows = _checked(source.db.query(
+        rows = _checked(source.db.run(
             f"SELECT {_FETCH} FROM wake_row WHERE plan = ? AND stream = ? AND pos >= ? AND pos < ?"
             " ORDER BY pos LIMIT ?", (source.number, self.code, start, stop, limit)), start)
         if not rows:
@@ -478,7 +478,7 @@ class _Stream:
 
     def least(self, over: float) -> tuple[int, int]:
         """The least tokens and characters any row not read yet costs (see :meth:`TierSource.least`)."""
-        got = self.source.db.query("SELECT least_tokens, least_chars, least_short, least_short_chars,"
+        got = self.source.db.run("SELECT least_tokens, least_chars, least_short, least_short_chars,"
                                    " most_long FROM wake_row WHERE plan = ? AND stream = ? AND pos = ?",
                                    (self.source.number, self.code, self.next))
         if not got or not all(type(v) is int for v in got[0]):
@@ -547,7 +547,7 @@ class TierSource:
                 self.streams.append(stream)
                 count += stream.count()
             elif n:
-                rows = _checked(db.query(f"SELECT {_FETCH} FROM wake_row WHERE plan = ? AND stream = ?"
+                rows = _checked(db.run(f"SELECT {_FETCH} FROM wake_row WHERE plan = ? AND stream = ?"
                                          " ORDER BY pos", (number, code)), 0)
                 if len(rows) != n:
                     raise Untrusted("wake plan rows missing")
@@ -712,7 +712,7 @@ def latest_plan(db: CacheDB) -> dict[str, Any] | None:
         got = db.get(_KIND, name)
         if not _meta_shaped(got):
             continue
-        rows = db.query("SELECT blob, author, trusted, entry, tokens, short FROM wake_row WHERE plan = ?",
+        rows = db.run("SELECT blob, author, trusted, entry, tokens, short FROM wake_row WHERE plan = ?",
                         (got["number"],))
         if rows is None or len(rows) != sum(s[3] for s in got["streams"]) or not all(
                 type(b) is str and isinstance(a, str | _NONE) and type(t) is int and type(e) is str
@@ -756,9 +756,10 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
     marks = ", ".join("?" * _ROW_FIELDS)
     # One transaction: another process pruning plans never sees these rows without their memo.
     with files.batch():
-        if not (files.insert_many(f"INSERT INTO wake_row VALUES ({marks})", rows)
+        if not (files.run_many(f"INSERT INTO wake_row VALUES ({marks})", rows)
                 and files.put(_KIND, plan_name(key), meta)):
             return
         files.keep_newest(_KIND, KEEP_PLANS)
         kept = [got["number"] for name in files.keys(_KIND) if _meta_shaped(got := files.get(_KIND, name))]
-        files.execute(f"DELETE FROM wake_row WHERE plan NOT IN ({', '.join('?' * len(kept))})", tuple(kept))
+        files.run(f"DELETE FROM wake_row WHERE plan NOT IN ({', '.join('?' * len(kept))})", tuple(kept),
+                  write=True)
