@@ -344,11 +344,7 @@ def compile_rows(
         InvalidInput: shares that are not three non-negative numbers summing to at most 1.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
-    _check(shares)
-    if counter is None:
-        from gitmem.context.tokens import TokenCounter
-
-        counter = TokenCounter()
+    counter = _checked_counter(shares, counter)
     n = len(rows.ids)
     reasons = _row_reasons(rows, threshold)
     salience = _row_salience(rows)
@@ -478,11 +474,7 @@ def compile_ranked(
         InvalidInput: shares that are not three non-negative numbers summing to at most 1.
         TokenizerUnavailable: the default counter's encoding cannot be loaded offline.
     """
-    _check(shares)
-    if counter is None:
-        from gitmem.context.tokens import TokenCounter
-
-        counter = TokenCounter()
+    counter = _checked_counter(shares, counter)
 
     def memory_section(tier: int, header: str, source: RankedSource) -> Section:
         items: list[RankedItem] = []
@@ -546,12 +538,18 @@ def showable_rows(rows: WakeRows, threshold: float) -> list[int]:
     return [r for r in heavy if statuses[r] != refuted and statuses[r] != stale]
 
 
-def _check(shares: Sequence[float]) -> None:
+def _checked_counter(shares: Sequence[float], counter: Callable[[str], int] | None) -> Callable[[str], int]:
+    """``counter``, or the default token counter; after checking ``shares`` (InvalidInput)."""
     if len(shares) != 3 or any(s < 0 for s in shares) or sum(shares) > 1 + 1e-9:
         raise InvalidInput(
             f"wake shares must be three non-negative fractions summing to <= 1, got {list(shares)}",
             f"the default is {', '.join(f'{share:.2f}' for share in WAKE_SHARES)}",
         )
+    if counter is not None:
+        return counter
+    from gitmem.context.tokens import TokenCounter
+
+    return TokenCounter()
 
 
 def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
