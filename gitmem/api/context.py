@@ -625,9 +625,10 @@ class ContextBuilder:
         cache = records.cache
         table, skipped = records.table(records.tip())
         selection = table.recall_selection(include_stale)
-        first = self._anchored_views(table, selection, files) if files else ()
+        anchored = self.anchored_rows(table, files) if files else []
+        first = self._anchored_views(table, selection, anchored) if files else ()
         encoding = self.ws.settings.tokenizer
-        notes, held = (self._not_fresh(table, selection, query, files, skip, skip_note, top_k)
+        notes, held = (self._not_fresh(table, selection, query, anchored, skip, skip_note, top_k)
                        if not include_stale else ([], 0))
         if notes:  # what is not fresh now is said in its note, never also as a fresh hit
             noted = {note.memory_id for note in notes}
@@ -665,19 +666,18 @@ class ContextBuilder:
         return result, [*records.notices(), *skipped]
 
     def _not_fresh(self, table: RecordTable, selection: tuple[Any, dict[str, str]], query: str,
-                   files: Sequence[str], skip: Callable[[Any], bool] | None,
+                   rows: Sequence[int], skip: Callable[[Any], bool] | None,
                    skip_note: Callable[[Any], bool] | None = None,
                    top_k: int = 5) -> tuple[list[Any], int]:
-        """The notes on the memories of ``files`` that are not fresh, and the matches held back as stale."""
+        """The stale notes on ``rows`` (a file's memories) and the matches held back as stale."""
         from gitmem.api.stale import held_back, stale_notes
 
         notes = []
-        if files:
+        if rows:
             # A memory recorded fresh whose verification point is not HEAD has not been judged
             # since the code moved (no verify, no watcher ran): judge it here, before the edit.
             # Only those a recall could show (the first ``top_k``): the cost stays O(k).
             head, shas = self.ws.store.head_sha(), self.weights.runs.effective(table).shas
-            rows = self.anchored_rows(table, files)
             statuses, fresh = table.statuses(), Status.FRESH.value
             unjudged = set([r for r in rows if statuses[r] == fresh and shas[r] != head][:top_k])
             notes = stale_notes(self.ws, table, rows, skip_note, unjudged=unjudged.__contains__)
@@ -744,9 +744,8 @@ class ContextBuilder:
         return sorted(rows, key=lambda r: (-conf[r], -(verified[r] or 0), table.ids[r]))
 
     def _anchored_views(self, table: RecordTable, selection: tuple[Any, dict[str, str]],
-                        paths: Sequence[str]) -> list[Any]:
-        """The recall candidates anchored to ``paths`` (see :meth:`anchored_rows`), as views."""
+                        rows: Sequence[int]) -> list[Any]:
+        """The recall candidates among ``rows`` (a file's memories, :meth:`anchored_rows`), as views."""
         candidates = selection[0]
         allowed = set(candidates.rows) if hasattr(candidates, "rows") else None
-        return [table.view(r) for r in self.anchored_rows(table, paths)
-                if allowed is None or r in allowed]
+        return [table.view(r) for r in rows if allowed is None or r in allowed]
