@@ -55,6 +55,8 @@ COMMANDS: dict[str, Command] = {
     "setup": Command("gitmem.cli.setup_cmds", "wire an agent harness: hooks and/or MCP, and instructions"),
     "mcp": Command("gitmem.cli.mcp_cmds",
                    "serve memories to agents over the Model Context Protocol (stdio)"),
+    "serve": Command("gitmem.cli.mcp_cmds",
+                     "serve the retrieval API and MCP over HTTP on a local port"),
     "cache": Command("gitmem.cli.cache_cmds", "the read cache (parsed records, token counts, indexes)"),
     "completion": Command("gitmem.cli.completion_cmds",
                           "print the shell completion script (bash, zsh, fish)"),

@@ -1,7 +1,7 @@
-"""``tur mcp``: serve the repository's memories over the Model Context Protocol (stdio).
+"""``tur mcp`` and ``tur serve``: the repository's memories over MCP (stdio), and over HTTP.
 
-The MCP SDK is imported only when the command runs: ``tur --help`` and every other command
-must not pay for it.
+The MCP SDK (and with it Starlette and uvicorn) is imported only when a command runs:
+``tur --help`` and every other command must not pay for it.
 """
 
 from __future__ import annotations
@@ -33,8 +33,31 @@ def _mcp_parser(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_mcp)
 
 
+def _serve_parser(sub: argparse._SubParsersAction) -> None:
+    p = add_command(
+        sub, "serve",
+        description="Serve the repository's memories over HTTP until Ctrl-C (or SIGTERM): the "
+        "retrieval API (POST /v1/retrieval/queries with {\"query\", \"limit\"}, GET "
+        "/v1/memory/ID, GET /v1/wake?budget=N) and the tur mcp tools over MCP's streamable "
+        "HTTP transport at /mcp. Prints the URL on stdout once it answers. Loopback only "
+        "unless --host says otherwise. The manual: docs/serve.md.",
+    )
+    p.add_argument("--host", default="127.0.0.1",
+                   help="the address to listen on (default: 127.0.0.1; another than a loopback "
+                   "address lets other machines read the memories, without authentication)")
+    p.add_argument("--port", type=int, default=_DEFAULT_PORT,
+                   help=f"the port (default: {_DEFAULT_PORT}; 0: a free one, printed)")
+    p.add_argument("--repo", metavar="PATH", default=None,
+                   help="the repository to serve (default: the one containing the current "
+                   "directory, or -C PATH)")
+    p.set_defaults(func=cmd_serve)
+
+
+#: The port of ``tur serve`` unless ``--port`` says otherwise (Kura's retrieval API's port).
+_DEFAULT_PORT = 19192
+
 #: Each command of this module and the function adding its parser (see gitmem.cli.commands).
-PARSERS = {"mcp": _mcp_parser}
+PARSERS = {"mcp": _mcp_parser, "serve": _serve_parser}
 
 
 def cmd_mcp(args: argparse.Namespace, env: Env) -> int:
@@ -66,4 +89,34 @@ def cmd_mcp(args: argparse.Namespace, env: Env) -> int:
 
     # This process is the server's: the collector's setting per tip is the entry point's to make.
     serve(gm, on_new_tip=lambda: exempt_survivors(collect=True), where=Path(env.path).resolve())
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace, env: Env) -> int:
+    """Serve over HTTP until SIGINT or SIGTERM; exit 0 after a clean shutdown."""
+    from gitmem.api import Gitmem
+    from gitmem.errors import InvalidInput
+
+    if not 0 <= args.port <= 65535:
+        raise InvalidInput(f"--port must be from 0 to 65535, got {args.port}")
+    if args.repo is not None and not Path(args.repo).is_dir():
+        raise InvalidInput(f"no such directory: {args.repo}", "pass an existing directory to --repo")
+    gm = Gitmem.open(args.repo or env.path)
+    try:
+        from gitmem.mcp.http import is_loopback, listen, serve_http
+    except ImportError as exc:
+        raise InvalidInput(f"tur serve needs the mcp package ({exc})", "pip install 'mcp>=2.3,<3'") from None
+    from gitmem.cli.process import exempt_survivors
+
+    sock = listen(args.host, args.port)
+    if not is_loopback(args.host):
+        env.warn(f"tur serve: warning: listening on {args.host}, beyond this machine: anyone who can "
+                 "reach it reads and writes the memories, with no authentication")
+
+    def started(url: str) -> None:
+        env.print(f"tur serve: listening on {url} (retrieval API /v1, MCP /mcp; Ctrl-C stops)")
+        env.out.flush()
+
+    serve_http(gm, sock, started, on_new_tip=lambda: exempt_survivors(collect=True))
+    env.warn("tur serve: stopped")
     return 0

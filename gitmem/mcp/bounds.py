@@ -30,12 +30,15 @@ from gitmem.vocabulary import MemoryType, RelationType, Status
 __all__ = [
     "MAX_CONTENT_CHARS",
     "MAX_FRAME_BYTES",
+    "MAX_HTTP_BODY_BYTES",
     "MAX_ID_CHARS",
     "MAX_NAME_BYTES",
     "MAX_NAME_CHARS",
     "MAX_PATH_CHARS",
     "MAX_QUERY_CHARS",
     "MAX_REASON_CHARS",
+    "MAX_TOKEN_BUDGET",
+    "MAX_TOP_K",
     "AgentArg",
     "AnchorArg",
     "ContentArg",
@@ -60,6 +63,14 @@ MAX_NAME_CHARS = 200
 MAX_FRAME_BYTES = 32 << 20
 """Largest JSON-RPC frame read (bytes of one line): room for content of
 :data:`MAX_CONTENT_CHARS` characters written as JSON ``\\u`` escapes."""
+MAX_TOP_K = 1000
+"""Most hits one recall returns (``recall``'s ``top_k``, the HTTP API's ``limit``)."""
+MAX_TOKEN_BUDGET = 10_000_000
+"""Largest token budget of a wake (``wake``'s ``token_budget``, the HTTP API's ``budget``)."""
+MAX_HTTP_BODY_BYTES = 256 << 10
+"""Largest body of a ``tur serve`` API request (bytes): a query of :data:`MAX_QUERY_CHARS`
+characters fits even with every character a JSON ``\\u`` surrogate pair (12 bytes each).
+MCP requests over HTTP have the SDK's own cap (4 MiB)."""
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 

@@ -39,6 +39,8 @@ from pydantic import Field, ValidationError
 
 from gitmem.api import Gitmem
 from gitmem.mcp.bounds import (
+    MAX_TOKEN_BUDGET,
+    MAX_TOP_K,
     AgentArg,
     AnchorArg,
     ContentArg,
@@ -67,7 +69,7 @@ from gitmem.mcp.protocol import stdio_transport
 from gitmem.mcp.tools import LIST_LIMIT, GitmemTools
 from gitmem.version import __version__
 
-__all__ = ["DESCRIPTIONS", "INSTRUCTIONS", "build_server", "serve"]
+__all__ = ["DESCRIPTIONS", "INSTRUCTIONS", "at_root", "build_server", "serve", "server_for"]
 
 log = logging.getLogger("gitmem.mcp")
 
@@ -134,7 +136,15 @@ def build_server(gm: Gitmem | None, on_new_tip: Callable[[], None] | None = None
         on_new_tip: see :class:`~gitmem.mcp.tools.GitmemTools`.
         where: the directory the server was started in (named when ``gm`` is ``None``).
     """
-    tools = GitmemTools(gm, on_new_tip, where)
+    return server_for(GitmemTools(gm, on_new_tip, where))
+
+
+def server_for(tools: GitmemTools) -> MCPServer:
+    """The MCP server whose tools and resources are ``tools``' (not yet running).
+
+    :func:`build_server` for stdio; :mod:`gitmem.mcp.http` serves the same server over
+    HTTP and runs its own endpoints through the same ``tools`` (one lock for both).
+    """
     server: MCPServer = _Server("tur", title="gitmem", version=__version__, instructions=INSTRUCTIONS,
                                 log_level="WARNING")
     _reading_tools(server, tools)
@@ -161,7 +171,7 @@ def _reading_tools(server: MCPServer, tools: GitmemTools) -> None:
 
     @tool("wake", read_only)
     def wake(
-        token_budget: Annotated[int | None, Field(description="tokens; 0 = unbounded", le=10_000_000,
+        token_budget: Annotated[int | None, Field(description="tokens; 0 = unbounded", le=MAX_TOKEN_BUDGET,
                                                   json_schema_extra={"minimum": 0})] = None,
         max_chars: Annotated[int | None, Field(description="most characters", le=100_000_000,
                                                json_schema_extra={"minimum": 0})] = None,
@@ -172,7 +182,7 @@ def _reading_tools(server: MCPServer, tools: GitmemTools) -> None:
     @tool("recall", read_only)
     def recall(
         query: QueryArg = "",
-        top_k: Annotated[int | None, Field(description="most hits (default 5)", le=1000,
+        top_k: Annotated[int | None, Field(description="most hits (default 5)", le=MAX_TOP_K,
                                            json_schema_extra={"minimum": 1})] = None,
         include_stale: Annotated[bool, Field(description="also stale and superseded ones")] = False,
         file: FileArg = None,
@@ -286,8 +296,14 @@ def serve(gm: Gitmem | None, on_new_tip: Callable[[], None] | None = None,
     stdin closed is answered before this returns.
     """
     if gm is not None:
-        root = gm.paths.workdir
-        if root is not None and root.resolve() != gm.cwd:
-            gm = Gitmem.open(root)
+        gm = at_root(gm)
     server = build_server(gm, on_new_tip, where)  # configures logging to stderr
     server.run("stdio")
+
+
+def at_root(gm: Gitmem) -> Gitmem:
+    """``gm``, or the same repository opened at its working tree's root (where ``file`` paths start)."""
+    root = gm.paths.workdir
+    if root is not None and root.resolve() != gm.cwd:
+        return Gitmem.open(root)
+    return gm

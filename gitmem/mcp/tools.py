@@ -14,7 +14,7 @@ import logging
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent
@@ -56,6 +56,8 @@ _LEARN_ACTIONS = LearnActions(supersede="`link` with source {id}, target {other}
 
 #: Most memories one ``list`` call returns unless it asks for more.
 LIST_LIMIT = 100
+
+_T = TypeVar("_T")
 
 
 def _record(memory: Any) -> MemoryRecord:
@@ -139,12 +141,26 @@ class GitmemTools:
             raise NotARepository(NO_REPOSITORY.format(where=self._where or Path.cwd()))
         return self._gm
 
+    def run(self, body: Callable[[], _T]) -> _T:
+        """Run ``body`` alone (no other call of this server at the same time) and return its result.
+
+        The one way in for every surface of the server (the MCP tools and resources, the HTTP
+        API of :mod:`gitmem.mcp.http`). After ``body``, a new tip of the memory ref is told
+        to the process's owner (``on_new_tip``).
+
+        Raises:
+            Whatever ``body`` raises (a :class:`~gitmem.errors.GitmemError`, a bound's
+            ``ValueError``), unchanged.
+        """
+        with self._lock:
+            result = body()
+            self._settle()
+            return result
+
     def call(self, body: Callable[[], tuple[BaseModel, str | None]]) -> CallToolResult:
         """Run ``body`` alone; its result, or a tool error with a one-line message."""
         try:
-            with self._lock:
-                model, text = body()
-                self._settle()
+            model, text = self.run(body)
         except GitmemError as exc:
             return error_result(error_words(exc))
         except Exception as exc:  # a gitmem bug: report it, keep serving
@@ -170,10 +186,7 @@ class GitmemTools:
             ResourceError: any other gitmem error, a value out of bounds, or an internal error.
         """
         try:
-            with self._lock:
-                text = body()
-                self._settle()
-                return text
+            return self.run(body)
         except UnknownMemory as exc:
             raise ResourceNotFoundError(error_words(exc)) from None
         except ValueError as exc:  # a bound of gitmem.mcp.bounds
