@@ -177,8 +177,8 @@ SURFACES = {"gitmem/cli": "gitmem.cli", "gitmem/watch/__init__.py": "gitmem.watc
 #: which the command line needs to build its parser without loading the facade.
 SURFACE_ALLOWED = {"gitmem.api", "gitmem.errors", "gitmem.vocabulary", "gitmem.defaults",
                    "gitmem.version", "gitmem.text"}
-#: The CLI also runs the watcher, the TUI and the MCP server.
-SURFACE_EXTRA = {"gitmem.cli": {"gitmem.watch", "tui.make_app", "gitmem.mcp.server"}}
+#: The CLI also runs the watcher, the TUI, the MCP server and its HTTP server (tur serve).
+SURFACE_EXTRA = {"gitmem.cli": {"gitmem.watch", "tui.make_app", "gitmem.mcp.server", "gitmem.mcp.http"}}
 
 
 def _module_imports(path: Path) -> set[str]:
