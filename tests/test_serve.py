@@ -201,6 +201,10 @@ def test_bad_requests_are_json_errors_and_the_server_keeps_serving(repo, tmp_pat
         # A request naming another host (a rebound DNS name) is refused, as the SDK refuses it on /mcp.
         rebound = call(f"{server.url}/v1/wake", headers={"Host": "evil.example:80"})
         assert one_line_error(rebound, 421) == "Invalid Host header"
+        rebound_post = call(api, "POST", b"{", {"Content-Type": "application/json", "Host": "evil.example"})
+        assert one_line_error(rebound_post, 421) == "Invalid Host header"  # before the body is read
+        foreign = call(f"{server.url}/v1/memory/{memories['pnpm']}", headers={"Origin": "http://evil.example"})
+        assert one_line_error(foreign, 403) == "Invalid Origin header"
         assert query(server, {"query": "package manager"}).body["hits"][0]["id"] == memories["pnpm"]
 
 

@@ -220,14 +220,17 @@ class _Api:
         # INJECTION LOG (issue 32): the one place the API passes its surface name. The merger
         # sets the api's surface context (injlog) to ``surface`` around ``self.tools.run(body)``
         # here, so that every wake and recall this API serves is logged under it.
-        log.debug("%s", surface)
+        log.debug("tur serve: a call of %s", surface)
         return self.tools.run(body)
 
-    async def _answer(self, request: Request, surface: str,
-                      body: Callable[[], dict[str, Any]]) -> Response:
+    async def _refused(self, request: Request) -> Response | None:
+        """The answer to a request whose ``Host`` or ``Origin`` names no loopback host, else ``None``."""
         refused = await self.guard.validate_request(request)
-        if refused is not None:  # a Host or Origin of no loopback name
-            return _error(refused.status_code, bytes(refused.body).decode("utf-8", "replace"))
+        if refused is None:
+            return None
+        return _error(refused.status_code, bytes(refused.body).decode("utf-8", "replace"))
+
+    async def _answer(self, surface: str, body: Callable[[], dict[str, Any]]) -> Response:
         try:
             doc = await anyio.to_thread.run_sync(self._run, surface, body)
         except UnknownMemory as exc:
@@ -242,6 +245,9 @@ class _Api:
 
     async def retrieval(self, request: Request) -> Response:
         """``POST /v1/retrieval/queries``."""
+        refused = await self._refused(request)
+        if refused is not None:
+            return refused
         try:
             query, limit = _retrieval_query(await _json_body(request))
         except _BadRequest as bad:
@@ -251,25 +257,31 @@ class _Api:
             result, skipped = self.tools.gm.recall(query, top_k=limit, full_records=False)
             return _hits(result, skipped)
 
-        return await self._answer(request, SURFACES["retrieval"], body)
+        return await self._answer(SURFACES["retrieval"], body)
 
     async def memory(self, request: Request) -> Response:
         """``GET /v1/memory/{id}``."""
+        refused = await self._refused(request)
+        if refused is not None:
+            return refused
         memory_id = request.path_params["id"]
         try:
             check_id(memory_id)
         except ValueError as exc:
             return _error(400, f"id: {exc}")
-        return await self._answer(request, SURFACES["memory"],
+        return await self._answer(SURFACES["memory"],
                                   lambda: self.tools.show(memory_id)[0].model_dump(mode="json"))
 
     async def wake(self, request: Request) -> Response:
         """``GET /v1/wake?budget=N``."""
+        refused = await self._refused(request)
+        if refused is not None:
+            return refused
         try:
             budget = _budget(request)
         except _BadRequest as bad:
             return _error(bad.status, bad.message)
-        return await self._answer(request, SURFACES["wake"],
+        return await self._answer(SURFACES["wake"],
                                   lambda: self.tools.wake(budget, None)[0].model_dump(mode="json"))
 
 
@@ -298,12 +310,13 @@ def build_app(tools: GitmemTools, host: str = "127.0.0.1") -> Starlette:
         A Starlette app whose lifespan runs the SDK's MCP session manager: serve it with a
         server that runs the lifespan (uvicorn does).
     """
-    api = _Api(tools, _security(host))
+    security = _security(host)
+    api = _Api(tools, security)
     server = server_for(tools)
     server.custom_route("/v1/retrieval/queries", methods=["POST"])(api.retrieval)
     server.custom_route("/v1/memory/{id}", methods=["GET"])(api.memory)
     server.custom_route("/v1/wake", methods=["GET"])(api.wake)
-    app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=_security(host),
+    app = server.streamable_http_app(streamable_http_path="/mcp", transport_security=security,
                                      host=host)
     app.add_exception_handler(HTTPException, _http_error)
     return app
