@@ -18,6 +18,7 @@ import sys
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -120,6 +121,9 @@ def test_the_retrieval_api_ranks_hits_with_source_links_and_related_ids(repo, tm
     with serving(repo, tmp_path) as server:
         answer = query(server, {"query": "how are failed jobs retried", "limit": 5})
         one = query(server, {"query": "how are failed jobs retried", "limit": 1})
+        with ThreadPoolExecutor(8) as pool:  # calls at once are answered one at a time, all alike
+            together = list(pool.map(lambda _: query(server, {"query": "how are failed jobs retried"}),
+                                     range(8)))
     assert answer.status == 200 and answer.headers["content-type"] == "application/json"
     hits = answer.body["hits"]
     # The same facade recall as the CLI's: the same memories in the same order.
@@ -135,6 +139,7 @@ def test_the_retrieval_api_ranks_hits_with_source_links_and_related_ids(repo, tm
     assert top["score"] > 0 and [h["score"] for h in hits] == sorted((h["score"] for h in hits), reverse=True)
     assert answer.body["query"] == "how are failed jobs retried" and answer.body["warnings"] == []
     assert [h["id"] for h in one.body["hits"]] == [memories["retry"]]
+    assert all(a.status == 200 and a.body == answer.body for a in together)
 
 
 def test_memory_and_wake_endpoints_give_the_mcp_tools_shapes(repo, tmp_path, memories):

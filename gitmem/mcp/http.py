@@ -287,7 +287,8 @@ class _Api:
 
 async def _http_error(request: Request, exc: Exception) -> Response:
     """Starlette's own errors (no such path, wrong method) as JSON."""
-    assert isinstance(exc, HTTPException)
+    if not isinstance(exc, HTTPException):  # registered for HTTPException only
+        raise exc
     if exc.status_code == 404:
         message = f"no such endpoint: {request.method} {request.url.path}; the API: {ENDPOINTS}"
     elif exc.status_code == 405:
