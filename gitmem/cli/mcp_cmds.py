@@ -43,8 +43,8 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
         "unless --host says otherwise. The manual: docs/serve.md.",
     )
     p.add_argument("--host", default="127.0.0.1",
-                   help="the address to listen on (default: 127.0.0.1; another than a loopback "
-                   "address lets other machines read the memories, without authentication)")
+                   help="the address to listen on (default: 127.0.0.1; an address other than loopback "
+                   "lets other machines read the memories, without authentication)")
     p.add_argument("--port", type=int, default=_DEFAULT_PORT,
                    help=f"the port (default: {_DEFAULT_PORT}; 0: a free one, printed)")
     p.add_argument("--repo", metavar="PATH", default=None,
