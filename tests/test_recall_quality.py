@@ -62,7 +62,7 @@ def test_code_memories_reach_the_issues_ratios_over_plain_bm25(figures):
     assert mine["all"]["mrr@10"] >= 1.25 * plain["all"]["mrr@10"]
     plain, mine = tables["code --file"]
     assert mine["all"]["mrr@10"] >= 1.10 * plain["all"]["mrr@10"]
-    assert mine["all"]["hit@5"] >= plain["all"]["hit@5"]
+    assert mine["all"]["hit@5"] >= 1.10 * plain["all"]["hit@5"]
 
 
 def test_the_floor_gives_no_memory_to_most_foreign_prompts_and_keeps_the_relevant_ones(figures):
