@@ -726,8 +726,9 @@ def recall(
             ``counter`` is a :class:`gitmem.context.tokens.TokenCounter`.
         skip: memories for which it returns true are never hits (e.g. already sent this
             session); the next best take their places.
-        first: candidates shown before every other hit, best-ranked for ``query`` first
-            (e.g. the memories anchored to a file); they count towards ``top_k``.
+        first: candidates shown before every other hit, best-ranked for ``query`` first,
+            then the widest anchor (e.g. the memories anchored to a file); they count
+            towards ``top_k``.
         author_of: memory -> who stated it when that is not the reader (``Name <email>``),
             else ``None``; hits get it as :attr:`Hit.author`. ``None``: no author is shown.
         verified: memory -> its last verification (microseconds), which breaks ties, when
@@ -830,8 +831,9 @@ def _ranked_hits(
     """The best ``top_k`` hits, superseded ones marked stale.
 
     ``first`` come first: those matching ``query`` in the order it ranks them among all
-    candidates (every one of them is ranked, however many there are), then the rest in their
-    given order; then the other hits.
+    candidates (every one of them is ranked, however many there are), then the rest widest
+    anchor first (:func:`_anchored_lines`; ties in their given order); then the other hits.
+    With no query, ``first`` alone, in their given order.
     """
     firsts = [m for m in first if skip is None or not skip(m)]
     pinned = {m.id for m in firsts}
