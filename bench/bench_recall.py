@@ -454,8 +454,8 @@ def main() -> None:
         REPLY_WEIGHT,
     )
 
-    print(f"gitmem: BM25 k1={BM25_K1} b={BM25_B}, neighbours x{NEIGHBOUR_WEIGHT} (same author), "
-          f"x{REPLY_WEIGHT} (another author), field boost "
+    print(f"gitmem: BM25 k1={BM25_K1} b={BM25_B}, conversation neighbours x{REPLY_WEIGHT} (a reply), "
+          f"x{NEIGHBOUR_WEIGHT} (same author), field boost "
           f"x{FIELD_WEIGHT}, relevance floor {RELEVANCE_FLOOR} (pre-turn)")
     print()
     print(f"{'Fictional code set (fixtures/recall)':<40} {'recall@5':>9} {'MRR':>7}")
