@@ -20,7 +20,9 @@
    Plain BM25 is each README's reference (Okapi, k1 1.2, b 0.75, lowercase ``[a-z0-9]+``
    tokens, NLTK's English stop words, no stemming; on LoCoMo over the README's text,
    ``speaker: turn``). ``--before DIR`` adds the ranker of another checkout (e.g. ec2a922),
-   run in a subprocess on the same memories.
+   run in a subprocess on the same memories. Each set is also shown on a part held out from
+   tuning (one LoCoMo conversation, the attrs repository, half of the LongMemEval questions:
+   :func:`held_out`) beside the rest.
 2. The relevance floor: with :data:`~gitmem.context.recall.RELEVANCE_FLOOR`, as ``tur hook
    pre-turn`` recalls, the share of foreign prompts given no memory, the mean number given,
    and on the real queries the share where a relevant memory is among those given, beside
@@ -112,7 +114,7 @@ def load_lme(root: Path) -> tuple[dict[str, list[Mem]], list[Query]]:
             {"id": r["id"], "content": r["text"], "author": "user <user@longmemeval.invalid>",
              "plain": r["text"], "observed": _at(r["observed_at"], r["turn"]), "ref": None})
     queries = [{"store": q["conversation_id"], "q": q["question"], "gold": q["evidence"],
-                "cat": q["category_name"]}
+                "cat": q["category_name"], "position": q["position"]}
                for q in json.loads((root / "longmemeval-dev" / "queries.json").read_text())
                if not q["abstention"] and q["evidence"]]
     return stores, queries
@@ -276,6 +278,45 @@ def table(queries: list[Query], rankings: list[list[str]]) -> dict[str, dict[str
     return {c: {k: (v / a["n"] if k != "n" else v) for k, v in a.items()} for c, a in sums.items()}
 
 
+HELD_OUT_CONVERSATION = "conv-41"
+HELD_OUT_REPOSITORY = "attrs"
+
+
+def held_out(name: str, query: Query) -> bool:
+    """Whether ``query`` is in the held-out part of its development set (the rest is tuned on).
+
+    LoCoMo: the conversation :data:`HELD_OUT_CONVERSATION`; code: the repository
+    :data:`HELD_OUT_REPOSITORY`; LongMemEval: every other question of the split (position
+    2 mod 4: the split holds the even positions).
+    """
+    if name == "locomo":
+        return bool(query["store"] == HELD_OUT_CONVERSATION)
+    if name.startswith("code"):
+        return bool(query["store"] == HELD_OUT_REPOSITORY)
+    return bool(query["position"] % 4 == 2)
+
+
+def print_halves(sets: dict[str, Any], rankers: Callable[[str], dict[str, list[list[str]]]]) -> None:
+    """Each set's figures on its tuning part and its held-out part (:func:`held_out`)."""
+    print("Held out within the development sets (tuned on the rest): tuning part | held-out part")
+    for key, title, keys in (("locomo", "LoCoMo hit@5 / MRR@10", ("hit@5", "mrr@10")),
+                             ("code", "code hit@5 / MRR@10", ("hit@5", "mrr@10")),
+                             ("code --file", "code --file hit@5 / MRR@10", ("hit@5", "mrr@10")),
+                             ("lme", "LongMemEval recall_all@5 / ndcg_any@5",
+                              ("recall_all@5", "ndcg_any@5"))):
+        queries = sets[key.split()[0]][1]
+        cells = []
+        for name, ranking in rankers(key).items():
+            parts = []
+            for held in (False, True):
+                chosen = [(q, r) for q, r in zip(queries, ranking, strict=True) if held_out(key, q) == held]
+                row = table([q for q, _ in chosen], [r for _, r in chosen])["all"]
+                parts.append(f"{row[keys[0]]:.3f} / {row[keys[1]]:.3f} (n {int(row['n'])})")
+            cells.append(f"{name}: {' | '.join(parts)}")
+        print(f"  {title:<40} " + ";  ".join(cells))
+    print()
+
+
 def floor_figures(queries: list[Query], given: list[list[str]]) -> tuple[float, float, float]:
     """(share given nothing, mean given, share where a relevant one is among those given)."""
     n = len(queries)
@@ -413,8 +454,8 @@ def main() -> None:
         REPLY_WEIGHT,
     )
 
-    print(f"gitmem: BM25 k1={BM25_K1} b={BM25_B}, neighbours x{NEIGHBOUR_WEIGHT} (same author), "
-          f"x{REPLY_WEIGHT} (another author), field boost "
+    print(f"gitmem: BM25 k1={BM25_K1} b={BM25_B}, conversation neighbours x{REPLY_WEIGHT} (a reply), "
+          f"x{NEIGHBOUR_WEIGHT} (same author), field boost "
           f"x{FIELD_WEIGHT}, relevance floor {RELEVANCE_FLOOR} (pre-turn)")
     print()
     print(f"{'Fictional code set (fixtures/recall)':<40} {'recall@5':>9} {'MRR':>7}")
@@ -446,6 +487,8 @@ def main() -> None:
                 "first): hit@5, MRR@10", sets["code"][1], rankers("code --file"), ("hit@5", "mrr@10"))
     print_table("LongMemEval_S turn level (longmemeval-dev): recall_all@5, ndcg_any@5", sets["lme"][1],
                 rankers("lme"), ("recall_all@5", "ndcg_any@5"))
+
+    print_halves(sets, rankers)
 
     print(f"Relevance floor, as `tur hook pre-turn` recalls (top {K}, floor {RELEVANCE_FLOOR}): "
           "share given nothing / mean given / share with a relevant one given")

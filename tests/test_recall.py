@@ -238,6 +238,29 @@ def test_a_short_reply_is_found_by_the_words_of_the_turn_it_answers():
     assert "fact-00000003" not in ranked
 
 
+def test_one_authors_memories_learned_in_one_sitting_lend_each_other_no_terms():
+    # An agent's two facts a minute apart, no reply between them: separate statements.
+    facts = [Memory(id=f"fact-{n:08x}", type="fact", content=text, author="Ana <ana@example.org>",
+                    provenance={"observed_at": T0 + timedelta(minutes=n)})
+             for n, text in enumerate(["SQLite signal queue uses WAL mode",
+                                       "The frontend is written in Svelte"])]
+    assert [h.memory.id for h in rank_memories("sqlite queue journal mode", facts)] == ["fact-00000000"]
+
+
+def test_a_memory_anchored_to_a_file_is_no_reply_and_borrows_no_terms():
+    def notes(ref: str | None) -> list[Memory]:
+        return [Memory(id=f"fact-{n:08x}", type="fact", content=text, author=f"{who} <{who}@example.org>",
+                       provenance={"observed_at": T0 + timedelta(seconds=n), "context_ref": anchor})
+                for n, (who, text, anchor) in enumerate([("ana", "Retries use exponential backoff", None),
+                                                         ("ben", "Parses the config file", ref)])]
+
+    assert [h.memory.id for h in rank_memories("exponential backoff", notes("src/config.py#L3-L9"))] \
+        == ["fact-00000000"]
+    # Unanchored, the same two are a turn and its reply: the reply is found by the question's words.
+    assert [h.memory.id for h in rank_memories("exponential backoff", notes(None))] \
+        == ["fact-00000000", "fact-00000001"]
+
+
 def test_a_query_naming_the_author_ranks_their_memories_first():
     turns = conversation(("Ana", "The garden needs water."), ("Ben", "The garden needs sun."),
                          ("Carl", "Lunch at noon."), ("Dora", "Tea at five."))
@@ -296,6 +319,17 @@ def test_recall_by_file_ranks_all_of_the_files_memories_by_the_query():
     hits = recall([*anchored, *other], "why does the upload retry", top_k=3, first=anchored).hits
     assert hits[0].memory.id == "fact-0000000c"  # the least confident, but the one asked about
     assert [h.memory.id for h in hits[1:]] == ["fact-00000000", "fact-00000001"]  # then the file's
+
+
+def test_recall_by_file_gives_the_files_unmatched_memories_widest_anchor_first():
+    # An edit falls in a long unit more often than in a short one; a whole-file anchor widest.
+    spans = ["src/app.py#L1-L2", "src/app.py#L10-L60", "src/app.py", "src/app.py#L5-L9"]
+    anchored = [Memory(id=f"fact-{n:08x}", type="fact", content=f"unit {n} of the app",
+                       confidence=1.0 - n / 10, provenance={"observed_at": T0, "context_ref": ref})
+                for n, ref in enumerate(spans)]
+    hits = recall(anchored, "dark theme toggle", top_k=4, first=anchored).hits
+    assert [h.memory.id for h in hits] == ["fact-00000002", "fact-00000001", "fact-00000003",
+                                           "fact-00000000"]
 
 
 def test_superseded_memories_are_treated_as_stale():

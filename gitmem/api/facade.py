@@ -711,7 +711,8 @@ class Gitmem:
         spares building the record models: what a caller that only renders wants.
 
         With ``file``, the memories anchored to that file come first (those the query
-        ranks, best first, then the others, most confident first), then the other hits; a
+        ranks, best first, then the others, widest anchor first; with no query, most confident
+        first), then the other hits; a
         memory is matched by the path its anchor names now (verify moves the anchor of a
         renamed file). A hit that does not fit a cap whole is shown compressed.
 

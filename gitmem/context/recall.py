@@ -10,16 +10,20 @@ stems). A memory's score for a query is
   0.5) / (df + 0.5))``, never negative, no ``k1 + 1`` factor), each distinct query term once,
   with ``k1`` = :data:`BM25_K1` and ``b`` = :data:`BM25_B`: memories are short, a term said
   twice says little more, and their length says little about their topic.
-- **d⁺, neighbour expansion**: the memory's own terms (its content and the month and year it
-  was observed, ``may 2023``) plus :data:`NEIGHBOUR_WEIGHT` × the terms of the memories
-  observed just before and just after it by the same author, plus :data:`REPLY_WEIGHT` × the
-  terms of the memory observed just before it and the one just after it when that one is by
-  another author (the turn it answers, the answer it got). A short turn ("Yes, last
-  Friday!") is found by the words of what it answers. Neighbours are observed within
-  :data:`NEIGHBOUR_WINDOW_US` of each other (one sitting: a memory learned a month later is
-  about something else), and memories observed at the same instant (an import of many at
-  once) are not neighbours by the same author. Document frequencies and lengths are those
-  of d⁺.
+- **d⁺, neighbour expansion, for turns of a conversation only**: the memory's own terms (its
+  content and the month and year it was observed, ``may 2023``) plus :data:`REPLY_WEIGHT` ×
+  the terms of the memory observed just before it and the one just after it when that one
+  is a reply (the turn it answers, the answer it got): by another known author, in the same
+  sitting, and neither of the two anchored to a file (an anchored memory is about its code).
+  A short turn ("Yes, last Friday!") is found by the words of what it answers. A memory with
+  a reply is a turn of a conversation; between two such turns by the same author, observed
+  just before and just after each other, :data:`NEIGHBOUR_WEIGHT` × the other's terms too.
+  One author's memories with no reply between them (an agent's facts learned in one
+  sitting, a user's turns without the answers) lend each other nothing: they are separate
+  statements, and an unrelated one must not be recalled on its neighbour's words. The same
+  sitting: observed within :data:`NEIGHBOUR_WINDOW_US` of each other; memories observed at
+  the same instant (an import of many at once) are not neighbours by the same author.
+  Document frequencies and lengths are those of d⁺.
 - **Field boost**: BM25 of the query's lowercase words (and their terms) over the memory's
   field values (:func:`gitmem.context.terms.field_terms`: the code identifiers its content
   names, its anchor's path, its author's name), weighted :data:`FIELD_WEIGHT`: a question
@@ -60,7 +64,8 @@ from gitmem.context.payload import query_from_payload
 from gitmem.context.terms import NO_TIME, date_words, field_terms, query_field_terms, time_key
 from gitmem.context.terms import date_column as _date_column
 from gitmem.defaults import PREVIEW_CHARS, RECALL_TOP_K
-from gitmem.errors import InvalidInput
+from gitmem.errors import InvalidAnchor, InvalidInput
+from gitmem.record.anchors import parse_anchor
 from gitmem.record.decay import microseconds
 from gitmem.record.relations import superseded_by
 from gitmem.vocabulary import RelationType, Status
@@ -109,12 +114,13 @@ RELEVANCE_FLOOR = 0.2
 pre-turn hook to inject any; each one injected then has at least half of it (module docstring;
 calibrated in docs/wake-recall.md)."""
 INDEX_VERSION = (f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year"
-                 f"/neighbours-{NEIGHBOUR_WEIGHT}-{REPLY_WEIGHT}-{NEIGHBOUR_WINDOW_US}us/fields-1/raw-postings-2")
+                 f"/neighbours-{NEIGHBOUR_WEIGHT}-{REPLY_WEIGHT}-{NEIGHBOUR_WINDOW_US}us-conversations/fields-1"
+                 "/raw-postings-2")
 """Names what a :class:`RecallIndex` holds; a stored index of another version is never used."""
 
 NEAR_TIE = 0.25
 """Near-duplicate hits whose BM25 scores are within this fraction of the higher one are a
-near-tie: the newer ranks first (see :func:`_newer_first_among_near_ties`)."""
+near-tie: the newer ranks first (:func:`gitmem.context.similarity.newer_first_among_near_ties`)."""
 NEAR_TIE_WINDOW = 10
 """Without a limit, near-ties are looked for among the first this many hits (else the limit)."""
 
@@ -290,18 +296,27 @@ class RecallIndex:
         by_author: dict[str, list[int]] = {}
         for d in order:
             by_author.setdefault(authors[d], []).append(d)
-        window = NEIGHBOUR_WINDOW_US
-        for run in by_author.values():
-            for a, b in zip(run, run[1:], strict=False):
-                # Observed at once (an import) is neither before nor after; an hour later,
-                # another sitting.
-                if times[a] != times[b] and times[b] - times[a] <= window:
-                    near[_NEAR * a + 1] = b
-                    near[_NEAR * b] = a
+        window, refs = NEIGHBOUR_WINDOW_US, self.refs
         for a, b in zip(order, order[1:], strict=False):
-            if authors[a] != authors[b] and times[b] - times[a] <= window:
+            # A reply: the next memory, by someone else, in the same sitting, both about no
+            # file (an anchored memory is about its code, not an answer to what came before).
+            if (authors[a] != authors[b] and authors[a] and authors[b] and not refs[a] and not refs[b]
+                    and times[b] - times[a] <= window):
                 near[_NEAR * a + 3] = b
                 near[_NEAR * b + 2] = a
+
+        def in_conversation(d: int) -> bool:
+            return near[_NEAR * d + 2] >= 0 or near[_NEAR * d + 3] >= 0
+
+        for run in by_author.values():
+            for a, b in zip(run, run[1:], strict=False):
+                # Only turns of a conversation lend each other terms: one author's memories
+                # learned in one sitting are separate facts. Observed at once (an import) is
+                # neither before nor after; an hour later, another sitting.
+                if (times[a] != times[b] and times[b] - times[a] <= window
+                        and in_conversation(a) and in_conversation(b)):
+                    near[_NEAR * a + 1] = b
+                    near[_NEAR * b] = a
         return near
 
     def _expanded_lengths(self) -> array:
@@ -619,8 +634,10 @@ def rank_memories(
     if skip is not None:
         order = [i for i in order if not skip(memories[i])]
     window = min(len(order), limit or NEAR_TIE_WINDOW)
-    order = _newer_first_among_near_ties(
-        order, memories, total, lambda i: recency.get(ids[i], unranked), window)
+    from gitmem.context.similarity import newer_first_among_near_ties
+
+    order = newer_first_among_near_ties(order, lambda i: memories[i].content, total,
+                                        lambda i: recency.get(ids[i], unranked), window, NEAR_TIE)
     hits = []
     for i in order if limit is None else order[:limit]:
         memory = items[i]
@@ -630,49 +647,6 @@ def rank_memories(
         hits.append(Hit(memory, total[i], own, stale, bm25.get(i, 0.0), boost.get(i, 0.0), reason,
                         relevance=total[i] / maximum if maximum else 0.0))
     return hits
-
-
-def _newer_first_among_near_ties(order: list[int], memories: Sequence[Memory],
-                                 bm25: Mapping[int, float], recency_rank: Callable[[int], int],
-                                 window: int) -> list[int]:
-    """``order`` with each near-tie of two statements that may disagree put newest first.
-
-    A near-tie: two of the first ``window`` hits may contradict each other
-    (:func:`gitmem.context.similarity.may_contradict`: near-duplicates that differ in a number or a
-    negation) and their BM25 scores are within :data:`NEAR_TIE` of the higher one. The later
-    statement (an update, a correction) then takes the earlier one's place; every other hit
-    keeps its rank, and the set of the first ``window`` hits is unchanged. Near-duplicates
-    that agree are left in rank order: on long conversations (the LoCoMo development split)
-    putting every newer near-duplicate first lowered hit@5 from 0.642 to 0.629.
-    """
-    from gitmem.context.similarity import Statement, may_contradict
-
-    head = order[:window]
-    if len(head) < 2:
-        return order
-    said: dict[int, Statement] = {}
-
-    def statement(i: int) -> Statement:  # analysed only for the pairs close enough in score
-        found = said.get(i)
-        if found is None:
-            found = said[i] = Statement.of(memories[i].content)
-        return found
-
-    moved = True
-    while moved:
-        moved = False
-        for p in range(len(head)):
-            for q in range(p + 1, len(head)):
-                a, b = head[p], head[q]
-                top = max(bm25[a], bm25[b])
-                if (top > 0 and top - min(bm25[a], bm25[b]) <= NEAR_TIE * top
-                        and recency_rank(b) < recency_rank(a) and may_contradict(statement(a), statement(b))):
-                    head.insert(p, head.pop(q))
-                    moved = True
-                    break
-            if moved:
-                break
-    return head + order[window:]
 
 
 def observed_times(memories: Sequence[Memory]) -> list[datetime | None]:
@@ -752,8 +726,9 @@ def recall(
             ``counter`` is a :class:`gitmem.context.tokens.TokenCounter`.
         skip: memories for which it returns true are never hits (e.g. already sent this
             session); the next best take their places.
-        first: candidates shown before every other hit, best-ranked for ``query`` first
-            (e.g. the memories anchored to a file); they count towards ``top_k``.
+        first: candidates shown before every other hit, best-ranked for ``query`` first,
+            then the widest anchor (e.g. the memories anchored to a file); they count
+            towards ``top_k``.
         author_of: memory -> who stated it when that is not the reader (``Name <email>``),
             else ``None``; hits get it as :attr:`Hit.author`. ``None``: no author is shown.
         verified: memory -> its last verification (microseconds), which breaks ties, when
@@ -856,8 +831,9 @@ def _ranked_hits(
     """The best ``top_k`` hits, superseded ones marked stale.
 
     ``first`` come first: those matching ``query`` in the order it ranks them among all
-    candidates (every one of them is ranked, however many there are), then the rest in their
-    given order; then the other hits.
+    candidates (every one of them is ranked, however many there are), then the rest widest
+    anchor first (:func:`_anchored_lines`; ties in their given order); then the other hits.
+    With no query, ``first`` alone, in their given order.
     """
     firsts = [m for m in first if skip is None or not skip(m)]
     pinned = {m.id for m in firsts}
@@ -870,7 +846,8 @@ def _ranked_hits(
             matched = [h for h in every if h.memory.id in pinned]
             seen = {h.memory.id for h in matched}
             rest = [h for h in every if h.memory.id not in pinned and h.relevance >= floor]
-            ranked = [*matched, *_unranked(m for m in firsts if m.id not in seen), *rest]
+            unmatched = sorted((m for m in firsts if m.id not in seen), key=_anchored_lines, reverse=True)
+            ranked = [*matched, *_unranked(unmatched), *rest]
         else:
             ranked = rank_memories(query, candidates, index=built, limit=top_k, skip=skip,
                                    verified=verified, floor=floor)
@@ -882,6 +859,26 @@ def _ranked_hits(
         else hit
         for hit in ranked[:top_k]
     ]
+
+
+def _anchored_lines(memory: Memory) -> float:
+    """How many lines a memory's anchor covers: ``inf`` for a whole file, 0 for no (or a bad) anchor.
+
+    The prior by which ``--file`` orders the file's memories that the query does not rank:
+    an edit somewhere in a file falls in a unit with a chance that grows with the unit's
+    lines (on the code development set, hit@5 with ``--file`` 0.625 -> 0.707; the order
+    before was the caller's, most confident first, which now breaks ties).
+    """
+    ref = memory.provenance.context_ref if memory.provenance is not None else None
+    if not ref:
+        return 0.0
+    try:
+        anchor = parse_anchor(ref)
+    except InvalidAnchor:
+        return 0.0
+    if anchor.start is None or anchor.end is None:
+        return math.inf
+    return float(anchor.end - anchor.start + 1)
 
 
 def _stale_reason(memory: Memory) -> str | None:

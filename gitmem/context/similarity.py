@@ -17,13 +17,13 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from gitmem.context.analysis import tokenize
 
 __all__ = ["MIN_OVERLAP", "MIN_SHARED", "Statement", "find_similar", "may_contradict", "near_duplicate",
-           "probed", "probes", "shared_needed"]
+           "newer_first_among_near_ties", "probed", "probes", "shared_needed"]
 
 MIN_SHARED = 2
 """Terms two near-duplicates share at least."""
@@ -155,3 +155,45 @@ def probes(text: str) -> Sequence[str]:
             if len(probe) >= 2 or probe.isdigit():
                 out.add(probe)
     return sorted(out)
+
+
+def newer_first_among_near_ties(order: list[int], content: Callable[[int], str],
+                                scores: Mapping[int, float], recency_rank: Callable[[int], int],
+                                window: int, near_tie: float) -> list[int]:
+    """``order`` (hit numbers, best first), each near-tie of two statements that may disagree newest first.
+
+    A near-tie: two of the first ``window`` hits may contradict each other
+    (:func:`may_contradict`: near-duplicates that differ in a number or a negation) and their
+    ``scores`` are within ``near_tie`` (a fraction) of the higher one. The later statement
+    (lower ``recency_rank``: an update, a correction) then takes the earlier one's place;
+    every other hit keeps its rank, and the set of the first ``window`` hits is unchanged.
+    Near-duplicates that agree are left in rank order: on long conversations (the LoCoMo
+    development split) putting every newer near-duplicate first lowered hit@5 from 0.642 to
+    0.629. ``content`` gives a hit's text; it is analysed only for pairs close in score.
+    """
+    head = order[:window]
+    if len(head) < 2:
+        return order
+    said: dict[int, Statement] = {}
+
+    def statement(i: int) -> Statement:
+        found = said.get(i)
+        if found is None:
+            found = said[i] = Statement.of(content(i))
+        return found
+
+    moved = True
+    while moved:
+        moved = False
+        for p in range(len(head)):
+            for q in range(p + 1, len(head)):
+                a, b = head[p], head[q]
+                top = max(scores[a], scores[b])
+                if (top > 0 and top - min(scores[a], scores[b]) <= near_tie * top
+                        and recency_rank(b) < recency_rank(a) and may_contradict(statement(a), statement(b))):
+                    head.insert(p, head.pop(q))
+                    moved = True
+                    break
+            if moved:
+                break
+    return head + order[window:]
