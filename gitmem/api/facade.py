@@ -551,7 +551,7 @@ class Gitmem:
         Raises:
             InvalidInput: an unknown type or status, or a ``file`` outside the repository.
         """
-        from gitmem.api.results import RowFilter
+        from gitmem.api.status_results import RowFilter
 
         only = RowFilter.checked(type, status)
         order = self._context.anchored_to(file) if file is not None else None
