@@ -17,7 +17,7 @@ import pytest
 import gitmem.cache.records
 from gitmem import codec
 from gitmem.api import Gitmem
-from gitmem.api.results import StatusRow
+from gitmem.api.status_results import StatusRow
 from gitmem.cache import MemoryView, cache_dir
 from gitmem.cache.reader import record_path
 from gitmem.cache.records import HANDED_ROWS

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -17,6 +18,7 @@ from ruamel.yaml import YAML
 
 from gitmem.codec import MAX_RECORD_BYTES, dump_new, load, load_mapping, update
 from gitmem.codec import write as yaml_writer
+from gitmem.codec.scalars import FIRST_CHARACTERS, needs_quotes
 from gitmem.errors import MalformedRecord
 from gitmem.record.models import Decay, Memory, Provenance, Refutation, Relation, Status
 from tests.conftest import changed_lines
@@ -824,3 +826,20 @@ def test_a_string_any_reader_would_misread_is_written_so_every_reader_reads_it_b
     assert load(data, WHERE) == memory
 
 
+
+
+@pytest.mark.parametrize("pattern", sorted(FIRST_CHARACTERS))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_every_string_a_quoting_pattern_matches_begins_with_one_of_its_first_characters(pattern, data):
+    text = data.draw(st.from_regex(pattern, fullmatch=True))
+    assert re.match(pattern, text)
+    if text:  # the empty string is quoted whatever its first character
+        assert text[0] in FIRST_CHARACTERS[pattern]
+        assert needs_quotes(text)
+
+
+@settings(max_examples=500, deadline=None)
+@given(text=st.text(max_size=12) | st.from_regex(r"[-+._0-9a-zA-Z~<=!&*: ]{1,10}", fullmatch=True))
+def test_quoting_by_first_character_quotes_exactly_what_any_pattern_matches(text):
+    assert needs_quotes(text) == (text == "" or any(re.match(p, text) for p in FIRST_CHARACTERS))

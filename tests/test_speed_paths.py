@@ -370,3 +370,19 @@ def test_only_the_tur_process_collects_its_young_objects_less_often():
     assert report["imported"] == report["default"]
     assert report["tur"] == [YOUNG_GENERATION_THRESHOLD, *report["default"][1:]]
     assert report["default"][0] < YOUNG_GENERATION_THRESHOLD
+
+
+def test_a_learn_imports_no_part_of_gitmem_it_does_not_use(learned):
+    allowed = run_tur("-C", str(learned), "learn", "--allow-secret", "The retry queue caps backoff at 60 s")
+    assert allowed["code"] == 0, allowed["err"]
+    # Neither the weights, the context builder, nor the values of status and verify: a write
+    # creates none of their dataclasses. Without the scan, no detect-secrets either.
+    unused = {"gitmem.api.context", "gitmem.api.weights", "gitmem.api.runs", "gitmem.sharing.trust",
+              "gitmem.api.status_results", "gitmem.api.verify", "gitmem.context.wake",
+              "gitmem.context.recall"}
+    assert unused.isdisjoint(allowed["gitmem"])
+    assert not {"detect_secrets", "tiktoken", "ruamel", "yaml"} & top_level(allowed["heavy"])
+    scanned = run_tur("-C", str(learned), "learn", "The retry queue logs each attempt")
+    assert scanned["code"] == 0, scanned["err"]
+    assert "detect_secrets" in top_level(scanned["heavy"])
+    assert unused.isdisjoint(scanned["gitmem"])

@@ -24,7 +24,6 @@ from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 # sees its real type where the surfaces use it.
 if TYPE_CHECKING:
     from gitmem.api.results import AnchoredDiff as AnchoredDiff
-    from gitmem.api.results import AnchorStep as AnchorStep
     from gitmem.api.results import CacheInfo as CacheInfo
     from gitmem.api.results import CommitInfo as CommitInfo
     from gitmem.api.results import DoctorReport as DoctorReport
@@ -34,15 +33,16 @@ if TYPE_CHECKING:
     from gitmem.api.results import LearnResult as LearnResult
     from gitmem.api.results import RecallResult as RecallResult
     from gitmem.api.results import RepoPaths as RepoPaths
-    from gitmem.api.results import RowFilter as RowFilter
     from gitmem.api.results import SetupReport as SetupReport
     from gitmem.api.results import Skipped as Skipped
-    from gitmem.api.results import StatusRow as StatusRow
-    from gitmem.api.results import StatusView as StatusView
     from gitmem.api.results import SyncResult as SyncResult
     from gitmem.api.results import TurImportResult as TurImportResult
-    from gitmem.api.results import VerifyOutcome as VerifyOutcome
     from gitmem.api.results import WakeResult as WakeResult
+    from gitmem.api.status_results import AnchorStep as AnchorStep
+    from gitmem.api.status_results import RowFilter as RowFilter
+    from gitmem.api.status_results import StatusRow as StatusRow
+    from gitmem.api.status_results import StatusView as StatusView
+    from gitmem.api.status_results import VerifyOutcome as VerifyOutcome
     from gitmem.cache import MemoryView as MemoryView
     from gitmem.context.entry import memory_to_json as memory_to_json
     from gitmem.context.recall import Hit as Hit

@@ -13,15 +13,14 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from gitmem.api.context import ContextBuilder, check_limits
 from gitmem.api.records import Records, Workspace
 from gitmem.api.setup import HarnessSetup
 from gitmem.api.sharing import Sharing, guard_lost_tip
-from gitmem.api.weights import Weights
 from gitmem.store import Store
 from gitmem.vocabulary import MemoryType, RelationType, Scope
 
 if TYPE_CHECKING:
+    from gitmem.api.context import ContextBuilder
     from gitmem.api.curate import Curator
     from gitmem.api.edits import Editor
     from gitmem.api.hooks import Hooks
@@ -45,6 +44,7 @@ if TYPE_CHECKING:
         WakeResult,
     )
     from gitmem.api.verify import Verifier
+    from gitmem.api.weights import Weights
     from gitmem.cache.reader import Snapshot
     from gitmem.config import Settings
     from gitmem.context.stale_notes import StaleNote
@@ -70,14 +70,23 @@ class Gitmem:
         self._ws = Workspace(store, settings, cwd)
         self.store = store
         self.records: Records = self._ws.records
-        self._weights = Weights(self._ws)
-        self._context = ContextBuilder(self._ws, self._weights)
         self._sharing = Sharing(store)
         self._setup = HarnessSetup(store)
         # A rewrite of the memory ref that gitmem did not make is merged back on first read.
         store.guard = guard_lost_tip
 
-    # The parts a read does not use are built, and their modules imported, on first use.
+    # The parts a command does not use are built, and their modules imported, on first use
+    # (a write needs neither the weights nor the context builder).
+
+    @cached_property
+    def _weights(self) -> Weights:
+        from gitmem.api.weights import Weights
+        return Weights(self._ws)
+
+    @cached_property
+    def _context(self) -> ContextBuilder:
+        from gitmem.api.context import ContextBuilder
+        return ContextBuilder(self._ws, self._weights)
 
     @cached_property
     def _verifier(self) -> Verifier:
@@ -542,7 +551,7 @@ class Gitmem:
         Raises:
             InvalidInput: an unknown type or status, or a ``file`` outside the repository.
         """
-        from gitmem.api.results import RowFilter
+        from gitmem.api.status_results import RowFilter
 
         only = RowFilter.checked(type, status)
         order = self._context.anchored_to(file) if file is not None else None
@@ -688,6 +697,8 @@ class Gitmem:
             InvalidInput: a negative budget or character cap (:func:`~gitmem.api.context.check_limits`).
             TokenizerUnavailable: the configured encoding cannot be loaded offline.
         """
+        from gitmem.api.context import check_limits
+
         check_limits(token_budget=token_budget, max_chars=max_chars)
         return self._context.wake(token_budget, now, max_chars)
 
@@ -730,6 +741,8 @@ class Gitmem:
             InvalidInput: empty query without ``file``, ``top_k`` < 1, a negative cap, or a
                 file outside the repository.
         """
+        from gitmem.api.context import check_limits
+
         check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         return self._context.recall(query, top_k=top_k, token_budget=token_budget,
                                     include_stale=include_stale, full_records=full_records, now=now,

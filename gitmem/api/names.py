@@ -8,8 +8,10 @@ __all__ = ["LAZY"]
 #: wake builds none of them, and their module creates some thirty dataclasses.
 LAZY = {
     **{name: ("gitmem.api.results", name) for name in (
-        "AnchorStep", "CommitInfo", "DoctorReport", "ImportResult", "LearnActions", "LearnResult",
-        "RepoPaths", "RowFilter", "Skipped", "StatusRow", "StatusView", "TurImportResult", "VerifyOutcome")},
+        "CommitInfo", "DoctorReport", "ImportResult", "LearnActions", "LearnResult", "RepoPaths",
+        "Skipped", "TurImportResult")},
+    **{name: ("gitmem.api.status_results", name) for name in (
+        "AnchorStep", "RowFilter", "StatusRow", "StatusView", "VerifyOutcome")},
     "Memory": ("gitmem.record.models", "Memory"),
     "MemoryView": ("gitmem.cache", "MemoryView"),
     "AnchoredDiff": ("gitmem.store.worktree_diff", "AnchoredDiff"),

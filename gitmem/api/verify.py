@@ -13,8 +13,8 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, cast
 
-from gitmem.api.results import AnchorStep, RowFilter, StatusRow, StatusView, VerifyOutcome
 from gitmem.api.runs import AsOf
+from gitmem.api.status_results import AnchorStep, RowFilter, StatusRow, StatusView, VerifyOutcome
 from gitmem.cache.reader import read_record, record_path
 from gitmem.errors import EmptyRepository, InvalidInput, MalformedRecord, MissingObject
 from gitmem.record.anchors import split_ref

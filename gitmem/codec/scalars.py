@@ -24,6 +24,7 @@ from functools import cache, lru_cache
 __all__ = [
     "BOOL_TAG",
     "CORE_RESOLVERS",
+    "FIRST_CHARACTERS",
     "FLOAT_TAG",
     "INT_TAG",
     "LIBRARY_PATTERNS",
@@ -83,11 +84,27 @@ LIBRARY_PATTERNS: tuple[str, ...] = (
     r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+)$",
 )
 
+_BOOLS, _NUMBERS = "yYnNtTfFoO", "-+0123456789._"
+
+#: The characters a non-empty string matched by each pattern of :data:`LIBRARY_PATTERNS` and
+#: :data:`CORE_RESOLVERS` can begin with, a superset of every alternative's (``_`` included:
+#: ``[0-9_]+`` matches ``_1``), not the libraries' narrower dispatch characters, so that
+#: :func:`needs_quotes` is as wide as the patterns. ``tests/test_codec.py`` checks it.
+FIRST_CHARACTERS: dict[str, str] = {
+    **dict.fromkeys(LIBRARY_PATTERNS, _NUMBERS),
+    LIBRARY_PATTERNS[0]: _BOOLS, LIBRARY_PATTERNS[1]: "~nN", LIBRARY_PATTERNS[5]: "<",
+    LIBRARY_PATTERNS[6]: "=", LIBRARY_PATTERNS[7]: "!&*", LIBRARY_PATTERNS[8]: _BOOLS,
+    LIBRARY_PATTERNS[9]: _BOOLS,
+    **{pattern: _BOOLS if tag == BOOL_TAG else "~nN" if tag == NULL_TAG else _NUMBERS
+       for tag, pattern, _first in CORE_RESOLVERS},
+}
+
 
 @cache
-def _non_string_patterns() -> tuple[re.Pattern[str], ...]:
-    patterns = [*LIBRARY_PATTERNS, *(pattern for _tag, pattern, _first in CORE_RESOLVERS)]
-    return tuple(re.compile(pattern) for pattern in dict.fromkeys(patterns))
+def _patterns_for(first: str) -> tuple[re.Pattern[str], ...]:
+    # Compiled on first need, by the first character: a record's keys and words need two or
+    # three of the sixteen (compiling them all costs a write ~5 ms).
+    return tuple(re.compile(pattern) for pattern, chars in FIRST_CHARACTERS.items() if first in chars)
 
 
 @lru_cache(maxsize=4096)  # keys and short values repeat in every record
@@ -97,4 +114,4 @@ def needs_quotes(text: str) -> bool:
     The empty string, and every string one of the patterns above matches in full; whatever
     first character a library would dispatch on, so that this is never narrower than any.
     """
-    return text == "" or any(p.match(text) for p in _non_string_patterns())
+    return text == "" or any(p.match(text) for p in _patterns_for(text[0]))

@@ -37,6 +37,13 @@ __all__ = [
 ]
 
 
+def _no_relations() -> list[Relation]:
+    # A Python function, not ``list``: pydantic reads the factory's signature when it builds
+    # the model, and a builtin's is parsed from its text by ``tokenize``, whose regular
+    # expressions cost a write ~4 ms to compile (a learn compiles them for nothing else).
+    return []
+
+
 def _as_utc(value: datetime) -> datetime:
     # Naive timestamps in hand-written records are taken as UTC, never local time,
     # so that the same record means the same instant on every machine.
@@ -147,7 +154,7 @@ class Memory(_Part):
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     provenance: Provenance | None = None
     decay: Decay | None = None
-    relations: list[Relation] = Field(default_factory=list)
+    relations: list[Relation] = Field(default_factory=_no_relations)
     refutation: Refutation | None = None
     legacy_id: str | list[str] | None = None
     """The id (or ids) the memory had before ``tur import``: every command resolves them."""
