@@ -37,4 +37,7 @@ LAZY = {
     "SetupReport": ("gitmem.harness", "SetupReport"),
     "SetupItem": ("gitmem.harness", "SetupItem"),
     "HARNESSES": ("gitmem.harness", "HARNESSES"),
+    "Via": ("gitmem.context.injection", "Via"),
+    "Injection": ("gitmem.context.injection", "Injection"),
+    "render_injection": ("gitmem.context.render", "render_injection"),
 }
