@@ -422,8 +422,9 @@ def compile_rows(
         return tuple(entries)
 
     shown = [rows.ids[s.items[pos]] for s in sections[_BLOCKS:] for pos in s.chosen]
-    counts = {reason: n for reason in REASONS if (n := reasons.count(reason) + (
-        rows.unlisted_stale if reason == "stale" else 0))}
+    counts = {reason: reasons.count(reason) for reason in REASONS}
+    counts["stale"] += rows.unlisted_stale
+    counts = {reason: count for reason, count in counts.items() if count}
     if omitted:
         counts["over_budget"] = omitted
     return WakeResult(text, used, budget or None, omitted, assembly, shown,
