@@ -113,9 +113,11 @@ class JsonLines:
 
         Waits on the directory with :func:`watchfiles.watch` (inotify on Linux, and a look
         every ``4 × step_ms`` milliseconds all the same), and reads the file from where it
-        was left. When the file is rotated, what was appended to the old one before the
-        rotation is read from the descriptor still open on it, then the new file from its
-        start. Returns once ``stop`` is set (within about ``4 × step_ms``).
+        was left. When the file is rotated, what was appended to the old one is read from
+        the descriptor still open on it, then the files rotated after it (found by inode),
+        then the new file from its start. Only records rotated out of the log altogether
+        between two looks (more than ``files`` rotations in one) are missed.
+        Returns once ``stop`` is set (within about ``4 × step_ms``).
         """
         from watchfiles import watch
 
@@ -136,6 +138,7 @@ class JsonLines:
                     yield from current.new()
                 if current is None or not current.same_as(self.path):
                     if current is not None:
+                        yield from self._rotated_after(current.inode)
                         current.close()
                     current = _Tail.open(self.path, at_end=False)
                     if current is not None:
@@ -145,11 +148,26 @@ class JsonLines:
                 current.close()
 
 
+    def _rotated_after(self, inode: int) -> Iterator[Any]:
+        """The records of the rotated files newer than the one of ``inode`` (all when it is gone)."""
+        rotated = []
+        for n in range(self.files - 1, 0, -1):  # oldest first
+            path = self.directory / f"{self.name}.jsonl.{n}"
+            with suppress(FileNotFoundError):
+                rotated.append((path, path.stat().st_ino))
+        inodes = [ino for _, ino in rotated]
+        newer = rotated[inodes.index(inode) + 1:] if inode in inodes else rotated
+        for path, _ in newer:
+            with suppress(FileNotFoundError), path.open("rb") as f:
+                yield from _records(f.read())
+
+
 class _Tail:
     """A file of the log read as it grows: its descriptor, and the bytes not yet a whole line."""
 
     def __init__(self, f: Any) -> None:
         self.f = f
+        self.inode = os.fstat(f.fileno()).st_ino
         self.rest = b""
 
     @classmethod
