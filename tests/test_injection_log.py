@@ -43,13 +43,21 @@ def records(repo: Path, *args: str) -> list[dict]:
     return [json.loads(line) for line in out.out.splitlines()]
 
 
+OTHER_TOPICS = ("Logs rotate every night at midnight", "The cache lives in redis",
+                "Tests run with pytest", "The API is versioned under /v2", "Metrics go to prometheus")
+"""Memories on other topics: with a handful of memories only, every word is in most of them
+and no prompt passes recall's relevance floor."""
+
+
 def session_repo(repo: Path) -> dict[str, str]:
     commit_file(repo, "src/server.py", "PORT = 8080\n\ndef serve():\n    return PORT\n")
-    return {
+    ids = {
         "port": learn(repo, "The service listens on port 8080", "--file", "src/server.py#L1-L1"),
         "deploy": learn(repo, "Deploys go through the staging cluster first"),
         "db": learn(repo, "The database migrations live in db/migrate"),
     }
+    ids.update((f"other{n}", learn(repo, text)) for n, text in enumerate(OTHER_TOPICS))
+    return ids
 
 
 def test_a_session_of_hook_calls_is_listed_by_tur_log_session_with_each_injection_and_its_ids(repo):
@@ -102,6 +110,7 @@ def test_wake_and_recall_on_the_command_line_and_over_mcp_are_logged_with_their_
     tools.wake_text()
     tools.recall_text("migrations")
     logged = records(repo)
+    assert logged[0]["kind"] == "wake" and logged[1]["kind"] == "recall"
     assert [r["surface"] for r in logged] == ["cli:wake", "cli:recall", "mcp:wake", "mcp:recall",
                                               "mcp:resource", "mcp:resource"]
     assert logged[1]["included"][0] == {"id": ids["port"], "rank": 1}

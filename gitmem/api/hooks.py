@@ -131,7 +131,8 @@ class Hooks:
                                         max_chars=max_chars, full_records=False,
                                         skip=skip, floor=RELEVANCE_FLOOR)
         text = self._deliver(hook.session_id, result)
-        self._log(result, text, refused, top_k, token_budget, _via(via, "hook:pre-turn", hook.session_id))
+        self._log(result, text, refused, top_k, token_budget, _via(via, "hook:pre-turn", hook.session_id),
+                  RELEVANCE_FLOOR)
         return HookOutput(text, event)
 
     def pre_tool(self, payload: bytes | str, top_k: int | None = None,
@@ -202,10 +203,11 @@ class Hooks:
         return skip, refused
 
     def _log(self, result: RecallResult, text: str, refused: list[str], top_k: int | None,
-             token_budget: int | None, via: Via) -> None:
+             token_budget: int | None, via: Via, floor: float | None = None) -> None:
         # Only those a recall of this session would have shown: the first top_k refused.
         k = top_k or self.ws.settings.recall.top_k
-        self.injections.recall(result, via, text, list(dict.fromkeys(refused))[:k], token_budget)
+        self.injections.recall(result, via, text, list(dict.fromkeys(refused))[:k], token_budget,
+                               floor=floor)
 
     def _skip_note(self, session_id: str) -> Any:
         # A note is logged apart from its memory: a memory sent as fresh earlier in the session
@@ -244,4 +246,4 @@ def _via(given: Via | None, surface: str, session_id: str) -> Via:
     """``given`` with its session from the payload (when it names one), or the hook's own ``Via``."""
     if given is None:
         return Via(surface, "", session_id)
-    return replace(given, session=session_id or given.session)
+    return given._replace(session=session_id or given.session)

@@ -59,9 +59,10 @@ class InjectionLog:
 
     def recall(self, result: RecallResult, via: Via, text: str | None = None,
                duplicates: Sequence[str] = (), budget: int | None = None,
-               at: datetime | None = None) -> None:
+               at: datetime | None = None, floor: float | None = None) -> None:
         """Log a recall given to ``via`` (see :func:`gitmem.context.injection.recall_injection`)."""
-        self._add(lambda: recall_injection(result, via, at or datetime.now(UTC), text, duplicates, budget))
+        self._add(lambda: recall_injection(result, via, at or datetime.now(UTC), text, duplicates,
+                                           budget, floor))
 
     def _add(self, build: Callable[[], Injection]) -> None:
         # A log that cannot be written never costs the agent its context: one notice, at most.

@@ -5,15 +5,16 @@ docs/log.md, "Context on record": every hook, MCP tool or resource read, ``tur w
 It is built from what the wake or recall computed already (:attr:`WakeResult.packed` and
 :attr:`WakeResult.left_out`, the hits and :attr:`RecallResult.over_budget`), never by
 compiling again, and it is plain data: :meth:`Injection.to_json` and
-:meth:`Injection.from_json` are each other's inverse.
+:meth:`Injection.from_json` are each other's inverse. Named tuples, not dataclasses: every
+hook imports this module, and a dataclass costs a millisecond to create.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
     from gitmem.context.hits import RecallResult
@@ -29,15 +30,15 @@ LEFT_OUT_REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded
 ``over_budget``: it did not fit the token or character cap; ``stale`` / ``refuted`` /
 ``superseded``: its status; ``low_weight``: its decay weight is under the threshold (wake);
 ``visibility``: the memory is bound to other agents (reserved: no memory is bound yet);
-``floor``: under recall's relevance floor (reserved: the floor leaves out memories the
-ranking never lists); ``duplicate``: a hook sent it earlier in the same session, unchanged."""
+``floor``: under recall's relevance floor (reserved: the ranking does not yet say which
+memories the floor left out; :attr:`Injection.floor` says that one applied);
+``duplicate``: a hook sent it earlier in the same session, unchanged."""
 
 QUERY_CHARS = 200
 """Characters of the query (the prompt, or the files of a tool call) a record keeps."""
 
 
-@dataclass(frozen=True)
-class Via:
+class Via(NamedTuple):
     """Who asked for an injection: the surface, and the harness and session when known.
 
     The one value every surface passes to :meth:`gitmem.api.Gitmem.wake` and
@@ -56,8 +57,7 @@ class Via:
     session: str = ""
 
 
-@dataclass(frozen=True)
-class Included:
+class Included(NamedTuple):
     """One memory (or block) in an injection.
 
     Attributes:
@@ -77,8 +77,7 @@ class Included:
     note: str | None = None
 
 
-@dataclass(frozen=True)
-class LeftOut:
+class LeftOut(NamedTuple):
     """One memory left out of an injection, and why (one of :data:`LEFT_OUT_REASONS`)."""
 
     id: str
@@ -86,8 +85,7 @@ class LeftOut:
     tokens: int | None = None
 
 
-@dataclass(frozen=True)
-class Injection:
+class Injection(NamedTuple):
     """The assembly record of one wake or recall that went (or would have gone) to an agent.
 
     Attributes:
@@ -105,6 +103,8 @@ class Injection:
             recall the hits that did not fit and those a hook sent before in the session.
         counts: how many were left out for each reason, those not named in ``left_out``
             included (a store's thousands of low-weight memories are counted, not listed).
+        floor: the relevance floor a recall applied (``pre-turn``'s), ``None`` for none: a
+            recall under a floor that sent nothing had nothing relevant enough.
     """
 
     at: datetime
@@ -116,12 +116,13 @@ class Injection:
     chars: int | None = None
     included: tuple[Included, ...] = ()
     left_out: tuple[LeftOut, ...] = ()
-    counts: Mapping[str, int] = field(default_factory=dict)
+    counts: Mapping[str, int] = MappingProxyType({})
+    floor: float | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON values: the line the log stores (keys of ``None`` values left out)."""
         def plain(item: Included | LeftOut) -> dict[str, Any]:
-            return {k: v for k, v in item.__dict__.items() if v is not None}
+            return {k: v for k, v in item._asdict().items() if v is not None}
 
         out: dict[str, Any] = {
             "at": self.at.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
@@ -132,6 +133,8 @@ class Injection:
             "left_out": [plain(i) for i in self.left_out],
             "counts": dict(self.counts),
         }
+        if self.floor is not None:
+            out["floor"] = self.floor
         return out
 
     @classmethod
@@ -160,6 +163,7 @@ class Injection:
                 left_out=tuple(LeftOut(str(i["id"]), str(i["reason"]), _optional_int(i.get("tokens")))
                                for i in data.get("left_out") or ()),
                 counts={str(k): int(v) for k, v in (data.get("counts") or {}).items()},
+                floor=float(data["floor"]) if data.get("floor") is not None else None,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not an injection record: {exc}") from None
@@ -189,7 +193,8 @@ def wake_injection(result: WakeResult, via: Via, at: datetime) -> Injection:
 
 
 def recall_injection(result: RecallResult, via: Via, at: datetime, text: str | None = None,
-                     duplicates: Sequence[str] = (), budget: int | None = None) -> Injection:
+                     duplicates: Sequence[str] = (), budget: int | None = None,
+                     floor: float | None = None) -> Injection:
     """The record of a recall whose rendered block is ``text``.
 
     Args:
@@ -200,6 +205,7 @@ def recall_injection(result: RecallResult, via: Via, at: datetime, text: str | N
         duplicates: ids of the memories a hook left out as sent before in the session, best
             first (what its ``skip`` refused).
         budget: the recall's token budget, ``None`` or 0 when unbounded.
+        floor: the relevance floor it applied, ``None`` or 0 for none.
     """
     included = [Included(h.memory.id, rank=n, note="compressed" if h.compress is not None else None)
                 for n, h in enumerate(result.hits, 1)]
@@ -213,4 +219,4 @@ def recall_injection(result: RecallResult, via: Via, at: datetime, text: str | N
     return Injection(at, via, "recall", query=result.query[:QUERY_CHARS], budget=budget or None,
                      chars=None if text is None else len(text), included=tuple(included),
                      left_out=tuple(left_out),
-                     counts={reason: n for reason, n in counts.items() if n})
+                     counts={reason: n for reason, n in counts.items() if n}, floor=floor or None)

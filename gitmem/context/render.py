@@ -208,6 +208,8 @@ def _injection_heading(record: Injection) -> str:
         size.append(f"budget {record.budget} tokens")
     if record.chars is not None:
         size.append(f"{record.chars} chars")
+    if record.floor is not None:
+        size.append(f"relevance floor {record.floor:g}")
     head.append(record.kind + (f" ({', '.join(size)})" if size else ""))
     return "  ".join(head)
 
