@@ -86,6 +86,7 @@ def test_a_session_of_hook_calls_is_listed_by_tur_log_session_with_each_injectio
     assert "Staging deploys" not in json.dumps(turn)  # ids, not texts
     assert {"id": ids["deploy"], "reason": "duplicate"} in turn["left_out"]
     assert turn["counts"]["duplicate"] >= 1 and turn["query"] == "how do staging deploys work"
+    assert turn["floor"] == 0.2 and "floor" not in tool
     # The tool call: the file's memory was sent at the start too.
     assert tool["included"] == [] and {"id": ids["port"], "reason": "duplicate"} in tool["left_out"]
     assert tool["query"] == "src/server.py"
@@ -281,3 +282,22 @@ def test_follow_goes_on_across_a_rotation(repo):
     finally:
         code, err = follow.stop()
     assert code == 0, err
+
+
+def test_a_log_line_is_what_json_dumps_gives_and_reads_back_the_same():
+    import math
+
+    import pytest
+
+    from gitmem.store.jsonlog import json_line
+
+    values = [{"at": "2026-12-02T06:23:23Z", "n": [0, -7, 2**70, 0.2, 1e-9, 12.5], "none": None,
+               "flags": [True, False], "text": 'quote " backslash \\ tab \t nl \n é ✓ \u2028 \x00 \udcff',
+               "nested": {"empty": {}, "list": [], "tuple": (1, "x")}}, "", [], 3]
+    for value in values:
+        line = json_line(value)
+        assert line == json.dumps(value, separators=(",", ":")) and line.isascii() and "\n" not in line
+        assert json.loads(line) == json.loads(json.dumps(value))
+    for bad, error in (({1: "x"}, TypeError), ({"s": {1, 2}}, TypeError), ([math.nan], ValueError)):
+        with pytest.raises(error):
+            json_line(bad)

@@ -14,7 +14,7 @@ appends whole lines, to the file now named ``.1``.
 from __future__ import annotations
 
 import fcntl
-import json
+import math
 import os
 import threading
 from collections.abc import Iterator
@@ -22,7 +22,50 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-__all__ = ["JsonLines"]
+__all__ = ["JsonLines", "json_line"]
+
+
+def json_line(value: Any) -> str:
+    r"""``value`` as one line of compact ASCII JSON: ``json.dumps(value, separators=(",", ":"))``.
+
+    JSON values only: dicts with string keys, lists and tuples, strings, whole and finite
+    numbers, booleans and ``None``. Non-ASCII characters are escaped (``\u00e9``), so that
+    a lone surrogate (an undecodable byte of a command line) makes a valid line too.
+    Written with the C string escaper alone (``_json.encode_basestring_ascii``): a warm
+    ``tur wake`` logs its record and loads no JSON module (two milliseconds of imports;
+    tests/test_speed_paths.py).
+
+    Raises:
+        TypeError: a value of another type, or a key that is not a string.
+        ValueError: a number that is not finite.
+    """
+    try:
+        from _json import encode_basestring_ascii as quote
+    except ImportError:  # an interpreter without the accelerator
+        from json.encoder import py_encode_basestring_ascii as quote
+
+    def encode(item: Any) -> str:
+        if isinstance(item, str):
+            return quote(item)
+        if item is None:
+            return "null"
+        if item is True or item is False:
+            return "true" if item else "false"
+        if isinstance(item, int):
+            return int.__repr__(item)
+        if isinstance(item, float):
+            if not math.isfinite(item):
+                raise ValueError(f"{item!r} is not a JSON number")
+            return float.__repr__(item)
+        if isinstance(item, dict):
+            if not all(isinstance(key, str) for key in item):
+                raise TypeError("a JSON object's keys are strings")
+            return "{" + ",".join(f"{quote(k)}:{encode(v)}" for k, v in item.items()) + "}"
+        if isinstance(item, list | tuple):
+            return "[" + ",".join(map(encode, item)) + "]"
+        raise TypeError(f"{type(item).__name__} is not a JSON value")
+
+    return encode(value)
 
 
 class JsonLines:
@@ -61,7 +104,7 @@ class JsonLines:
             OSError: the directory or file cannot be written.
             TypeError, ValueError: ``record`` is not JSON values.
         """
-        data = (json.dumps(record, ensure_ascii=False, separators=(",", ":")) + "\n").encode("utf-8")
+        data = (json_line(record) + "\n").encode("ascii")
         self.directory.mkdir(parents=True, exist_ok=True)
         fd = self._open()
         try:
@@ -200,6 +243,8 @@ class _Tail:
 
 
 def _records(data: bytes) -> Iterator[Any]:
+    import json  # reading is for tur log and the TUI: a hook that only appends never loads it
+
     for line in data.splitlines():
         if not line.strip():
             continue
