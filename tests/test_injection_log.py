@@ -301,3 +301,24 @@ def test_a_log_line_is_what_json_dumps_gives_and_reads_back_the_same():
     for bad, error in (({1: "x"}, TypeError), ({"s": {1, 2}}, TypeError), ([math.nan], ValueError)):
         with pytest.raises(error):
             json_line(bad)
+
+
+def test_a_server_of_its_own_logs_the_facade_and_the_mcp_tools_under_its_surface(repo):
+    from gitmem.api import current_via, injecting
+    from gitmem.mcp.tools import GitmemTools
+
+    ids = session_repo(repo)
+    gm = Gitmem.open(repo)
+    tools = GitmemTools(gm)
+    with injecting(Via("http:retrieval", session="client-7")):
+        gm.recall("which port does the service listen on", top_k=2)
+        with injecting(Via("http:wake")):
+            tools.wake(None, None)
+        assert current_via() == Via("http:retrieval", session="client-7")
+    assert current_via() is None
+    tools.wake(None, None)
+    gm.wake()  # outside any block and given no via: a preview, not logged
+    logged = records(repo)
+    assert [(r["surface"], r["session"]) for r in logged] == [
+        ("http:retrieval", "client-7"), ("http:wake", ""), ("mcp:wake", "")]
+    assert logged[0]["included"][0] == {"id": ids["port"], "rank": 1}

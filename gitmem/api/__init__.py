@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from gitmem.context.entry import memory_to_json as memory_to_json
     from gitmem.context.injection import Injection as Injection
     from gitmem.context.injection import Via as Via
+    from gitmem.context.injection import current_via as current_via
+    from gitmem.context.injection import injecting as injecting
     from gitmem.context.recall import Hit as Hit
     from gitmem.context.render import HOOK_FORMATS as HOOK_FORMATS
     from gitmem.context.render import NO_MEMORIES_YET as NO_MEMORIES_YET

@@ -689,7 +689,8 @@ class Gitmem:
             max_chars: characters the text may take; ``None`` or 0: no character cap. Both
                 caps hold.
             via: the surface, harness and session the wake goes to: its assembly record is
-                appended to the injection log (docs/log.md); ``None`` (a preview): not logged.
+                appended to the injection log (docs/log.md); ``None``: that of the enclosing
+                ``with gitmem.api.injecting(...)``, else (a preview) not logged.
 
         Returns:
             The :class:`~gitmem.context.wake.WakeResult` (text + assembly record) and the skipped blobs.
@@ -700,6 +701,7 @@ class Gitmem:
         """
         check_limits(token_budget=token_budget, max_chars=max_chars)
         out = self._context.wake(token_budget, now, max_chars)
+        via = via or _current_via()
         if via is not None:
             self.injections.wake(out[0], via)
         return out
@@ -748,6 +750,7 @@ class Gitmem:
         out = self._context.recall(query, top_k=top_k, token_budget=token_budget,
                                    include_stale=include_stale, full_records=full_records, now=now,
                                    max_chars=max_chars, file=file)
+        via = via or _current_via()
         if via is not None:
             self.injections.recall(out[0], via, budget=token_budget)
         return out
@@ -874,3 +877,10 @@ class Gitmem:
     def cache_clear(self) -> int:
         """Delete every read-cache file (the next read rebuilds them); return how many."""
         return self.records.cache.clear()
+
+
+def _current_via() -> Via | None:
+    """The ``via`` of the enclosing ``injecting`` block; imported here, on a wake or recall only."""
+    from gitmem.context.injection import current_via
+
+    return current_via()

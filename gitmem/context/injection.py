@@ -12,6 +12,7 @@ hook imports this module, and a dataclass costs a millisecond to create.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar, Token
 from datetime import UTC, datetime
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from gitmem.context.wake import WakeResult
 
 __all__ = ["LEFT_OUT_REASONS", "QUERY_CHARS", "Included", "Injection", "LeftOut", "Via",
-           "recall_injection", "wake_injection"]
+           "current_via", "injecting", "recall_injection", "wake_injection"]
 
 LEFT_OUT_REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "visibility",
                     "floor", "duplicate")
@@ -55,6 +56,38 @@ class Via(NamedTuple):
     surface: str = "api"
     harness: str = ""
     session: str = ""
+
+
+_CURRENT: ContextVar[Via | None] = ContextVar("gitmem_injection_via", default=None)
+
+
+def current_via() -> Via | None:
+    """The :class:`Via` of the enclosing :class:`injecting` block (this thread or task), or ``None``."""
+    return _CURRENT.get()
+
+
+class injecting:
+    """``with injecting(via):`` every wake and recall inside is logged under ``via``.
+
+    For a server with a surface of its own (``tur serve``'s ``http:…``) that calls the
+    facade, or the MCP tools' bodies, on behalf of a client: inside the block, a
+    :meth:`gitmem.api.Gitmem.wake` or :meth:`~gitmem.api.Gitmem.recall` given no ``via``
+    takes this one, and the MCP tools log under it instead of their own ``mcp:…`` names.
+    A :class:`contextvars.ContextVar`: each thread and task has its own; blocks nest.
+    """
+
+    def __init__(self, via: Via) -> None:
+        self.via = via
+        self._token: Token[Via | None] | None = None
+
+    def __enter__(self) -> Via:
+        self._token = _CURRENT.set(self.via)
+        return self.via
+
+    def __exit__(self, *exc: object) -> None:
+        if self._token is not None:
+            _CURRENT.reset(self._token)
+            self._token = None
 
 
 class Included(NamedTuple):

@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from gitmem.api import Gitmem, LearnActions, StatusRow, Via, memory_to_json
+from gitmem.api import Gitmem, LearnActions, StatusRow, Via, current_via, memory_to_json
 from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput, NotARepository, UnknownMemory
 from gitmem.mcp.bounds import check_id, check_query
@@ -56,6 +56,11 @@ _LEARN_ACTIONS = LearnActions(supersede="`link` with source {id}, target {other}
 
 #: Most memories one ``list`` call returns unless it asks for more.
 LIST_LIMIT = 100
+
+
+def _via(surface: str) -> Via:
+    """The tool's own surface name, unless a server of its own serves it (``injecting``)."""
+    return current_via() or Via(surface)
 
 
 def _record(memory: Any) -> MemoryRecord:
@@ -206,7 +211,7 @@ class GitmemTools:
         from gitmem import api
 
         result, skipped = self.gm.wake(token_budget=token_budget, max_chars=max_chars,
-                                       via=Via("mcp:wake"))
+                                       via=_via("mcp:wake"))
         text = tool_words(result.text)
         out = WakeResult(text=text, tokens=result.tokens, budget=result.budget,
                          omitted=result.omitted, warnings=_warnings(skipped))
@@ -224,7 +229,7 @@ class GitmemTools:
         result, skipped = self.gm.recall(query, top_k=top_k, include_stale=include_stale,
                                          full_records=False,
                                          file=self._absolute(file) if file else None,
-                                         via=Via("mcp:recall"))
+                                         via=_via("mcp:recall"))
         hits = [RecallHit(**{**memory_to_json(h.memory), "reason": h.stale_reason}, score=h.score,
                           bm25=h.bm25, boost=h.boost, stale=h.stale)
                 for h in result.hits]
@@ -347,7 +352,7 @@ class GitmemTools:
 
     def wake_text(self) -> str:
         """``tur://wake``: the wake prompt at the configured budget."""
-        result, _ = self.gm.wake(via=Via("mcp:resource"))
+        result, _ = self.gm.wake(via=_via("mcp:resource"))
         return tool_words(result.text)
 
     def recall_text(self, query: str) -> str:
@@ -363,7 +368,7 @@ class GitmemTools:
 
         check_query(query)
         result, _ = self.gm.recall(query, token_budget=PRE_TURN_TOKEN_BUDGET, full_records=False,
-                                   via=Via("mcp:resource"))
+                                   via=_via("mcp:resource"))
         return tool_words(api.render_recall(result, "markdown-prompt"))
 
     def memory_json(self, memory_id: str) -> str:
