@@ -322,3 +322,19 @@ def test_a_server_of_its_own_logs_the_facade_and_the_mcp_tools_under_its_surface
     assert [(r["surface"], r["session"]) for r in logged] == [
         ("http:retrieval", "client-7"), ("http:wake", ""), ("mcp:wake", "")]
     assert logged[0]["included"][0] == {"id": ids["port"], "rank": 1}
+
+
+def test_an_unbounded_wake_of_a_large_store_names_at_most_listed_max_memories(repo):
+    from gitmem.context.injection import LISTED_MAX
+    from tests.conftest import add_filler_memories
+
+    add_filler_memories(repo, LISTED_MAX + 100)
+    gm = Gitmem.open(repo)
+    observed = datetime(2026, 1, 5, 10, 0, tzinfo=UTC)  # the fillers' time: none has decayed
+    result, _ = gm.wake(token_budget=0, now=observed, via=Via("cli:wake"))
+    (record,) = gm.injections.read()
+    assert len(result.shown) > LISTED_MAX
+    assert [i.id for i in record.included] == list(result.shown[:LISTED_MAX])
+    assert record.unlisted == len(result.shown) - LISTED_MAX
+    assert (log_dir(repo) / "injections.jsonl").stat().st_size < 64 * 1024
+    assert f"… and {record.unlisted} more included" in tur(repo, "log").out

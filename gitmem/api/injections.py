@@ -11,7 +11,6 @@ hooks call it, never a surface.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -21,6 +20,8 @@ from gitmem.context.injection import Injection, Via, recall_injection, wake_inje
 from gitmem.store.jsonlog import JsonLines
 
 if TYPE_CHECKING:
+    import threading
+
     from gitmem.api.records import Workspace
     from gitmem.context.hits import RecallResult
     from gitmem.context.wake import WakeResult

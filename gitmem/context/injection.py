@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from gitmem.context.hits import RecallResult
     from gitmem.context.wake import WakeResult
 
-__all__ = ["LEFT_OUT_REASONS", "QUERY_CHARS", "Included", "Injection", "LeftOut", "Via",
+__all__ = ["LEFT_OUT_REASONS", "LISTED_MAX", "QUERY_CHARS", "Included", "Injection", "LeftOut", "Via",
            "current_via", "injecting", "recall_injection", "wake_injection"]
 
 LEFT_OUT_REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "visibility",
@@ -37,6 +37,11 @@ memories the floor left out; :attr:`Injection.floor` says that one applied);
 
 QUERY_CHARS = 200
 """Characters of the query (the prompt, or the files of a tool call) a record keeps."""
+
+LISTED_MAX = 500
+"""Memories a record names as included at most (an unbounded wake of a large store includes
+every active memory): the rest are counted in :attr:`Injection.unlisted`, so that one record
+stays far under the log's rotation size."""
 
 
 class Via(NamedTuple):
@@ -138,6 +143,7 @@ class Injection(NamedTuple):
             included (a store's thousands of low-weight memories are counted, not listed).
         floor: the relevance floor a recall applied (``pre-turn``'s), ``None`` for none: a
             recall under a floor that sent nothing had nothing relevant enough.
+        unlisted: memories included but not named, past :data:`LISTED_MAX`.
     """
 
     at: datetime
@@ -151,6 +157,7 @@ class Injection(NamedTuple):
     left_out: tuple[LeftOut, ...] = ()
     counts: Mapping[str, int] = MappingProxyType({})
     floor: float | None = None
+    unlisted: int = 0
 
     def to_json(self) -> dict[str, Any]:
         """The record as JSON values: the line the log stores (keys of ``None`` values left out)."""
@@ -168,6 +175,8 @@ class Injection(NamedTuple):
         }
         if self.floor is not None:
             out["floor"] = self.floor
+        if self.unlisted:
+            out["unlisted"] = self.unlisted
         return out
 
     @classmethod
@@ -197,6 +206,7 @@ class Injection(NamedTuple):
                                for i in data.get("left_out") or ()),
                 counts={str(k): int(v) for k, v in (data.get("counts") or {}).items()},
                 floor=float(data["floor"]) if data.get("floor") is not None else None,
+                unlisted=_optional_int(data.get("unlisted")) or 0,
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not an injection record: {exc}") from None
@@ -216,13 +226,14 @@ def wake_injection(result: WakeResult, via: Via, at: datetime) -> Injection:
     The full assembly record (:attr:`WakeResult.assembly`) is never built here: on a wake
     from its plan it would compile the wake again from the whole table.
     """
-    included = tuple(Included(e.memory_id, e.tokens, tier=e.tier, note=e.reason)
-                     for e in result.packed if e.included)
+    included = [Included(e.memory_id, e.tokens, tier=e.tier, note=e.reason)
+                for e in result.packed if e.included]
     left_out = tuple(LeftOut(e.memory_id, e.reason or "over_budget", e.tokens)
                      for e in result.packed if not e.included)
     return Injection(at, via, "wake", tokens=result.tokens, budget=result.budget,
-                     chars=len(result.text), included=included, left_out=left_out,
-                     counts=dict(result.left_out))
+                     chars=len(result.text), included=tuple(included[:LISTED_MAX]),
+                     left_out=left_out, counts=dict(result.left_out),
+                     unlisted=max(0, len(included) - LISTED_MAX))
 
 
 def recall_injection(result: RecallResult, via: Via, at: datetime, text: str | None = None,

@@ -240,6 +240,8 @@ def render_injection(record: Injection) -> str:
     for out in record.left_out:
         tokens = f" ({out.tokens} tokens)" if out.tokens is not None else ""
         lines.append(f"  - {out.id:<20}  {out.reason}{tokens}")
+    if record.unlisted:
+        lines.append(f"  … and {record.unlisted} more included")
     if not record.included:
         lines.append("  (nothing injected)")
     if record.counts:

@@ -16,11 +16,13 @@ from __future__ import annotations
 import fcntl
 import math
 import os
-import threading
 from collections.abc import Iterator
 from contextlib import suppress
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import threading
 
 __all__ = ["JsonLines", "json_line"]
 
