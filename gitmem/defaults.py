@@ -13,6 +13,8 @@ from gitmem.vocabulary import MemoryType
 __all__ = [
     "DECAY_THRESHOLD",
     "HOOK_MAX_CHARS",
+    "LOG_FILES",
+    "LOG_MAX_BYTES",
     "MAX_COMMIT_DISTANCE",
     "PREVIEW_CHARS",
     "PRE_TOOL_MAX_CHARS",
@@ -113,3 +115,11 @@ def commit_lambdas() -> dict[MemoryType, float]:
         MemoryType.AXIOM: 0.0,
         MemoryType.CORE: 0.0,
     }
+
+
+LOG_MAX_BYTES = 4 * 1024 * 1024
+"""Bytes past which the injection log (``.git/tur/log/``) is rotated; setting ``log.max_bytes``."""
+
+LOG_FILES = 2
+"""Files the injection log keeps, the current one included; setting ``log.files``. The log
+takes at most about ``LOG_FILES × LOG_MAX_BYTES`` bytes."""

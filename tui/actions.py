@@ -43,6 +43,8 @@ BROWSE_ACTIONS: tuple[Action, ...] = (
            True, "True"),
     Action("c", "c", "confidence", "confidence", "set its confidence, 0 to 1"),
     Action("w", "w", "wake", "wake preview", "what an agent reads at start, under a budget", True, "Wake"),
+    Action("i", "i", "injections", "what the agent saw",
+           "each session's injections: what went in, what was left out and why (tur log)"),
     Action("n", "n", "learn", "learn", "a new memory: text, type, optional anchor", True),
     Action("e", "e", "edit", "edit", "change its content, type or anchor", True),
     Action("m", "m", "mark", "mark for link", "mark it; `l` on another memory links the two"),

@@ -45,12 +45,17 @@ if TYPE_CHECKING:
     from gitmem.api.status_results import VerifyOutcome as VerifyOutcome
     from gitmem.cache import MemoryView as MemoryView
     from gitmem.context.entry import memory_to_json as memory_to_json
+    from gitmem.context.injection import Injection as Injection
+    from gitmem.context.injection import Via as Via
+    from gitmem.context.injection import current_via as current_via
+    from gitmem.context.injection import injecting as injecting
     from gitmem.context.recall import Hit as Hit
     from gitmem.context.render import HOOK_FORMATS as HOOK_FORMATS
     from gitmem.context.render import NO_MEMORIES_YET as NO_MEMORIES_YET
     from gitmem.context.render import empty_notice as empty_notice
     from gitmem.context.render import render_explain as render_explain
     from gitmem.context.render import render_hook as render_hook
+    from gitmem.context.render import render_injection as render_injection
     from gitmem.context.render import render_recall as render_recall
     from gitmem.context.render import render_wake as render_wake
     from gitmem.context.stale_notes import RepairActions as RepairActions

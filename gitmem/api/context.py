@@ -338,7 +338,7 @@ class ContextBuilder:
             return self._table_wake(tip, now, budget, max_chars, None)[0].assembly
 
         wake = WakeResult(result.text, result.tokens, result.budget, result.omitted, assembly,
-                          result.shown)
+                          result.shown, result.packed, result.left_out)
         planned = [Skipped(*entry) for entry in plan.skipped]
         seen = {(x.blob_id, x.path) for x in planned}
         planned += [x for x in skipped if (x.blob_id, x.path) not in seen]

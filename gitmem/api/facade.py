@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from gitmem.api.edits import Editor
     from gitmem.api.hooks import Hooks
     from gitmem.api.imports import Importer
+    from gitmem.api.injections import InjectionLog
     from gitmem.api.results import (
         AnchoredDiff,
         AnchorStep,
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from gitmem.api.weights import Weights
     from gitmem.cache.reader import Snapshot
     from gitmem.config import Settings
+    from gitmem.context.injection import Via
     from gitmem.context.stale_notes import StaleNote
     from gitmem.context.tokens import TokenCounter
     from gitmem.record.models import Memory
@@ -101,7 +103,13 @@ class Gitmem:
         JSON payload; their docstrings are the contract.
         """
         from gitmem.api.hooks import Hooks
-        return Hooks(self._ws, self._context)
+        return Hooks(self._ws, self._context, self.injections)
+
+    @cached_property
+    def injections(self) -> InjectionLog:
+        """The local log of what wake and recall gave agents (:mod:`gitmem.api.injections`)."""
+        from gitmem.api.injections import InjectionLog
+        return InjectionLog(self._ws)
 
     @cached_property
     def _curator(self) -> Curator:
@@ -675,7 +683,7 @@ class Gitmem:
         return self._context.token_counter()
 
     def wake(self, token_budget: int | None = None, now: datetime | None = None,
-             max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
+             max_chars: int | None = None, via: Via | None = None) -> tuple[WakeResult, list[Skipped]]:
         """Compile the wake prompt (docs/design.md) within ``token_budget`` tokens and ``max_chars``.
 
         A memory longer than its tier's share is shown compressed (a preview, its citation
@@ -689,6 +697,9 @@ class Gitmem:
             now: the time decay is computed at (default: now, UTC).
             max_chars: characters the text may take; ``None`` or 0: no character cap. Both
                 caps hold.
+            via: the surface, harness and session the wake goes to: its assembly record is
+                appended to the injection log (docs/log.md); ``None``: that of the enclosing
+                ``with gitmem.api.injecting(...)``, else (a preview) not logged.
 
         Returns:
             The :class:`~gitmem.context.wake.WakeResult` (text + assembly record) and the skipped blobs.
@@ -700,7 +711,11 @@ class Gitmem:
         from gitmem.api.context import check_limits
 
         check_limits(token_budget=token_budget, max_chars=max_chars)
-        return self._context.wake(token_budget, now, max_chars)
+        out = self._context.wake(token_budget, now, max_chars)
+        via = via or _current_via()
+        if via is not None:
+            self.injections.wake(out[0], via)
+        return out
 
     def recall(
         self,
@@ -713,6 +728,7 @@ class Gitmem:
         now: datetime | None = None,
         max_chars: int | None = None,
         file: str | None = None,
+        via: Via | None = None,
     ) -> tuple[RecallResult, list[Skipped]]:
         """Memories relevant to ``query``: BM25 with neighbours and field boosts (docs/wake-recall.md).
 
@@ -736,6 +752,7 @@ class Gitmem:
             now: unused by the ranking today; kept for a stable signature.
             max_chars: characters the rendered block may take; ``None`` or 0: no cap.
             file: a path (relative to the current directory, or absolute) in the working tree.
+            via: as for :meth:`wake`: logged when given.
 
         Raises:
             InvalidInput: empty query without ``file``, ``top_k`` < 1, a negative cap, or a
@@ -744,9 +761,13 @@ class Gitmem:
         from gitmem.api.context import check_limits
 
         check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
-        return self._context.recall(query, top_k=top_k, token_budget=token_budget,
-                                    include_stale=include_stale, full_records=full_records, now=now,
-                                    max_chars=max_chars, file=file)
+        out = self._context.recall(query, top_k=top_k, token_budget=token_budget,
+                                   include_stale=include_stale, full_records=full_records, now=now,
+                                   max_chars=max_chars, file=file)
+        via = via or _current_via()
+        if via is not None:
+            self.injections.recall(out[0], via, budget=token_budget)
+        return out
 
     def warm(self, now: datetime | None = None) -> None:
         """Build what the next :meth:`wake` and :meth:`recall` at the current tip read.
@@ -870,3 +891,10 @@ class Gitmem:
     def cache_clear(self) -> int:
         """Delete every read-cache file (the next read rebuilds them); return how many."""
         return self.records.cache.clear()
+
+
+def _current_via() -> Via | None:
+    """The ``via`` of the enclosing ``injecting`` block; imported here, on a wake or recall only."""
+    from gitmem.context.injection import current_via
+
+    return current_via()

@@ -4,23 +4,27 @@ Each hook reads the harness's JSON payload (:mod:`gitmem.harness.hooks`), builds
 :class:`~gitmem.api.context.ContextBuilder` and remembers, per ``session_id``, what it put
 into the agent's context (:class:`gitmem.harness.hooks.SessionLog` in ``<git common dir>/tur/
 sessions``), so that no later hook of the same session sends a memory again unless it changed.
+Each hook that injects appends its assembly record to the injection log
+(:class:`gitmem.api.injections.InjectionLog`), with the payload's session id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.api.context import check_limits
+from gitmem.context.injection import Via
 from gitmem.defaults import HOOK_MAX_CHARS, PRE_TOOL_MAX_CHARS, PRE_TOOL_TOKEN_BUDGET, PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput
 from gitmem.harness.hooks import SESSIONS_DIR, SessionLog, parse_payload
 
 if TYPE_CHECKING:
     from gitmem.api.context import ContextBuilder
+    from gitmem.api.injections import InjectionLog
     from gitmem.api.records import Workspace
     from gitmem.context.recall import RecallResult
 
@@ -54,15 +58,20 @@ class Hooks:
     Args:
         ws: the shared workspace.
         context: what builds wake and recall.
+        injections: the injection log each hook appends its assembly record to.
+
+    Each hook takes ``via``: the harness (and a surface name other than the hook's own, for
+    a caller that is not ``tur hook``); the session id comes from the payload when it has one.
     """
 
-    def __init__(self, ws: Workspace, context: ContextBuilder) -> None:
+    def __init__(self, ws: Workspace, context: ContextBuilder, injections: InjectionLog) -> None:
         self.ws = ws
         self.context = context
+        self.injections = injections
         self.log = SessionLog(Path(ws.store.common_dir) / "tur" / SESSIONS_DIR)
 
     def session_start(self, payload: bytes | str, token_budget: int | None = None,
-                      max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
+                      max_chars: int | None = HOOK_MAX_CHARS, via: Via | None = None) -> HookOutput:
         """The wake text for a harness's session-start hook (``tur hook session-start``).
 
         A ``clear`` or ``compact`` start (the payload's ``source``) forgets what the session
@@ -73,6 +82,7 @@ class Hooks:
                 empty.
             token_budget: tokens (``None``: the configured wake budget; 0: no cap).
             max_chars: characters (default :data:`~gitmem.defaults.HOOK_MAX_CHARS`).
+            via: the harness, for the injection log (see the class docstring).
 
         Raises:
             InvalidInput: a negative budget or character cap (:func:`~gitmem.api.context.check_limits`).
@@ -85,6 +95,7 @@ class Hooks:
         result, _ = self.context.wake(token_budget, max_chars=max_chars)
         if hook.session_id and result.shown:
             self._remember(hook.session_id, result.shown)
+        self.injections.wake(result, _via(via, "hook:session-start", hook.session_id))
         from gitmem.api.stop import StopHook
 
         with suppress(GitmemError):  # without its start, the session's first stop records one
@@ -93,7 +104,7 @@ class Hooks:
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TURN_TOKEN_BUDGET,
-                 max_chars: int | None = HOOK_MAX_CHARS) -> HookOutput:
+                 max_chars: int | None = HOOK_MAX_CHARS, via: Via | None = None) -> HookOutput:
         """The recall block for a harness hook payload; its text is ``""`` when nothing matches.
 
         The prompt is found as :func:`gitmem.context.recall.query_from_payload` does (a JSON
@@ -115,14 +126,18 @@ class Hooks:
             return HookOutput("", event)
         # The relevance floor: a prompt that nothing in the store is about gets no memory,
         # and one that few are about gets only those (docs/wake-recall.md, Relevance floor).
+        skip, refused = self._skip(hook.session_id)
         result, _ = self.context.recall(prompt, top_k=top_k, token_budget=token_budget,
                                         max_chars=max_chars, full_records=False,
-                                        skip=self._skip(hook.session_id), floor=RELEVANCE_FLOOR)
-        return HookOutput(self._deliver(hook.session_id, result), event)
+                                        skip=skip, floor=RELEVANCE_FLOOR)
+        text = self._deliver(hook.session_id, result)
+        self._log(result, text, refused, top_k, token_budget, _via(via, "hook:pre-turn", hook.session_id),
+                  RELEVANCE_FLOOR)
+        return HookOutput(text, event)
 
     def pre_tool(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TOOL_TOKEN_BUDGET,
-                 max_chars: int | None = PRE_TOOL_MAX_CHARS) -> HookOutput:
+                 max_chars: int | None = PRE_TOOL_MAX_CHARS, via: Via | None = None) -> HookOutput:
         """The memories anchored to the files a tool call is about to read or change.
 
         Reads a PreToolUse payload: Claude Code's ``tool_input.file_path`` (or
@@ -146,11 +161,15 @@ class Hooks:
                 continue
         if not paths:
             return HookOutput("", event)
+        skip, refused = self._skip(hook.session_id)
         result, _ = self.context.recall("", files=paths, top_k=top_k, token_budget=token_budget,
-                                        max_chars=max_chars, full_records=False,
-                                        skip=self._skip(hook.session_id),
+                                        max_chars=max_chars, full_records=False, skip=skip,
                                         skip_note=self._skip_note(hook.session_id))
-        return HookOutput(self._deliver(hook.session_id, result), event)
+        text = self._deliver(hook.session_id, result)
+        if not result.query:  # the record says which files the memories were about
+            result = replace(result, query=" ".join(paths))
+        self._log(result, text, refused, top_k, token_budget, _via(via, "hook:pre-tool", hook.session_id))
+        return HookOutput(text, event)
 
     def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
         """``tur hook stop``: the reminder to learn, in ``harness``'s format, or ``""``.
@@ -164,11 +183,31 @@ class Hooks:
 
     # -- the session log -------------------------------------------------------------------
 
-    def _skip(self, session_id: str) -> Any:
+    def _skip(self, session_id: str) -> tuple[Any, list[str]]:
+        """The recall's ``skip`` of what ``session_id`` was sent, and the list of the ids it refuses.
+
+        The ids are appended in the order recall asks, which is its rank order: the
+        injection log names the best of them as ``duplicate``.
+        """
+        refused: list[str] = []
         sent = self.log.sent(session_id)
         if not sent:
-            return None
-        return lambda memory: sent.get(memory.id) == memory.blob_id
+            return None, refused
+
+        def skip(memory: Any) -> bool:
+            if sent.get(memory.id) == memory.blob_id:
+                refused.append(memory.id)
+                return True
+            return False
+
+        return skip, refused
+
+    def _log(self, result: RecallResult, text: str, refused: list[str], top_k: int | None,
+             token_budget: int | None, via: Via, floor: float | None = None) -> None:
+        # Only those a recall of this session would have shown: the first top_k refused.
+        k = top_k or self.ws.settings.recall.top_k
+        self.injections.recall(result, via, text, list(dict.fromkeys(refused))[:k], token_budget,
+                               floor=floor)
 
     def _skip_note(self, session_id: str) -> Any:
         # A note is logged apart from its memory: a memory sent as fresh earlier in the session
@@ -201,3 +240,10 @@ class Hooks:
             if row is not None:
                 blobs[memory_id] = table.blobs[row]
         self.log.add(session_id, blobs)
+
+
+def _via(given: Via | None, surface: str, session_id: str) -> Via:
+    """``given`` with its session from the payload (when it names one), or the hook's own ``Via``."""
+    if given is None:
+        return Via(surface, "", session_id)
+    return given._replace(session=session_id or given.session)

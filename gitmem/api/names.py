@@ -39,4 +39,9 @@ LAZY = {
     "SetupReport": ("gitmem.harness", "SetupReport"),
     "SetupItem": ("gitmem.harness", "SetupItem"),
     "HARNESSES": ("gitmem.harness", "HARNESSES"),
+    "Via": ("gitmem.context.injection", "Via"),
+    "current_via": ("gitmem.context.injection", "current_via"),
+    "injecting": ("gitmem.context.injection", "injecting"),
+    "Injection": ("gitmem.context.injection", "Injection"),
+    "render_injection": ("gitmem.context.render", "render_injection"),
 }

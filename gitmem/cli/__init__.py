@@ -29,6 +29,7 @@ _COMMAND_MODULES = (
     "gitmem.cli.memory_cmds",
     "gitmem.cli.verify_cmds",
     "gitmem.cli.context_cmds",
+    "gitmem.cli.log_cmds",
     "gitmem.cli.sync_cmds",
     "gitmem.cli.tui_cmds",
     "gitmem.cli.watch_cmds",

@@ -48,6 +48,7 @@ COMMANDS: dict[str, Command] = {
     "hook": Command(_CONTEXT, "entry points for agent harness hooks (always exit 0)"),
     "persona": Command(_CONTEXT, "tier 0 identity and invariants (persona.yaml on the ref)"),
     "spark": Command(_CONTEXT, "leave a continuity note for the next session"),
+    "log": Command("gitmem.cli.log_cmds", "what wake and recall gave agents, per session (this clone)"),
     "remote": Command("gitmem.cli.sync_cmds", "configure a git remote to carry memories"),
     "sync": Command("gitmem.cli.sync_cmds", "fetch, merge and push memories (never a force push)"),
     "watch": Command("gitmem.cli.watch_cmds", "mark memories stale as soon as their anchored code changes"),

@@ -136,14 +136,17 @@ def _hook_options(h: argparse.ArgumentParser, tokens: int | None, chars: int, fm
                    help=f"characters (default {chars:,}, under Claude Code's 10,000); 0 = no cap")
     h.add_argument("--format", default=fmt, choices=("text", "json"),
                    help=f"text, or the harness's JSON envelope (default {fmt})")
+    h.add_argument("--harness", default="", metavar="NAME",
+                   help="the harness running the hook, as the injection log names it (tur log)")
 
 
 def cmd_wake(args: argparse.Namespace, env: Env) -> int:
     """Print the wake prompt (and the assembly record with --explain)."""
     from gitmem import api
+    from gitmem.api import Via
 
     budget = 0 if args.unbounded else args.token_budget
-    result, skipped = env.gm.wake(token_budget=budget, max_chars=args.max_chars)
+    result, skipped = env.gm.wake(token_budget=budget, max_chars=args.max_chars, via=Via("cli:wake"))
     env.warn_skipped(skipped)
     hint = env.gm.remote_hint() if env.gm.tip() is None else None
     if hint:  # where the memories are says more than that there are none here
@@ -159,11 +162,12 @@ def cmd_wake(args: argparse.Namespace, env: Env) -> int:
 def cmd_recall(args: argparse.Namespace, env: Env) -> int:
     """Print the memories recalled for the query."""
     from gitmem import api
+    from gitmem.api import Via
 
     query = args.query or args.query_pos or ""
     result, skipped = env.gm.recall(query, top_k=args.top_k, token_budget=args.token_budget,
                                     include_stale=args.include_stale, full_records=False,
-                                    max_chars=args.max_chars, file=args.file)
+                                    max_chars=args.max_chars, file=args.file, via=Via("cli:recall"))
     env.warn_skipped(skipped)
     env.write(api.render_recall(result, args.format))
     env.note(api.empty_notice(result, args.file or ""))
@@ -189,7 +193,10 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
         env.warn(f"tur hook {args.hook}: cannot read stdin: {exc}")
         return 0
     try:
-        options = {"token_budget": args.token_budget, "max_chars": args.max_chars}
+        from gitmem.api import Via
+
+        options = {"token_budget": args.token_budget, "max_chars": args.max_chars,
+                   "via": Via(f"hook:{args.hook}", args.harness)}
         if hasattr(args, "top_k"):
             options["top_k"] = args.top_k
         output = getattr(env.gm.hooks, args.hook_method)(payload, **options)

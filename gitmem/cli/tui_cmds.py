@@ -17,8 +17,8 @@ def _tui_parser(sub: argparse._SubParsersAction) -> None:
         description="Open the terminal UI: a table of memories with a detail pane "
         "(provenance, history, anchored diff) that follows working-tree edits; keys v verify, "
         "r refute, u undo refutation, d forget, c confidence, n learn, e edit, m mark and l link, "
-        "o open in $EDITOR, s sync, w wake preview, / search, ? every key, ctrl+p actions, "
-        "q quit. Example: tur tui",
+        "o open in $EDITOR, s sync, w wake preview, i what the agent saw, / search, ? every key, "
+        "ctrl+p actions, q quit. Example: tur tui",
     )
     p.add_argument("--poll", type=float, default=1.0, metavar="SECONDS",
                    help="how often to check whether another process wrote (default 1)")

@@ -64,7 +64,7 @@ def cmd_watch(args: argparse.Namespace, env: Env) -> int:
 
     stop = threading.Event()
     watcher = Watcher(env.gm, debounce_ms=args.debounce, stop_event=stop, polling=args.poll)
-    restore = _install_signal_handlers(stop)
+    restore = install_stop_handlers(stop)
     timer = None
     if args.timeout is not None:
         timer = threading.Timer(max(args.timeout, 0.0), stop.set)
@@ -158,7 +158,7 @@ def _line(event: WatchEvent, change: StatusChange, content: str = "") -> str:
     return text
 
 
-def _install_signal_handlers(stop: threading.Event) -> Callable[[], None]:
+def install_stop_handlers(stop: threading.Event) -> Callable[[], None]:
     """SIGINT/SIGTERM set ``stop`` (the batch in progress finishes); a second SIGINT interrupts.
 
     Returns a function restoring the previous handlers. Off the main thread (tests

@@ -24,6 +24,7 @@ from pydantic import (
 from gitmem import defaults
 from gitmem.config.settings import (
     HookSettings,
+    LogSettings,
     RecallSettings,
     Settings,
     TrustSettings,
@@ -128,6 +129,13 @@ class HooksSection(_Section):
     learn_reminder: Flag = defaults.HOOKS_LEARN_REMINDER
 
 
+class LogSection(_Section):
+    """``log:`` of the file (see :class:`gitmem.config.settings.LogSettings`)."""
+
+    max_bytes: Count = Field(default=defaults.LOG_MAX_BYTES, ge=1024)
+    files: Count = Field(default=defaults.LOG_FILES, ge=1)
+
+
 class SettingsFile(_Section):
     """The whole file; every key is optional and unknown keys are errors."""
 
@@ -138,6 +146,7 @@ class SettingsFile(_Section):
     tokenizer: str = defaults.TOKENIZER
     trust: TrustSection = Field(default_factory=TrustSection)
     hooks: HooksSection = Field(default_factory=HooksSection)
+    log: LogSection = Field(default_factory=LogSection)
 
     @field_validator("tokenizer")
     @classmethod
@@ -169,6 +178,7 @@ class SettingsFile(_Section):
             tokenizer=self.tokenizer,
             trust=TrustSettings(authors=tuple(self.trust.authors)),
             hooks=HookSettings(learn_reminder=self.hooks.learn_reminder),
+            log=LogSettings(max_bytes=self.log.max_bytes, files=self.log.files),
         )
 
 
@@ -190,7 +200,7 @@ def validate_settings(data: Any, where: str) -> Settings:
         ) from exc
 
 
-_SECTIONS = ("decay", "wake", "recall", "verify", "trust", "hooks")
+_SECTIONS = ("decay", "wake", "recall", "verify", "trust", "hooks", "log")
 
 
 def _explain(error: Any) -> tuple[str, str]:

@@ -14,7 +14,7 @@ from gitmem import defaults
 from gitmem.record.decay import DecayPolicy
 from gitmem.vocabulary import MemoryType
 
-__all__ = ["RecallSettings", "Settings", "TrustSettings", "VerifySettings", "WakeSettings"]
+__all__ = ["LogSettings", "RecallSettings", "Settings", "TrustSettings", "VerifySettings", "WakeSettings"]
 
 
 @dataclass(frozen=True)
@@ -96,6 +96,19 @@ class HookSettings:
 
 
 @dataclass(frozen=True)
+class LogSettings:
+    """The local injection log (docs/log.md).
+
+    Attributes:
+        max_bytes: bytes past which the log file is rotated (at least 1,024).
+        files: files kept, the current one included (at least 1).
+    """
+
+    max_bytes: int = defaults.LOG_MAX_BYTES
+    files: int = defaults.LOG_FILES
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything configurable, read from ``.tur/config.yaml``; every key is optional.
 
@@ -107,6 +120,7 @@ class Settings:
         tokenizer: tiktoken encoding name; must be loadable offline.
         trust: whose axiom and core memories wake takes as instructions.
         hooks: what the harness hooks do besides sending memories.
+        log: the size of the local injection log.
     """
 
     decay: DecayPolicy = field(default_factory=DecayPolicy)
@@ -116,6 +130,7 @@ class Settings:
     tokenizer: str = defaults.TOKENIZER
     trust: TrustSettings = field(default_factory=TrustSettings)
     hooks: HookSettings = field(default_factory=HookSettings)
+    log: LogSettings = field(default_factory=LogSettings)
 
     def to_plain(self) -> dict[str, Any]:
         """The settings as plain dicts, lists, strings and numbers (for the cache)."""
@@ -134,6 +149,7 @@ class Settings:
             "tokenizer": self.tokenizer,
             "trust": {"authors": list(self.trust.authors)},
             "hooks": {"learn_reminder": self.hooks.learn_reminder},
+            "log": {"max_bytes": self.log.max_bytes, "files": self.log.files},
         }
 
     @classmethod
@@ -158,4 +174,5 @@ class Settings:
             tokenizer=data["tokenizer"],
             trust=TrustSettings(tuple(data["trust"]["authors"])),
             hooks=HookSettings(bool(data["hooks"]["learn_reminder"])),
+            log=LogSettings(**data.get("log", {})),
         )

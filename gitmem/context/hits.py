@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -63,6 +64,8 @@ class RecallResult:
             (:class:`gitmem.context.stale_notes.StaleNote`); empty without files.
         held_back: matches of the query held back as stale (stale or superseded memories
             with affinity to it; 0 with ``include_stale``).
+        over_budget: ids of the top ``top_k`` hits left out for budget (``omitted`` of
+            them), best first.
     """
 
     query: str
@@ -71,3 +74,11 @@ class RecallResult:
     format: str = "markdown-prompt"
     stale: tuple[StaleNote, ...] = ()
     held_back: int = 0
+    over_budget: tuple[str, ...] = ()
+
+    @classmethod
+    def fitted(cls, query: str, top: Sequence[Hit], chosen: Sequence[Hit], fmt: str) -> RecallResult:
+        """The result of ``chosen``, the hits of ``top`` that fitted the limits (the others omitted)."""
+        kept = {hit.memory.id for hit in chosen}
+        dropped = tuple(hit.memory.id for hit in top if hit.memory.id not in kept)
+        return cls(query, tuple(chosen), len(dropped), fmt, over_budget=dropped)

@@ -785,7 +785,7 @@ def recall(
             if fits(format_hits([*chosen, candidate], fmt, query) + suffix):
                 chosen.append(candidate)
                 break
-    return RecallResult(query, tuple(chosen), len(top) - len(chosen), fmt)
+    return RecallResult.fitted(query, top, chosen, fmt)
 
 
 def _mark_contradictions(hits: list[Hit]) -> list[Hit]:

@@ -14,12 +14,13 @@ from gitmem.text import for_reader
 from gitmem.vocabulary import WAKE_FORMATS
 
 if TYPE_CHECKING:  # only for annotations: results are rendered, never computed, here
+    from gitmem.context.injection import Injection
     from gitmem.context.recall import RecallResult
     from gitmem.context.stale_notes import RepairActions
     from gitmem.context.wake import WakeResult
 
 __all__ = ["HOOK_FORMATS", "NO_MEMORIES_YET", "WAKE_FORMATS", "empty_notice", "render_explain",
-           "render_hook", "render_recall", "render_wake"]
+           "render_hook", "render_injection", "render_recall", "render_wake"]
 
 HOOK_FORMATS = ("text", "json")
 """How a hook prints: ``text`` (the markdown itself) or ``json`` (the harness envelope)."""
@@ -192,3 +193,58 @@ def render_explain(result: WakeResult) -> str:
         lines.append(f"{e.tier:<4}  {e.memory_id:<20}  {e.tokens:>6}  {salience:>8}  {outcome}")
     return "\n".join(lines) + "\n"
 
+
+def _injection_heading(record: Injection) -> str:
+    via = record.via
+    head = [f"{record.at:%Y-%m-%d %H:%M:%S}Z", via.surface]
+    if via.session:
+        head.append(f"session {via.session}")
+    if via.harness:
+        head.append(f"harness {via.harness}")
+    size = []
+    if record.tokens is not None:
+        size.append(f"{record.tokens}/{'unbounded' if record.budget is None else record.budget} tokens")
+    elif record.budget is not None:
+        size.append(f"budget {record.budget} tokens")
+    if record.chars is not None:
+        size.append(f"{record.chars} chars")
+    if record.floor is not None:
+        size.append(f"relevance floor {record.floor:g}")
+    head.append(record.kind + (f" ({', '.join(size)})" if size else ""))
+    return "  ".join(head)
+
+
+def render_injection(record: Injection) -> str:
+    """One injection of the log as text (``tur log``): a heading line, then a line per memory.
+
+    The heading: the time (UTC, to the second), the surface, the session and harness when
+    known, the kind, and tokens / budget / characters as far as known; then the query of a
+    recall. Then ``+ ID`` for each memory included (its tokens and tier, or its rank, and
+    ``compressed`` / ``truncated`` / ``stale note``), ``- ID reason`` for each left out by
+    name, and a last line counting those left out by reason (named or not).
+    """
+    lines = [_injection_heading(record)]
+    if record.query:
+        lines.append(f'  query: "{for_reader(record.query)}"')
+    for item in record.included:
+        about = []
+        if item.tokens is not None:
+            about.append(f"{item.tokens} tokens")
+        if item.tier is not None:
+            about.append(f"tier {item.tier}")
+        if item.rank is not None:
+            about.append(f"rank {item.rank}")
+        if item.note:
+            about.append(item.note)
+        lines.append(f"  + {item.id:<20}  {', '.join(about)}".rstrip())
+    for out in record.left_out:
+        tokens = f" ({out.tokens} tokens)" if out.tokens is not None else ""
+        lines.append(f"  - {out.id:<20}  {out.reason}{tokens}")
+    if record.unlisted:
+        lines.append(f"  … and {record.unlisted} more included")
+    if not record.included:
+        lines.append("  (nothing injected)")
+    if record.counts:
+        counted = ", ".join(f"{n} {reason}" for reason, n in record.counts.items())
+        lines.append(f"  left out: {counted}")
+    return "\n".join(lines) + "\n"

@@ -13,9 +13,9 @@ blank line)::
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from itertools import compress, repeat
+from itertools import compress, islice, repeat
 from operator import is_
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from gitmem.context.entry import entry_details, format_entry
 from gitmem.context.packing import Limits, RankedItem, RankedSource, Section, advisory_line, layout, pack
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = [
     "REASONS",
     "AssemblyEntry",
+    "PACKED_LEFT_OUT",
     "RankedItem",
     "RankedSource",
     "WakeResult",
@@ -108,9 +109,19 @@ class WakeResult:
             and rank order; nothing is left out. Built on first use: a plain wake of
             100,000 memories prints the text and never needs 100,000 entries.
         shown: ids of the memories in the text, in text order (cheap, unlike ``assembly``).
+        packed: what the packing itself decided, without the assembly record's cost: the
+            persona, continuity and untrusted blocks, each memory in the text (in text order;
+            ``tokens`` of its whole entry, ``reason`` ``compressed`` when shown as a preview),
+            then the best-ranked memories left out for budget, at most
+            :data:`PACKED_LEFT_OUT` per tier (``salience`` and the details are ``None``).
+        left_out: memories excluded, by reason, as far as the wake knows them without the
+            assembly record: always ``over_budget`` (= ``omitted``) and ``stale`` when not
+            0; a wake compiled from the table also counts ``refuted``, ``low_weight`` and
+            ``superseded`` (a wake plan holds only the memories that can be shown).
     """
 
-    __slots__ = ("_assembly", "_build", "budget", "omitted", "shown", "text", "tokens")
+    __slots__ = ("_assembly", "_build", "budget", "left_out", "omitted", "packed", "shown", "text",
+                 "tokens")
 
     def __init__(
         self,
@@ -120,9 +131,13 @@ class WakeResult:
         omitted: int,
         assembly: Iterable[AssemblyEntry] | Callable[[], Iterable[AssemblyEntry]],
         shown: Iterable[str] = (),
+        packed: Iterable[AssemblyEntry] = (),
+        left_out: Mapping[str, int] | None = None,
     ) -> None:
         self.text = text
         self.shown = tuple(shown)
+        self.packed = tuple(packed)
+        self.left_out = dict(left_out or {})
         self.tokens = tokens
         self.budget = budget
         self.omitted = omitted
@@ -407,7 +422,13 @@ def compile_rows(
         return tuple(entries)
 
     shown = [rows.ids[s.items[pos]] for s in sections[_BLOCKS:] for pos in s.chosen]
-    return WakeResult(text, used, budget or None, omitted, assembly, shown)
+    counts = {reason: reasons.count(reason) for reason in REASONS}
+    counts["stale"] += rows.unlisted_stale
+    counts = {reason: count for reason, count in counts.items() if count}
+    if omitted:
+        counts["over_budget"] = omitted
+    return WakeResult(text, used, budget or None, omitted, assembly, shown,
+                      _packed(sections, rows.ids.__getitem__), counts)
 
 
 def _compile_sections(sections: list[Section], budget: int | None, max_chars: int | None,
@@ -503,7 +524,30 @@ def compile_ranked(
     ]
     text, used, omitted = _compile_sections(sections, budget, max_chars, shares, stale, counter)
     shown = [s.items[pos] for s in sections[_BLOCKS:] for pos in s.chosen]
-    return WakeResult(text, used, budget or None, omitted, (), shown)
+    counts = {"over_budget": omitted, "stale": stale}
+    return WakeResult(text, used, budget or None, omitted, (), shown, _packed(sections, str),
+                      {reason: n for reason, n in counts.items() if n})
+
+
+PACKED_LEFT_OUT = 20
+"""Memories left out for budget that :attr:`WakeResult.packed` names, per tier (best first)."""
+
+
+def _packed(sections: list[Section], id_of: Callable[[Any], str]) -> list[AssemblyEntry]:
+    """:attr:`WakeResult.packed` of packed ``sections``; ``id_of``: a section item -> its memory id."""
+    entries = [_block_entry(s) for s in sections[:_BLOCKS] if s.items]
+    passed: list[AssemblyEntry] = []
+    for section in sections[_BLOCKS:]:
+        tier, tokens, items = section.tier, section.tokens, section.items
+        entries.extend(AssemblyEntry(id_of(items[pos]), tier, tokens[pos], True,
+                                     "compressed" if pos in section.compressed else None, None)
+                       for pos in section.chosen)
+        chosen = set(section.chosen)
+        # Items held past the walk are of lower rank than any walked: stop at the cap.
+        left = (pos for pos in range(len(items)) if pos not in chosen)
+        passed.extend(AssemblyEntry(id_of(items[pos]), tier, tokens[pos], False, "over_budget", None)
+                      for pos in islice(left, PACKED_LEFT_OUT))
+    return entries + passed
 
 
 SHOWABLE_MARGIN = 1e-9

@@ -20,7 +20,7 @@ from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError
 from mcp.types import CallToolResult, TextContent
 from pydantic import BaseModel
 
-from gitmem.api import Gitmem, LearnActions, StatusRow, memory_to_json
+from gitmem.api import Gitmem, LearnActions, StatusRow, Via, current_via, memory_to_json
 from gitmem.defaults import PRE_TURN_TOKEN_BUDGET
 from gitmem.errors import GitmemError, InvalidInput, NotARepository, UnknownMemory
 from gitmem.mcp.bounds import check_id, check_query
@@ -58,6 +58,11 @@ _LEARN_ACTIONS = LearnActions(supersede="`link` with source {id}, target {other}
 LIST_LIMIT = 100
 
 _T = TypeVar("_T")
+
+
+def _via(surface: str) -> Via:
+    """The tool's own surface name, unless a server of its own serves it (``injecting``)."""
+    return current_via() or Via(surface)
 
 
 def _record(memory: Any) -> MemoryRecord:
@@ -218,7 +223,8 @@ class GitmemTools:
         """The wake prompt; with ``explain``, the summary of its assembly record too."""
         from gitmem import api
 
-        result, skipped = self.gm.wake(token_budget=token_budget, max_chars=max_chars)
+        result, skipped = self.gm.wake(token_budget=token_budget, max_chars=max_chars,
+                                       via=_via("mcp:wake"))
         text = tool_words(result.text)
         out = WakeResult(text=text, tokens=result.tokens, budget=result.budget,
                          omitted=result.omitted, warnings=_warnings(skipped))
@@ -235,7 +241,8 @@ class GitmemTools:
 
         result, skipped = self.gm.recall(query, top_k=top_k, include_stale=include_stale,
                                          full_records=False,
-                                         file=self._absolute(file) if file else None)
+                                         file=self._absolute(file) if file else None,
+                                         via=_via("mcp:recall"))
         hits = [RecallHit(**{**memory_to_json(h.memory), "reason": h.stale_reason}, score=h.score,
                           bm25=h.bm25, boost=h.boost, stale=h.stale)
                 for h in result.hits]
@@ -358,7 +365,7 @@ class GitmemTools:
 
     def wake_text(self) -> str:
         """``tur://wake``: the wake prompt at the configured budget."""
-        result, _ = self.gm.wake()
+        result, _ = self.gm.wake(via=_via("mcp:resource"))
         return tool_words(result.text)
 
     def recall_text(self, query: str) -> str:
@@ -373,7 +380,8 @@ class GitmemTools:
         from gitmem import api
 
         check_query(query)
-        result, _ = self.gm.recall(query, token_budget=PRE_TURN_TOKEN_BUDGET, full_records=False)
+        result, _ = self.gm.recall(query, token_budget=PRE_TURN_TOKEN_BUDGET, full_records=False,
+                                   via=_via("mcp:resource"))
         return tool_words(api.render_recall(result, "markdown-prompt"))
 
     def memory_json(self, memory_id: str) -> str:

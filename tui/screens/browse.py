@@ -393,6 +393,12 @@ class BrowseScreen(Screen[None]):
             return
         self.app.push_screen(WakePreviewScreen(self.gm, budget, self.clock))
 
+    def action_injections(self) -> None:
+        """Open what the agent saw: the injection log by session."""
+        from tui.screens.injections import InjectionsScreen
+
+        self.app.push_screen(InjectionsScreen(self.gm))
+
     def action_search(self) -> None:
         """Focus the search input."""
         self.query_one("#search", Input).focus()
