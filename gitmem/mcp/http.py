@@ -217,11 +217,13 @@ class _Api:
 
     def _run(self, surface: str, body: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Run ``body`` as a call of ``surface`` (a value of :data:`SURFACES`)."""
-        # INJECTION LOG (issue 32): the one place the API passes its surface name. The merger
-        # sets the api's surface context (injlog) to ``surface`` around ``self.tools.run(body)``
-        # here, so that every wake and recall this API serves is logged under it.
+        # The one place the API names its surface: every wake and recall it serves is
+        # logged under it in the injection log.
         log.debug("tur serve: a call of %s", surface)
-        return self.tools.run(body)
+        from gitmem.api import Via, injecting
+
+        with injecting(Via(surface)):
+            return self.tools.run(body)
 
     async def _refused(self, request: Request) -> Response | None:
         """The answer to a request whose ``Host`` or ``Origin`` names no loopback host, else ``None``."""
