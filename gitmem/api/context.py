@@ -119,9 +119,9 @@ class ContextBuilder:
         def trusts(who: str) -> bool:
             return trust.trusts(who, me)
 
-        accepted = store.accepted()
-        return (persona_standing(store, tip, trusts, accepted),
-                note_standing(store, tip, trusts, accepted))
+        accepted, signed = store.accepted(), trust.require_signatures
+        return (persona_standing(store, tip, trusts, accepted, signed),
+                note_standing(store, tip, trusts, accepted, signed))
 
     def accept(self, note: bool = False) -> Version:
         """See :meth:`gitmem.api.Gitmem.accept`."""
@@ -544,12 +544,13 @@ class ContextBuilder:
         """
         from gitmem.context.entry import claimed_by
         from gitmem.sharing.trust import shown_writer
+        from gitmem.vocabulary import unmarked
 
-        writers = self.ws.records.writers(table)
+        trust = self.ws.settings.trust
+        writers = self.ws.records.writers(table, trust.require_signatures)
         if not writers:
             return [], []
         me = self.ws.store.identity()
-        trust = self.ws.settings.trust
 
         def trusts(who: str) -> bool:
             return trust.trusts(who, me)
@@ -566,7 +567,7 @@ class ContextBuilder:
                 shown: str | None = claimed_by(claim, "nobody git knows") if claim else "unknown"
             elif ok and writer == me:
                 shown = None
-            elif claim and claim != writer:
+            elif claim and claim != unmarked(writer):  # the mark alone says what is wrong
                 shown = claimed_by(claim, writer)
             else:
                 shown = writer

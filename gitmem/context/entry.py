@@ -24,7 +24,7 @@ from datetime import UTC
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gitmem.text import for_reader
-from gitmem.vocabulary import RECALL_FORMATS, iso_z
+from gitmem.vocabulary import RECALL_FORMATS, SIGNATURE_MARKS, iso_z
 
 if TYPE_CHECKING:
     from gitmem.record.shapes import MemoryLike
@@ -160,9 +160,11 @@ def show_author(author: str) -> str:
         claim = claim.replace("(", "[").replace(")", "]")
         return f"{show_author(claim)} (claimed; written by {show_author(writer)})"
     flat = " ".join(author.split())
-    name, _, email = flat.partition(" <")
+    # git's verdict on the commit's signature (Store.attribution) stays after the address.
+    mark = next((m for m in SIGNATURE_MARKS if flat.endswith(m)), "")
+    name, _, email = flat[:len(flat) - len(mark)].partition(" <")
     if email.endswith(">"):
-        flat = f"{name} ({email[:-1]})"
+        flat = f"{name} ({email[:-1]}){mark}"
     return neutralise(flat)[0] if flat else "?"
 
 

@@ -698,7 +698,7 @@ def _integrate(store: Store, state: _State, dry_run: bool) -> str | None:
 
 
 def _new_authors(store: Store, before: str | None, after: str | None, *,
-                 remember: bool) -> dict[str, list[str]]:
+                 remember: bool, require_signatures: bool = False) -> dict[str, list[str]]:
     """Who git says made the records changed from ``before`` to ``after``, if this clone never saw them.
 
     Seen: the local identity, and every writer an earlier sync reported (kept in
@@ -713,7 +713,7 @@ def _new_authors(store: Store, before: str | None, after: str | None, *,
                if (memory_id := _record_id(path)) is not None and old.get(path) != blob}
     if not changed:
         return {}
-    made = store.attribution(after, set(changed), before)
+    made = store.attribution(after, set(changed), before, require_signatures=require_signatures)
     known = {store.identity(), *store.known_authors()}
     found: dict[str, list[str]] = {}
     for path in sorted(changed):
@@ -725,7 +725,8 @@ def _new_authors(store: Store, before: str | None, after: str | None, *,
     return found
 
 
-def _arrivals(store: Store, before: str | None, after: str | None) -> list[Arrival]:
+def _arrivals(store: Store, before: str | None, after: str | None,
+              require_signatures: bool = False) -> list[Arrival]:
     """The persona version and continuity notes that ``after`` has and ``before`` lacks, made by others."""
     if after is None or after == before:
         return []
@@ -739,7 +740,7 @@ def _arrivals(store: Store, before: str | None, after: str | None) -> list[Arriv
             wanted[f"continuity/{name}"] = ("note", blob)
     if not wanted:
         return []
-    made = store.attribution(after, set(wanted))
+    made = store.attribution(after, set(wanted), require_signatures=require_signatures)
     me = store.identity()
     return [Arrival(kind, path, blob, made.get(path, ())) for path, (kind, blob) in sorted(wanted.items())
             if set(made.get(path, ())) != {me}]
@@ -752,7 +753,7 @@ def _mark(res: SyncResult, status: str) -> None:
 
 def sync(
     store: Store, remote_name: str = "origin", *, dry_run: bool = False, attempts: int = DEFAULT_ATTEMPTS,
-    allow_secret: bool = False, publish: bool = True,
+    allow_secret: bool = False, publish: bool = True, require_signatures: bool = False,
 ) -> SyncResult:
     """Fetch, integrate (adopt, fast-forward or merge) and push the memory ref; see the module docstring.
 
@@ -764,6 +765,8 @@ def sync(
         attempts: pushes tried when the remote keeps moving (each after a new fetch and merge).
         allow_secret: adopt incoming versions in which the credential scan finds something.
         publish: push to a remote without a memory ref (else none; ``result.unpublished``).
+        require_signatures: ``trust.require_signatures``: the authors named (new authors,
+            arrivals) carry ``(unsigned)`` where their commit is unsigned (``Store.attribution``).
 
     Returns:
         The :class:`SyncResult`.
@@ -792,9 +795,10 @@ def sync(
         res.local_after = store.tip() if not dry_run else local_before
         if not res.new_authors:
             res.new_authors = _new_authors(store, local_before, local if dry_run else res.local_after,
-                                           remember=not dry_run)
+                                           remember=not dry_run, require_signatures=require_signatures)
         if not res.arrived:
-            res.arrived = _arrivals(store, local_before, local if dry_run else res.local_after)
+            res.arrived = _arrivals(store, local_before, local if dry_run else res.local_after,
+                                    require_signatures)
         res.unpublished = local is not None and state.remote_sha is None and not publish
         if local is None or local == state.remote_sha or res.unpublished:
             return res

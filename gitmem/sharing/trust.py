@@ -92,14 +92,14 @@ def shown_writer(authors: tuple[str, ...], trusts: Callable[[str], bool]) -> str
 
 
 def _version(store: Store, commit: str, path: str, blob: str, trusts: Callable[[str], bool],
-             accepted: set[str]) -> Version:
-    authors = store.attribution(commit, {path}).get(path, ())
+             accepted: set[str], require_signatures: bool) -> Version:
+    authors = store.attribution(commit, {path}, require_signatures=require_signatures).get(path, ())
     ok = blob in accepted or (bool(authors) and all(map(trusts, authors)))
     return Version(path, blob, authors, ok)
 
 
 def persona_standing(store: Store, tip: str | None, trusts: Callable[[str], bool],
-                     accepted: set[str]) -> Standing:
+                     accepted: set[str], require_signatures: bool = False) -> Standing:
     """The persona in force at ``tip`` in this clone, and the proposal beside it (module docstring).
 
     Args:
@@ -107,11 +107,13 @@ def persona_standing(store: Store, tip: str | None, trusts: Callable[[str], bool
         tip: a commit of the memory ref (``None``: nothing).
         trusts: ``Name <email> -> bool``, the configured trust.
         accepted: blob ids this clone accepted (``Store.accepted``).
+        require_signatures: ``trust.require_signatures`` (an unsigned commit's author is
+            marked, see ``Store.attribution``).
     """
     blob = store.blob_id_at(tip, PERSONA_PATH) if tip is not None else None
     if tip is None or blob is None:
         return Standing(None, None)
-    newest = _version(store, tip, PERSONA_PATH, blob, trusts, accepted)
+    newest = _version(store, tip, PERSONA_PATH, blob, trusts, accepted, require_signatures)
     if newest.trusted:
         return Standing(newest, None)
     try:
@@ -122,21 +124,21 @@ def persona_standing(store: Store, tip: str | None, trusts: Callable[[str], bool
         older = store.blob_id_at(commit, PERSONA_PATH)
         if older is None or older == blob:
             continue
-        version = _version(store, commit, PERSONA_PATH, older, trusts, accepted)
+        version = _version(store, commit, PERSONA_PATH, older, trusts, accepted, require_signatures)
         if version.trusted:
             return Standing(version, newest)
     return Standing(None, newest)
 
 
 def note_standing(store: Store, tip: str | None, trusts: Callable[[str], bool],
-                  accepted: set[str]) -> Standing:
+                  accepted: set[str], require_signatures: bool = False) -> Standing:
     """The newest continuity note in force at ``tip``, and a newer untrusted one (module docstring)."""
     notes = store.list_dir(tip, CONTINUITY_DIR) if tip is not None else {}
     if tip is None or not notes:
         return Standing(None, None)
     names = sorted(notes, reverse=True)[:MAX_VERSIONS]  # names sort by time
     paths = {f"{CONTINUITY_DIR}/{n}" for n in names}
-    found = store.attribution(tip, paths)
+    found = store.attribution(tip, paths, require_signatures=require_signatures)
     proposed: Version | None = None
     for name in names:
         path = f"{CONTINUITY_DIR}/{name}"
