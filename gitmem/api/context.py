@@ -148,7 +148,7 @@ class ContextBuilder:
             if version is None:
                 continue
             writer = shown_writer(version.authors, lambda who: trust.trusts(who, me)) or "an unknown author"
-            text = store.read_blob(version.blob)[:limit].decode("utf-8", "replace")
+            text = "" if version.deleted else store.read_blob(version.blob)[:limit].decode("utf-8", "replace")
             accept = "tur persona accept" + (" --note" if kind == "note" else "")
             out.append(Proposal(kind, version, writer, text, accept))
         return out
@@ -158,7 +158,8 @@ class ContextBuilder:
         from gitmem.context.entry import untrusted_lines
 
         kinds = {"persona": "Persona", "note": "Continuity note"}
-        lines = [untrusted_lines(kinds[p.kind], p.writer, p.text, p.accept) for p in self.proposals(tip)]
+        lines = [untrusted_lines(kinds[p.kind], p.writer, p.text, p.accept, deleted=p.version.deleted)
+                 for p in self.proposals(tip)]
         return "".join(lines) or None
 
     def set_persona(self, data: bytes, where: str = "persona",

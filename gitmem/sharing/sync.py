@@ -68,7 +68,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gitmem import codec
-from gitmem.errors import FormatVersion, MalformedRecord, RemoteError
+from gitmem.errors import FormatVersion, GitmemError, MalformedRecord, RemoteError
 from gitmem.record.ids import ID_HEX_LENGTHS, content_digest, normalise_content, pick_id, shard_of
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
 from gitmem.record.models import Memory
@@ -145,14 +145,16 @@ class Arrival:
     Attributes:
         kind: ``persona`` or ``note``.
         path: its path on the memory ref.
-        blob: its blob id.
+        blob: its blob id (a deletion: the sha of the commit that deleted it).
         authors: who git says made it (``Name <email>``, newest first).
+        deleted: the persona was deleted (it was there before the sync, and is not after).
     """
 
     kind: str
     path: str
     blob: str
     authors: tuple[str, ...]
+    deleted: bool = False
 
 
 @dataclass
@@ -732,8 +734,12 @@ def _arrivals(store: Store, before: str | None, after: str | None,
         return []
     wanted: dict[str, tuple[str, str]] = {}
     persona = store.blob_id_at(after, "persona.yaml")
-    if persona is not None and persona != (store.blob_id_at(before, "persona.yaml") if before else None):
+    earlier = store.blob_id_at(before, "persona.yaml") if before else None
+    if persona is not None and persona != earlier:
         wanted["persona.yaml"] = ("persona", persona)
+    deleted = _deleting_commit(store, after) if persona is None and earlier is not None else None
+    if deleted is not None:
+        wanted["persona.yaml"] = ("persona", deleted)
     old_notes = store.list_dir(before, "continuity") if before else {}
     for name, blob in sorted(store.list_dir(after, "continuity").items()):
         if old_notes.get(name) != blob:
@@ -742,8 +748,18 @@ def _arrivals(store: Store, before: str | None, after: str | None,
         return []
     made = store.attribution(after, set(wanted), require_signatures=require_signatures)
     me = store.identity()
-    return [Arrival(kind, path, blob, made.get(path, ())) for path, (kind, blob) in sorted(wanted.items())
-            if set(made.get(path, ())) != {me}]
+    gone = {"persona.yaml"} if deleted is not None else set()
+    return [Arrival(kind, path, blob, made.get(path, ()), deleted=path in gone)
+            for path, (kind, blob) in sorted(wanted.items()) if set(made.get(path, ())) != {me}]
+
+
+def _deleting_commit(store: Store, tip: str) -> str | None:
+    """The commit that deleted ``persona.yaml`` (the newest that changed it, from ``tip``), if git can say."""
+    try:
+        changes = store.path_changes(tip, "persona.yaml")
+    except GitmemError:
+        return None
+    return changes[0] if changes else None
 
 
 def _mark(res: SyncResult, status: str) -> None:
