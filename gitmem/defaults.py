@@ -22,6 +22,7 @@ __all__ = [
     "PRE_TURN_TOKEN_BUDGET",
     "RECALL_TOP_K",
     "TOKENIZER",
+    "TRUST_REQUIRE_SIGNATURES",
     "VERIFY_FOLLOW_MOVES",
     "HOOKS_LEARN_REMINDER",
     "VERIFY_IGNORE_WHITESPACE",
@@ -50,6 +51,8 @@ VERIFY_IGNORE_WHITESPACE = True
 is re-anchored; setting ``verify.ignore_whitespace``."""
 
 VERIFY_FOLLOW_MOVES = True
+TRUST_REQUIRE_SIGNATURES = False
+"""``trust.require_signatures``: only commits whose signature git verifies make their author trusted."""
 HOOKS_LEARN_REMINDER = True
 """``hooks.learn_reminder``: the end-of-turn hook reminds a session that changed files and learned nothing."""
 """Anchored code that left its file is looked for in other files and followed there; setting

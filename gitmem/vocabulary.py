@@ -13,6 +13,9 @@ from enum import StrEnum
 __all__ = [
     "ID_PATTERN",
     "RECALL_FORMATS",
+    "SIGNATURE_MARKS",
+    "SIGNATURE_NOT_VERIFIED",
+    "UNSIGNED",
     "WAKE_FORMATS",
     "MemoryType",
     "RelationType",
@@ -20,6 +23,7 @@ __all__ = [
     "Status",
     "iso_z",
     "precise_now",
+    "unmarked",
     "utc_now",
 ]
 
@@ -28,6 +32,27 @@ WAKE_FORMATS = ("markdown", "json")
 
 RECALL_FORMATS = ("markdown-prompt", "json", "plain")
 """The formats of recalled hits: ``markdown-prompt`` (the default), ``json`` and ``plain``."""
+
+SIGNATURE_NOT_VERIFIED = " (signature not verified)"
+"""Appended to a git author (``Name <email>``) whose commit carries a signature git does not
+verify (``git log --format=%G?`` other than ``G`` or ``N``: bad, unknown validity, expired,
+revoked, or not checkable): never trusted as the named author (docs/sharing.md, Signatures)."""
+
+UNSIGNED = " (unsigned)"
+"""Appended to the author of an unsigned commit where ``trust.require_signatures`` is set."""
+
+SIGNATURE_MARKS = (SIGNATURE_NOT_VERIFIED, UNSIGNED)
+"""The marks an author string from git's attribution may end with; a marked author is untrusted."""
+
+
+
+def unmarked(author: str) -> str:
+    """``author`` without a trailing signature mark (:data:`SIGNATURE_MARKS`): the identity git names."""
+    for mark in SIGNATURE_MARKS:
+        if author.endswith(mark):
+            return author[: -len(mark)]
+    return author
+
 
 #: Ids are ``<type>-<8 hex>``; the hex part is the start of the SHA-256 of the normalised
 #: content. A memory whose 8 hex digits are taken by a different statement gets 16 (and,

@@ -234,7 +234,7 @@ def _writers(repo: Path) -> tuple[list, bool]:
     """Who git says wrote each row (newest author), and whether the read walked only new commits."""
     gm = Gitmem.open(repo)
     table, _ = gm.records.table(gm.store.tip())
-    before = gm.records.cache.read_payload("", "attribution")
+    before = gm.records.cache.read_payload("", "attribution2")
     carried = isinstance(before, dict) and before.get("tree") != table.tree \
         and gm.store.is_ancestor(before.get("tip"), gm.store.tip())
     return [who[0] if who else None for who in gm.records.writers(table)], carried
@@ -262,7 +262,7 @@ def test_writers_come_from_git_and_after_writes_only_the_new_commits_are_walked(
     gm.refute(old[0], "no longer true")  # now changed last by this identity
     after, carried = _writers(repo)
     assert carried  # git log OLD..NEW: the two new commits only
-    payload = gm.records.cache.read_payload("", "attribution")
+    payload = gm.records.cache.read_payload("", "attribution2")
     assert payload["tip"] == gm.store.tip()
     shutil.rmtree(cache_dir(Store.discover(repo)))
     assert after == _writers(repo)[0]
@@ -277,7 +277,7 @@ def test_writers_come_from_git_and_after_writes_only_the_new_commits_are_walked(
     shutil.rmtree(cache_dir(Store.discover(repo)))
     assert again == _writers(repo)[0] and again.count("Old Writer <test@example.com>") == 1
     # A reader of the same tree takes the rows as saved: the same writers, no git log.
-    payload = gm.records.cache.read_payload("", "attribution")
+    payload = gm.records.cache.read_payload("", "attribution2")
     assert [who[0] for who in payload["rows"]] == again and _writers(repo)[0] == again
 
 

@@ -119,9 +119,9 @@ class ContextBuilder:
         def trusts(who: str) -> bool:
             return trust.trusts(who, me)
 
-        accepted = store.accepted()
-        return (persona_standing(store, tip, trusts, accepted),
-                note_standing(store, tip, trusts, accepted))
+        accepted, signed = store.accepted(), trust.require_signatures
+        return (persona_standing(store, tip, trusts, accepted, signed),
+                note_standing(store, tip, trusts, accepted, signed))
 
     def accept(self, note: bool = False) -> Version:
         """See :meth:`gitmem.api.Gitmem.accept`."""
@@ -148,7 +148,7 @@ class ContextBuilder:
             if version is None:
                 continue
             writer = shown_writer(version.authors, lambda who: trust.trusts(who, me)) or "an unknown author"
-            text = store.read_blob(version.blob)[:limit].decode("utf-8", "replace")
+            text = "" if version.deleted else store.read_blob(version.blob)[:limit].decode("utf-8", "replace")
             accept = "tur persona accept" + (" --note" if kind == "note" else "")
             out.append(Proposal(kind, version, writer, text, accept))
         return out
@@ -158,7 +158,8 @@ class ContextBuilder:
         from gitmem.context.entry import untrusted_lines
 
         kinds = {"persona": "Persona", "note": "Continuity note"}
-        lines = [untrusted_lines(kinds[p.kind], p.writer, p.text, p.accept) for p in self.proposals(tip)]
+        lines = [untrusted_lines(kinds[p.kind], p.writer, p.text, p.accept, deleted=p.version.deleted)
+                 for p in self.proposals(tip)]
         return "".join(lines) or None
 
     def set_persona(self, data: bytes, where: str = "persona",
@@ -544,12 +545,13 @@ class ContextBuilder:
         """
         from gitmem.context.entry import claimed_by
         from gitmem.sharing.trust import shown_writer
+        from gitmem.vocabulary import unmarked
 
-        writers = self.ws.records.writers(table)
+        trust = self.ws.settings.trust
+        writers = self.ws.records.writers(table, trust.require_signatures)
         if not writers:
             return [], []
         me = self.ws.store.identity()
-        trust = self.ws.settings.trust
 
         def trusts(who: str) -> bool:
             return trust.trusts(who, me)
@@ -566,7 +568,7 @@ class ContextBuilder:
                 shown: str | None = claimed_by(claim, "nobody git knows") if claim else "unknown"
             elif ok and writer == me:
                 shown = None
-            elif claim and claim != writer:
+            elif claim and claim != unmarked(writer):  # the mark alone says what is wrong
                 shown = claimed_by(claim, writer)
             else:
                 shown = writer

@@ -880,7 +880,8 @@ class Gitmem:
             FormatVersion: the remote's ref is not a gitmem memory history.
         """
         return self._sharing.sync(remote, dry_run=dry_run, attempts=attempts,
-                                  allow_secret=allow_secret, publish=publish)
+                                  allow_secret=allow_secret, publish=publish,
+                                  require_signatures=self.settings.trust.require_signatures)
 
     # -- the read cache ----------------------------------------------------------------------
 

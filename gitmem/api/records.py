@@ -69,7 +69,7 @@ class Records:
                          if (row := table.row(memory_id)) is not None})
         return table, [*self.cache.take_notices(), *self.layout_problems(tip), *table.layout, *table.bad]
 
-    def writers(self, table: RecordTable) -> list[tuple[str, ...]]:
+    def writers(self, table: RecordTable, require_signatures: bool = False) -> list[tuple[str, ...]]:
         """Who made each row's version, as **git** says (``Name <email>``, newest first), in row order.
 
         The author of the commit on the memory ref that last changed the record (all of its
@@ -77,11 +77,14 @@ class Records:
         git names nobody. Never the record's own ``author`` field: that is a claim
         (docs/sharing.md, Trust). Kept in the read cache per tree; after the ref moves on,
         only the commits since the cached tip are walked (``git log OLD..NEW``).
+        An author whose commit's signature git does not verify carries the mark of
+        :meth:`gitmem.store.Store.attribution` (``require_signatures``: unsigned ones too).
         """
         tree, tip = table.tree, self.store.tip()
         if tree is None or tip is None:
             return [()] * len(table.ids)
-        payload = self.cache.read_payload("", _ATTRIBUTION)
+        name = _ATTRIBUTION + ("-signed" if require_signatures else "")
+        payload = self.cache.read_payload("", name)
         known: dict[str, tuple[str, ...]] | None = None
         since = None
         if isinstance(payload, dict):
@@ -99,18 +102,20 @@ class Records:
         # present is found, and overrides what was known.
         # gitmem's own writes since the cached tip (noted by the cache) descend from it: no check.
         mine = since is not None and self.cache.written_since(tip, since) is not None
-        found = self.store.attribution(tip, set(paths), since, descends=mine)
+        found = self.store.attribution(tip, set(paths), since, descends=mine,
+                                       require_signatures=require_signatures)
         for path, who in found.items():
             known[paths[path]] = who
         missing = {p for p, memory_id in paths.items() if memory_id not in known}
         if missing and since is not None:
-            for path, who in self.store.attribution(tip, missing).items():
+            for path, who in self.store.attribution(tip, missing,
+                                                    require_signatures=require_signatures).items():
                 known[paths[path]] = who
         one: dict[tuple[str, ...], tuple[str, ...]] = {}
         known = {memory_id: one.setdefault(who, who) for memory_id, who in known.items()}
         out = [known.get(memory_id, ()) for memory_id in table.ids]
         kept = {memory_id: known[memory_id] for memory_id in table.ids if memory_id in known}
-        self.cache.write_payload("", _ATTRIBUTION, {"tree": tree, "tip": tip, "ids": list(kept),
+        self.cache.write_payload("", name, {"tree": tree, "tip": tip, "ids": list(kept),
                                                     "who": list(kept.values()), "rows": out})
         return out
 
@@ -400,7 +405,7 @@ class Workspace:
         return self._settings
 
 
-_ATTRIBUTION = "attribution"
+_ATTRIBUTION = "attribution2"
 """The read cache's memo of who made each record's version (see :meth:`Records.writers`)."""
 
 

@@ -69,12 +69,13 @@ class Sharing:
         return setup_remote(self.store, remote)
 
     def sync(self, remote: str = "origin", *, dry_run: bool = False, attempts: int = 5,
-             allow_secret: bool = False, publish: bool = True) -> SyncResult:
-        """See :meth:`gitmem.api.Gitmem.sync`."""
+             allow_secret: bool = False, publish: bool = True,
+             require_signatures: bool = False) -> SyncResult:
+        """See :meth:`gitmem.api.Gitmem.sync` (``require_signatures``: ``trust.require_signatures``)."""
         from gitmem.sharing.sync import sync
 
         return sync(self.store, remote, dry_run=dry_run, attempts=attempts, allow_secret=allow_secret,
-                    publish=publish)
+                    publish=publish, require_signatures=require_signatures)
 
     def remote_hint(self) -> str | None:
         """See :meth:`gitmem.api.Gitmem.remote_hint`."""

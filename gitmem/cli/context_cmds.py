@@ -270,7 +270,12 @@ def _show_proposed(args: argparse.Namespace, env: Env) -> int:
         env.warn("nothing proposed: no persona or note from an untrusted author waits")
         return 1
     for p in found:
-        env.print(f"# {p.kind} {p.version.path} written by {' '.join(p.writer.split())}: untrusted, "
+        who = " ".join(p.writer.split())
+        if p.version.deleted:
+            env.print(f"# {p.kind} {p.version.path} deleted by {who}: untrusted, not in force here "
+                      f"(yours stays); `{p.accept}` puts the deletion in force")
+            continue
+        env.print(f"# {p.kind} {p.version.path} written by {who}: untrusted, "
                   f"not in force here; `{p.accept}` puts it in force")
         env.write(p.text if p.text.endswith("\n") else p.text + "\n")
     return 0
@@ -283,10 +288,11 @@ def cmd_persona_accept(args: argparse.Namespace, env: Env) -> int:
         from gitmem.cli.output import json_dump
 
         env.print(json_dump({"accepted": version.path, "blob": version.blob,
-                             "authors": list(version.authors)}))
+                             "authors": list(version.authors), "deleted": version.deleted}))
         return 0
     by = ", ".join(version.authors) or "nobody known"
-    env.print(f"accepted {version.path} ({version.blob[:12]}) by {by}: in force in this clone")
+    what = f"the deletion of {version.path} (commit " if version.deleted else f"{version.path} ("
+    env.print(f"accepted {what}{version.blob[:12]}) by {by}: in force in this clone")
     return 0
 
 

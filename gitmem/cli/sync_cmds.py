@@ -128,7 +128,8 @@ def _print_arrivals(result: SyncResult, env: Env) -> None:
                      f"--proposed`, adopt it with `{accept}`")
         else:
             state = "in force here (a trusted author)" if arrival.kind == "persona" else "trusted"
-        env.print(f"  arrived          {what} written by {who}: {state}")
+        made = "deleted" if arrival.deleted else "written"
+        env.print(f"  arrived          {what} {made} by {who}: {state}")
 
 
 def _publish_question(remote: str) -> str:

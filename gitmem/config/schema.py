@@ -113,6 +113,7 @@ class TrustSection(_Section):
     """``trust:`` of the file."""
 
     authors: list[str] = Field(default_factory=list)
+    require_signatures: Flag = defaults.TRUST_REQUIRE_SIGNATURES
 
     @field_validator("authors")
     @classmethod
@@ -176,7 +177,8 @@ class SettingsFile(_Section):
             verify=VerifySettings(ignore_whitespace=self.verify.ignore_whitespace,
                                   follow_moves=self.verify.follow_moves),
             tokenizer=self.tokenizer,
-            trust=TrustSettings(authors=tuple(self.trust.authors)),
+            trust=TrustSettings(authors=tuple(self.trust.authors),
+                                require_signatures=self.trust.require_signatures),
             hooks=HookSettings(learn_reminder=self.hooks.learn_reminder),
             log=LogSettings(max_bytes=self.log.max_bytes, files=self.log.files),
         )

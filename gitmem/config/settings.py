@@ -12,7 +12,7 @@ from typing import Any
 
 from gitmem import defaults
 from gitmem.record.decay import DecayPolicy
-from gitmem.vocabulary import MemoryType
+from gitmem.vocabulary import SIGNATURE_MARKS, MemoryType
 
 __all__ = ["LogSettings", "RecallSettings", "Settings", "TrustSettings", "VerifySettings", "WakeSettings"]
 
@@ -69,13 +69,22 @@ class TrustSettings:
     Attributes:
         authors: ``Name <email>`` (or just the email) of the authors whose axiom and core
             memories go to Tier 1 of wake, besides the local git identity.
+        require_signatures: only a commit whose signature git verifies (``%G?`` is ``G``)
+            makes its author trusted; an unsigned commit's author is marked ``(unsigned)``
+            (:data:`gitmem.vocabulary.UNSIGNED`). A commit with a signature git cannot verify is
+            never trusted, with or without this setting (``(signature not verified)``).
     """
 
     authors: tuple[str, ...] = ()
+    require_signatures: bool = defaults.TRUST_REQUIRE_SIGNATURES
 
     def trusts(self, author: str | None, local: str) -> bool:
-        """Whether memories stated by ``author`` may be instructions for the ``local`` identity."""
-        if author is None:
+        """Whether memories stated by ``author`` may be instructions for the ``local`` identity.
+
+        An author carrying a signature mark (:data:`gitmem.vocabulary.SIGNATURE_MARKS`) is
+        never trusted: git did not verify that the named person made the commit.
+        """
+        if author is None or author.endswith(SIGNATURE_MARKS):
             return False
         if author == local or author in self.authors:
             return True
@@ -147,7 +156,8 @@ class Settings:
             "verify": {"ignore_whitespace": self.verify.ignore_whitespace,
                        "follow_moves": self.verify.follow_moves},
             "tokenizer": self.tokenizer,
-            "trust": {"authors": list(self.trust.authors)},
+            "trust": {"authors": list(self.trust.authors),
+                      "require_signatures": self.trust.require_signatures},
             "hooks": {"learn_reminder": self.hooks.learn_reminder},
             "log": {"max_bytes": self.log.max_bytes, "files": self.log.files},
         }
@@ -172,7 +182,8 @@ class Settings:
             verify=VerifySettings(bool(data["verify"]["ignore_whitespace"]),
                                   bool(data["verify"]["follow_moves"])),
             tokenizer=data["tokenizer"],
-            trust=TrustSettings(tuple(data["trust"]["authors"])),
+            trust=TrustSettings(tuple(data["trust"]["authors"]),
+                                bool(data["trust"].get("require_signatures", False))),
             hooks=HookSettings(bool(data["hooks"]["learn_reminder"])),
             log=LogSettings(**data.get("log", {})),
         )

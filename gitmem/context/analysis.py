@@ -57,7 +57,9 @@ _EXTRA_STOPWORDS = ("could", "would")  # modal auxiliaries NLTK's list lacks
 STOPWORDS: frozenset[str] = frozenset(_NLTK_ENGLISH) | frozenset(_EXTRA_STOPWORDS)
 """Lowercase English stop words (see the module docstring); none is ever a term."""
 
-_STEMMER = Stemmer.Stemmer("english")
+# PyStemmer's own word cache (10,000 words by default) off: :func:`_stem` memoises already, and
+# two memos of one mapping held every stemmed word twice in a long-lived process (``tur mcp``).
+_STEMMER = Stemmer.Stemmer("english", 0)
 VERSION = f"words2-nltk179+2-snowball-english-{Stemmer.version()}"
 """Names this analysis (word split, stop list, stemmer and its version) for cache keys."""
 

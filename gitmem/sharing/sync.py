@@ -68,7 +68,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from gitmem import codec
-from gitmem.errors import FormatVersion, MalformedRecord, RemoteError
+from gitmem.errors import FormatVersion, GitmemError, MalformedRecord, RemoteError
 from gitmem.record.ids import ID_HEX_LENGTHS, content_digest, normalise_content, pick_id, shard_of
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, MAX_RECORD_BYTES
 from gitmem.record.models import Memory
@@ -145,14 +145,16 @@ class Arrival:
     Attributes:
         kind: ``persona`` or ``note``.
         path: its path on the memory ref.
-        blob: its blob id.
+        blob: its blob id (a deletion: the sha of the commit that deleted it).
         authors: who git says made it (``Name <email>``, newest first).
+        deleted: the persona was deleted (it was there before the sync, and is not after).
     """
 
     kind: str
     path: str
     blob: str
     authors: tuple[str, ...]
+    deleted: bool = False
 
 
 @dataclass
@@ -698,7 +700,7 @@ def _integrate(store: Store, state: _State, dry_run: bool) -> str | None:
 
 
 def _new_authors(store: Store, before: str | None, after: str | None, *,
-                 remember: bool) -> dict[str, list[str]]:
+                 remember: bool, require_signatures: bool = False) -> dict[str, list[str]]:
     """Who git says made the records changed from ``before`` to ``after``, if this clone never saw them.
 
     Seen: the local identity, and every writer an earlier sync reported (kept in
@@ -713,7 +715,7 @@ def _new_authors(store: Store, before: str | None, after: str | None, *,
                if (memory_id := _record_id(path)) is not None and old.get(path) != blob}
     if not changed:
         return {}
-    made = store.attribution(after, set(changed), before)
+    made = store.attribution(after, set(changed), before, require_signatures=require_signatures)
     known = {store.identity(), *store.known_authors()}
     found: dict[str, list[str]] = {}
     for path in sorted(changed):
@@ -725,24 +727,39 @@ def _new_authors(store: Store, before: str | None, after: str | None, *,
     return found
 
 
-def _arrivals(store: Store, before: str | None, after: str | None) -> list[Arrival]:
+def _arrivals(store: Store, before: str | None, after: str | None,
+              require_signatures: bool = False) -> list[Arrival]:
     """The persona version and continuity notes that ``after`` has and ``before`` lacks, made by others."""
     if after is None or after == before:
         return []
     wanted: dict[str, tuple[str, str]] = {}
     persona = store.blob_id_at(after, "persona.yaml")
-    if persona is not None and persona != (store.blob_id_at(before, "persona.yaml") if before else None):
+    earlier = store.blob_id_at(before, "persona.yaml") if before else None
+    if persona is not None and persona != earlier:
         wanted["persona.yaml"] = ("persona", persona)
+    deleted = _deleting_commit(store, after) if persona is None and earlier is not None else None
+    if deleted is not None:
+        wanted["persona.yaml"] = ("persona", deleted)
     old_notes = store.list_dir(before, "continuity") if before else {}
     for name, blob in sorted(store.list_dir(after, "continuity").items()):
         if old_notes.get(name) != blob:
             wanted[f"continuity/{name}"] = ("note", blob)
     if not wanted:
         return []
-    made = store.attribution(after, set(wanted))
+    made = store.attribution(after, set(wanted), require_signatures=require_signatures)
     me = store.identity()
-    return [Arrival(kind, path, blob, made.get(path, ())) for path, (kind, blob) in sorted(wanted.items())
-            if set(made.get(path, ())) != {me}]
+    gone = {"persona.yaml"} if deleted is not None else set()
+    return [Arrival(kind, path, blob, made.get(path, ()), deleted=path in gone)
+            for path, (kind, blob) in sorted(wanted.items()) if set(made.get(path, ())) != {me}]
+
+
+def _deleting_commit(store: Store, tip: str) -> str | None:
+    """The commit that deleted ``persona.yaml`` (the newest that changed it, from ``tip``), if git can say."""
+    try:
+        changes = store.path_changes(tip, "persona.yaml")
+    except GitmemError:
+        return None
+    return changes[0] if changes else None
 
 
 def _mark(res: SyncResult, status: str) -> None:
@@ -752,7 +769,7 @@ def _mark(res: SyncResult, status: str) -> None:
 
 def sync(
     store: Store, remote_name: str = "origin", *, dry_run: bool = False, attempts: int = DEFAULT_ATTEMPTS,
-    allow_secret: bool = False, publish: bool = True,
+    allow_secret: bool = False, publish: bool = True, require_signatures: bool = False,
 ) -> SyncResult:
     """Fetch, integrate (adopt, fast-forward or merge) and push the memory ref; see the module docstring.
 
@@ -764,6 +781,8 @@ def sync(
         attempts: pushes tried when the remote keeps moving (each after a new fetch and merge).
         allow_secret: adopt incoming versions in which the credential scan finds something.
         publish: push to a remote without a memory ref (else none; ``result.unpublished``).
+        require_signatures: ``trust.require_signatures``: the authors named (new authors,
+            arrivals) carry ``(unsigned)`` where their commit is unsigned (``Store.attribution``).
 
     Returns:
         The :class:`SyncResult`.
@@ -792,9 +811,10 @@ def sync(
         res.local_after = store.tip() if not dry_run else local_before
         if not res.new_authors:
             res.new_authors = _new_authors(store, local_before, local if dry_run else res.local_after,
-                                           remember=not dry_run)
+                                           remember=not dry_run, require_signatures=require_signatures)
         if not res.arrived:
-            res.arrived = _arrivals(store, local_before, local if dry_run else res.local_after)
+            res.arrived = _arrivals(store, local_before, local if dry_run else res.local_after,
+                                    require_signatures)
         res.unpublished = local is not None and state.remote_sha is None and not publish
         if local is None or local == state.remote_sha or res.unpublished:
             return res

@@ -9,7 +9,9 @@ in this clone when every one of its authors is trusted (the local identity, or l
 
 * Persona: the tip's version when it is in force; otherwise the newest earlier version
   that is (the local persona stays until the user accepts), and the tip's version is a
-  *proposal*: wake shows it attributed and framed as untrusted, never as Tier 0.
+  *proposal*: wake shows it attributed and framed as untrusted, never as Tier 0. A
+  deletion of ``persona.yaml`` is a version too: by an untrusted author, the persona
+  before it stays in force and the deletion is the proposal (:attr:`Version.deleted`).
 * Continuity: the newest note in force; a newer note by an untrusted author is a proposal.
 
 Both walks are bounded (:data:`MAX_VERSIONS` versions, notes) and remembered per tip in
@@ -42,12 +44,15 @@ class Version:
         blob: its blob id.
         authors: who made it (``Name <email>``, newest first; see ``Store.attribution``).
         trusted: whether it is in force here (every author trusted, or accepted).
+        deleted: the version is a deletion: ``blob`` is then the sha of the commit that
+            deleted the path (what ``tur persona accept`` records), ``authors`` who made it.
     """
 
     path: str
     blob: str
     authors: tuple[str, ...]
     trusted: bool
+    deleted: bool = False
 
 
 @dataclass(frozen=True)
@@ -80,7 +85,7 @@ class Proposal:
         """JSON-ready form."""
         return {"kind": self.kind, "path": self.version.path, "blob": self.version.blob,
                 "written_by": self.writer, "authors": list(self.version.authors), "text": self.text,
-                "accept": self.accept}
+                "accept": self.accept, "deleted": self.version.deleted}
 
 
 def shown_writer(authors: tuple[str, ...], trusts: Callable[[str], bool]) -> str | None:
@@ -92,14 +97,29 @@ def shown_writer(authors: tuple[str, ...], trusts: Callable[[str], bool]) -> str
 
 
 def _version(store: Store, commit: str, path: str, blob: str, trusts: Callable[[str], bool],
-             accepted: set[str]) -> Version:
-    authors = store.attribution(commit, {path}).get(path, ())
+             accepted: set[str], require_signatures: bool) -> Version:
+    authors = store.attribution(commit, {path}, require_signatures=require_signatures).get(path, ())
     ok = blob in accepted or (bool(authors) and all(map(trusts, authors)))
     return Version(path, blob, authors, ok)
 
 
+def _changes(store: Store, tip: str) -> list[str]:
+    """The newest commits that changed the persona (at most ``MAX_VERSIONS + 1``), newest first."""
+    try:
+        return store.path_changes(tip, PERSONA_PATH)[: MAX_VERSIONS + 1]
+    except GitmemError:  # a history git cannot walk: no earlier persona is in force
+        return []
+
+
+def _deletion(commit: str, authors: tuple[str, ...], trusts: Callable[[str], bool],
+              accepted: set[str]) -> Version:
+    """The deletion of the persona by ``commit``, which ``authors`` made."""
+    ok = commit in accepted or (bool(authors) and all(map(trusts, authors)))
+    return Version(PERSONA_PATH, commit, authors, ok, deleted=True)
+
+
 def persona_standing(store: Store, tip: str | None, trusts: Callable[[str], bool],
-                     accepted: set[str]) -> Standing:
+                     accepted: set[str], require_signatures: bool = False) -> Standing:
     """The persona in force at ``tip`` in this clone, and the proposal beside it (module docstring).
 
     Args:
@@ -107,36 +127,45 @@ def persona_standing(store: Store, tip: str | None, trusts: Callable[[str], bool
         tip: a commit of the memory ref (``None``: nothing).
         trusts: ``Name <email> -> bool``, the configured trust.
         accepted: blob ids this clone accepted (``Store.accepted``).
+        require_signatures: ``trust.require_signatures`` (an unsigned commit's author is
+            marked, see ``Store.attribution``).
     """
-    blob = store.blob_id_at(tip, PERSONA_PATH) if tip is not None else None
-    if tip is None or blob is None:
+    if tip is None:
         return Standing(None, None)
-    newest = _version(store, tip, PERSONA_PATH, blob, trusts, accepted)
+    blob = store.blob_id_at(tip, PERSONA_PATH)
+    commits: list[str] | None = None
+    if blob is None:
+        # Deleted (or never there): a deletion is a version like any other, by whoever made it.
+        # Who made the newest change is remembered per tip: a ref that never had a persona
+        # costs no walk of its history on a warm wake.
+        found = store.attribution(tip, {PERSONA_PATH}, require_signatures=require_signatures)
+        commits = _changes(store, tip) if found.get(PERSONA_PATH) else []
+        if not commits:
+            return Standing(None, None)
+        newest = _deletion(commits[0], found[PERSONA_PATH], trusts, accepted)
+    else:
+        newest = _version(store, tip, PERSONA_PATH, blob, trusts, accepted, require_signatures)
     if newest.trusted:
-        return Standing(newest, None)
-    try:
-        commits = store.path_changes(tip, PERSONA_PATH)[: MAX_VERSIONS + 1]
-    except GitmemError:  # a history git cannot walk: no earlier persona is in force
-        commits = []
-    for commit in commits:
+        return Standing(None if newest.deleted else newest, None)
+    for commit in commits if commits is not None else _changes(store, tip):
         older = store.blob_id_at(commit, PERSONA_PATH)
         if older is None or older == blob:
             continue
-        version = _version(store, commit, PERSONA_PATH, older, trusts, accepted)
+        version = _version(store, commit, PERSONA_PATH, older, trusts, accepted, require_signatures)
         if version.trusted:
             return Standing(version, newest)
     return Standing(None, newest)
 
 
 def note_standing(store: Store, tip: str | None, trusts: Callable[[str], bool],
-                  accepted: set[str]) -> Standing:
+                  accepted: set[str], require_signatures: bool = False) -> Standing:
     """The newest continuity note in force at ``tip``, and a newer untrusted one (module docstring)."""
     notes = store.list_dir(tip, CONTINUITY_DIR) if tip is not None else {}
     if tip is None or not notes:
         return Standing(None, None)
     names = sorted(notes, reverse=True)[:MAX_VERSIONS]  # names sort by time
     paths = {f"{CONTINUITY_DIR}/{n}" for n in names}
-    found = store.attribution(tip, paths)
+    found = store.attribution(tip, paths, require_signatures=require_signatures)
     proposed: Version | None = None
     for name in names:
         path = f"{CONTINUITY_DIR}/{name}"

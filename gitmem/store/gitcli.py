@@ -20,7 +20,7 @@ from pathlib import Path
 from gitmem.errors import GitmemError
 
 __all__ = ["IDENTITY_VARIABLES", "CatFile", "Git", "PathChange", "PathStatus", "first_line",
-           "identity_environment"]
+           "environment_with", "identity_environment"]
 
 IDENTITY_VARIABLES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
                       "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE", "EMAIL", "GIT_CONFIG_GLOBAL")
@@ -30,6 +30,11 @@ IDENTITY_VARIABLES = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", 
 def identity_environment() -> dict[str, str]:
     """The :data:`IDENTITY_VARIABLES` that are set, as git would read them now."""
     return {name: os.environ[name] for name in IDENTITY_VARIABLES if name in os.environ}
+
+
+def environment_with(overrides: dict[str, str]) -> dict[str, str]:
+    """The process's environment with ``overrides`` set: for a git run that must see them."""
+    return {**os.environ, **overrides}
 
 #: Seconds a read-only git command may take before gitmem gives up on it.
 TIMEOUT_S = 60.0

@@ -298,7 +298,7 @@ class Store:
         return self._people.last_authors(tip, paths)
 
     def attribution(self, tip: str, paths: set[str], since: str | None = None, *,
-                    descends: bool = False) -> dict[str, tuple[str, ...]]:
+                    descends: bool = False, require_signatures: bool = False) -> dict[str, tuple[str, ...]]:
         """Who made the version of each of ``paths`` at ``tip``, as git says (``Name <email>``, newest first).
 
         The author of the newest commit reachable from ``tip`` whose version of the path
@@ -311,11 +311,19 @@ class Store:
         With ``since`` (an ancestor of ``tip``; otherwise ignored), only the paths changed
         by commits after it are returned: the others' attribution is the one at ``since``.
         ``descends``: the caller knows ``tip`` descends from ``since`` (no check is run).
+
+        Signatures (docs/sharing.md, Signatures): the author of a commit whose signature git
+        does not verify (``%G?`` not ``G`` or ``N``) ends with
+        :data:`~gitmem.vocabulary.SIGNATURE_NOT_VERIFIED`; with ``require_signatures``, the
+        author of an unsigned commit ends with :data:`~gitmem.vocabulary.UNSIGNED`. Git
+        verifies in the same ``git log`` (one ``gpg``/``ssh-keygen`` run per signed commit
+        it prints); the result is cached per tip like the rest.
         Costs one ``git log`` (and a ``merge-base`` and a ``git log`` per merge that made a
         version), stopped once every path is found; the commit-graph's changed-path filters
         make it skip other commits.
         """
-        return self._people.attribution(tip, paths, since, descends=descends)
+        return self._people.attribution(tip, paths, since, descends=descends,
+                                        require_signatures=require_signatures)
 
     def known_authors(self) -> list[str]:
         """Writers ``tur sync`` has reported as new (``<common dir>/tur/authors``, one a line).

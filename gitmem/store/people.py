@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.store.gitcli import IDENTITY_VARIABLES, identity_environment
 from gitmem.store.repo import pg
+from gitmem.vocabulary import SIGNATURE_NOT_VERIFIED, UNSIGNED
 
 if TYPE_CHECKING:
     import pygit2
@@ -35,6 +36,7 @@ class People:
         self._repository = repository
         self._lookups = lookups
         self._idents: dict[str, tuple[str, str]] | None = None
+        self._signs = False
 
     def signature(self) -> pygit2.Signature:
         """The author of the commits gitmem writes (see :meth:`author_and_committer`)."""
@@ -51,7 +53,7 @@ class People:
         ``GIT_COMMITTER_DATE`` in any format git parses (git parses them: ``git var -l``),
         else now, in the local time zone.
         """
-        idents = self._ident_parts()
+        idents = self._ident_parts()[0]
         dated = self._dates()
         now = time.time()
         local = (datetime.fromtimestamp(now).astimezone().utcoffset() or timedelta(0))
@@ -66,47 +68,89 @@ class People:
 
     def identity(self) -> str:
         """See :meth:`gitmem.store.Store.identity`."""
-        name, email = self._ident_parts()["author"]
+        name, email = self._ident_parts()[0]["author"]
         return f"{name} <{email}>"
 
-    def _ident_parts(self) -> dict[str, tuple[str, str]]:
+    def signs(self) -> bool:
+        """Whether git would sign the commits gitmem writes: ``commit.gpgSign`` (``git help config``)."""
+        return self._ident_parts()[1]
+
+    def _ident_parts(self) -> tuple[dict[str, tuple[str, str]], bool]:
         if self._idents is None:
             # Remembered across processes while the config files and the identity variables
             # are unchanged, so that a warm read starts no git process (and loads no libgit2).
             variables = identity_environment()
             env = "\0".join(variables.get(v, "\x01") for v in IDENTITY_VARIABLES)
-            key = "ident2:" + ":".join(str(_mtime_ns(p)) for p in self._config_files()) + ":" + env
+            key = "ident3:" + ":".join(str(_mtime_ns(p)) for p in self._config_files()) + ":" + env
             found_memo = self._lookups.memo().get(key)
-            if isinstance(found_memo, str) and found_memo.count("\n") == 3:
-                a_name, a_email, c_name, c_email = found_memo.split("\n")
+            if isinstance(found_memo, str) and found_memo.count("\n") == 4:
+                a_name, a_email, c_name, c_email, sign = found_memo.split("\n")
                 self._idents = {"author": (a_name, a_email), "committer": (c_name, c_email)}
-                return self._idents
+                self._signs = sign == "1"
+                return self._idents, self._signs
             config = self._identity_config()
             self._idents = {role: _choose(role, config, variables) for role in ("author", "committer")}
-            self._lookups.memo().put(key, "\n".join([*self._idents["author"], *self._idents["committer"]]))
-        return self._idents
+            self._signs = config.get("commit.gpgsign", "false").lower() in ("", "true", "yes", "on", "1")
+            self._lookups.memo().put(key, "\n".join([*self._idents["author"], *self._idents["committer"],
+                                                     "1" if self._signs else "0"]))
+        return self._idents, self._signs
 
     def _identity_config(self) -> dict[str, str]:
-        """``user.*``, ``author.*`` and ``committer.*`` names and emails of git's configuration."""
+        """``user.*``, ``author.*``, ``committer.*`` names and emails, ``commit.gpgsign``: git's config."""
         found: dict[str, str] = {}
         import subprocess  # lazy: a warm read imports no process machinery
 
         try:
             proc = subprocess.run(
                 ["git", "--git-dir", str(self._repository.git_dir), "config", "--get-regexp",
-                 r"^(user|author|committer)\.(name|email)$"],
+                 r"^((user|author|committer)\.(name|email)|commit\.gpgsign)$"],
                 capture_output=True, text=True, check=False, stdin=subprocess.DEVNULL,
             )
             for line in proc.stdout.splitlines():
                 name_key, _, value = line.partition(" ")
                 found[name_key.lower()] = value.strip()  # the last value wins, as in git
-        except OSError:  # no git executable: libgit2 reads the same configuration
+        except OSError:  # no git executable: libgit2 reads the same configuration (and nobody signs)
             config = self._repository.repo.config
             for role in ("user", "author", "committer"):
                 for part in ("name", "email"):
                     if f"{role}.{part}" in config:
                         found[f"{role}.{part}"] = str(config[f"{role}.{part}"])
         return found
+
+    def write_commit(self, tree: str, parents: list[str], message: str) -> str:
+        """Write a commit of ``tree`` on ``parents`` as :meth:`author_and_committer`; its sha.
+
+        Where git's configuration says ``commit.gpgSign``, git writes it (``git commit-tree
+        -S``), so that git's own signing program signs it as ``git commit`` would
+        (``gpg.format``, ``gpg.program`` / ``gpg.ssh.program``, ``user.signingKey``); else
+        libgit2 writes it (no process).
+
+        Raises:
+            GitmemError: signing failed (git's first line of error); nothing was written.
+        """
+        author, committer = self.author_and_committer()
+        if not self.signs():
+            return str(self._repository.repo.create_commit(None, author, committer, message, tree, parents))
+        from gitmem.errors import GitmemError
+        from gitmem.store.gitcli import Git, environment_with, first_line
+
+        # The identities chosen above, exactly: git is told them rather than choosing again.
+        chosen: dict[str, str] = {}
+        for role, who in (("AUTHOR", author), ("COMMITTER", committer)):
+            sign, minutes = ("-" if who.offset < 0 else "+"), abs(who.offset)
+            chosen.update({f"GIT_{role}_NAME": who.name, f"GIT_{role}_EMAIL": who.email,
+                           f"GIT_{role}_DATE": f"{who.time} {sign}{minutes // 60:02d}{minutes % 60:02d}"})
+        env = environment_with(chosen)
+        args = ["commit-tree", "-S", tree]
+        for parent in parents:
+            args += ["-p", parent]
+        proc = Git(self._repository.git_dir, None).run(*args, data=message.encode("utf-8"), env=env)
+        if proc.returncode != 0:
+            raise GitmemError(f"git could not sign the commit (commit.gpgSign is set): "
+                              f"{first_line(proc.stderr)}",
+                              "fix the signing set-up (`git commit-tree -S` must work), "
+                              "or unset commit.gpgSign")
+        return proc.stdout.decode().strip()
 
     def _dates(self) -> dict[str, tuple[int, int]]:
         """``role -> (seconds, offset minutes)`` for the roles whose date variable is set.
@@ -155,20 +199,21 @@ class People:
         return {path: found[0] for path, found in self.attribution(tip, paths).items() if found}
 
     def attribution(self, tip: str, paths: set[str], since: str | None = None, *,
-                    descends: bool = False) -> dict[str, tuple[str, ...]]:
+                    descends: bool = False, require_signatures: bool = False) -> dict[str, tuple[str, ...]]:
         """See :meth:`gitmem.store.Store.attribution`."""
         if not paths:
             return {}
+        signed = "s" if require_signatures else ""
         if since is not None and not descends and not self._descends(tip, since):
             since = None
         small = since is None and len(paths) <= 4
         if small:
             # Of one tip, never different: remembered across processes (persona, notes).
             memo = self._lookups.memo()
-            remembered = {p: memo.get(f"attribution:{tip}:{p}") for p in paths}
+            remembered = {p: memo.get(f"attribution2{signed}:{tip}:{p}") for p in paths}
             if all(isinstance(v, str) for v in remembered.values()):
                 return {p: tuple(v.split("\n")) for p, v in remembered.items() if v}
-        found, merged = self._walk(tip, paths, since)
+        found, merged = self._walk(tip, paths, since, require_signatures=require_signatures)
         by_merge: dict[tuple[str, str], set[str]] = {}
         for path, (sha, parents) in merged.items():
             by_merge.setdefault((sha, parents), set()).add(path)
@@ -176,12 +221,12 @@ class People:
             # A merge made the version: whoever changed the path on any side since the sides'
             # common base had a hand in it (all of its history when the sides share none).
             base = self._merge_base(parents.split())
-            again, _ = self._walk(sha, made, base, everyone=True)
+            again, _ = self._walk(sha, made, base, everyone=True, require_signatures=require_signatures)
             for path in made:
                 first = found.get(path, ())[:1]
                 found[path] = tuple(dict.fromkeys([*first, *again.get(path, ())]))
         if small:
-            self._lookups.memo().put_many({f"attribution:{tip}:{p}": "\n".join(found.get(p, ()))
+            self._lookups.memo().put_many({f"attribution2{signed}:{tip}:{p}": "\n".join(found.get(p, ()))
                                            for p in paths})
         return found
 
@@ -212,13 +257,16 @@ class People:
         found = proc.stdout.strip()
         return found if proc.returncode == 0 and found else None
 
-    def _walk(self, tip: str, paths: set[str], since: str | None, *,
-              everyone: bool = False) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, str]]]:
+    def _walk(self, tip: str, paths: set[str], since: str | None, *, everyone: bool = False,
+              require_signatures: bool = False,
+              ) -> tuple[dict[str, tuple[str, ...]], dict[str, tuple[str, str]]]:
         """One ``git log --cc --name-only`` over ``paths``: the newest author of each, and those a merge made.
 
         The second map holds, for each path whose newest change is a merge, that merge's sha
         and parents. With ``everyone``, every author of every change of each path in the
-        range, newest first.
+        range, newest first. Each author carries git's verdict on its commit's signature
+        (``%G?``, which git computes with ``gpg.program`` / ``gpg.ssh.allowedSignersFile``
+        as ``git verify-commit`` does, in the same process): see :func:`_signed_author`.
         """
         import subprocess  # lazy: a warm read imports no process machinery
 
@@ -231,8 +279,8 @@ class People:
         try:
             proc = subprocess.Popen(
                 ["git", "--git-dir", str(self._repository.git_dir), "-c", "core.quotePath=false", "log",
-                 "--no-renames", "--cc", "--name-only", "--format=%x00%H%x00%P%x00%an <%ae>", revision,
-                 "--", *specs],
+                 "--no-renames", "--cc", "--name-only", "--format=%x00%H%x00%P%x00%G?%x00%GS%x00%an <%ae>",
+                 revision, "--", *specs],
                 stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                 text=True, errors="replace",
             )
@@ -245,8 +293,8 @@ class People:
             for line in proc.stdout:
                 line = line.rstrip("\n")
                 if line.startswith("\0"):
-                    sha, _, rest = line[1:].partition("\0")
-                    parents, _, author = rest.partition("\0")
+                    sha, parents, verdict, signer, author = line[1:].split("\0", 4)
+                    author = _signed_author(author, verdict, signer, require_signatures)
                     merge = " " in parents.strip()
                     continue
                 if not line or line not in paths:
@@ -307,6 +355,31 @@ class People:
             path.parent.mkdir(parents=True, exist_ok=True)
             with path.open("a", encoding="utf-8") as handle:
                 handle.writelines(a.replace("\n", " ") + "\n" for a in authors)
+
+
+def _signed_author(author: str, verdict: str, signer: str, require_signatures: bool) -> str:
+    """``author`` (``Name <email>``) with git's verdict on its commit's signature, when it weakens it.
+
+    ``verdict`` is ``git log``'s ``%G?`` (``git help log``, "PRETTY FORMATS"): ``G`` good,
+    ``N`` none; ``B`` bad, ``U`` good but of unknown validity (with ssh: a key that
+    ``gpg.ssh.allowedSignersFile`` does not list, or no such file), ``X``/``Y`` expired
+    signature/key, ``R`` revoked key, ``E`` not checkable (missing key). ``signer`` is
+    ``%GS``: the principal of ``allowedSignersFile`` (ssh) or the key's user id
+    (``Name <email>``, gpg). git checks the key, not that it is the author's: a good
+    signature counts only when the signer is the author's email (ssh) or names it in
+    ``<...>`` (gpg), so that Mallory's valid key on a commit that says Alice does not
+    vouch for Alice. A verified signature, and no signature unless ``require_signatures``,
+    leave the author as git names it; anything else appends
+    :data:`~gitmem.vocabulary.SIGNATURE_NOT_VERIFIED` (:data:`~gitmem.vocabulary.UNSIGNED`
+    for no signature where one is required): shown so, and never trusted.
+    """
+    if verdict == "N":
+        return author + UNSIGNED if require_signatures else author
+    email = author.rpartition("<")[2].rstrip(">").strip().lower()
+    signer = signer.strip().lower()
+    if verdict == "G" and email and (signer == email or f"<{email}>" in signer):
+        return author
+    return author + SIGNATURE_NOT_VERIFIED
 
 
 def _mtime_ns(path: Path) -> int:

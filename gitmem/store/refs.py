@@ -178,8 +178,7 @@ class Refs:
     def commit_on(self, base: str, changes: Mapping[str, bytes | StoredBlob | None], message: str) -> str:
         """See :meth:`gitmem.store.Store.commit_on`."""
         tree = self._trees.write_tree(base, changes)
-        author, committer = self._people.author_and_committer()
-        return str(self._repository.repo.create_commit(None, author, committer, message, tree, [base]))
+        return self._people.write_commit(tree, [base], message)
 
     def transact(
         self,
@@ -203,10 +202,8 @@ class Refs:
                 base_tree = str(self._trees.commit_tree(tip).id) if tip else None
                 if tree == base_tree and not mutation.allow_empty and not mutation.parents_extra:
                     return None, mutation
-                author, committer = self._people.author_and_committer()
                 parents = ([tip] if tip else []) + list(mutation.parents_extra)
-                repo = self._repository.repo
-                new = str(repo.create_commit(None, author, committer, mutation.message, tree, parents))
+                new = self._people.write_commit(tree, parents, mutation.message)
             except (OSError, pg().GitError) as exc:
                 raise self._trees.write_error(exc) from None
             outcome = self._update_ref(ref, new, tip, mutation.message)
