@@ -865,8 +865,7 @@ class Gitmem:
 
         Args:
             remote: a remote listed by ``git remote``.
-            dry_run: report what would be merged and pushed; only the
-                remote-tracking ref ``refs/tur/remotes/<remote>/memories`` moves.
+            dry_run: report what would merge and push; only ``refs/tur/remotes/<remote>/memories`` moves.
             attempts: pushes to try when the remote keeps moving (fetch and merge between).
             allow_secret: adopt incoming versions even where the credential scan finds something.
             publish: push the memory ref to a remote that has none yet, which makes this
@@ -879,9 +878,8 @@ class Gitmem:
                 kept moving; never a force push.
             FormatVersion: the remote's ref is not a gitmem memory history.
         """
-        return self._sharing.sync(remote, dry_run=dry_run, attempts=attempts,
-                                  allow_secret=allow_secret, publish=publish,
-                                  require_signatures=self.settings.trust.require_signatures)
+        return self._sharing.sync(remote, dry_run=dry_run, attempts=attempts, allow_secret=allow_secret,
+                                  publish=publish, require_signatures=self.settings.trust.require_signatures)
 
     # -- the read cache ----------------------------------------------------------------------
 
