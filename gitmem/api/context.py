@@ -258,7 +258,17 @@ class ContextBuilder:
 
     def wake(self, token_budget: int | None = None, now: datetime | None = None,
              max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
-        """See :meth:`gitmem.api.Gitmem.wake`."""
+        """See :meth:`gitmem.api.Gitmem.wake`: this store's and the personal store's memories."""
+        personal = self.ws.personal()
+        if personal is None:
+            return self.own_wake(token_budget, now, max_chars)
+        from gitmem.api.personal import joined_wake
+
+        return joined_wake(self, personal, token_budget, now, max_chars)
+
+    def own_wake(self, token_budget: int | None = None, now: datetime | None = None,
+                 max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
+        """The wake of this store's memories alone (see :meth:`gitmem.api.Gitmem.wake`)."""
         settings = self.ws.settings
         budget = settings.wake.token_budget if token_budget is None else token_budget
         now = now or utc_now()
@@ -595,7 +605,23 @@ class ContextBuilder:
             untrusted = self._untrusted_block(tip)
         return persona, continuity, untrusted
 
-    def recall(
+    def recall(self, query: str, *, top_k: int | None = None, token_budget: int | None = None,
+               max_chars: int | None = None, **options: Any) -> tuple[RecallResult, list[Skipped]]:
+        """See :meth:`gitmem.api.Gitmem.recall`: the hits of this store and of the personal store.
+
+        The options are those of :meth:`own_recall`.
+        """
+        personal = self.ws.personal()
+        if personal is None:
+            return self.own_recall(query, top_k=top_k, token_budget=token_budget, max_chars=max_chars,
+                                   **options)
+        from gitmem.api.personal import joined_recall
+
+        if options.get("file") is not None:  # a repository path from here, checked here
+            options["files"] = [*options.get("files", ()), self.repo_path(options.pop("file"))]
+        return joined_recall(self, personal, query, top_k, token_budget, max_chars, **options)
+
+    def own_recall(
         self,
         query: str,
         *,
@@ -613,7 +639,8 @@ class ContextBuilder:
     ) -> tuple[RecallResult, list[Skipped]]:
         """See :meth:`gitmem.api.Gitmem.recall`; ``floor``: see :func:`gitmem.context.recall.recall`.
 
-        ``skip_note(view)``: leave out the stale note on that memory (a hook sent it already).
+        This store's hits alone. ``skip_note(view)``: leave out the stale note on that memory (a
+        hook sent it already).
         """
         from gitmem.context.recall import recall
 
