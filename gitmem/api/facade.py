@@ -499,6 +499,19 @@ class Gitmem:
         from gitmem.api.personal import open_personal
         return open_personal(self)
 
+    def make_personal(self, remote_url: str | None = None) -> Gitmem:
+        """The personal store, created (a bare repository) when there is none: what a write opens.
+
+        With ``remote_url`` its remote ``origin`` is set to it (``tur remote setup --personal URL``).
+
+        Raises:
+            NotARepository: what is where the store should be is not a repository.
+            RemoteError: git would not set the remote.
+        """
+        from gitmem.api.personal import create_personal
+        self.__dict__["personal"] = mine = create_personal(self, remote_url)
+        return mine
+
     def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
                       allow_secret: bool = False, dry_run: bool = False,
                       progress: Callable[[int, int], None] | None = None) -> ImportResult:
@@ -526,6 +539,7 @@ class Gitmem:
         persona: str | None = None,
         allow_secret: bool = False,
         dry_run: bool = False,
+        part: str | None = None,
     ) -> TurImportResult:
         """Import a store of the Tur package (its memories and persona) in one commit.
 
@@ -543,6 +557,8 @@ class Gitmem:
             persona: the persona's name or id (prefix); default the active or only one.
             allow_secret: import content that looks like a credential.
             dry_run: write nothing; the result says what an import would do.
+            part: ``"project"`` or ``"home"``: import only that part (``only_part`` in
+                :mod:`gitmem.importers.tur_store`; the home part goes to the personal store).
 
         Returns:
             The report: counts per Tur type and state, new, merged and unchanged ids, every
@@ -552,7 +568,7 @@ class Gitmem:
             InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
         """
         return self._importer.import_tur(path, home=home, persona=persona, allow_secret=allow_secret,
-                                        dry_run=dry_run)
+                                        dry_run=dry_run, part=part)
 
     # -- staleness ---------------------------------------------------------------------------
 

@@ -200,11 +200,14 @@ class Importer:
         persona: str | None = None,
         allow_secret: bool = False,
         dry_run: bool = False,
+        part: str | None = None,
     ) -> TurImportResult:
         """See :meth:`gitmem.api.Gitmem.import_tur`."""
         from gitmem.importers import tur_store
 
         found = tur_store.find_store(self._tur_path(path), self._tur_path(home) if home else None, persona)
+        if part is not None:
+            found = only_part(found, part)
         result = TurImportResult(
             sources=[str(r) for r in found.roots], files=len(found.files) + len(found.unreadable),
             persona=f"{found.persona_name} ({found.persona_id})", not_imported=found.not_imported,
@@ -410,3 +413,22 @@ def _merged(stored: Memory, imported: Memory | None, supersedes: list[str]) -> M
     merged.legacy_id = names[0] if len(names) == 1 else names
     merged.relations = relations
     return merged
+
+
+def only_part(store: TurStore, part: str) -> TurStore:
+    """``store`` cut to one of its parts: ``"project"`` or ``"home"`` (docs/personal.md).
+
+    The project part keeps the files under the project's ``.tur`` and the latest session note;
+    the home part the user-level files (universal, user and persona scopes) and the persona,
+    which belong to the person, not to one repository.
+    """
+    home = store.roots[-1] if store.roots and store.roots[-1] != store.project else None
+    mine = part == "home"
+    root = home if mine else store.project
+    files = [f for f in store.files if root is not None and f.path.is_relative_to(root)]
+    from dataclasses import replace
+
+    return replace(store, roots=[root] if root is not None else [], files=files,
+                   persona=store.persona if mine else None,
+                   latest_note=None if mine else store.latest_note,
+                   unreadable=[u for u in store.unreadable if root is not None and u[0].is_relative_to(root)])

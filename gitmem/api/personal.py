@@ -71,21 +71,17 @@ def open_personal(project: Gitmem) -> Gitmem | None:
     return None if store is None else _over(store, project)
 
 
-def create_personal(project: Gitmem) -> Gitmem:
-    """The personal store beside ``project``, created (a bare repository) when there is none.
-
-    What a write to the personal store opens (``tur learn --personal``, ``tur remote setup
-    --personal``, ``tur import --from-tur --home``); reads never create it.
-
-    Raises:
-        NotARepository: something that is not a repository is where the store should be.
-    """
+def create_personal(project: Gitmem, remote_url: str | None = None) -> Gitmem:
+    """See :meth:`gitmem.api.Gitmem.make_personal`."""
     from gitmem.store.personal import create_personal as create_store
+    from gitmem.store.personal import set_remote
 
     path = store_path()
-    if project.store.common_dir.resolve() == path.resolve():
-        return project
-    return _over(create_store(path), project)
+    mine = project if project.store.common_dir.resolve() == path.resolve() else _over(
+        create_store(path), project)
+    if remote_url is not None:
+        set_remote(mine.store, remote_url)
+    return mine
 
 
 def _over(store: Any, project: Gitmem) -> Gitmem:

@@ -8,7 +8,7 @@ from gitmem.errors import NotARepository
 from gitmem.store.memories import Store
 from gitmem.store.repo import pg
 
-__all__ = ["create_personal", "open_personal"]
+__all__ = ["create_personal", "open_personal", "set_remote"]
 
 
 def open_personal(path: Path) -> Store | None:
@@ -44,3 +44,19 @@ def create_personal(path: Path) -> Store:
     path.parent.mkdir(parents=True, exist_ok=True)
     pg().init_repository(str(path), bare=True)
     return Store.discover(path)
+
+
+def set_remote(store: Store, url: str, name: str = "origin") -> None:
+    """Point the personal store's remote ``name`` at ``url`` (added, or its URL changed).
+
+    Raises:
+        RemoteError: git refused (a bad URL or name, an unwritable config).
+    """
+    from gitmem.errors import RemoteError
+    from gitmem.store.remote import Remote, _meaningful_line
+
+    verb = "set-url" if name in Remote.names(store) else "add"
+    proc = Remote._git(store, "remote", verb, name, url)
+    if proc.returncode != 0:
+        raise RemoteError(f"cannot set the personal store's remote {name!r} to {url!r}: "
+                          f"{_meaningful_line(proc.stderr)}", "check the URL")
