@@ -415,20 +415,22 @@ def _merged(stored: Memory, imported: Memory | None, supersedes: list[str]) -> M
     return merged
 
 
+_USER_LEVEL = frozenset({"universal", "user", "persona"})
+"""The Tur scopes that hold beyond one project: what ``--home`` sends to the personal store."""
+
+
 def only_part(store: TurStore, part: str) -> TurStore:
     """``store`` cut to one of its parts: ``"project"`` or ``"home"`` (docs/personal.md).
 
-    The project part keeps the files under the project's ``.tur`` and the latest session note;
-    the home part the user-level files (universal, user and persona scopes) and the persona,
-    which belong to the person, not to one repository.
+    The home part keeps the user-level memories (Tur's ``universal``, ``user`` and ``persona``
+    scopes) and the persona, which belong to the person, not to one repository; the project
+    part the others (``incarnation``), the latest session note and the unreadable files.
     """
-    home = store.roots[-1] if store.roots and store.roots[-1] != store.project else None
-    mine = part == "home"
-    root = home if mine else store.project
-    files = [f for f in store.files if root is not None and f.path.is_relative_to(root)]
     from dataclasses import replace
 
-    return replace(store, roots=[root] if root is not None else [], files=files,
-                   persona=store.persona if mine else None,
+    mine = part == "home"
+    files = [f for f in store.files
+             if (str(f.data.get("scope") or "incarnation").lower() in _USER_LEVEL) == mine]
+    return replace(store, files=files, persona=store.persona if mine else None,
                    latest_note=None if mine else store.latest_note,
-                   unreadable=[u for u in store.unreadable if root is not None and u[0].is_relative_to(root)])
+                   unreadable=[] if mine else store.unreadable)
