@@ -433,4 +433,5 @@ def only_part(store: TurStore, part: str) -> TurStore:
              if (str(f.data.get("scope") or "incarnation").lower() in _USER_LEVEL) == mine]
     return replace(store, files=files, persona=store.persona if mine else None,
                    latest_note=None if mine else store.latest_note,
-                   unreadable=[] if mine else store.unreadable)
+                   unreadable=[] if mine else store.unreadable,
+                   not_imported=[] if mine else store.not_imported)
