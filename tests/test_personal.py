@@ -178,6 +178,13 @@ def test_hooks_and_mcp_include_personal_memories(two):
     turn = json.dumps({"session_id": "s1", "prompt": "should I use pytest fixtures here?", "cwd": str(b)})
     assert mine in tur_ok(b, "hook", "pre-turn", stdin=turn)
     tools = GitmemTools(Gitmem.open(b))
+    learned, _ = tools.learn("I review diffs before I commit", None, None, None, None, personal=True)
+    assert learned.memory.id not in _ref_paths(b)
+    assert learned.memory.id in tur_ok(a, "list", "--personal")
+    from gitmem.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="never anchored"):
+        tools.learn("Anchored", None, "app.py", None, None, personal=True)
     assert mine in tools.wake(None, None)[0].text
     assert mine in tools.recall("pytest fixtures", None, False, None)[1]
     assert mine in tools.wake_text()

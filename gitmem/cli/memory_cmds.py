@@ -213,7 +213,8 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
                            re_anchor="re-learn it with --file to re-anchor it",
                            retype="tur forget {id}, then learn it again")
     for note in result.notes(args.type, actions):
-        env.warn(note)
+        if not (args.personal and "unanchored" in note):  # every personal memory is: not news
+            env.warn(note)
     return 0
 
 
