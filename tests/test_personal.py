@@ -188,3 +188,18 @@ def test_hooks_and_mcp_include_personal_memories(two):
     assert mine in tools.wake(None, None)[0].text
     assert mine in tools.recall("pytest fixtures", None, False, None)[1]
     assert mine in tools.wake_text()
+
+
+def test_the_tui_lists_personal_memories_marked(two):
+    from gitmem.api import Gitmem
+    from tui.rows import to_rows
+
+    a, b = two
+    mine = learn(a, PREFERENCE, "--personal", "--type", "preference")
+    personal = Gitmem.open(b).personal
+    assert personal is not None
+    rows = to_rows(personal.status_view(full_records=False).rows, store="personal")
+    assert [(r.id, r.store) for r in rows] == [(mine, "personal")]
+    from tui.widgets.memory_table import MemoryTable
+
+    assert str(MemoryTable._cell(rows[0], "content")).startswith("[personal] I prefer")

@@ -177,7 +177,7 @@ def _personal_section(personal: ContextBuilder, budget: int, share: float, max_c
 def _marked(mine: WakeResult) -> str:
     """The personal wake's text with its headers renamed, each entry marked, its advisory dropped."""
     text = mine.text.split(_ADVISORY, 1)[0].rstrip("\n")
-    if not mine.shown:
+    if not text.strip():  # nothing of the store fitted (or it holds nothing to show)
         return ""
     lines = []
     for line in (text + "\n").splitlines(keepends=True):
