@@ -133,6 +133,10 @@ def test_the_personal_share_bounds_personal_memories_and_returns_what_they_leave
     personal = [e for e in out["assembly"] if e.get("store") == "personal" and e["included"]]
     assert personal and sum(e["tokens"] for e in personal) <= 600 * 0.15 + 10
     assert "Service B talks to Postgres" in out["text"]
+    for budget in (40, 90, 150, 300, 1000):  # the joined wake is held to any budget and cap
+        out = json.loads(tur_ok(b, "wake", "--token-budget", str(budget), "--max-chars", str(budget * 3),
+                                "--format", "json"))
+        assert out["tokens"] <= budget and len(out["text"]) <= budget * 3
     (b / ".tur").mkdir()
     (b / ".tur" / "config.yaml").write_text("wake:\n  personal_share: 0\n")
     assert "[personal]" not in tur_ok(b, "wake")
