@@ -129,7 +129,8 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
     now = now or utc_now()
     if share <= 0:
         return own.own_wake(budget, now, max_chars)
-    counter = own.token_counter().count
+    # Counts remembered across processes (the read cache's): a warm wake loads no BPE tables.
+    counter = own.ws.records.cache.counter(settings.tokenizer)
     try:
         mine, section = _personal_section(personal, budget, share, max_chars, now, counter)
     except (GitmemError, OSError) as exc:
@@ -233,7 +234,7 @@ def joined_recall(own: ContextBuilder, personal: ContextBuilder, query: str, top
     from gitmem.context.entry import format_hits
 
     shown = format_hits(mine.hits, "plain")
-    used = own.token_counter().count(shown) if token_budget else 0
+    used = own.ws.records.cache.counter(own.ws.settings.tokenizer)(shown) if token_budget else 0
     theirs, skipped = own.own_recall(
         query, top_k=top_k, token_budget=max(token_budget - used, 1) if token_budget else token_budget,
         max_chars=max(max_chars - len(shown), 1) if max_chars else max_chars, **options)
