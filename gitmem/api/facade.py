@@ -697,9 +697,9 @@ class Gitmem:
             now: the time decay is computed at (default: now, UTC).
             max_chars: characters the text may take; ``None`` or 0: no character cap. Both
                 caps hold.
-            via: the surface, harness and session the wake goes to: its assembly record is
-                appended to the injection log (docs/log.md); ``None``: that of the enclosing
-                ``with gitmem.api.injecting(...)``, else (a preview) not logged.
+            via: the surface, harness, session and agent the wake goes to (bound memories of other
+                agents left out; its harness's budget applies): its assembly record is logged
+                (docs/log.md); ``None``: that of ``with injecting(...)``, else (a preview) not.
 
         Returns:
             The :class:`~gitmem.context.wake.WakeResult` (text + assembly record) and the skipped blobs.
@@ -711,8 +711,8 @@ class Gitmem:
         from gitmem.api.context import check_limits
 
         check_limits(token_budget=token_budget, max_chars=max_chars)
-        out = self._context.wake(token_budget, now, max_chars)
         via = via or _current_via()
+        out = self._context.wake(token_budget, now, max_chars, via)
         if via is not None:
             self.injections.wake(out[0], via)
         return out
@@ -763,8 +763,7 @@ class Gitmem:
         check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         out = self._context.recall(query, top_k=top_k, token_budget=token_budget,
                                    include_stale=include_stale, full_records=full_records, now=now,
-                                   max_chars=max_chars, file=file)
-        via = via or _current_via()
+                                   max_chars=max_chars, file=file, via=(via := via or _current_via()))
         if via is not None:
             self.injections.recall(out[0], via, budget=token_budget)
         return out
