@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from gitmem.errors import InvalidInput
 
-__all__ = ["agent_names"]
+__all__ = ["agent_names", "given_names"]
 
 
 def agent_names(values: Iterable[str]) -> tuple[str, ...]:
@@ -27,3 +27,8 @@ def agent_names(values: Iterable[str]) -> tuple[str, ...]:
         return parse_names(values)
     except ValueError as exc:
         raise InvalidInput(str(exc), "use names such as claude, codex, gemini") from None
+
+
+def given_names(values: Iterable[str] | None) -> list[str] | None:
+    """:func:`agent_names` of ``values`` as a record's ``visibility``; ``None`` when none were given."""
+    return None if values is None else list(agent_names(values))
