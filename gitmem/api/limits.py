@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from gitmem.config.settings import HarnessSettings, Settings
+from gitmem.defaults import HARNESS_LIMITS
 
 __all__ = ["LIMIT_KEYS", "resolve"]
 
@@ -32,12 +33,14 @@ def resolve(key: str, given: int | None, settings: Settings, harness: str,
         default: the global default for this surface (tokens, characters or hits).
 
     Returns:
-        The first of ``given``, the harness's setting, the persona's whole-number setting,
-        ``default``.
+        The first of ``given``, the harness's setting (else its built-in one,
+        :data:`gitmem.defaults.HARNESS_LIMITS`), the persona's whole-number setting, ``default``.
     """
     if given is not None:
         return given
     found = getattr(settings.harness.get(harness, HarnessSettings()), key) if harness else None
+    if found is None:
+        found = HARNESS_LIMITS.get(harness, {}).get(key)
     if found is not None:
         return found
     mapping = persona() or {}
