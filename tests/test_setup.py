@@ -160,8 +160,8 @@ def test_setup_claude_wires_hooks_mcp_and_claude_md_and_keeps_the_users_settings
     assert commands(settings, "Stop") == [(None, "tur hook stop")]
     assert after[repo / ".claude/settings.json"].startswith(b'{\n    "permissions"')  # its indent
     mcp = json.loads(after[repo / ".mcp.json"])
-    assert mcp["mcpServers"] == {**MCP_SERVERS["mcpServers"],
-                                 "tur": {"type": "stdio", "command": "tur", "args": ["mcp", "--harness", "claude"]}}
+    assert mcp["mcpServers"] == {**MCP_SERVERS["mcpServers"], "tur": {
+        "type": "stdio", "command": "tur", "args": ["mcp", "--harness", "claude"]}}
     guide = after[repo / "CLAUDE.md"].decode()
     assert guide.startswith(INSTRUCTIONS + "\n<!-- BEGIN gitmem")
     assert guide.rstrip().endswith("<!-- END gitmem -->")
@@ -198,7 +198,8 @@ def test_setup_cursor_wires_mcp_and_a_rule_and_says_hooks_cannot_inject(repo, ho
 def test_setup_copilot_wires_mcp_and_copilot_instructions(repo, home):
     after = setup_twice_check_remove(repo, home, "copilot")
     server = load_bytes(after[repo / ".github/mcp.json"])["mcpServers"]["tur"]
-    assert server == {"type": "local", "command": "tur", "args": ["mcp", "--harness", "copilot"], "tools": ["*"]}
+    assert server == {"type": "local", "command": "tur", "args": ["mcp", "--harness", "copilot"],
+                      "tools": ["*"]}
     assert after[repo / ".github/copilot-instructions.md"].decode().startswith(INSTRUCTIONS)
     hooks = load_bytes(after[repo / ".github/hooks/gitmem.json"])
     assert hooks == {"version": 1, "hooks": {
@@ -216,8 +217,10 @@ def test_setup_gemini_wires_json_hooks_and_mcp_in_settings_json(repo, home):
     assert commands(settings, "SessionStart") == [
         ("startup", "tur hook session-start --format json --harness gemini"),
         ("clear", "tur hook session-start --format json --harness gemini")]
-    assert commands(settings, "BeforeAgent") == [(None, "tur hook pre-turn --format json --harness gemini")]
-    assert [c for _, c in commands(settings, "AfterTool")] == ["tur hook pre-tool --format json --harness gemini"]
+    assert commands(settings, "BeforeAgent") == [
+        (None, "tur hook pre-turn --format json --harness gemini")]
+    assert [c for _, c in commands(settings, "AfterTool")] == [
+        "tur hook pre-tool --format json --harness gemini"]
     assert commands(settings, "AfterAgent") == [(None, "tur hook stop --harness gemini")]
 
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SESSIONS_DIR", "SESSION_TTL_SECONDS", "HookPayload", "SessionLog", "hook_command", "parse_payload",
-           "patch_files"]
+__all__ = ["SESSIONS_DIR", "SESSION_TTL_SECONDS", "HookPayload", "SessionLog", "hook_command",
+           "parse_payload", "patch_files"]
 
 SESSION_TTL_SECONDS = 86_400
 """A session log not written for this long (one day) is deleted."""
