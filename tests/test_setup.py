@@ -157,7 +157,7 @@ def test_setup_claude_wires_hooks_mcp_and_claude_md_and_keeps_the_users_settings
     assert commands(settings, "UserPromptSubmit") == [(None, "tur hook pre-turn --harness claude")]
     assert commands(settings, "PreToolUse") == [
         ("Bash", "./guard.sh"), ("Read|Edit|MultiEdit|Write", "tur hook pre-tool --harness claude")]
-    assert commands(settings, "Stop") == [(None, "tur hook stop")]
+    assert commands(settings, "Stop") == [(None, "tur hook stop --harness claude")]
     assert after[repo / ".claude/settings.json"].startswith(b'{\n    "permissions"')  # its indent
     mcp = json.loads(after[repo / ".mcp.json"])
     assert mcp["mcpServers"] == {**MCP_SERVERS["mcpServers"], "tur": {

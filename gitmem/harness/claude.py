@@ -39,7 +39,7 @@ def plan(scope: str, root: Path, home: Path) -> Plan:
         HookEntry("SessionStart", "startup|clear|compact", *hook_command("session-start", "claude")),
         HookEntry("UserPromptSubmit", None, *hook_command("pre-turn", "claude")),
         HookEntry("PreToolUse", "Read|Edit|MultiEdit|Write", *hook_command("pre-tool", "claude")),
-        HookEntry("Stop", None, "tur hook stop"),
+        HookEntry("Stop", None, *hook_command("stop", "claude")),
     ])
     mcp = JsonFile(home / ".claude.json" if user else root / ".mcp.json",
                    [KeyEntry(("mcpServers", "tur"), MCP_SERVER, MCP_LABEL)])
