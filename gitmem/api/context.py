@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from gitmem.api.records import Workspace
     from gitmem.api.weights import Weights
     from gitmem.cache import RecordTable
+    from gitmem.context.injection import Via
     from gitmem.context.recall import RecallResult
     from gitmem.context.tokens import TokenCounter
     from gitmem.context.wake import WakeResult, WakeRows
@@ -56,6 +58,40 @@ def check_limits(*, top_k: int | None = None, token_budget: int | None = None,
         raise InvalidInput(f"token budget must be 0 or more, got {token_budget}", "0 means no token cap")
     if max_chars is not None and max_chars < 0:
         raise InvalidInput(f"max chars must be 0 or more, got {max_chars}", "0 means no character cap")
+
+
+def hidden_rows(table: RecordTable, asking: Collection[str]) -> list[int]:
+    """Rows of ``table`` bound to agents none of ``asking`` is (all visible when ``asking`` is empty)."""
+    if not asking:
+        return []
+    from gitmem.record.visibility import visible_to
+
+    vis = table.columns["vis"]
+    return [r for r in compress(range(len(vis)), vis) if not visible_to(vis[r], asking)]
+
+
+def _unseen(asking: Collection[str], hidden: list[str], first: Sequence[Any],
+            skip: Callable[[Any], bool] | None,
+            skip_note: Callable[[Any], bool] | None) -> tuple[list[Any], Any, Any]:
+    """A recall's ``first``, ``skip`` and ``skip_note`` that also leave out what ``asking`` may not see.
+
+    Each memory left out for it is appended to ``hidden`` (in the order recall asks: rank order).
+    """
+    from gitmem.record.visibility import visible_to
+
+    def unseen(memory: Any) -> bool:
+        if visible_to(memory.visibility, asking):
+            return False
+        hidden.append(memory.id)
+        return True
+
+    def skipped(memory: Any) -> bool:
+        return unseen(memory) or (skip is not None and skip(memory))
+
+    def note_skipped(memory: Any) -> bool:
+        return not visible_to(memory.visibility, asking) or (skip_note is not None and skip_note(memory))
+
+    return [view for view in first if not unseen(view)], skipped, note_skipped
 
 
 class ContextBuilder:
@@ -257,19 +293,26 @@ class ContextBuilder:
         return TokenCounter(self.ws.settings.tokenizer)
 
     def wake(self, token_budget: int | None = None, now: datetime | None = None,
-             max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
-        """See :meth:`gitmem.api.Gitmem.wake`."""
+             max_chars: int | None = None, via: Via | None = None) -> tuple[WakeResult, list[Skipped]]:
+        """See :meth:`gitmem.api.Gitmem.wake`.
+
+        ``via``: who asks (its names, :func:`hidden_rows`; its harness's budget, :mod:`gitmem.api.limits`).
+        """
+        from gitmem.api.limits import resolve
+
         settings = self.ws.settings
-        budget = settings.wake.token_budget if token_budget is None else token_budget
+        asking = via.asking if via is not None else ()
+        budget = resolve("wake_budget", token_budget, settings, via.harness if via else "", self.persona,
+                         settings.wake.token_budget) or 0
         now = now or utc_now()
         tip = self.ws.records.tip()  # one tip for records, persona and note: a learn meanwhile waits
         key = self.plan_key(tip)
         save = key is not None
         if key is not None:
-            planned, save = self._planned_wake(key, tip, now, budget, max_chars)
+            planned, save = self._planned_wake(key, tip, now, budget, max_chars, bool(asking))
             if planned is not None:
                 return planned
-        return self._table_wake(tip, now, budget, max_chars, key if save else None)
+        return self._table_wake(tip, now, budget, max_chars, key if save else None, asking)
 
     def plan_key(self, tip: str | None) -> tuple | None:
         """The key of the wake plan of ``tip`` in this clone now (see :func:`gitmem.cache.wakeplan.plan_key`).
@@ -286,7 +329,8 @@ class ContextBuilder:
                         self.ws.records.local_reasons(), ENTRY_FORMAT)
 
     def _planned_wake(self, key: tuple, tip: str | None, now: datetime, budget: int,
-                      max_chars: int | None) -> tuple[tuple[WakeResult, list[Skipped]] | None, bool]:
+                      max_chars: int | None,
+                      named: bool = False) -> tuple[tuple[WakeResult, list[Skipped]] | None, bool]:
         """The wake from the plan of ``key``, or ``None``; and whether a plan should be saved.
 
         ``None`` when there is no plan of ``key``, it was built after ``now``, or the packing
@@ -307,6 +351,8 @@ class ContextBuilder:
             return None, True
         if plan is None or plan.built > microseconds(now):
             return None, True
+        if named and plan.bound:  # some memories may be for others: the table decides which
+            return None, False
         settings = self.ws.settings
 
         def compressed(memory_id: str) -> str:
@@ -346,8 +392,11 @@ class ContextBuilder:
         return (wake, [*records.notices(), *planned]), False
 
     def _table_wake(self, tip: str | None, now: datetime, budget: int, max_chars: int | None,
-                    key: tuple | None) -> tuple[WakeResult, list[Skipped]]:
-        """The wake compiled from the whole records table; with ``key``, its plan is saved too."""
+                    key: tuple | None, asking: Collection[str] = ()) -> tuple[WakeResult, list[Skipped]]:
+        """The wake compiled from the whole records table; with ``key``, its plan is saved too.
+
+        No plan is saved of a wake that hid memories from ``asking``: a plan is everyone's.
+        """
         from gitmem.context.wake import compile_rows
 
         settings = self.ws.settings
@@ -355,6 +404,9 @@ class ContextBuilder:
         table, skipped = records.table(tip)
         extras: dict[str, Any] = {}
         rows = self._wake_rows(table, now, extras)
+        rows.hidden = hidden_rows(table, asking)
+        if rows.hidden:
+            key = None
         persona, continuity, untrusted = self._blocks(tip, skipped)
         result = compile_rows(
             rows,
@@ -427,6 +479,7 @@ class ContextBuilder:
             "short": short,
             "short_tokens": {i: counter(text) for i, text in short.items()},
             "stale": statuses.count("stale"),
+            "bound": len(c["vis"]) - c["vis"].count(()),
             "persona": persona,
             "continuity": continuity,
             "skipped": [(s.memory_id, s.blob_id, s.reason, s.path, s.hint) for s in skipped
@@ -610,11 +663,15 @@ class ContextBuilder:
         files: Sequence[str] = (),
         floor: float = 0.0,
         skip_note: Callable[[Any], bool] | None = None,
+        via: Via | None = None,
     ) -> tuple[RecallResult, list[Skipped]]:
         """See :meth:`gitmem.api.Gitmem.recall`; ``floor``: see :func:`gitmem.context.recall.recall`.
 
         ``skip_note(view)``: leave out the stale note on that memory (a hook sent it already).
+        ``via``: who asks; a memory bound to other agents is left out (its id in
+        :attr:`RecallResult.hidden`), and ``top_k`` defaults to its harness's (:mod:`gitmem.api.limits`).
         """
+        from gitmem.api.limits import resolve
         from gitmem.context.recall import recall
 
         if file is not None:
@@ -622,13 +679,18 @@ class ContextBuilder:
         if not query.strip() and not files:
             raise InvalidInput("recall needs a query or a file",
                                "pass what you are about to do, or the file you are about to change")
-        top_k = self.ws.settings.recall.top_k if top_k is None else top_k
+        asking = via.asking if via is not None else ()
+        top_k = resolve("recall_top_k", top_k, self.ws.settings, via.harness if via else "", self.persona,
+                        self.ws.settings.recall.top_k) or 1
         records = self.ws.records
         cache = records.cache
         table, skipped = records.table(records.tip())
         selection = table.recall_selection(include_stale)
         anchored = self.anchored_rows(table, files) if files else []
         first = self._anchored_views(table, selection, anchored) if files else ()
+        hidden: list[str] = []
+        if asking and any(table.columns["vis"]):
+            first, skip, skip_note = _unseen(asking, hidden, first, skip, skip_note)
         encoding = self.ws.settings.tokenizer
         notes, held = (self._not_fresh(table, selection, query, anchored, skip, skip_note, top_k)
                        if not include_stale else ([], 0))
@@ -665,6 +727,8 @@ class ContextBuilder:
         )
         if notes or held:
             result = replace(result, stale=tuple(notes), held_back=held)
+        if hidden:
+            result = replace(result, hidden=tuple(dict.fromkeys(hidden)))
         return result, [*records.notices(), *skipped]
 
     def _not_fresh(self, table: RecordTable, selection: tuple[Any, dict[str, str]], query: str,
