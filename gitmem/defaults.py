@@ -26,6 +26,7 @@ __all__ = [
     "VERIFY_FOLLOW_MOVES",
     "HOOKS_LEARN_REMINDER",
     "VERIFY_IGNORE_WHITESPACE",
+    "WAKE_PERSONAL_SHARE",
     "WAKE_SHARES",
     "WAKE_TOKEN_BUDGET",
     "commit_lambdas",
@@ -37,6 +38,10 @@ WAKE_TOKEN_BUDGET = 4096
 
 WAKE_SHARES = (0.25, 0.35, 0.40)
 """Budget shares of wake tiers 0, 1 and 2 (fractions summing to 1); setting ``wake.shares``."""
+
+WAKE_PERSONAL_SHARE = 0.15
+"""Share of the wake's token budget reserved for the person's own memories (docs/personal.md), in
+[0, 1]; what they leave unused goes back to the project's; setting ``wake.personal_share``."""
 
 DECAY_THRESHOLD = 0.3
 """Weight below which a memory leaves wake with reason ``low_weight`` (EP-0131); unitless, in

@@ -17,8 +17,8 @@ GITMEM = ROOT / "gitmem"
 PYGIT2_ALLOWED = {"gitmem/store"}
 #: Only configuration and the CLI read the environment (gitcli only passes it on to git,
 #: with GIT_OBJECT_DIRECTORY or GIT_TERMINAL_PROMPT added).
-ENVIRON_ALLOWED = {"gitmem/config/__init__.py", "gitmem/cli/__init__.py", "gitmem/cli/process.py",
-                   "gitmem/store/gitcli.py"}
+ENVIRON_ALLOWED = {"gitmem/config/__init__.py", "gitmem/config/personal.py", "gitmem/cli/__init__.py",
+                   "gitmem/cli/process.py", "gitmem/store/gitcli.py"}
 
 
 def _imports(path: Path) -> set[str]:

@@ -109,12 +109,19 @@ def test_a_real_tur_store_imports_in_one_commit_with_a_report(tur_world):
     repo = tur_world["project"]
     assert subprocess.run(["git", "rev-list", "--count", "refs/tur/memories"], cwd=repo,
                           capture_output=True, text=True).stdout.strip() == "1"
-    assert f"read {tur_world['files']} memory files: 10 active, 1 archive, 1 subsumed" in r.out
+    # The user-level memories (user, universal and persona scopes) and the persona went to the
+    # personal store (docs/personal.md); the project's ref holds the rest.
+    project_part, personal_part = r.out.split("\nproject:\n")[1], r.out.split("\nproject:\n")[0]
+    assert f"read {tur_world['files'] - 4} memory files: 6 active, 1 archive, 1 subsumed" in project_part
+    assert "read 4 memory files: 4 active" in personal_part
+    assert "memories: 4 new, 0 merged into stored ones, 0 unchanged, 0 folded into a duplicate, " \
+           "0 not imported" in personal_part
+    assert "persona: imported" in personal_part and "persona: none in the Tur store" in project_part
     assert "1 event (as fact)" in r.out
     assert "  archive: 1 refuted" in r.out
     assert "  subsumed: 1 active" in r.out
-    assert "  active: 7 active, 1 superseded, 1 refuted, 1 not imported" in r.out
-    assert "memories: 11 new, 0 merged into stored ones, 0 unchanged, 0 folded into a duplicate, " \
+    assert "  active: 3 active, 1 superseded, 1 refuted, 1 not imported" in r.out
+    assert "memories: 7 new, 0 merged into stored ones, 0 unchanged, 0 folded into a duplicate, " \
            "1 not imported" in r.out
     assert "persona: imported" in r.out
     assert "continuity note (the latest Tur session note): imported" in r.out
@@ -123,6 +130,10 @@ def test_a_real_tur_store_imports_in_one_commit_with_a_report(tur_world):
     # The one memory not imported is named on stderr with the reason: a credential, as in learn.
     assert r.err.count("tur: not imported:") == 1
     assert hash_of_secret(tur_world) in r.err and "secret" in r.err
+
+
+#: The memories of the world in Tur's user-level scopes: ``--home`` puts them in the personal store.
+USER_LEVEL = ("preference", "axiom", "core", "elsewhere")
 
 
 def hash_of_secret(w: dict) -> str:
@@ -161,7 +172,8 @@ def test_every_field_and_state_maps_as_documented(tur_world):
     elsewhere = _record(repo, h["elsewhere"])
     assert elsewhere["decay"]["staleness_status"] == "unanchored"
     assert "not in this repository" in elsewhere["decay"]["reason"]
-    persona = tur(repo, "persona", "show").out
+    assert tur(repo, "persona", "show").out == ""  # the persona is the person's: not on the project's ref
+    persona = Gitmem.open(repo).personal.persona_text()
     assert "name: Ariel" in persona and "aleph: To safeguard reality" in persona
     assert "Symmetry — Guardian of Invariance" in persona
 
@@ -169,10 +181,11 @@ def test_every_field_and_state_maps_as_documented(tur_world):
 def test_every_tur_hash_and_unique_prefix_names_its_memory(tur_world):
     assert _import(tur_world).code == 0
     repo = tur_world["project"]
-    gm = Gitmem.open(repo)
+    project = Gitmem.open(repo)
     for name, memory_hash in tur_world["hashes"].items():
         if name == "secret":
             continue
+        gm = project.personal if name in USER_LEVEL else project
         memory = gm.get(memory_hash)
         assert memory_hash in memory.legacy_ids
         assert gm.resolve(memory_hash[:10]) == memory.id
@@ -190,7 +203,8 @@ def test_a_second_run_changes_nothing_and_says_so(tur_world):
     r = _import(tur_world)
     assert r.code == 0
     assert memory_ref(tur_world["project"]) == before
-    assert "0 new, 0 merged into stored ones, 11 unchanged" in r.out
+    assert "0 new, 0 merged into stored ones, 7 unchanged" in r.out
+    assert "0 new, 0 merged into stored ones, 4 unchanged" in r.out
     assert "persona: unchanged" in r.out
     assert "continuity note (the latest Tur session note): unchanged" in r.out
     assert "nothing to commit" in r.out
@@ -199,7 +213,8 @@ def test_a_second_run_changes_nothing_and_says_so(tur_world):
 def test_dry_run_prints_the_report_and_writes_nothing(tur_world):
     r = _import(tur_world, "--dry-run")
     assert r.code == 0
-    assert "memories: 11 new" in r.out and "persona: would be imported" in r.out
+    assert "memories: 7 new" in r.out and "memories: 4 new" in r.out
+    assert "persona: would be imported" in r.out
     assert "dry run: nothing written" in r.out
     assert memory_ref(tur_world["project"]) == ""
 
@@ -213,7 +228,7 @@ def test_staleness_works_at_once_after_the_import(tur_world):
     assert gm.get(h["anchored"]).status.value == "stale"
     assert "line" in (gm.get(h["anchored"]).decay.reason or "")
     assert gm.get(h["event"]).status.value == "fresh"
-    assert gm.get(h["elsewhere"]).status.value == "unanchored"
+    assert gm.personal.get(h["elsewhere"]).status.value == "unanchored"
 
 
 def test_wake_and_recall_see_imported_memories_and_not_archived_or_superseded_ones(tur_world):
@@ -233,7 +248,7 @@ def test_a_memory_already_learned_keeps_its_record_and_gains_the_tur_hash(tur_wo
     learned = tur(repo, "learn", "Moved the auth module to src/", "--agent", "me")
     assert learned.code == 0
     r = _import(tur_world)
-    assert r.code == 0 and "10 new, 1 merged into stored ones" in r.out
+    assert r.code == 0 and "6 new, 1 merged into stored ones" in r.out
     record = _record(repo, h["event"])
     assert record["id"] == learned.out.strip()
     assert record["provenance"]["source_agent"] == "me"
@@ -243,7 +258,7 @@ def test_a_memory_already_learned_keeps_its_record_and_gains_the_tur_hash(tur_wo
 
 def test_credentials_are_imported_only_when_allowed(tur_world):
     r = _import(tur_world, "--allow-secret")
-    assert r.code == 0 and "memories: 12 new" in r.out and r.err == ""
+    assert r.code == 0 and "memories: 8 new" in r.out and r.err == ""
 
 
 def test_a_file_tur_cannot_map_is_reported_and_the_rest_imported(tur_world):
@@ -259,7 +274,7 @@ def test_a_file_tur_cannot_map_is_reported_and_the_rest_imported(tur_world):
     assert len(failed) == 2
     assert any(str(broken) in line and "unknown memory_type 'DREAM'" in line for line in failed)
     assert any(str(truncated) in line and "bad YAML" in line for line in failed)
-    assert "memories: 11 new" in r.out and "2 not imported" in r.out
+    assert "memories: 7 new" in r.out and "2 not imported" in r.out
 
 
 def test_without_home_only_the_project_store_is_read(tur_world):

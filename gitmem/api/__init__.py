@@ -23,6 +23,8 @@ from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, utc_now
 # Under TYPE_CHECKING, every name LAZY serves too (``X as X``: re-exported), so that mypy
 # sees its real type where the surfaces use it.
 if TYPE_CHECKING:
+    from gitmem.api.personal import refuse_anchor as refuse_personal_anchor  # noqa: F401 - served by LAZY
+    from gitmem.api.personal import store_path as personal_store_path  # noqa: F401 - served by LAZY
     from gitmem.api.results import AnchoredDiff as AnchoredDiff
     from gitmem.api.results import CacheInfo as CacheInfo
     from gitmem.api.results import CommitInfo as CommitInfo

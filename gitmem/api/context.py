@@ -294,10 +294,24 @@ class ContextBuilder:
 
     def wake(self, token_budget: int | None = None, now: datetime | None = None,
              max_chars: int | None = None, via: Via | None = None) -> tuple[WakeResult, list[Skipped]]:
-        """See :meth:`gitmem.api.Gitmem.wake`.
+        """See :meth:`gitmem.api.Gitmem.wake`: this store's and the personal store's memories.
 
         ``via``: who asks (its names, :func:`hidden_rows`; its harness's budget, :mod:`gitmem.api.limits`).
         """
+        personal = self.ws.personal()
+        if personal is None:
+            return self.own_wake(token_budget, now, max_chars, via)
+        from gitmem.api.limits import resolve
+        from gitmem.api.personal import joined_wake
+
+        settings = self.ws.settings
+        budget = resolve("wake_budget", token_budget, settings, via.harness if via else "", self.persona,
+                         settings.wake.token_budget) or 0
+        return joined_wake(self, personal, budget, now, max_chars, via)
+
+    def own_wake(self, token_budget: int | None = None, now: datetime | None = None,
+                 max_chars: int | None = None, via: Via | None = None) -> tuple[WakeResult, list[Skipped]]:
+        """The wake of this store's memories alone (see :meth:`wake`)."""
         from gitmem.api.limits import resolve
 
         settings = self.ws.settings
@@ -648,7 +662,27 @@ class ContextBuilder:
             untrusted = self._untrusted_block(tip)
         return persona, continuity, untrusted
 
-    def recall(
+    def recall(self, query: str, *, top_k: int | None = None, token_budget: int | None = None,
+               max_chars: int | None = None, **options: Any) -> tuple[RecallResult, list[Skipped]]:
+        """See :meth:`gitmem.api.Gitmem.recall`: the hits of this store and of the personal store.
+
+        The options are those of :meth:`own_recall`.
+        """
+        personal = self.ws.personal()
+        if personal is None:
+            return self.own_recall(query, top_k=top_k, token_budget=token_budget, max_chars=max_chars,
+                                   **options)
+        from gitmem.api.limits import resolve
+        from gitmem.api.personal import joined_recall
+
+        via = options.get("via")
+        top_k = resolve("recall_top_k", top_k, self.ws.settings, via.harness if via else "", self.persona,
+                        self.ws.settings.recall.top_k)
+        if options.get("file") is not None:  # a repository path from here, checked here
+            options["files"] = [*options.get("files", ()), self.repo_path(options.pop("file"))]
+        return joined_recall(self, personal, query, top_k, token_budget, max_chars, **options)
+
+    def own_recall(
         self,
         query: str,
         *,
@@ -667,9 +701,10 @@ class ContextBuilder:
     ) -> tuple[RecallResult, list[Skipped]]:
         """See :meth:`gitmem.api.Gitmem.recall`; ``floor``: see :func:`gitmem.context.recall.recall`.
 
-        ``skip_note(view)``: leave out the stale note on that memory (a hook sent it already).
-        ``via``: who asks; a memory bound to other agents is left out (its id in
-        :attr:`RecallResult.hidden`), and ``top_k`` defaults to its harness's (:mod:`gitmem.api.limits`).
+        This store's hits alone. ``skip_note(view)``: leave out the stale note on that memory (a
+        hook sent it already). ``via``: who asks; a memory bound to other agents is left out (its
+        id in :attr:`RecallResult.hidden`), and ``top_k`` defaults to its harness's
+        (:mod:`gitmem.api.limits`).
         """
         from gitmem.api.limits import resolve
         from gitmem.context.recall import recall

@@ -36,7 +36,6 @@ if TYPE_CHECKING:
         LearnResult,
         RecallResult,
         RepoPaths,
-        SetupReport,
         Skipped,
         StatusView,
         SyncResult,
@@ -66,6 +65,7 @@ class Gitmem:
         store: the repository's :class:`gitmem.store.Store` (the only git access); for
             the library and its tests, never used by the surfaces.
         records: the one read path (:class:`~gitmem.api.records.Records`).
+        harness: ``tur setup`` (:meth:`~gitmem.api.setup.HarnessSetup.run`): wiring a harness.
     """
 
     def __init__(self, store: Store, settings: Settings | None = None, cwd: Path | None = None):
@@ -73,7 +73,8 @@ class Gitmem:
         self.store = store
         self.records: Records = self._ws.records
         self._sharing = Sharing(store)
-        self._setup = HarnessSetup(store)
+        self.harness = HarnessSetup(store)
+        self._ws.personal = lambda: None if (mine := self.personal) is None else mine._context
         # A rewrite of the memory ref that gitmem did not make is merged back on first read.
         store.guard = guard_lost_tip
 
@@ -484,8 +485,32 @@ class Gitmem:
         self.records.set_progress(progress)
 
     def take_notices(self) -> list[str]:
-        """Lines for stderr the store gathered since the last call (a stale lock, a lost tip merged back)."""
-        return self.store.take_notices()
+        """Lines for stderr the stores gathered since the last call (a stale lock, a lost tip merged back)."""
+        mine = self.__dict__.get("personal")  # only a personal store opened already has any
+        return [*self.store.take_notices(), *(mine.take_notices() if mine is not None else ())]
+
+    @cached_property
+    def personal(self) -> Gitmem | None:
+        """The person's own store (:mod:`gitmem.api.personal`), or ``None``: none yet, or damaged.
+
+        Never created here (:func:`gitmem.api.personal.create_personal` does, on a first write);
+        a damaged one adds one line to :meth:`take_notices`, and this store is served alone.
+        """
+        from gitmem.api.personal import open_personal
+        return open_personal(self)
+
+    def make_personal(self, remote_url: str | None = None) -> Gitmem:
+        """The personal store, created (a bare repository) when there is none: what a write opens.
+
+        With ``remote_url`` its remote ``origin`` is set to it (``tur remote setup --personal URL``).
+
+        Raises:
+            NotARepository: what is where the store should be is not a repository.
+            RemoteError: git would not set the remote.
+        """
+        from gitmem.api.personal import create_personal
+        self.__dict__["personal"] = mine = create_personal(self, remote_url)
+        return mine
 
     def import_legacy(self, paths: Iterable[str | os.PathLike[str]],
                       allow_secret: bool = False, dry_run: bool = False,
@@ -514,6 +539,7 @@ class Gitmem:
         persona: str | None = None,
         allow_secret: bool = False,
         dry_run: bool = False,
+        part: str | None = None,
     ) -> TurImportResult:
         """Import a store of the Tur package (its memories and persona) in one commit.
 
@@ -531,6 +557,8 @@ class Gitmem:
             persona: the persona's name or id (prefix); default the active or only one.
             allow_secret: import content that looks like a credential.
             dry_run: write nothing; the result says what an import would do.
+            part: ``"project"`` or ``"home"``: import only that part (``only_part`` in
+                :mod:`gitmem.importers.tur_store`; the home part goes to the personal store).
 
         Returns:
             The report: counts per Tur type and state, new, merged and unchanged ids, every
@@ -540,7 +568,7 @@ class Gitmem:
             InvalidInput: no Tur store there, an unknown persona, or several and none chosen.
         """
         return self._importer.import_tur(path, home=home, persona=persona, allow_secret=allow_secret,
-                                        dry_run=dry_run)
+                                        dry_run=dry_run, part=part)
 
     # -- staleness ---------------------------------------------------------------------------
 
@@ -794,37 +822,6 @@ class Gitmem:
             InvalidInput: the path is outside the repository.
         """
         return self._context.anchored_to(path)
-
-    # -- wiring a harness --------------------------------------------------------------------
-
-    def setup_harness(self, harness: str, *, scope: str = "project", check: bool = False,
-                      remove: bool = False, home: Path | None = None) -> SetupReport:
-        """Wire ``harness`` to gitmem (``tur setup``): hooks and/or MCP, and agent instructions.
-
-        Writes, in each harness's documented format (docs/harness.md), its hook
-        configuration where it can inject context from a hook (Claude Code, Codex, Gemini
-        CLI), its MCP configuration running ``tur mcp``, and an instructions block between
-        begin and end markers (``CLAUDE.md``, ``AGENTS.md``, ``GEMINI.md``, a Cursor rule,
-        ``.github/copilot-instructions.md``). Idempotent: entries already there are left
-        alone; everything in the files that ``tur setup`` did not write is kept. Never a git
-        hook.
-
-        Args:
-            harness: ``claude``, ``codex``, ``cursor``, ``copilot`` or ``gemini``.
-            scope: ``project`` (under the working tree) or ``user`` (under ``home``).
-            check: write nothing; report each entry as wired, missing or differing.
-            remove: take out exactly what ``tur setup`` writes (a file left empty is deleted).
-            home: the user's home directory (default: ``Path.home()``).
-
-        Returns:
-            The :class:`~gitmem.harness.SetupReport`: one item per entry, and notes.
-
-        Raises:
-            InvalidInput: an unknown harness or scope, or ``check`` with ``remove``.
-            HarnessConfigError: a settings file is not valid JSON/TOML or cannot be written
-                (nothing of that harness is changed when a file cannot be read).
-        """
-        return self._setup.run(harness, scope=scope, check=check, remove=remove, home=home)
 
     # -- sharing -----------------------------------------------------------------------------
 

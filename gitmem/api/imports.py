@@ -200,11 +200,14 @@ class Importer:
         persona: str | None = None,
         allow_secret: bool = False,
         dry_run: bool = False,
+        part: str | None = None,
     ) -> TurImportResult:
         """See :meth:`gitmem.api.Gitmem.import_tur`."""
         from gitmem.importers import tur_store
 
         found = tur_store.find_store(self._tur_path(path), self._tur_path(home) if home else None, persona)
+        if part is not None:
+            found = only_part(found, part)
         result = TurImportResult(
             sources=[str(r) for r in found.roots], files=len(found.files) + len(found.unreadable),
             persona=f"{found.persona_name} ({found.persona_id})", not_imported=found.not_imported,
@@ -410,3 +413,25 @@ def _merged(stored: Memory, imported: Memory | None, supersedes: list[str]) -> M
     merged.legacy_id = names[0] if len(names) == 1 else names
     merged.relations = relations
     return merged
+
+
+_USER_LEVEL = frozenset({"universal", "user", "persona"})
+"""The Tur scopes that hold beyond one project: what ``--home`` sends to the personal store."""
+
+
+def only_part(store: TurStore, part: str) -> TurStore:
+    """``store`` cut to one of its parts: ``"project"`` or ``"home"`` (docs/personal.md).
+
+    The home part keeps the user-level memories (Tur's ``universal``, ``user`` and ``persona``
+    scopes) and the persona, which belong to the person, not to one repository; the project
+    part the others (``incarnation``), the latest session note and the unreadable files.
+    """
+    from dataclasses import replace
+
+    mine = part == "home"
+    files = [f for f in store.files
+             if (str(f.data.get("scope") or "incarnation").lower() in _USER_LEVEL) == mine]
+    return replace(store, files=files, persona=store.persona if mine else None,
+                   latest_note=None if mine else store.latest_note,
+                   unreadable=[] if mine else store.unreadable,
+                   not_imported=[] if mine else store.not_imported)

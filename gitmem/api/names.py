@@ -32,6 +32,8 @@ LAZY = {
     "split_anchor_ref": ("gitmem.record.anchors", "split_ref"),
     "worktree_path": ("gitmem.store.paths", "worktree_path"),
     "render_hook": ("gitmem.context.render", "render_hook"),
+    "refuse_personal_anchor": ("gitmem.api.personal", "refuse_anchor"),
+    "personal_store_path": ("gitmem.api.personal", "store_path"),
     "HOOK_FORMATS": ("gitmem.context.render", "HOOK_FORMATS"),
     "HookOutput": ("gitmem.api.hooks", "HookOutput"),
     "StaleNote": ("gitmem.context.stale_notes", "StaleNote"),

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitmem.cache.reader import Skipped, Snapshot, read_record, record_path
 from gitmem.errors import MalformedRecord, UnknownMemory
@@ -387,6 +387,9 @@ class Workspace:
             store.memo = self.records.cache.object_memo()
         self.cwd = cwd or Path.cwd()
         self._settings = settings
+        self.personal: Callable[[], Any] = lambda: None
+        """The personal store's :class:`~gitmem.api.context.ContextBuilder`, or ``None`` (set by the
+        facade; docs/personal.md)."""
 
     @property
     def settings(self) -> Settings:

@@ -26,7 +26,31 @@ class HarnessSetup:
 
     def run(self, harness: str, *, scope: str = "project", check: bool = False,
             remove: bool = False, home: Path | None = None) -> SetupReport:
-        """See :meth:`gitmem.api.Gitmem.setup_harness`."""
+        """Wire ``harness`` to gitmem (``tur setup``): hooks and/or MCP, and agent instructions.
+
+        Writes, in each harness's documented format (docs/harness.md), its hook
+        configuration where it can inject context from a hook (Claude Code, Codex, Gemini
+        CLI), its MCP configuration running ``tur mcp``, and an instructions block between
+        begin and end markers (``CLAUDE.md``, ``AGENTS.md``, ``GEMINI.md``, a Cursor rule,
+        ``.github/copilot-instructions.md``). Idempotent: entries already there are left
+        alone; everything in the files that ``tur setup`` did not write is kept. Never a git
+        hook.
+
+        Args:
+            harness: ``claude``, ``codex``, ``cursor``, ``copilot`` or ``gemini``.
+            scope: ``project`` (under the working tree) or ``user`` (under ``home``).
+            check: write nothing; report each entry as wired, missing or differing.
+            remove: take out exactly what ``tur setup`` writes (a file left empty is deleted).
+            home: the user's home directory (default: ``Path.home()``).
+
+        Returns:
+            The :class:`~gitmem.harness.SetupReport`: one item per entry, and notes.
+
+        Raises:
+            InvalidInput: an unknown harness or scope, or ``check`` with ``remove``.
+            HarnessConfigError: a settings file is not valid JSON/TOML or cannot be written
+                (nothing of that harness is changed when a file cannot be read).
+        """
         from gitmem.harness import run
 
         if check and remove:

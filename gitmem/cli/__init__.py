@@ -208,7 +208,10 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
     env.path = args.path
     try:
         try:
-            return int(args.func(args, env) or 0)
+            from gitmem.cli.personal import route
+
+            routed = route(command, args, env)
+            return routed if routed is not None else int(args.func(args, env) or 0)
         finally:
             env.warn_notices()
     except GitmemError as exc:

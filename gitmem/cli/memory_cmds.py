@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, cast
 
 from gitmem.cli.commands import add_command, add_format, add_id_argument
 from gitmem.cli.output import json_dump, memory_json, one_line, table
+from gitmem.cli.personal import add_personal
 from gitmem.vocabulary import MemoryType, RelationType, Scope, Status, iso_z
 
 TYPES = tuple(t.value for t in MemoryType)
@@ -45,6 +46,7 @@ def _learn_parser(sub: argparse._SubParsersAction) -> None:
                    help="only sessions of this agent or harness get it (repeat, or a comma list; "
                         "default: everyone)")
     add_format(p)
+    add_personal(p, "learn it in the personal store")
     p.set_defaults(func=cmd_learn)
 
 
@@ -55,6 +57,7 @@ def _list_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--file", metavar="PATH",
                    help="only memories anchored to this file (most confident first)")
     add_format(p, ("table", "json"))
+    add_personal(p, "list the personal store")
     p.set_defaults(func=cmd_list)
 
 
@@ -62,6 +65,7 @@ def _show_parser(sub: argparse._SubParsersAction) -> None:
     p = add_command(sub, "show")
     add_id_argument(p, "id", help="a memory id or a unique prefix of one")
     add_format(p)
+    add_personal(p, "show it from the personal store")
     p.set_defaults(func=cmd_show)
 
 
@@ -76,6 +80,7 @@ def _refute_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--allow-secret", action="store_true",
                    help="store the reason even if it looks like a credential")
     add_format(p)
+    add_personal(p, "in the personal store")
     p.set_defaults(func=cmd_refute)
 
 
@@ -98,6 +103,7 @@ def _edit_parser(sub: argparse._SubParsersAction) -> None:
                      help="bind it to these agents or harnesses (repeat, or a comma list)")
     who.add_argument("--everyone", action="store_true", help="unbind it: every agent gets it")
     add_format(p)
+    add_personal(p, "in the personal store")
     p.set_defaults(func=cmd_edit)
 
 
@@ -109,6 +115,7 @@ def _forget_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--undo", action="store_true",
                    help="restore the forgotten memory ID (its full id) from the memory ref's history")
     add_format(p)
+    add_personal(p, "in the personal store")
     p.set_defaults(func=cmd_forget)
 
 
@@ -127,6 +134,7 @@ def _confidence_parser(sub: argparse._SubParsersAction) -> None:
     add_id_argument(p, "id", help="a memory id or a unique prefix of one")
     p.add_argument("value", type=float, help="the new confidence, in [0, 1]")
     add_format(p)
+    add_personal(p, "in the personal store")
     p.set_defaults(func=cmd_confidence)
 
 
@@ -139,6 +147,7 @@ def _link_parser(sub: argparse._SubParsersAction) -> None:
                    help="the kind of relation (required to add; with --remove, only that kind)")
     p.add_argument("--remove", action="store_true", help="remove the relation instead")
     add_format(p)
+    add_personal(p, "in the personal store")
     p.set_defaults(func=cmd_link)
 
 
@@ -517,12 +526,41 @@ def _import_files(args: argparse.Namespace, env: Env) -> int:
 
 
 def _import_tur(args: argparse.Namespace, env: Env) -> int:
+    if args.home:
+        return _import_tur_home(args, env)
     import time
 
     started = time.monotonic()
     result = env.gm.import_tur(args.from_tur or None, home=args.home, persona=args.persona,
                                allow_secret=args.allow_secret, dry_run=args.dry_run)
-    seconds = time.monotonic() - started
+    return _tur_outcome(result, time.monotonic() - started, args, env)
+
+
+def _import_tur_home(args: argparse.Namespace, env: Env) -> int:
+    """``--home``: the user-level memories and the persona to the personal store, the rest here."""
+    import time
+
+    project = env.gm
+    path = args.from_tur or str(project.paths.workdir or project.cwd)
+    options = {"home": args.home, "persona": args.persona, "allow_secret": args.allow_secret,
+               "dry_run": args.dry_run}
+    codes = []
+    for name, gm, part in (("personal store", None, "home"), ("project", project, "project")):
+        started = time.monotonic()
+        gm = gm or (project.personal if args.dry_run else project.make_personal()) or project
+        if gm is project and part == "home":  # a dry run with no personal store yet: read as if
+            from gitmem.api import personal_store_path
+
+            env.print(f"{name} ({personal_store_path()}): created by the import")
+        result = gm.import_tur(path, part=part, **options)
+        if args.format != "json":
+            env.print(f"{name}:")
+        codes.append(_tur_outcome(result, time.monotonic() - started, args, env))
+    return max(codes)
+
+
+def _tur_outcome(result: TurImportResult, seconds: float, args: argparse.Namespace, env: Env) -> int:
+    """Print an import's report (or JSON); 1 when nothing at all was imported and some failed."""
     if args.format == "json":
         for line in result.failed:
             env.warn(f"tur: not imported: {line}")

@@ -43,7 +43,7 @@ PARSERS = {"setup": _setup_parser}
 
 def cmd_setup(args: argparse.Namespace, env: Env) -> int:
     """Print one line per entry (file, what, outcome) and the notes; exit 1 when a check misses one."""
-    report = env.gm.setup_harness(args.harness, scope=args.scope, check=args.check,
+    report = env.gm.harness.run(args.harness, scope=args.scope, check=args.check,
                                   remove=args.remove)
     if args.format == "json":
         from gitmem.cli.output import json_dump

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from gitmem.cli.commands import add_command, add_format
 from gitmem.cli.output import json_dump
+from gitmem.cli.personal import add_personal
 
 if TYPE_CHECKING:
     from gitmem.api import SyncResult
@@ -24,6 +25,7 @@ def _remote_parser(sub: argparse._SubParsersAction) -> None:
     setup.add_argument("remote", nargs="?", default="origin", metavar="REMOTE",
                        help="the git remote (default origin)")
     add_format(setup)
+    add_personal(setup, "set up the personal store's remote; REMOTE may then be its URL")
     setup.set_defaults(func=cmd_remote_setup)
     p.set_defaults(func=lambda args, env: _usage(p, env))
 
@@ -44,6 +46,7 @@ def _sync_parser(sub: argparse._SubParsersAction) -> None:
                    help="push refs/tur/memories to REMOTE even if it has none yet (the first "
                    "sync asks on a terminal, and pushes nothing otherwise)")
     add_format(p)
+    add_personal(p, "sync the personal store with its own remote")
     p.set_defaults(func=cmd_sync)
 
 

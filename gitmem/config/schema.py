@@ -88,6 +88,7 @@ class WakeSection(_Section):
 
     token_budget: Count = Field(default=defaults.WAKE_TOKEN_BUDGET, ge=0)
     shares: tuple[Number, Number, Number] = defaults.WAKE_SHARES
+    personal_share: Number = Field(default=defaults.WAKE_PERSONAL_SHARE, ge=0, le=1)
 
     @field_validator("shares")
     @classmethod
@@ -192,7 +193,8 @@ class SettingsFile(_Section):
                 threshold=d.threshold,
                 max_commit_distance=d.max_commit_distance,
             ),
-            wake=WakeSettings(token_budget=self.wake.token_budget, shares=self.wake.shares),
+            wake=WakeSettings(token_budget=self.wake.token_budget, shares=self.wake.shares,
+                              personal_share=self.wake.personal_share),
             recall=RecallSettings(top_k=self.recall.top_k),
             verify=VerifySettings(ignore_whitespace=self.verify.ignore_whitespace,
                                   follow_moves=self.verify.follow_moves),

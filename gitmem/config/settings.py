@@ -26,10 +26,13 @@ class WakeSettings:
         token_budget: default budget in tokens; 0 means unbounded.
         shares: budget shares of tier 0 (persona), tier 1 (continuity, axioms, core) and
             tier 2 (the rest); non-negative, summing to 1.
+        personal_share: the share of ``token_budget`` reserved for personal memories (in
+            [0, 1]); what they leave unused goes to the project's memories.
     """
 
     token_budget: int = defaults.WAKE_TOKEN_BUDGET
     shares: tuple[float, float, float] = defaults.WAKE_SHARES
+    personal_share: float = defaults.WAKE_PERSONAL_SHARE
 
 
 @dataclass(frozen=True)
@@ -172,7 +175,8 @@ class Settings:
                 "threshold": d.threshold,
                 "max_commit_distance": d.max_commit_distance,
             },
-            "wake": {"token_budget": self.wake.token_budget, "shares": list(self.wake.shares)},
+            "wake": {"token_budget": self.wake.token_budget, "shares": list(self.wake.shares),
+                     "personal_share": self.wake.personal_share},
             "recall": {"top_k": self.recall.top_k},
             "verify": {"ignore_whitespace": self.verify.ignore_whitespace,
                        "follow_moves": self.verify.follow_moves},
@@ -199,7 +203,8 @@ class Settings:
                 threshold=d["threshold"],
                 max_commit_distance=d["max_commit_distance"],
             ),
-            wake=WakeSettings(data["wake"]["token_budget"], tuple(data["wake"]["shares"])),
+            wake=WakeSettings(data["wake"]["token_budget"], tuple(data["wake"]["shares"]),
+                              data["wake"].get("personal_share", defaults.WAKE_PERSONAL_SHARE)),
             recall=RecallSettings(data["recall"]["top_k"]),
             verify=VerifySettings(bool(data["verify"]["ignore_whitespace"]),
                                   bool(data["verify"]["follow_moves"])),

@@ -422,6 +422,9 @@ def _hit_entry(hit: HitLike) -> str:
                         author=hit.author)
     if hit.may_contradict:
         line = f"{line[:-1]} (may contradict {', '.join(hit.may_contradict)})\n"
+    store = getattr(hit, "store", None)
+    if store:  # a personal memory (docs/personal.md), in every repository
+        line = f"- [{store}] {line[2:]}"
     return line
 
 
@@ -441,4 +444,5 @@ def _hit_json(hit: HitLike) -> dict[str, Any]:
         "bm25": round(hit.bm25, 6),
         "boost": round(hit.boost, 6),
         "may_contradict": list(hit.may_contradict),
+        **({"store": store} if (store := getattr(hit, "store", None)) else {}),
     }

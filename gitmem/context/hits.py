@@ -48,6 +48,8 @@ class Hit:
     ``None``: the entry then shows ``By:`` (docs/sharing.md, Trust)."""
     relevance: float = 0.0
     """Its score over the query's maximum BM25 score (:data:`gitmem.context.recall.RELEVANCE_FLOOR`)."""
+    store: str | None = None
+    """``"personal"`` for a memory of the personal store (docs/personal.md), else ``None``."""
 
 
 @dataclass(frozen=True)

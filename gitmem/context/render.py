@@ -152,6 +152,7 @@ def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
                     "reason": e.status_reason,
                     "author": e.author,
                     "compressed": e.reason == "compressed",
+                    **({"store": e.store} if e.store else {}),
                 }
                 for e in result.assembly
                 if e.included and e.status is not None
@@ -164,6 +165,7 @@ def render_wake(result: WakeResult, fmt: str = "markdown") -> str:
                     "included": e.included,
                     "reason": e.reason,
                     "salience": None if e.salience is None else round(e.salience, 6),
+                    **({"store": e.store} if e.store else {}),
                 }
                 for e in result.assembly
             ],

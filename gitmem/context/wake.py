@@ -81,6 +81,7 @@ class AssemblyEntry(NamedTuple):
         status: the memory's status value, ``None`` for persona and continuity.
         status_reason: why the memory is not fresh, when it is not.
         author: the agent that learned it (``provenance.source_agent``), or ``None``.
+        store: ``"personal"`` for a memory of the personal store (docs/personal.md), else ``None``.
 
     A named tuple (not a dataclass, whose creation costs every wake a millisecond at import).
     """
@@ -95,6 +96,7 @@ class AssemblyEntry(NamedTuple):
     status: str | None = None
     status_reason: str | None = None
     author: str | None = None
+    store: str | None = None
 
 
 class WakeResult:

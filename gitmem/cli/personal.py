@@ -1,0 +1,96 @@
+"""Which store a command works on: the project's, or the person's own (``--personal``, docs/personal.md).
+
+``--personal`` sends the command to the personal store (created by the first write). Without
+it, an id that names no memory of the project but one of the personal store is found there,
+and a line on stderr names the store.
+"""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from gitmem.cli.env import Env
+
+__all__ = ["add_personal", "route"]
+
+#: The commands whose ``--personal`` creates the personal store when there is none.
+CREATES = frozenset({"learn", "remote"})
+#: The commands taking a memory id, and the argument holding it.
+ID_ARGUMENTS = {"show": "id", "refute": "id", "edit": "id", "forget": "id", "confidence": "id",
+                "link": "source"}
+
+
+def add_personal(parser: argparse.ArgumentParser, what: str = "the personal store") -> None:
+    """Add ``--personal``: work on the person's own store instead of the project's."""
+    parser.add_argument("--personal", action="store_true",
+                        help=f"{what}: your own memories, in every repository (docs/personal.md)")
+
+
+def route(command: str | None, args: argparse.Namespace, env: Env) -> int | None:
+    """Point ``env`` at the store ``args`` ask for; an exit code when the command has nothing to do.
+
+    Raises:
+        InvalidInput: ``--personal`` with ``--file`` (personal memories are never anchored).
+        UnknownMemory: ``--personal`` naming an id while there is no personal store.
+    """
+    if getattr(args, "personal", False):
+        return _personal(command, args, env)
+    key = ID_ARGUMENTS.get(command or "")
+    token = getattr(args, key, None) if key else None
+    if not token or getattr(args, "undo", False):
+        return None
+    from gitmem.errors import UnknownMemory
+
+    try:
+        env.gm.resolve(token)
+        return None
+    except UnknownMemory:
+        mine = env.gm.personal
+        if mine is None:
+            raise
+        try:
+            mine.resolve(token)
+        except UnknownMemory:
+            raise UnknownMemory(token) from None
+    _use(env, mine, f"tur: {token} is in your personal store")
+    return None
+
+
+def _personal(command: str | None, args: argparse.Namespace, env: Env) -> int | None:
+    from gitmem.api import personal_store_path, refuse_personal_anchor
+
+    refuse_personal_anchor(getattr(args, "file", None))
+    if command in CREATES:
+        url = None
+        if command == "remote" and _is_url(args.remote):
+            url, args.remote = args.remote, "origin"
+        _use(env, env.gm.make_personal(url), None)
+        return None
+    mine = env.gm.personal
+    if mine is None:
+        key = ID_ARGUMENTS.get(command or "")
+        if key and getattr(args, key, None):
+            from gitmem.errors import UnknownMemory
+
+            raise UnknownMemory(getattr(args, key), "there is no personal store yet: "
+                                "`tur learn --personal TEXT` starts one")
+        env.note(f"no personal memories yet ({personal_store_path()}): "
+                 "`tur learn --personal TEXT` starts them")
+        return 0
+    _use(env, mine, None)
+    return None
+
+
+def _is_url(value: str) -> bool:
+    """Whether ``tur remote setup --personal VALUE`` names a URL (or path) rather than a remote."""
+    return "/" in value or ":" in value or value.endswith(".git")
+
+
+def _use(env: Env, gm: object, line: str | None) -> None:
+    """Work on ``gm`` from now on; what the project's store noted so far is said first."""
+    env.warn_notices()
+    env._gm = gm  # type: ignore[assignment]
+    if line:
+        env.warn(line)

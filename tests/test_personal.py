@@ -1,0 +1,183 @@
+"""Personal memories (docs/personal.md): one person's store, read beside every repository."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+from conftest import git, learn, memory_ref, tur, tur_ok
+
+PREFERENCE = "I prefer pytest fixtures over unittest setUp"
+
+
+def _repo(path: Path, text: str = "x = 1\n") -> Path:
+    path.mkdir()
+    git(path, "init", "-q", "-b", "main")
+    (path / "app.py").write_text(text)
+    git(path, "add", ".")
+    git(path, "commit", "-q", "-m", "init")
+    return path
+
+
+@pytest.fixture
+def two(tmp_path) -> tuple[Path, Path]:
+    """Two unrelated repositories, each with one project memory."""
+    a, b = _repo(tmp_path / "a"), _repo(tmp_path / "b")
+    learn(a, "Service A keeps its queue in SQLite")
+    learn(b, "Service B talks to Postgres", "--file", "app.py")
+    return a, b
+
+
+def _store(home: Path) -> Path:
+    return home / ".local" / "share" / "gitmem" / "personal.git"
+
+
+def _ref_paths(repo: Path) -> str:
+    return git(repo, "ls-tree", "-r", "--name-only", "refs/tur/memories")
+
+
+def test_learned_in_one_repository_it_wakes_and_recalls_in_another(two, isolated_env):
+    a, b = two
+    refs_before = memory_ref(a), memory_ref(b)
+    mine = learn(a, PREFERENCE, "--personal", "--type", "preference")
+    assert _store(isolated_env).is_dir()
+    assert (memory_ref(a), memory_ref(b)) == refs_before  # no project ref moved
+    for repo in (a, b):
+        assert mine not in _ref_paths(repo)
+
+    wake = tur_ok(b, "wake")
+    assert "Service B talks to Postgres" in wake
+    assert f"- [personal] [{mine}] {PREFERENCE}" in wake
+    assert "## Personal memories" in wake
+    assert wake.index("Service B") < wake.index(PREFERENCE)
+
+    entries = json.loads(tur_ok(b, "wake", "--format", "json"))["entries"]
+    stores = {e["id"]: e.get("store") for e in entries}
+    assert stores[mine] == "personal"
+    assert all(store is None for key, store in stores.items() if key != mine)
+
+    recall = tur_ok(b, "recall", "pytest fixtures")
+    assert f"[personal] [{mine}]" in recall
+    hits = json.loads(tur_ok(b, "recall", "pytest fixtures", "--format", "json"))["hits"]
+    assert [(h["id"], h.get("store")) for h in hits] == [(mine, "personal")]
+    assert (memory_ref(a), memory_ref(b)) == refs_before
+
+
+def test_ids_of_the_personal_store_resolve_everywhere_with_the_store_named(two):
+    a, b = two
+    mine = learn(a, PREFERENCE, "--personal", "--type", "preference")
+    shown = tur(b, "show", mine[:14])
+    assert shown.code == 0 and f"content: {PREFERENCE}" in shown.out
+    assert "personal store" in shown.err
+    assert tur_ok(b, "list", "--personal").count(mine) == 1
+    assert mine not in tur_ok(b, "list")
+    tur_ok(b, "refute", mine, "--reason", "I changed my mind")
+    assert "refuted" in tur_ok(a, "show", "--personal", mine)
+    assert mine not in tur_ok(a, "wake")
+    missing = tur(b, "show", "fact-00000000")
+    assert missing.code != 0 and "no memory with id 'fact-00000000'" in missing.err
+
+
+def test_personal_with_file_is_refused_and_nothing_is_written(two, isolated_env):
+    a, _ = two
+    before = memory_ref(a)
+    r = tur(a, "learn", "Anchored somewhere", "--personal", "--file", "app.py")
+    assert r.code == 2
+    assert r.err.count("\n") == 1 and "never anchored" in r.err
+    assert not _store(isolated_env).exists()
+    assert memory_ref(a) == before
+
+
+def test_without_a_personal_store_nothing_changes(two, isolated_env):
+    a, _ = two
+    before = tur_ok(a, "wake", "--format", "json")
+    assert "personal" not in before
+    assert tur(a, "list", "--personal").code == 0
+    assert tur(a, "show", "--personal", "fact-00000000").code != 0
+    assert not _store(isolated_env).exists()  # reads never create it
+
+
+def test_a_damaged_personal_store_gives_one_warning_and_the_project_is_served(two, isolated_env):
+    a, _ = two
+    store = _store(isolated_env)
+    store.mkdir(parents=True)
+    (store / "garbage").write_text("not a repository\n")
+    r = tur(a, "wake")
+    assert r.code == 0
+    assert "Service A keeps its queue" in r.out
+    warnings = [line for line in r.err.splitlines() if "personal" in line]
+    assert len(warnings) == 1 and warnings[0].startswith("tur: warning: personal memories left out")
+    r = tur(a, "recall", "queue")
+    assert r.code == 0 and "Service A" in r.out
+
+
+def test_xdg_data_home_unset_puts_the_store_under_home(two, isolated_env, monkeypatch):
+    monkeypatch.delenv("XDG_DATA_HOME")
+    a, b = two
+    mine = learn(a, PREFERENCE, "--personal")
+    assert _store(isolated_env).is_dir()
+    assert mine in tur_ok(b, "wake")
+    monkeypatch.setenv("XDG_DATA_HOME", "")  # empty is unset (XDG Base Directory)
+    assert mine in tur_ok(b, "wake")
+
+
+def test_the_personal_share_bounds_personal_memories_and_returns_what_they_leave(two):
+    a, b = two
+    for i in range(40):
+        learn(a, f"Personal habit number {i}: I like my editor configured in way {i}", "--personal")
+    out = json.loads(tur_ok(b, "wake", "--token-budget", "600", "--format", "json"))
+    assert out["tokens"] <= 600
+    personal = [e for e in out["assembly"] if e.get("store") == "personal" and e["included"]]
+    assert personal and sum(e["tokens"] for e in personal) <= 600 * 0.15 + 10
+    assert "Service B talks to Postgres" in out["text"]
+    (b / ".tur").mkdir()
+    (b / ".tur" / "config.yaml").write_text("wake:\n  personal_share: 0\n")
+    assert "[personal]" not in tur_ok(b, "wake")
+
+
+def test_sync_to_a_bare_personal_remote_and_from_it_on_a_second_machine(two, tmp_path, monkeypatch):
+    a, b = two
+    remote = tmp_path / "mine.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    mine = learn(a, PREFERENCE, "--personal", "--type", "preference")
+    tur_ok(a, "remote", "setup", "--personal", str(remote))
+    synced = tur_ok(a, "sync", "--personal", "--publish")
+    assert "push" in synced
+    assert git(remote, "rev-parse", "refs/tur/memories").strip()
+    assert mine not in _ref_paths(a) and mine not in _ref_paths(b)
+    assert not git(a, "remote").strip()  # the project got no remote
+
+    # A second machine: another XDG_DATA_HOME, the same remote.
+    first = os.environ["XDG_DATA_HOME"]
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "laptop"))
+    assert mine not in tur_ok(b, "wake")
+    tur_ok(b, "remote", "setup", "--personal", str(remote))
+    tur_ok(b, "sync", "--personal")
+    assert (tmp_path / "laptop" / "gitmem" / "personal.git").is_dir()
+    assert f"[personal] [{mine}]" in tur_ok(b, "wake")
+    other = learn(b, "I write commit messages in the imperative", "--personal")
+    tur_ok(b, "sync", "--personal")
+
+    monkeypatch.setenv("XDG_DATA_HOME", first)  # back on the first machine
+    tur_ok(a, "sync", "--personal")
+    assert other in tur_ok(a, "wake")
+
+
+def test_hooks_and_mcp_include_personal_memories(two):
+    from gitmem.api import Gitmem
+    from gitmem.mcp.tools import GitmemTools
+
+    a, b = two
+    mine = learn(a, PREFERENCE, "--personal", "--type", "preference")
+    payload = json.dumps({"session_id": "s1", "hook_event_name": "SessionStart", "cwd": str(b)})
+    start = tur_ok(b, "hook", "session-start", stdin=payload)
+    assert mine in start
+    turn = json.dumps({"session_id": "s1", "prompt": "should I use pytest fixtures here?", "cwd": str(b)})
+    assert mine in tur_ok(b, "hook", "pre-turn", stdin=turn)
+    tools = GitmemTools(Gitmem.open(b))
+    assert mine in tools.wake(None, None)[0].text
+    assert mine in tools.recall("pytest fixtures", None, False, None)[1]
+    assert mine in tools.wake_text()
