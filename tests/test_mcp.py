@@ -94,7 +94,7 @@ def test_the_server_lists_typed_tools_and_the_three_resources(repo, tmp_path):
     learn = by_name["learn"].input_schema
     assert learn["required"] == ["content"]
     assert learn["properties"]["type"]["enum"] == ["axiom", "core", "fact", "insight", "preference", None]
-    assert set(learn["properties"]) == {"content", "type", "file", "confidence", "source_agent"}
+    assert set(learn["properties"]) == {"content", "type", "file", "confidence", "source_agent", "personal"}
     assert set(by_name["recall"].input_schema["properties"]) >= {"query", "top_k", "include_stale", "file"}
     assert set(by_name["wake"].input_schema["properties"]) == {"token_budget", "max_chars", "explain"}
     assert set(by_name["list"].input_schema["properties"]) >= {"file", "status"}

@@ -134,6 +134,10 @@ def test_the_personal_share_bounds_personal_memories_and_returns_what_they_leave
     personal = [e for e in out["assembly"] if e.get("store") == "personal" and e["included"]]
     assert personal and sum(e["tokens"] for e in personal) <= 600 * 0.15 + 10
     assert "Service B talks to Postgres" in out["text"]
+    for budget in (40, 90, 150, 300, 1000):  # the joined wake is held to any budget and cap
+        out = json.loads(tur_ok(b, "wake", "--token-budget", str(budget), "--max-chars", str(budget * 3),
+                                "--format", "json"))
+        assert out["tokens"] <= budget and len(out["text"]) <= budget * 3
     (b / ".tur").mkdir()
     (b / ".tur" / "config.yaml").write_text("wake:\n  personal_share: 0\n")
     assert "[personal]" not in tur_ok(b, "wake")
@@ -179,6 +183,28 @@ def test_hooks_and_mcp_include_personal_memories(two):
     turn = json.dumps({"session_id": "s1", "prompt": "should I use pytest fixtures here?", "cwd": str(b)})
     assert mine in tur_ok(b, "hook", "pre-turn", stdin=turn)
     tools = GitmemTools(Gitmem.open(b))
+    learned, _ = tools.learn("I review diffs before I commit", None, None, None, None, personal=True)
+    assert learned.memory.id not in _ref_paths(b)
+    assert learned.memory.id in tur_ok(a, "list", "--personal")
+    from gitmem.errors import InvalidInput
+
+    with pytest.raises(InvalidInput, match="never anchored"):
+        tools.learn("Anchored", None, "app.py", None, None, personal=True)
     assert mine in tools.wake(None, None)[0].text
     assert mine in tools.recall("pytest fixtures", None, False, None)[1]
     assert mine in tools.wake_text()
+
+
+def test_the_tui_lists_personal_memories_marked(two):
+    from gitmem.api import Gitmem
+    from tui.rows import to_rows
+
+    a, b = two
+    mine = learn(a, PREFERENCE, "--personal", "--type", "preference")
+    personal = Gitmem.open(b).personal
+    assert personal is not None
+    rows = to_rows(personal.status_view(full_records=False).rows, store="personal")
+    assert [(r.id, r.store) for r in rows] == [(mine, "personal")]
+    from tui.widgets.memory_table import MemoryTable
+
+    assert str(MemoryTable._cell(rows[0], "content")).startswith("[personal] I prefer")

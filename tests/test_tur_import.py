@@ -395,3 +395,13 @@ def test_a_credential_in_any_field_of_a_tur_memory_is_not_imported(tur_world, fi
     history = subprocess.run(["git", "log", "-p", "refs/tur/memories"], cwd=tur_world["project"],
                              capture_output=True, text=True, check=True).stdout
     assert key not in history and "small pull requests" not in history
+
+
+def test_home_in_json_is_one_object_with_the_personal_and_the_project_parts(tur_world):
+    import json
+
+    r = _import(tur_world, "--format", "json")
+    assert r.code == 0, r.err
+    out = json.loads(r.out)
+    assert set(out) == {"personal", "project"}
+    assert len(out["personal"]["imported"]) == 4 and len(out["project"]["imported"]) == 7

@@ -23,6 +23,7 @@ class Row:
         content: the full content (unescaped; escaping is the widget's job).
         reason: why the status is what it is, or ``None``.
         legacy_ids: the ids it had before ``tur import`` (searchable like the id).
+        store: ``"personal"`` for a memory of the personal store (docs/personal.md), else ``""``.
     """
 
     id: str
@@ -34,6 +35,7 @@ class Row:
     content: str
     reason: str | None
     legacy_ids: tuple[str, ...] = ()
+    store: str = ""
 
 
 @dataclass(frozen=True)
@@ -50,12 +52,14 @@ class Filter(RowFilter):
         return self.admits(row.type, row.status, (row.id, row.anchor, *row.legacy_ids, row.content))
 
 
-def to_rows(status_rows: list[StatusRow], legacy_ids: dict[str, tuple[str, ...]] | None = None) -> list[Row]:
+def to_rows(status_rows: list[StatusRow], legacy_ids: dict[str, tuple[str, ...]] | None = None,
+            store: str = "") -> list[Row]:
     """Table rows from ``Gitmem.status_view().rows`` (same order: by id).
 
     Args:
         status_rows: the memories with status and weight.
         legacy_ids: ``Gitmem.legacy_ids()``: each imported memory's old ids.
+        store: ``"personal"`` for the rows of the personal store.
     """
     legacy = legacy_ids or {}
     return [
@@ -69,6 +73,7 @@ def to_rows(status_rows: list[StatusRow], legacy_ids: dict[str, tuple[str, ...]]
             content=r.memory.content,
             reason=r.reason,
             legacy_ids=legacy.get(r.memory.id, ()),
+            store=store,
         )
         for r in status_rows
     ]

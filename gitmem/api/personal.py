@@ -143,8 +143,16 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
     used = counter(section) + 2  # the blank line joining the two may merge into one token
     rest = max(budget - used, 1) if budget else 0
     chars = max(max_chars - len(section) - 2, 1) if max_chars else max_chars
-    theirs, skipped = own.own_wake(rest, now, chars, via)
-    text = _join(theirs.text, section)
+    for _ in range(3):  # the joined text is counted whole: a join that tokenizes longer retries
+        theirs, skipped = own.own_wake(rest, now, chars, via)
+        text = _join(theirs.text, section)
+        over = counter(text) - budget if budget else 0
+        if over <= 0 and (not max_chars or len(text) <= max_chars):
+            break
+        rest = max(rest - max(over, 1), 1) if budget else 0
+        chars = max(chars - max(len(text) - max_chars, 1), 1) if chars and max_chars else chars
+    else:
+        return own.own_wake(budget, now, max_chars, via)
     marked = tuple(e._replace(store=PERSONAL) for e in mine.packed)
     left = dict(theirs.left_out)
     for reason, n in mine.left_out.items():
@@ -181,7 +189,7 @@ def _personal_section(personal: ContextBuilder, budget: int, share: float, max_c
 def _marked(mine: WakeResult) -> str:
     """The personal wake's text with its headers renamed, each entry marked, its advisory dropped."""
     text = mine.text.split(_ADVISORY, 1)[0].rstrip("\n")
-    if not mine.shown:
+    if not text.strip():  # nothing of the store fitted (or it holds nothing to show)
         return ""
     lines = []
     for line in (text + "\n").splitlines(keepends=True):

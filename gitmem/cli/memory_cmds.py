@@ -220,7 +220,8 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
                            re_anchor="re-learn it with --file to re-anchor it",
                            retype="tur forget {id}, then learn it again")
     for note in result.notes(args.type, actions):
-        env.warn(note)
+        if not (args.personal and "unanchored" in note):  # every personal memory is: not news
+            env.warn(note)
     return 0
 
 
@@ -544,18 +545,27 @@ def _import_tur_home(args: argparse.Namespace, env: Env) -> int:
     path = args.from_tur or str(project.paths.workdir or project.cwd)
     options = {"home": args.home, "persona": args.persona, "allow_secret": args.allow_secret,
                "dry_run": args.dry_run}
-    codes = []
+    codes, payload = [], {}
     for name, gm, part in (("personal store", None, "home"), ("project", project, "project")):
         started = time.monotonic()
         gm = gm or (project.personal if args.dry_run else project.make_personal()) or project
-        if gm is project and part == "home":  # a dry run with no personal store yet: read as if
+        if gm is project and part == "home" and args.format != "json":  # a dry run, no store yet
             from gitmem.api import personal_store_path
 
             env.print(f"{name} ({personal_store_path()}): created by the import")
         result = gm.import_tur(path, part=part, **options)
-        if args.format != "json":
-            env.print(f"{name}:")
-        codes.append(_tur_outcome(result, time.monotonic() - started, args, env))
+        seconds = time.monotonic() - started
+        if args.format == "json":  # one object: {"personal": …, "project": …}
+            for line in result.failed:
+                env.warn(f"tur: not imported: {line}")
+            payload[part if part == "project" else "personal"] = _tur_json(result, seconds)
+            done = result.imported or result.merged or result.unchanged
+            codes.append(1 if result.failed and not done else 0)
+            continue
+        env.print(f"{name}:")
+        codes.append(_tur_outcome(result, seconds, args, env))
+    if payload:
+        env.print(json_dump(payload))
     return max(codes)
 
 

@@ -223,8 +223,10 @@ def _writing_tools(server: MCPServer, tools: GitmemTools) -> None:
         confidence: Annotated[float | None, Field(description="in [0, 1] (default 1)",
                                                   json_schema_extra={"minimum": 0, "maximum": 1})] = None,
         source_agent: AgentArg = None,
+        personal: Annotated[bool, Field(description="store it in the user's personal store (every "
+                                        "repository, never the project's ref); no file then")] = False,
     ) -> Annotated[CallToolResult, LearnResult]:
-        return tools.call(lambda: tools.learn(content, type, file, confidence, source_agent))
+        return tools.call(lambda: tools.learn(content, type, file, confidence, source_agent, personal))
 
     @tool("edit", writes)
     def edit(

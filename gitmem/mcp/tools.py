@@ -290,10 +290,15 @@ class GitmemTools:
     # -- writing ------------------------------------------------------------------------------
 
     def learn(self, content: str, type: str | None, file: str | None, confidence: float | None,
-              source_agent: str | None) -> tuple[LearnResult, None]:
-        """Store a memory observed at HEAD (the CLI's ``learn``)."""
-        result = self.gm.learn(content, type=type or MemoryType.FACT.value, file=file,
-                               confidence=confidence, agent=source_agent)
+              source_agent: str | None, personal: bool = False) -> tuple[LearnResult, None]:
+        """Store a memory observed at HEAD (the CLI's ``learn``; ``personal``: ``--personal``)."""
+        from gitmem import api
+
+        if personal:
+            api.refuse_personal_anchor(file)
+        gm = self.gm.make_personal() if personal else self.gm
+        result = gm.learn(content, type=type or MemoryType.FACT.value, file=file,
+                          confidence=confidence, agent=source_agent)
         self._warm()
         out = LearnResult(memory=_record(result.memory), created=result.created,
                           commit=_sha(result.commit),

@@ -134,6 +134,14 @@ class BrowseScreen(Screen[None]):
             self.notify(str(exc), title="load", severity="error", markup=False)
             return
         self.rows = to_rows(view.rows, legacy)
+        mine = self.gm.personal
+        if mine is not None:  # the person's own memories, marked, after the project's
+            try:
+                self.rows += to_rows(mine.status_view(now=self._now(), full_records=False).rows,
+                                     mine.legacy_ids(), store="personal")
+            except GitmemError as exc:
+                self.notify(f"personal memories left out: {exc}", title="load", severity="warning",
+                            markup=False)
         self.skipped = len(view.skipped)
         self._redraw()
 
@@ -145,6 +153,10 @@ class BrowseScreen(Screen[None]):
             line += f" · {self.skipped} malformed record(s) skipped"
         self.query_one("#summary-line", Static).update(Text(line))
         self._show_detail()
+
+    def _gm_of(self, row: Row) -> Gitmem:
+        """The store ``row`` is in: the project's, or the personal store for a personal row."""
+        return (self.gm.personal or self.gm) if row.store else self.gm
 
     def _selected_row(self) -> Row | None:
         selected = self.table.selected_id
@@ -167,7 +179,7 @@ class BrowseScreen(Screen[None]):
                         else "no memory selected")
             return
         try:
-            detail.show(load_detail(self.gm, row))
+            detail.show(load_detail(self._gm_of(row), row))
         except GitmemError as exc:
             detail.show(None, str(exc))
 
@@ -317,7 +329,7 @@ class BrowseScreen(Screen[None]):
         outcome = []
 
         def call() -> None:
-            outcome.extend(self.gm.verify([row.id], now=self._now()).rows)
+            outcome.extend(self._gm_of(row).verify([row.id], now=self._now()).rows)
 
         if self._run("verify", row.id, call) and outcome:
             r = outcome[0]
@@ -332,7 +344,7 @@ class BrowseScreen(Screen[None]):
         outcome = []
 
         def call() -> None:
-            outcome.extend(self.gm.verify([row.id], confirm=True, now=self._now()).rows)
+            outcome.extend(self._gm_of(row).verify([row.id], confirm=True, now=self._now()).rows)
 
         if self._run("confirm", row.id, call) and outcome:
             r = outcome[0]
@@ -348,7 +360,8 @@ class BrowseScreen(Screen[None]):
 
         def done(reason: str | None) -> None:
             if reason:
-                self._run("refute", row.id, lambda: self.gm.refute(row.id, reason, by=self._identity()))
+                gm = self._gm_of(row)
+                self._run("refute", row.id, lambda: gm.refute(row.id, reason, by=self._identity()))
 
         self.app.push_screen(RefuteScreen(row.id, first_line(row.content, 200)), done)
 
@@ -366,7 +379,7 @@ class BrowseScreen(Screen[None]):
 
         def done(yes: bool | None) -> None:
             if yes:
-                self._run("forget", row.id, lambda: self.gm.forget(row.id))
+                self._run("forget", row.id, lambda: self._gm_of(row).forget(row.id))
 
         self.app.push_screen(
             ConfirmScreen(f"Forget {row.id}?", first_line(row.content, 200)), done
@@ -380,7 +393,7 @@ class BrowseScreen(Screen[None]):
 
         def done(value: float | None) -> None:
             if value is not None:
-                self._run("confidence", row.id, lambda: self.gm.set_confidence(row.id, value))
+                self._run("confidence", row.id, lambda: self._gm_of(row).set_confidence(row.id, value))
 
         self.app.push_screen(ConfidenceScreen(row.id, row.confidence), done)
 
@@ -428,7 +441,7 @@ class BrowseScreen(Screen[None]):
         """Withdraw the selected memory's refutation (the facade refuses a memory that is not refuted)."""
         row = self._target()
         if row is not None:
-            self._run("undo refutation", row.id, lambda: self.gm.unrefute(row.id))
+            self._run("undo refutation", row.id, lambda: self._gm_of(row).unrefute(row.id))
 
     def action_learn(self) -> None:
         """Ask for a new memory (text, type, optional anchor), then learn it and select it."""

@@ -176,7 +176,8 @@ class MemoryTable(DataTable):
         if name == "status":
             return Text(row.status, style=STATUS_STYLES.get(row.status, ""))
         if name == "content":
-            return Text(first_line(row.content, _CONTENT_CHARS), no_wrap=True, overflow="ellipsis")
+            mark = f"[{row.store}] " if row.store else ""  # a personal memory: every repository's
+            return Text(mark + first_line(row.content, _CONTENT_CHARS), no_wrap=True, overflow="ellipsis")
         if name == "weight":
             return Text(f"{row.weight:.2f}", justify="right")
         if name == "type":
