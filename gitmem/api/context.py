@@ -702,9 +702,9 @@ class ContextBuilder:
 
     def _verified_of(self, table: RecordTable) -> Callable[[Any], int | None]:
         """Memory -> its effective last verification (microseconds), for recall's recency ranker."""
-        verified = self.weights.runs.effective(table).verified
-        row_of = table.row
-        return lambda memory: verified[row] if (row := row_of(memory.id)) is not None else None
+        from gitmem.context.topk import ByRow
+
+        return ByRow(self.weights.runs.effective(table).verified, table.row)
 
     def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
         """Memory -> its author when that is someone other than the local identity (else ``None``)."""

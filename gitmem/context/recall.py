@@ -130,6 +130,10 @@ near-tie: the newer ranks first (:func:`gitmem.context.similarity.newer_first_am
 NEAR_TIE_WINDOW = 10
 """Without a limit, near-ties are looked for among the first this many hits (else the limit)."""
 
+TOPK_SCORING = True
+"""Whether a recall with a limit orders only its best matches (:mod:`gitmem.context.topk`, the
+same hits); ``False``: every match is sorted (what ``tests/test_topk.py`` and the bench compare)."""
+
 _SAME_SHIFT, _OTHERS_SHIFT = 24, 48
 _COUNT_MASK = (1 << 24) - 1
 """A term's counts in a document and its neighbours packed in one integer (see scoring)."""
@@ -587,6 +591,10 @@ def rank_memories(
     if floor and (not total or max(total.values()) < floor * maximum):
         return []
     least = floor / 2 * maximum
+    if limit is not None and TOPK_SCORING:
+        from gitmem.context.topk import best
+
+        return best(memories, total, bm25, boost, maximum, least, limit, skip, verified)
     # By position only: ``memories`` may build its items on access (cache views).
     pool = [i for i, s in total.items() if s > 0 and s >= least]
     # Each item read once: indexing a sequence of cache views may cost a lookup each time.
