@@ -11,7 +11,7 @@ import pytest
 from gitmem.api import Gitmem
 from gitmem.context import recall as recall_module
 from gitmem.context.recall import RecallIndex, index_columns, rank_memories
-from gitmem.context.topk import ByRow
+from gitmem.context.topk import ByRow, matching
 from gitmem.record.models import Memory
 from tests.conftest import add_filler_memories, learn
 
@@ -63,6 +63,21 @@ def test_top_hits_equal_the_exhaustive_order_on_random_stores_with_ties(seed):
                 for skip in (None, lambda m: m.id in skipped):
                     exhaustive, top = _both(query, memories, index, limit=limit, skip=skip, floor=floor)
                     assert top == exhaustive, (query, limit, floor, skip)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_matching_is_every_memory_with_a_score_neighbours_included(seed):
+    rng = random.Random(100 + seed)
+    memories = _store(rng, rng.randint(1, 200))
+    index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                              **index_columns(memories))
+    assert seed or index._linked  # the stores have turns of a conversation
+    order = list(reversed([m.id for m in memories]))
+    for bound in (index, RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                                           **index_columns(memories)).bind(order)):
+        for query in ("queue retry", "timeout", "bob", "ann wal", "nothing at all", ""):
+            bm25, boost, _ = bound.sparse_scores(query)
+            assert matching(bound, query) == {p for p, s in {**bm25, **boost}.items() if s > 0}
 
 
 def test_top_hits_read_recency_by_id_the_same_as_by_record():

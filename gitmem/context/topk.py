@@ -19,23 +19,26 @@ runs on the same head. ``tests/test_topk.py`` compares both on random and real s
 
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_right
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gitmem.context.hits import Hit
+    from gitmem.context.recall import RecallIndex
     from gitmem.record.models import Memory
 
-__all__ = ["ByRow", "best"]
+__all__ = ["ByRow", "best", "matching"]
 
 
 class ByRow:
     """Memory -> its last verification (microseconds or ``None``), from a column by row.
 
     Callable on a record (what :func:`gitmem.context.recall.rank_memories` takes as
-    ``verified``); :meth:`by_id` answers from the id alone, so that :func:`best` reads the
-    recency of every match without building its record.
+    ``verified``); :meth:`by_id` answers from the id alone, and :func:`best` reads the
+    column by the rows of a :class:`gitmem.cache.table.RowViews` of the same table, so that
+    the recency of every match costs no record and no id lookup.
 
     Args:
         column: per row its effective last verification in microseconds, ``None`` for none.
@@ -89,9 +92,11 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
         id_of: Callable[[int], str] = lambda i: table_ids[rows[i]]  # noqa: E731
     else:
         id_of = lambda i: memories[i].id  # noqa: E731
-    by_id = getattr(verified, "by_id", None)
-    if by_id is not None:
-        at = {i: by_id(id_of(i)) for i in pool}
+    if isinstance(verified, ByRow) and rows is not None:
+        column = verified.column  # the rows of a RowViews are the column's
+        at = {i: column[rows[i]] for i in pool}
+    elif isinstance(verified, ByRow):
+        at = {i: verified.by_id(id_of(i)) for i in pool}
     else:
         recency = verified or _verified_us
         at = {i: recency(memories[i]) for i in pool}
@@ -130,3 +135,32 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
                         _stale_reason(memory) if stale else None,
                         relevance=total[i] / maximum if maximum else 0.0))
     return hits
+
+
+def matching(index: RecallIndex, query: str) -> set[int]:
+    """The positions (order of :meth:`RecallIndex.bind`) of the documents with a score for ``query``.
+
+    Those :meth:`RecallIndex.sparse_scores` gives a score above 0, found as a union of the
+    query terms' postings (with the neighbours of the documents holding them) and of its
+    field terms' postings: no score is computed. Every document in the union has a score
+    above 0 (an idf and a count above 0 in each term's part), so the two sets are equal.
+    """
+    from gitmem.context.analysis import tokenize
+    from gitmem.context.postings import NEAR
+    from gitmem.context.terms import query_field_terms
+
+    found: set[int] = set()
+    near, linked = index.near, index._linked
+    for postings, keys in ((index.terms, set(tokenize(query))), (index.fields, query_field_terms(query))):
+        for key in keys:
+            posting = postings.get(key)
+            if posting is None:
+                continue
+            numbers = array("i")
+            numbers.frombytes(posting[0])
+            found.update(numbers)
+            if postings is index.terms:
+                for number in linked.intersection(numbers):
+                    found.update(x for x in near[NEAR * number:NEAR * number + NEAR] if x >= 0)
+    positions = index.positions
+    return found if positions is None else {positions[d] for d in found}
