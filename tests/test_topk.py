@@ -111,3 +111,36 @@ def test_recall_of_a_real_store_is_the_same_with_and_without_top_k(repo):
     half = len(outputs) // 2
     assert outputs[:half] == outputs[half:]
     assert any(json.loads(o) for o in outputs[:half])
+
+
+def _linear_fit(notes, held, token_budget, max_chars, counter):
+    """fit_tail as it was: drop the last note until the tail fits (the reference)."""
+    from gitmem.context.entry import RECALL_HEADER
+    from gitmem.context.stale_notes import stale_tail
+
+    def fits(kept):
+        text = stale_tail(kept, held, "markdown-prompt", header=RECALL_HEADER)
+        if max_chars and len(text) > max_chars // 2:
+            return False
+        return not token_budget or counter(text) <= token_budget // 2
+
+    while notes and not fits(notes):
+        notes = notes[:-1]
+    return notes, stale_tail(notes, held, "markdown-prompt")
+
+
+def test_stale_notes_fit_by_bisection_keep_the_same_longest_prefix():
+    from gitmem.api.stale import fit_tail
+    from gitmem.context.stale_notes import StaleNote
+    from gitmem.context.tokens import TokenCounter
+
+    rng = random.Random(7)
+    notes = [StaleNote(f"fact-{k:08x}", "stale", f"lines {k}-{k + 2} changed in abc{k:04d}",
+                       f"src/m.py#L{k}-L{k + 3}", " ".join(rng.choices(WORDS, k=rng.randint(2, 30))), "")
+             for k in range(40)]
+    counter = TokenCounter()
+    for count in (0, 1, 2, 7, 40):
+        for held in (0, 3):
+            for budget, chars in ((None, None), (60, None), (400, None), (None, 900), (3000, 2000), (10, 10)):
+                got = fit_tail(notes[:count], held, budget, chars, counter)
+                assert got == _linear_fit(notes[:count], held, budget, chars, counter)

@@ -182,8 +182,18 @@ def fit_tail(notes: list[StaleNote], held: int, token_budget: int | None, max_ch
         return (not token_budget or len(text.encode("utf-8", "surrogatepass")) <= token_budget // 2
                 or counter(text) <= token_budget // 2)
 
-    while notes and not fits(notes):
-        notes = notes[:-1]
+    if notes and not fits(notes):
+        # The longest prefix that fits, by bisection: a note adds a whole line to the tail, so
+        # a prefix that fits stays fitting when shortened (characters, bytes and tokens grow
+        # with it), and a long file's notes cost a few measures instead of one per note.
+        fitting, too_long = 0, len(notes)
+        while too_long - fitting > 1:
+            middle = (fitting + too_long) // 2
+            if fits(notes[:middle]):
+                fitting = middle
+            else:
+                too_long = middle
+        notes = notes[:fitting]
     return notes, stale_tail(notes, held, "markdown-prompt")
 
 
