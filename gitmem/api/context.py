@@ -709,8 +709,16 @@ class ContextBuilder:
     def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
         """Memory -> its author when that is someone other than the local identity (else ``None``)."""
         shown, _ = self._authors(table)
-        row_of = table.row
-        return lambda memory: shown[row] if (row := row_of(memory.id)) is not None else None
+        row_of, ids = table.row, table.ids
+
+        def author_of(memory: Any) -> str | None:
+            # A view of this table names its row: no id -> row map of the whole table is built.
+            row = getattr(memory, "row", None)
+            if row is None or not 0 <= row < len(ids) or ids[row] != memory.id:
+                row = row_of(memory.id)
+            return shown[row] if row is not None else None
+
+        return author_of
 
     def repo_path(self, path: str, base: Path | None = None) -> str:
         """``path`` as a repository path (POSIX, relative to the working tree's root).

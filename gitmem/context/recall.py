@@ -735,10 +735,10 @@ def recall(
     top = _mark_contradictions(_ranked_hits(query, candidates, superseded, top_k=top_k,
                                             index=index, skip=skip, first=first, verified=verified,
                                             floor=floor))
+    if author_of is not None:  # before materializing: a stand-in names its row
+        top = [replace(hit, author=author_of(hit.memory)) for hit in top]
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
-    if author_of is not None:
-        top = [replace(hit, author=author_of(hit.memory)) for hit in top]
     if not token_budget and not max_chars:
         return RecallResult(query, tuple(top), 0, fmt)
     from gitmem.context.tokens import TokenCounter
