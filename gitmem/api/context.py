@@ -610,24 +610,37 @@ class ContextBuilder:
         record's own ``author`` field; a field that names someone else is shown as a claim
         (:func:`gitmem.context.entry.claimed_by`).
         """
+        pairs, verdict = self._author_verdicts(table)
+        if pairs is None:
+            return [], []
+        # Few distinct (writers, claim) pairs: judge each once, then map the rows through a dict.
+        judged = {pair: verdict(pair) for pair in set(pairs)}
+        out = list(map(judged.__getitem__, pairs))
+        return [v[0] for v in out], [v[1] for v in out]
+
+    def _author_verdicts(self, table: RecordTable) -> tuple[list[tuple] | None,
+                                                            Callable[[tuple], tuple[str | None, bool]]]:
+        """Per row its (writers, claim) pair (``None``: git names no writer), and the verdict of a pair.
+
+        The verdict is what :meth:`_authors` gives a row of that pair, judged once per pair.
+        """
         from gitmem.context.entry import claimed_by
         from gitmem.sharing.trust import shown_writer
         from gitmem.vocabulary import unmarked
 
         trust = self.ws.settings.trust
         writers = self.ws.records.writers(table, trust.require_signatures)
-        if not writers:
-            return [], []
-        me = self.ws.store.identity()
+        me = self.ws.store.identity() if writers else ""  # an empty table judges nobody
 
         def trusts(who: str) -> bool:
             return trust.trusts(who, me)
 
-        claims = table.columns["author"]
-        # Few distinct (writers, claim) pairs: judge each once, then map the rows through a dict.
-        pairs = list(zip(writers, claims, strict=True))
-        verdict: dict[tuple, tuple[str | None, bool]] = {}
-        for pair in set(pairs):
+        judged: dict[tuple, tuple[str | None, bool]] = {}
+
+        def verdict(pair: tuple) -> tuple[str | None, bool]:
+            found = judged.get(pair)
+            if found is not None:
+                return found
             who, claim = pair
             ok = bool(who) and all(map(trusts, who))
             writer = shown_writer(who, trusts)
@@ -639,9 +652,12 @@ class ContextBuilder:
                 shown = claimed_by(claim, writer)
             else:
                 shown = writer
-            verdict[pair] = (shown, ok)
-        out = list(map(verdict.__getitem__, pairs))
-        return [v[0] for v in out], [v[1] for v in out]
+            judged[pair] = (shown, ok)
+            return judged[pair]
+
+        if not writers:
+            return None, verdict
+        return list(zip(writers, table.columns["author"], strict=True)), verdict
 
     def _blocks(self, tip: str | None, skipped: list[Skipped]) -> tuple[dict[str, Any] | None, str | None,
                                                                           str | None]:
@@ -801,15 +817,23 @@ class ContextBuilder:
 
     def _verified_of(self, table: RecordTable) -> Callable[[Any], int | None]:
         """Memory -> its effective last verification (microseconds), for recall's recency ranker."""
-        verified = self.weights.runs.effective(table).verified
-        row_of = table.row
-        return lambda memory: verified[row] if (row := row_of(memory.id)) is not None else None
+        from gitmem.context.topk import ByRow
+
+        return ByRow(self.weights.runs.effective(table).verified, table.row)
 
     def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
         """Memory -> its author when that is someone other than the local identity (else ``None``)."""
-        shown, _ = self._authors(table)
-        row_of = table.row
-        return lambda memory: shown[row] if (row := row_of(memory.id)) is not None else None
+        pairs, verdict = self._author_verdicts(table)  # judged for the hits alone
+        row_of, ids = table.row, table.ids
+
+        def author_of(memory: Any) -> str | None:
+            # A view of this table names its row: no id -> row map of the whole table is built.
+            row = getattr(memory, "row", None)
+            if row is None or not 0 <= row < len(ids) or ids[row] != memory.id:
+                row = row_of(memory.id)
+            return verdict(pairs[row])[0] if row is not None and pairs is not None else None
+
+        return author_of
 
     def repo_path(self, path: str, base: Path | None = None) -> str:
         """``path`` as a repository path (POSIX, relative to the working tree's root).
