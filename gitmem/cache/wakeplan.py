@@ -737,7 +737,8 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
             one notice).
         key: :func:`plan_key`.
         payload: the plan's fields, plain marshal-able values: ``built`` (microseconds),
-            ``stale``, ``persona``, ``continuity``, ``skipped``, and the columns of the rows
+            ``stale``, ``persona``, ``continuity``, ``skipped``, ``bound`` (memories bound to
+            some agents; 0 when not given), and the columns of the rows
             that can be shown (row *i* of each is one memory): ``ids``, ``blobs``, ``types``,
             ``statuses``, ``conf``, ``half`` and ``verified`` and ``distances`` (as
             :func:`gitmem.record.decay.weight_column` reads them), ``weights`` (at
@@ -750,7 +751,8 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
     number = time.time_ns()
     rows, streams, weighed = _plan_rows(number, payload, policy)
     meta = {"key": key, "built": payload["built"], "number": number, "streams": streams, "weighed": weighed,
-            "supersede": _supersessions(payload), "stale": payload["stale"], "bound": payload["bound"],
+            "supersede": _supersessions(payload), "stale": payload["stale"],
+            "bound": payload.get("bound", 0),
             "persona": payload["persona"], "continuity": payload["continuity"],
             "skipped": payload["skipped"]}
     try:
