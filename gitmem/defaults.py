@@ -74,6 +74,10 @@ HOOK_MAX_CHARS = 9500
 """Characters ``tur hook pre-turn`` and ``tur hook session-start`` print at most (an option):
 under the 10,000 characters Claude Code keeps of a hook's output inline."""
 
+HARNESS_LIMITS: dict[str, dict[str, int]] = {"codex": {"wake_budget": 2400}}
+"""Limits a harness has unless ``harness.<name>`` of the config sets them (docs/configuration.md):
+Codex moves a hook's text past 2,500 tokens out of the context into a file."""
+
 PRE_TOOL_TOKEN_BUDGET = 600
 """Token budget of what ``tur hook pre-tool`` prints about the file a tool is about to touch."""
 

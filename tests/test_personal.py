@@ -8,7 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import git, learn, memory_ref, tur, tur_ok
+
+from tests.conftest import git, learn, memory_ref, tur, tur_ok
 
 PREFERENCE = "I prefer pytest fixtures over unittest setUp"
 

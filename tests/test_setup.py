@@ -153,15 +153,15 @@ def test_setup_claude_wires_hooks_mcp_and_claude_md_and_keeps_the_users_settings
     settings = json.loads(after[repo / ".claude/settings.json"])
     assert settings["permissions"] == CLAUDE_SETTINGS["permissions"]
     assert commands(settings, "SessionStart") == [
-        ("startup", "echo hi"), ("startup|clear|compact", "tur hook session-start")]
-    assert commands(settings, "UserPromptSubmit") == [(None, "tur hook pre-turn")]
+        ("startup", "echo hi"), ("startup|clear|compact", "tur hook session-start --harness claude")]
+    assert commands(settings, "UserPromptSubmit") == [(None, "tur hook pre-turn --harness claude")]
     assert commands(settings, "PreToolUse") == [
-        ("Bash", "./guard.sh"), ("Read|Edit|MultiEdit|Write", "tur hook pre-tool")]
-    assert commands(settings, "Stop") == [(None, "tur hook stop")]
+        ("Bash", "./guard.sh"), ("Read|Edit|MultiEdit|Write", "tur hook pre-tool --harness claude")]
+    assert commands(settings, "Stop") == [(None, "tur hook stop --harness claude")]
     assert after[repo / ".claude/settings.json"].startswith(b'{\n    "permissions"')  # its indent
     mcp = json.loads(after[repo / ".mcp.json"])
-    assert mcp["mcpServers"] == {**MCP_SERVERS["mcpServers"],
-                                 "tur": {"type": "stdio", "command": "tur", "args": ["mcp"]}}
+    assert mcp["mcpServers"] == {**MCP_SERVERS["mcpServers"], "tur": {
+        "type": "stdio", "command": "tur", "args": ["mcp", "--harness", "claude"]}}
     guide = after[repo / "CLAUDE.md"].decode()
     assert guide.startswith(INSTRUCTIONS + "\n<!-- BEGIN gitmem")
     assert guide.rstrip().endswith("<!-- END gitmem -->")
@@ -172,20 +172,20 @@ def test_setup_codex_keeps_the_comments_of_config_toml(repo, home):
     after = setup_twice_check_remove(repo, home, "codex")
     toml = after[repo / ".codex/config.toml"].decode()
     assert toml.startswith(CODEX_TOML)  # comments, order and formatting untouched
-    assert toml.endswith('\n[mcp_servers.tur]\ncommand = "tur"\nargs = ["mcp"]\n')
+    assert toml.endswith('\n[mcp_servers.tur]\ncommand = "tur"\nargs = ["mcp", "--harness", "codex"]\n')
     hooks = json.loads(after[repo / ".codex/hooks.json"])
     assert commands(hooks, "Stop") == [(None, "notify-send done"), (None, "tur hook stop --harness codex")]
     assert commands(hooks, "SessionStart") == [
-        ("startup|clear", "tur hook session-start --token-budget 2400")]
-    assert commands(hooks, "UserPromptSubmit") == [(None, "tur hook pre-turn")]
-    assert commands(hooks, "PreToolUse") == [("apply_patch", "tur hook pre-tool")]
+        ("startup|clear", "tur hook session-start --harness codex")]
+    assert commands(hooks, "UserPromptSubmit") == [(None, "tur hook pre-turn --harness codex")]
+    assert commands(hooks, "PreToolUse") == [("apply_patch", "tur hook pre-tool --harness codex")]
     assert "<!-- BEGIN gitmem" in after[repo / "AGENTS.md"].decode()
 
 
 def test_setup_cursor_wires_mcp_and_a_rule_and_says_hooks_cannot_inject(repo, home):
     after = setup_twice_check_remove(repo, home, "cursor")
     assert load_bytes(after[repo / ".cursor/mcp.json"])["mcpServers"]["tur"] == {
-        "command": "tur", "args": ["mcp"]}
+        "command": "tur", "args": ["mcp", "--harness", "cursor"]}
     rule = after[repo / ".cursor/rules/gitmem.mdc"].decode()
     assert rule.startswith("---\ndescription: ") and "alwaysApply: true\n---\n<!-- BEGIN" in rule
     assert load_bytes(after[repo / ".cursor/hooks.json"]) == {"version": 1, "hooks": {
@@ -198,7 +198,8 @@ def test_setup_cursor_wires_mcp_and_a_rule_and_says_hooks_cannot_inject(repo, ho
 def test_setup_copilot_wires_mcp_and_copilot_instructions(repo, home):
     after = setup_twice_check_remove(repo, home, "copilot")
     server = load_bytes(after[repo / ".github/mcp.json"])["mcpServers"]["tur"]
-    assert server == {"type": "local", "command": "tur", "args": ["mcp"], "tools": ["*"]}
+    assert server == {"type": "local", "command": "tur", "args": ["mcp", "--harness", "copilot"],
+                      "tools": ["*"]}
     assert after[repo / ".github/copilot-instructions.md"].decode().startswith(INSTRUCTIONS)
     hooks = load_bytes(after[repo / ".github/hooks/gitmem.json"])
     assert hooks == {"version": 1, "hooks": {
@@ -214,10 +215,12 @@ def test_setup_gemini_wires_json_hooks_and_mcp_in_settings_json(repo, home):
     assert set(settings["mcpServers"]) == {"github", "tur"}
     assert commands(settings, "BeforeTool") == [("run_shell_command", "audit")]
     assert commands(settings, "SessionStart") == [
-        ("startup", "tur hook session-start --format json"),
-        ("clear", "tur hook session-start --format json")]
-    assert commands(settings, "BeforeAgent") == [(None, "tur hook pre-turn --format json")]
-    assert [c for _, c in commands(settings, "AfterTool")] == ["tur hook pre-tool --format json"]
+        ("startup", "tur hook session-start --format json --harness gemini"),
+        ("clear", "tur hook session-start --format json --harness gemini")]
+    assert commands(settings, "BeforeAgent") == [
+        (None, "tur hook pre-turn --format json --harness gemini")]
+    assert [c for _, c in commands(settings, "AfterTool")] == [
+        "tur hook pre-tool --format json --harness gemini"]
     assert commands(settings, "AfterAgent") == [(None, "tur hook stop --harness gemini")]
 
 
@@ -365,7 +368,7 @@ def test_remove_gives_back_a_cursor_mcp_json_that_held_only_an_empty_mcp_servers
     mcp.parent.mkdir()
     mcp.write_text('{"mcpServers":{}}')
     assert tur(repo, "setup", "cursor").code == 0
-    assert load(mcp)["mcpServers"]["tur"] == {"command": "tur", "args": ["mcp"]}
+    assert load(mcp)["mcpServers"]["tur"] == {"command": "tur", "args": ["mcp", "--harness", "cursor"]}
     assert tur(repo, "setup", "cursor", "--remove").code == 0
     assert mcp.read_bytes() == b'{"mcpServers":{}}'
     assert not (repo / ".cursor/rules").exists()  # what setup created goes
@@ -477,7 +480,7 @@ def test_setup_and_remove_edit_a_settings_file_through_its_symlink_into_dotfiles
     assert tur(repo, "setup", "claude").code == 0
     assert link.is_symlink() and link.resolve() == target  # the link stays ...
     # ... and its target holds the entries
-    assert commands(load(target), "UserPromptSubmit") == [(None, "tur hook pre-turn")]
+    assert commands(load(target), "UserPromptSubmit") == [(None, "tur hook pre-turn --harness claude")]
     assert target.stat().st_mode & 0o777 == 0o600  # and kept its mode
     assert tur(repo, "setup", "claude", "--remove").code == 0
     assert link.is_symlink() and link.resolve() == target
@@ -543,7 +546,7 @@ def test_a_read_only_settings_file_is_refused_and_keeps_its_mode(repo, home):
     again = tur(repo, "setup", "claude")
     assert again.code == 0 and "nothing changed" in again.out
     assert_one_line_error(tur(repo, "setup", "claude", "--remove"), "is read-only")
-    assert commands(load(settings), "UserPromptSubmit") == [(None, "tur hook pre-turn")]
+    assert commands(load(settings), "UserPromptSubmit") == [(None, "tur hook pre-turn --harness claude")]
 
 
 def test_a_settings_file_with_a_key_twice_is_refused_rather_than_losing_one(repo, home):

@@ -11,11 +11,11 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import commit_file, git
 
 from gitmem.api import Gitmem
 from gitmem.errors import RemoteError
 from gitmem.store import MEMORY_REF
+from tests.conftest import commit_file, git
 
 STARTUP_SECONDS = 60.0  # bounds a failure only: the wait ends when the daemon listens
 

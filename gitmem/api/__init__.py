@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from gitmem.api.status_results import StatusRow as StatusRow
     from gitmem.api.status_results import StatusView as StatusView
     from gitmem.api.status_results import VerifyOutcome as VerifyOutcome
+    from gitmem.api.visibility import agent_names as agent_names
     from gitmem.cache import MemoryView as MemoryView
     from gitmem.context.entry import memory_to_json as memory_to_json
     from gitmem.context.injection import Injection as Injection

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime
+from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from gitmem.api.records import Workspace
     from gitmem.api.weights import Weights
     from gitmem.cache import RecordTable
+    from gitmem.context.injection import Via
     from gitmem.context.recall import RecallResult
     from gitmem.context.tokens import TokenCounter
     from gitmem.context.wake import WakeResult, WakeRows
@@ -56,6 +58,40 @@ def check_limits(*, top_k: int | None = None, token_budget: int | None = None,
         raise InvalidInput(f"token budget must be 0 or more, got {token_budget}", "0 means no token cap")
     if max_chars is not None and max_chars < 0:
         raise InvalidInput(f"max chars must be 0 or more, got {max_chars}", "0 means no character cap")
+
+
+def hidden_rows(table: RecordTable, asking: Collection[str]) -> list[int]:
+    """Rows of ``table`` bound to agents none of ``asking`` is (all visible when ``asking`` is empty)."""
+    if not asking:
+        return []
+    from gitmem.record.visibility import visible_to
+
+    vis = table.columns["vis"]
+    return [r for r in compress(range(len(vis)), vis) if not visible_to(vis[r], asking)]
+
+
+def _unseen(asking: Collection[str], hidden: list[str], first: Sequence[Any],
+            skip: Callable[[Any], bool] | None,
+            skip_note: Callable[[Any], bool] | None) -> tuple[list[Any], Any, Any]:
+    """A recall's ``first``, ``skip`` and ``skip_note`` that also leave out what ``asking`` may not see.
+
+    Each memory left out for it is appended to ``hidden`` (in the order recall asks: rank order).
+    """
+    from gitmem.record.visibility import visible_to
+
+    def unseen(memory: Any) -> bool:
+        if visible_to(memory.visibility, asking):
+            return False
+        hidden.append(memory.id)
+        return True
+
+    def skipped(memory: Any) -> bool:
+        return unseen(memory) or (skip is not None and skip(memory))
+
+    def note_skipped(memory: Any) -> bool:
+        return not visible_to(memory.visibility, asking) or (skip_note is not None and skip_note(memory))
+
+    return [view for view in first if not unseen(view)], skipped, note_skipped
 
 
 class ContextBuilder:
@@ -257,29 +293,40 @@ class ContextBuilder:
         return TokenCounter(self.ws.settings.tokenizer)
 
     def wake(self, token_budget: int | None = None, now: datetime | None = None,
-             max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
-        """See :meth:`gitmem.api.Gitmem.wake`: this store's and the personal store's memories."""
+             max_chars: int | None = None, via: Via | None = None) -> tuple[WakeResult, list[Skipped]]:
+        """See :meth:`gitmem.api.Gitmem.wake`: this store's and the personal store's memories.
+
+        ``via``: who asks (its names, :func:`hidden_rows`; its harness's budget, :mod:`gitmem.api.limits`).
+        """
         personal = self.ws.personal()
         if personal is None:
-            return self.own_wake(token_budget, now, max_chars)
+            return self.own_wake(token_budget, now, max_chars, via)
+        from gitmem.api.limits import resolve
         from gitmem.api.personal import joined_wake
 
-        return joined_wake(self, personal, token_budget, now, max_chars)
+        settings = self.ws.settings
+        budget = resolve("wake_budget", token_budget, settings, via.harness if via else "", self.persona,
+                         settings.wake.token_budget) or 0
+        return joined_wake(self, personal, budget, now, max_chars, via)
 
     def own_wake(self, token_budget: int | None = None, now: datetime | None = None,
-                 max_chars: int | None = None) -> tuple[WakeResult, list[Skipped]]:
-        """The wake of this store's memories alone (see :meth:`gitmem.api.Gitmem.wake`)."""
+                 max_chars: int | None = None, via: Via | None = None) -> tuple[WakeResult, list[Skipped]]:
+        """The wake of this store's memories alone (see :meth:`wake`)."""
+        from gitmem.api.limits import resolve
+
         settings = self.ws.settings
-        budget = settings.wake.token_budget if token_budget is None else token_budget
+        asking = via.asking if via is not None else ()
+        budget = resolve("wake_budget", token_budget, settings, via.harness if via else "", self.persona,
+                         settings.wake.token_budget) or 0
         now = now or utc_now()
         tip = self.ws.records.tip()  # one tip for records, persona and note: a learn meanwhile waits
         key = self.plan_key(tip)
         save = key is not None
         if key is not None:
-            planned, save = self._planned_wake(key, tip, now, budget, max_chars)
+            planned, save = self._planned_wake(key, tip, now, budget, max_chars, bool(asking))
             if planned is not None:
                 return planned
-        return self._table_wake(tip, now, budget, max_chars, key if save else None)
+        return self._table_wake(tip, now, budget, max_chars, key if save else None, asking)
 
     def plan_key(self, tip: str | None) -> tuple | None:
         """The key of the wake plan of ``tip`` in this clone now (see :func:`gitmem.cache.wakeplan.plan_key`).
@@ -296,7 +343,8 @@ class ContextBuilder:
                         self.ws.records.local_reasons(), ENTRY_FORMAT)
 
     def _planned_wake(self, key: tuple, tip: str | None, now: datetime, budget: int,
-                      max_chars: int | None) -> tuple[tuple[WakeResult, list[Skipped]] | None, bool]:
+                      max_chars: int | None,
+                      named: bool = False) -> tuple[tuple[WakeResult, list[Skipped]] | None, bool]:
         """The wake from the plan of ``key``, or ``None``; and whether a plan should be saved.
 
         ``None`` when there is no plan of ``key``, it was built after ``now``, or the packing
@@ -317,6 +365,8 @@ class ContextBuilder:
             return None, True
         if plan is None or plan.built > microseconds(now):
             return None, True
+        if named and plan.bound:  # some memories may be for others: the table decides which
+            return None, False
         settings = self.ws.settings
 
         def compressed(memory_id: str) -> str:
@@ -356,8 +406,11 @@ class ContextBuilder:
         return (wake, [*records.notices(), *planned]), False
 
     def _table_wake(self, tip: str | None, now: datetime, budget: int, max_chars: int | None,
-                    key: tuple | None) -> tuple[WakeResult, list[Skipped]]:
-        """The wake compiled from the whole records table; with ``key``, its plan is saved too."""
+                    key: tuple | None, asking: Collection[str] = ()) -> tuple[WakeResult, list[Skipped]]:
+        """The wake compiled from the whole records table; with ``key``, its plan is saved too.
+
+        No plan is saved of a wake that hid memories from ``asking``: a plan is everyone's.
+        """
         from gitmem.context.wake import compile_rows
 
         settings = self.ws.settings
@@ -365,6 +418,9 @@ class ContextBuilder:
         table, skipped = records.table(tip)
         extras: dict[str, Any] = {}
         rows = self._wake_rows(table, now, extras)
+        rows.hidden = hidden_rows(table, asking)
+        if rows.hidden:
+            key = None
         persona, continuity, untrusted = self._blocks(tip, skipped)
         result = compile_rows(
             rows,
@@ -437,6 +493,7 @@ class ContextBuilder:
             "short": short,
             "short_tokens": {i: counter(text) for i, text in short.items()},
             "stale": statuses.count("stale"),
+            "bound": len(c["vis"]) - c["vis"].count(()),
             "persona": persona,
             "continuity": continuity,
             "skipped": [(s.memory_id, s.blob_id, s.reason, s.path, s.hint) for s in skipped
@@ -553,24 +610,37 @@ class ContextBuilder:
         record's own ``author`` field; a field that names someone else is shown as a claim
         (:func:`gitmem.context.entry.claimed_by`).
         """
+        pairs, verdict = self._author_verdicts(table)
+        if pairs is None:
+            return [], []
+        # Few distinct (writers, claim) pairs: judge each once, then map the rows through a dict.
+        judged = {pair: verdict(pair) for pair in set(pairs)}
+        out = list(map(judged.__getitem__, pairs))
+        return [v[0] for v in out], [v[1] for v in out]
+
+    def _author_verdicts(self, table: RecordTable) -> tuple[list[tuple] | None,
+                                                            Callable[[tuple], tuple[str | None, bool]]]:
+        """Per row its (writers, claim) pair (``None``: git names no writer), and the verdict of a pair.
+
+        The verdict is what :meth:`_authors` gives a row of that pair, judged once per pair.
+        """
         from gitmem.context.entry import claimed_by
         from gitmem.sharing.trust import shown_writer
         from gitmem.vocabulary import unmarked
 
         trust = self.ws.settings.trust
         writers = self.ws.records.writers(table, trust.require_signatures)
-        if not writers:
-            return [], []
-        me = self.ws.store.identity()
+        me = self.ws.store.identity() if writers else ""  # an empty table judges nobody
 
         def trusts(who: str) -> bool:
             return trust.trusts(who, me)
 
-        claims = table.columns["author"]
-        # Few distinct (writers, claim) pairs: judge each once, then map the rows through a dict.
-        pairs = list(zip(writers, claims, strict=True))
-        verdict: dict[tuple, tuple[str | None, bool]] = {}
-        for pair in set(pairs):
+        judged: dict[tuple, tuple[str | None, bool]] = {}
+
+        def verdict(pair: tuple) -> tuple[str | None, bool]:
+            found = judged.get(pair)
+            if found is not None:
+                return found
             who, claim = pair
             ok = bool(who) and all(map(trusts, who))
             writer = shown_writer(who, trusts)
@@ -582,9 +652,12 @@ class ContextBuilder:
                 shown = claimed_by(claim, writer)
             else:
                 shown = writer
-            verdict[pair] = (shown, ok)
-        out = list(map(verdict.__getitem__, pairs))
-        return [v[0] for v in out], [v[1] for v in out]
+            judged[pair] = (shown, ok)
+            return judged[pair]
+
+        if not writers:
+            return None, verdict
+        return list(zip(writers, table.columns["author"], strict=True)), verdict
 
     def _blocks(self, tip: str | None, skipped: list[Skipped]) -> tuple[dict[str, Any] | None, str | None,
                                                                           str | None]:
@@ -615,8 +688,12 @@ class ContextBuilder:
         if personal is None:
             return self.own_recall(query, top_k=top_k, token_budget=token_budget, max_chars=max_chars,
                                    **options)
+        from gitmem.api.limits import resolve
         from gitmem.api.personal import joined_recall
 
+        via = options.get("via")
+        top_k = resolve("recall_top_k", top_k, self.ws.settings, via.harness if via else "", self.persona,
+                        self.ws.settings.recall.top_k)
         if options.get("file") is not None:  # a repository path from here, checked here
             options["files"] = [*options.get("files", ()), self.repo_path(options.pop("file"))]
         return joined_recall(self, personal, query, top_k, token_budget, max_chars, **options)
@@ -636,12 +713,16 @@ class ContextBuilder:
         files: Sequence[str] = (),
         floor: float = 0.0,
         skip_note: Callable[[Any], bool] | None = None,
+        via: Via | None = None,
     ) -> tuple[RecallResult, list[Skipped]]:
         """See :meth:`gitmem.api.Gitmem.recall`; ``floor``: see :func:`gitmem.context.recall.recall`.
 
         This store's hits alone. ``skip_note(view)``: leave out the stale note on that memory (a
-        hook sent it already).
+        hook sent it already). ``via``: who asks; a memory bound to other agents is left out (its
+        id in :attr:`RecallResult.hidden`), and ``top_k`` defaults to its harness's
+        (:mod:`gitmem.api.limits`).
         """
+        from gitmem.api.limits import resolve
         from gitmem.context.recall import recall
 
         if file is not None:
@@ -649,13 +730,18 @@ class ContextBuilder:
         if not query.strip() and not files:
             raise InvalidInput("recall needs a query or a file",
                                "pass what you are about to do, or the file you are about to change")
-        top_k = self.ws.settings.recall.top_k if top_k is None else top_k
+        asking = via.asking if via is not None else ()
+        top_k = resolve("recall_top_k", top_k, self.ws.settings, via.harness if via else "", self.persona,
+                        self.ws.settings.recall.top_k) or 1
         records = self.ws.records
         cache = records.cache
         table, skipped = records.table(records.tip())
         selection = table.recall_selection(include_stale)
         anchored = self.anchored_rows(table, files) if files else []
         first = self._anchored_views(table, selection, anchored) if files else ()
+        hidden: list[str] = []
+        if asking and any(table.columns["vis"]):
+            first, skip, skip_note = _unseen(asking, hidden, first, skip, skip_note)
         encoding = self.ws.settings.tokenizer
         notes, held = (self._not_fresh(table, selection, query, anchored, skip, skip_note, top_k)
                        if not include_stale else ([], 0))
@@ -692,6 +778,8 @@ class ContextBuilder:
         )
         if notes or held:
             result = replace(result, stale=tuple(notes), held_back=held)
+        if hidden:
+            result = replace(result, hidden=tuple(dict.fromkeys(hidden)))
         return result, [*records.notices(), *skipped]
 
     def _not_fresh(self, table: RecordTable, selection: tuple[Any, dict[str, str]], query: str,
@@ -729,15 +817,23 @@ class ContextBuilder:
 
     def _verified_of(self, table: RecordTable) -> Callable[[Any], int | None]:
         """Memory -> its effective last verification (microseconds), for recall's recency ranker."""
-        verified = self.weights.runs.effective(table).verified
-        row_of = table.row
-        return lambda memory: verified[row] if (row := row_of(memory.id)) is not None else None
+        from gitmem.context.topk import ByRow
+
+        return ByRow(self.weights.runs.effective(table).verified, table.row)
 
     def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
         """Memory -> its author when that is someone other than the local identity (else ``None``)."""
-        shown, _ = self._authors(table)
-        row_of = table.row
-        return lambda memory: shown[row] if (row := row_of(memory.id)) is not None else None
+        pairs, verdict = self._author_verdicts(table)  # judged for the hits alone
+        row_of, ids = table.row, table.ids
+
+        def author_of(memory: Any) -> str | None:
+            # A view of this table names its row: no id -> row map of the whole table is built.
+            row = getattr(memory, "row", None)
+            if row is None or not 0 <= row < len(ids) or ids[row] != memory.id:
+                row = row_of(memory.id)
+            return verdict(pairs[row])[0] if row is not None and pairs is not None else None
+
+        return author_of
 
     def repo_path(self, path: str, base: Path | None = None) -> str:
         """``path`` as a repository path (POSIX, relative to the working tree's root).

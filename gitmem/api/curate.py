@@ -7,6 +7,7 @@ changed), built by a function of the current tip and committed with compare-and-
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 from itertools import islice
 from typing import TYPE_CHECKING
@@ -53,14 +54,17 @@ class Curator:
         allow_secret: bool = False,
         now: datetime | None = None,
         supersedes: str | None = None,
+        visibility: Iterable[str] | None = None,
     ) -> LearnResult:
         """See :meth:`gitmem.api.Gitmem.learn`."""
         from gitmem import codec
+        from gitmem.api.visibility import given_names
         from gitmem.record.models import Decay, Memory, Provenance, Relation
         from gitmem.sharing import secret_scan
 
         type_ = parse_enum(MemoryType, type, "type")
         scope_ = parse_enum(Scope, scope, "scope")
+        names = given_names(visibility)
         if not content or not content.strip():
             raise InvalidInput("memory content is empty", "pass the statement to remember")
         for name, text in (("content", content), ("--agent", agent), ("--harness", harness)):
@@ -100,6 +104,7 @@ class Curator:
         target = self._supersedes_target(supersedes, type_, content, digest, before)
 
         def link(memory: Memory) -> None:
+            _bind(memory, names)
             if target is not None and target not in memory.relation_targets(RelationType.SUPERSEDES):
                 memory.relations = [*memory.relations,
                                     Relation(type=RelationType.SUPERSEDES, target=target)]
@@ -269,3 +274,9 @@ def _reverify(
         decay.reason = reason
         memory.decay = decay
     return memory
+
+
+def _bind(memory: Memory, names: list[str] | None) -> None:
+    # A known memory learned again keeps its visibility unless one is given.
+    if names is not None:
+        memory.visibility = names

@@ -7,7 +7,7 @@ changed), built by a function of the current tip and committed with compare-and-
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -109,13 +109,16 @@ class Editor:
 
     def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
              file: str | None = None, allow_secret: bool = False,
-             mapped: Callable[[str], str] | None = None) -> tuple[Memory, CommitInfo | None]:
+             mapped: Callable[[str], str] | None = None,
+             visibility: Iterable[str] | None = None) -> tuple[Memory, CommitInfo | None]:
         """See :meth:`gitmem.api.Gitmem.edit`; ``mapped(token)``: where its lines are at HEAD."""
+        from gitmem.api.visibility import given_names
         from gitmem.record.models import Decay, Provenance
         from gitmem.sharing import secret_scan
 
         file = self._mapped_file(token, file, mapped)
-        if content is None and type is None and file is None:
+        names = given_names(visibility)
+        if content is None and type is None and file is None and names is None:
             raise InvalidInput("nothing to edit", "pass --content, --type, --file or --reanchor")
         type_ = parse_enum(MemoryType, type, "type") if type is not None else None
         if content is not None:
@@ -151,6 +154,8 @@ class Editor:
                         "staleness_status": Status.FRESH, "reason": None, "last_verified_at": utc_now()})
             if _statement(m) != before:
                 m.author = who
+            if names is not None:
+                m.visibility = names
             return m
 
         return self._edit(token, "edit", edit)

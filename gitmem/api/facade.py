@@ -318,12 +318,11 @@ class Gitmem:
         type: MemoryType | str = MemoryType.FACT,
         file: str | None = None,
         confidence: float | None = None,
-        agent: str | None = None,
-        harness: str | None = None,
+        agent: str | None = None, harness: str | None = None,
         scope: Scope | str = Scope.UNIVERSAL,
         allow_secret: bool = False,
         now: datetime | None = None,
-        supersedes: str | None = None,
+        supersedes: str | None = None, visibility: Iterable[str] | None = None,
     ) -> LearnResult:
         """Store a memory observed at HEAD, or re-verify the same content if already stored.
 
@@ -339,6 +338,7 @@ class Gitmem:
             now: observation time (UTC); default the current time.
             supersedes: id (or unique prefix) of a memory this one replaces; the relation is
                 added in the same commit.
+            visibility: the agents the memory is for (``None``: everyone, or unchanged if known).
 
         Returns:
             The record, whether it is new, the commit, the ids (and statements) of memories
@@ -361,7 +361,7 @@ class Gitmem:
         """
         return self._curator.learn(content, type=type, file=file, confidence=confidence, agent=agent,
                                    harness=harness, scope=scope, allow_secret=allow_secret, now=now,
-                                   supersedes=supersedes)
+                                   supersedes=supersedes, visibility=visibility)
 
     def refute(self, token: str, reason: str, by: str | None = None,
                allow_secret: bool = False) -> tuple[Memory, CommitInfo | None]:
@@ -390,15 +390,15 @@ class Gitmem:
         return self._editor.unrefute(token)
 
     def edit(self, token: str, *, content: str | None = None, type: MemoryType | str | None = None,
-             file: str | None = None, allow_secret: bool = False,
-             reanchor: bool = False) -> tuple[Memory, CommitInfo | None]:
+             file: str | None = None, allow_secret: bool = False, reanchor: bool = False,
+             visibility: Iterable[str] | None = None) -> tuple[Memory, CommitInfo | None]:
         """Change a memory's content, type or anchor in place (``tur edit``), in one commit.
 
         The id stays (``tur show`` lists the old text in the ref's history); the local git identity becomes
         the memory's ``author``. ``file`` re-anchors it at HEAD (``path`` or ``path#Lstart-Lend``, relative
         to the current directory) and makes it fresh there; ``reanchor`` does so where git's diff maps its
         lines at HEAD (the staleness check's ``Verdict.maps_to``, as ``tur show`` prints it); a new ``type``
-        takes that type's half-life.
+        takes that type's half-life; ``visibility`` names the agents it is for (empty: everyone).
 
         Raises:
             InvalidInput: nothing to change, empty content, an unknown type, ``file`` with ``reanchor``,
@@ -409,7 +409,7 @@ class Gitmem:
             UnknownMemory, AmbiguousId: bad id.
         """
         return self._editor.edit(token, content=content, type=type, file=file, allow_secret=allow_secret,
-                                 mapped=self._verifier.where_now if reanchor else None)
+                                 mapped=self._verifier.where_now if reanchor else None, visibility=visibility)
 
     def stale_note(self, token: str) -> StaleNote | None:
         """The pre-tool hook's note on a memory not fresh now, else ``None`` (UnknownMemory, AmbiguousId)."""
@@ -725,9 +725,9 @@ class Gitmem:
             now: the time decay is computed at (default: now, UTC).
             max_chars: characters the text may take; ``None`` or 0: no character cap. Both
                 caps hold.
-            via: the surface, harness and session the wake goes to: its assembly record is
-                appended to the injection log (docs/log.md); ``None``: that of the enclosing
-                ``with gitmem.api.injecting(...)``, else (a preview) not logged.
+            via: the surface, harness, session and agent the wake goes to (bound memories of other
+                agents left out; its harness's budget applies): its assembly record is logged
+                (docs/log.md); ``None``: that of ``with injecting(...)``, else (a preview) not.
 
         Returns:
             The :class:`~gitmem.context.wake.WakeResult` (text + assembly record) and the skipped blobs.
@@ -739,8 +739,8 @@ class Gitmem:
         from gitmem.api.context import check_limits
 
         check_limits(token_budget=token_budget, max_chars=max_chars)
-        out = self._context.wake(token_budget, now, max_chars)
         via = via or _current_via()
+        out = self._context.wake(token_budget, now, max_chars, via)
         if via is not None:
             self.injections.wake(out[0], via)
         return out
@@ -791,8 +791,7 @@ class Gitmem:
         check_limits(top_k=top_k, token_budget=token_budget, max_chars=max_chars)
         out = self._context.recall(query, top_k=top_k, token_budget=token_budget,
                                    include_stale=include_stale, full_records=full_records, now=now,
-                                   max_chars=max_chars, file=file)
-        via = via or _current_via()
+                                   max_chars=max_chars, file=file, via=(via := via or _current_via()))
         if via is not None:
             self.injections.recall(out[0], via, budget=token_budget)
         return out

@@ -71,7 +71,7 @@ class Hooks:
         self.log = SessionLog(Path(ws.store.common_dir) / "tur" / SESSIONS_DIR)
 
     def session_start(self, payload: bytes | str, token_budget: int | None = None,
-                      max_chars: int | None = HOOK_MAX_CHARS, via: Via | None = None) -> HookOutput:
+                      max_chars: int | None = None, via: Via | None = None) -> HookOutput:
         """The wake text for a harness's session-start hook (``tur hook session-start``).
 
         A ``clear`` or ``compact`` start (the payload's ``source``) forgets what the session
@@ -80,8 +80,10 @@ class Hooks:
         Args:
             payload: the hook's JSON (``session_id``, ``source``, ``hook_event_name``); may be
                 empty.
-            token_budget: tokens (``None``: the configured wake budget; 0: no cap).
-            max_chars: characters (default :data:`~gitmem.defaults.HOOK_MAX_CHARS`).
+            token_budget: tokens (``None``: the harness's ``wake_budget``, else the configured
+                wake budget; 0: no cap).
+            max_chars: characters (``None``: the harness's ``char_cap``, else
+                :data:`~gitmem.defaults.HOOK_MAX_CHARS`).
             via: the harness, for the injection log (see the class docstring).
 
         Raises:
@@ -92,10 +94,12 @@ class Hooks:
         hook = parse_payload(payload)
         if hook.source in _FRESH_CONTEXT:
             self.log.forget(hook.session_id)
-        result, _ = self.context.wake(token_budget, max_chars=max_chars)
+        via = _via(via, "hook:session-start", hook.session_id)
+        result, _ = self.context.wake(token_budget, max_chars=self._chars(max_chars, via, HOOK_MAX_CHARS),
+                                      via=via)
         if hook.session_id and result.shown:
             self._remember(hook.session_id, result.shown)
-        self.injections.wake(result, _via(via, "hook:session-start", hook.session_id))
+        self.injections.wake(result, via)
         from gitmem.api.stop import StopHook
 
         with suppress(GitmemError):  # without its start, the session's first stop records one
@@ -104,7 +108,7 @@ class Hooks:
 
     def pre_turn(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TURN_TOKEN_BUDGET,
-                 max_chars: int | None = HOOK_MAX_CHARS, via: Via | None = None) -> HookOutput:
+                 max_chars: int | None = None, via: Via | None = None) -> HookOutput:
         """The recall block for a harness hook payload; its text is ``""`` when nothing matches.
 
         The prompt is found as :func:`gitmem.context.recall.query_from_payload` does (a JSON
@@ -127,17 +131,17 @@ class Hooks:
         # The relevance floor: a prompt that nothing in the store is about gets no memory,
         # and one that few are about gets only those (docs/wake-recall.md, Relevance floor).
         skip, refused = self._skip(hook.session_id)
+        via = _via(via, "hook:pre-turn", hook.session_id)
         result, _ = self.context.recall(prompt, top_k=top_k, token_budget=token_budget,
-                                        max_chars=max_chars, full_records=False,
-                                        skip=skip, floor=RELEVANCE_FLOOR)
+                                        max_chars=self._chars(max_chars, via, HOOK_MAX_CHARS),
+                                        full_records=False, skip=skip, floor=RELEVANCE_FLOOR, via=via)
         text = self._deliver(hook.session_id, result)
-        self._log(result, text, refused, top_k, token_budget, _via(via, "hook:pre-turn", hook.session_id),
-                  RELEVANCE_FLOOR)
+        self._log(result, text, refused, top_k, token_budget, via, RELEVANCE_FLOOR)
         return HookOutput(text, event)
 
     def pre_tool(self, payload: bytes | str, top_k: int | None = None,
                  token_budget: int | None = PRE_TOOL_TOKEN_BUDGET,
-                 max_chars: int | None = PRE_TOOL_MAX_CHARS, via: Via | None = None) -> HookOutput:
+                 max_chars: int | None = None, via: Via | None = None) -> HookOutput:
         """The memories anchored to the files a tool call is about to read or change.
 
         Reads a PreToolUse payload: Claude Code's ``tool_input.file_path`` (or
@@ -162,13 +166,15 @@ class Hooks:
         if not paths:
             return HookOutput("", event)
         skip, refused = self._skip(hook.session_id)
+        via = _via(via, "hook:pre-tool", hook.session_id)
         result, _ = self.context.recall("", files=paths, top_k=top_k, token_budget=token_budget,
-                                        max_chars=max_chars, full_records=False, skip=skip,
-                                        skip_note=self._skip_note(hook.session_id))
+                                        max_chars=self._chars(max_chars, via, PRE_TOOL_MAX_CHARS),
+                                        full_records=False, skip=skip,
+                                        skip_note=self._skip_note(hook.session_id), via=via)
         text = self._deliver(hook.session_id, result)
         if not result.query:  # the record says which files the memories were about
             result = replace(result, query=" ".join(paths))
-        self._log(result, text, refused, top_k, token_budget, _via(via, "hook:pre-tool", hook.session_id))
+        self._log(result, text, refused, top_k, token_budget, via)
         return HookOutput(text, event)
 
     def stop(self, payload: str, harness: str = "claude", start: bool = False) -> str:
@@ -182,6 +188,12 @@ class Hooks:
         return StopHook(self.ws).stop(payload, harness, start)
 
     # -- the session log -------------------------------------------------------------------
+
+    def _chars(self, given: int | None, via: Via, default: int) -> int | None:
+        """The character cap of a hook of ``via``'s harness (:func:`gitmem.api.limits.resolve`)."""
+        from gitmem.api.limits import resolve
+
+        return resolve("char_cap", given, self.ws.settings, via.harness, self.context.persona, default)
 
     def _skip(self, session_id: str) -> tuple[Any, list[str]]:
         """The recall's ``skip`` of what ``session_id`` was sent, and the list of the ids it refuses.

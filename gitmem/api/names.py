@@ -44,6 +44,7 @@ LAZY = {
     "Via": ("gitmem.context.injection", "Via"),
     "current_via": ("gitmem.context.injection", "current_via"),
     "injecting": ("gitmem.context.injection", "injecting"),
+    "agent_names": ("gitmem.api.visibility", "agent_names"),
     "Injection": ("gitmem.context.injection", "Injection"),
     "render_injection": ("gitmem.context.render", "render_injection"),
 }

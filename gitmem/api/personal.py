@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from gitmem.cache.reader import Skipped
+    from gitmem.context.injection import Via
     from gitmem.context.recall import RecallResult
     from gitmem.context.wake import WakeResult
 
@@ -111,12 +112,14 @@ def refuse_anchor(file: str | None) -> None:
 
 
 def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int | None,
-                now: datetime | None, max_chars: int | None) -> tuple[WakeResult, list[Skipped]]:
+                now: datetime | None, max_chars: int | None,
+                via: Via | None = None) -> tuple[WakeResult, list[Skipped]]:
     """The project's wake with the personal memories under their share of the limits.
 
     The personal memories are packed first, within ``wake.personal_share`` of the token budget
     (and of ``max_chars``); the project's take the rest, so what the personal ones leave
-    unused goes to the project. Both keep their own decay, tiers and exclusions. The personal
+    unused goes to the project. Both keep their own decay, tiers, exclusions and visibility
+    (``via``: who asks). The personal
     section comes after the project's memories, before the closing advisory. A personal store
     that cannot be read is left out with one notice.
     """
@@ -128,21 +131,21 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
     share = settings.wake.personal_share
     now = now or utc_now()
     if share <= 0:
-        return own.own_wake(budget, now, max_chars)
+        return own.own_wake(budget, now, max_chars, via)
     # Counts remembered across processes (the read cache's): a warm wake loads no BPE tables.
     counter = own.ws.records.cache.counter(settings.tokenizer)
     try:
-        mine, section = _personal_section(personal, budget, share, max_chars, now, counter)
+        mine, section = _personal_section(personal, budget, share, max_chars, now, counter, via)
     except (GitmemError, OSError) as exc:
         warn(own, exc)
         mine, section = None, ""
     if mine is None or not section:
-        return own.own_wake(budget, now, max_chars)
+        return own.own_wake(budget, now, max_chars, via)
     used = counter(section) + 2  # the blank line joining the two may merge into one token
     rest = max(budget - used, 1) if budget else 0
     chars = max(max_chars - len(section) - 2, 1) if max_chars else max_chars
     for _ in range(3):  # the joined text is counted whole: a join that tokenizes longer retries
-        theirs, skipped = own.own_wake(rest, now, chars)
+        theirs, skipped = own.own_wake(rest, now, chars, via)
         text = _join(theirs.text, section)
         over = counter(text) - budget if budget else 0
         if over <= 0 and (not max_chars or len(text) <= max_chars):
@@ -150,7 +153,7 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
         rest = max(rest - max(over, 1), 1) if budget else 0
         chars = max(chars - max(len(text) - max_chars, 1), 1) if chars and max_chars else chars
     else:
-        return own.own_wake(budget, now, max_chars)
+        return own.own_wake(budget, now, max_chars, via)
     marked = tuple(e._replace(store=PERSONAL) for e in mine.packed)
     left = dict(theirs.left_out)
     for reason, n in mine.left_out.items():
@@ -158,19 +161,20 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
     result = WakeResult(
         text, counter(text), budget or None, theirs.omitted + mine.omitted,
         lambda: (*theirs.assembly, *(e._replace(store=PERSONAL) for e in mine.assembly)),
-        shown=(*theirs.shown, *mine.shown), packed=(*theirs.packed, *marked), left_out=left)
+        shown=(*theirs.shown, *mine.shown), packed=(*theirs.packed, *marked), left_out=left,
+        hidden=(*theirs.hidden, *mine.hidden))
     return result, skipped
 
 
 def _personal_section(personal: ContextBuilder, budget: int, share: float, max_chars: int | None,
-                      now: datetime, counter: Any) -> tuple[WakeResult | None, str]:
+                      now: datetime, counter: Any, via: Via | None = None) -> tuple[WakeResult | None, str]:
     """The personal wake within its share, and its text as a section of the joined wake."""
     mine_budget = int(budget * share) if budget else 0
     if budget and mine_budget <= 0:
         return None, ""
     mine_chars = int(max_chars * share) if max_chars else None
     for _ in range(3):  # the marks cost tokens the personal wake did not count: fit them
-        mine, _skipped = personal.own_wake(mine_budget or 0, now, mine_chars)
+        mine, _skipped = personal.own_wake(mine_budget or 0, now, mine_chars, via)
         section = _marked(mine)
         if not section:
             return mine, ""
@@ -243,7 +247,8 @@ def joined_recall(own: ContextBuilder, personal: ContextBuilder, query: str, top
     hits = ((*theirs.hits, *mine.hits) if files else
             sorted((*theirs.hits, *mine.hits), key=lambda h: -h.score))[:top_k]
     return replace(theirs, hits=tuple(hits), omitted=theirs.omitted + mine.omitted,
-                   over_budget=(*theirs.over_budget, *mine.over_budget)), skipped
+                   over_budget=(*theirs.over_budget, *mine.over_budget),
+                   hidden=(*theirs.hidden, *mine.hidden)), skipped
 
 
 def _personal_hits(personal: ContextBuilder, query: str, top_k: int, token_budget: int | None,
@@ -252,6 +257,6 @@ def _personal_hits(personal: ContextBuilder, query: str, top_k: int, token_budge
     budget = max(int(token_budget * share), 1) if token_budget else token_budget
     chars = max(int(max_chars * share), 1) if max_chars else max_chars
     kept = {k: v for k, v in options.items() if k in ("include_stale", "full_records", "now", "skip",
-                                                       "floor")}
+                                                       "floor", "via")}
     result, _ = personal.own_recall(query, top_k=top_k, token_budget=budget, max_chars=chars, **kept)
     return replace(result, hits=tuple(replace(h, store=PERSONAL) for h in result.hits))

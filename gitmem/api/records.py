@@ -88,12 +88,12 @@ class Records:
         known: dict[str, tuple[str, ...]] | None = None
         since = None
         if isinstance(payload, dict):
-            known = _attribution_of(payload)
-            if known is not None and payload.get("tree") == tree:
+            if payload.get("tree") == tree and _shaped(payload):
                 rows = payload.get("rows")
                 if isinstance(rows, list) and len(rows) == len(table.ids) \
                         and all(type(r) is tuple for r in rows):
-                    return rows  # warm: the rows as last read
+                    return rows  # warm: the rows as last read; the id map is read only to walk
+            known = _attribution_of(payload)
             since = payload.get("tip") if isinstance(payload.get("tip"), str) else None
         paths = {record_path(memory_id): memory_id for memory_id in table.ids}
         if known is None or since is None:
@@ -412,10 +412,16 @@ _ATTRIBUTION = "attribution2"
 """The read cache's memo of who made each record's version (see :meth:`Records.writers`)."""
 
 
+def _shaped(payload: dict) -> bool:
+    """Whether an ``attribution`` payload's id and author lists are lists of one length."""
+    ids, who = payload.get("ids"), payload.get("who")
+    return isinstance(ids, list) and isinstance(who, list) and len(ids) == len(who)
+
+
 def _attribution_of(payload: dict) -> dict[str, tuple[str, ...]] | None:
     """The id -> authors map of an ``attribution`` payload; ``None`` when badly shaped."""
     ids, who = payload.get("ids"), payload.get("who")
-    if not (isinstance(ids, list) and isinstance(who, list) and len(ids) == len(who)):
+    if not (isinstance(ids, list) and isinstance(who, list) and _shaped(payload)):
         return None
     if not all(type(w) is tuple and all(type(x) is str for x in w) for w in who):
         return None

@@ -125,6 +125,7 @@ class Runs:
 
     def __init__(self, ws: Workspace) -> None:
         self.ws = ws
+        self._last: tuple[RecordTable, str | None, Effective] | None = None
 
     def blob(self, tip: str | None) -> str | None:
         """Blob id of ``runs/verify.yaml`` at ``tip`` (``None``: no run recorded there)."""
@@ -150,9 +151,18 @@ class Runs:
         Cost otherwise: one tree diff per run (O(shards + records changed since it)), a parse
         of each changed record, and a pass over the rows.
         """
+        blob = self.blob(self.ws.records.tip() if tip is None else tip)
+        last = self._last
+        # One recall asks for the same table's points several times: its columns never change.
+        if last is not None and last[0] is table and last[1] == blob:
+            return last[2]
+        found = self._effective(table, blob)
+        self._last = (table, blob, found)
+        return found
+
+    def _effective(self, table: RecordTable, blob: str | None) -> Effective:
         c = table.columns
         provs, verified = c["prov"], c["verified"]
-        blob = self.blob(self.ws.records.tip() if tip is None else tip)
         runs = self.read(blob)
         shas = [p[1] if p is not None else None for p in provs]
         if not runs or table.tree is None:

@@ -144,7 +144,8 @@ def held_back(ws: Workspace, table: RecordTable, query: str, kept: Sequence[int]
     if not query.strip():
         return 0
     from gitmem.cache.table import RowViews
-    from gitmem.context.recall import rank_memories
+    from gitmem.context.recall import TOPK_SCORING, rank_memories
+    from gitmem.context.topk import matching
 
     everyone, _ = table.recall_selection(True)
     ranked = set(kept)
@@ -153,7 +154,11 @@ def held_back(ws: Workspace, table: RecordTable, query: str, kept: Sequence[int]
         return 0
     views = RowViews(table, rows)
     index = ws.records.cache.recall_index(table.tree)(views)
-    return len(rank_memories(query, views, index=index, skip=skip))
+    if not TOPK_SCORING:
+        return len(rank_memories(query, views, index=index, skip=skip))
+    # A count of the memories with a score: the union of the query's postings, no scoring.
+    found = matching(index, query)
+    return len(found) if skip is None else sum(1 for p in found if not skip(views[p]))
 
 
 def fit_tail(notes: list[StaleNote], held: int, token_budget: int | None, max_chars: int | None,
@@ -177,8 +182,18 @@ def fit_tail(notes: list[StaleNote], held: int, token_budget: int | None, max_ch
         return (not token_budget or len(text.encode("utf-8", "surrogatepass")) <= token_budget // 2
                 or counter(text) <= token_budget // 2)
 
-    while notes and not fits(notes):
-        notes = notes[:-1]
+    if notes and not fits(notes):
+        # The longest prefix that fits, by bisection: a note adds a whole line to the tail, so
+        # a prefix that fits stays fitting when shortened (characters, bytes and tokens grow
+        # with it), and a long file's notes cost a few measures instead of one per note.
+        fitting, too_long = 0, len(notes)
+        while too_long - fitting > 1:
+            middle = (fitting + too_long) // 2
+            if fits(notes[:middle]):
+                fitting = middle
+            else:
+                too_long = middle
+        notes = notes[:fitting]
     return notes, stale_tail(notes, held, "markdown-prompt")
 
 

@@ -37,7 +37,8 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
 
-CACHE_FORMAT = 10  # 9: statement rows; 10: wake plans keyed on who git says wrote each record
+CACHE_FORMAT = 11  # 9: statement rows; 10: wake plans keyed on who git says wrote each record;
+# 11: a visibility column (the agents a memory is for)
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
 KEEP = {"table": 3, "tokens": 6, "recall": 6, "write": 64, "asked": 64, "paths": 3}

@@ -82,6 +82,7 @@ def row_of(memory: Memory) -> tuple:
         None if memory.last_verified_at is None else microseconds(memory.last_verified_at),
         tuple(memory.legacy_ids),
         memory.writer,
+        tuple(memory.visibility),
     )
 
 
@@ -115,6 +116,8 @@ def check_columns(columns: dict[str, list]) -> None:
     if not (types_of("legacy") <= {tuple}
             and set(map(type, chain.from_iterable(columns["legacy"]))) <= {str}):
         raise ValueError("legacy ids")
+    if not (types_of("vis") <= {tuple} and set(map(type, chain.from_iterable(columns["vis"]))) <= {str}):
+        raise ValueError("visibility")
     for links in compress(columns["rels"], columns["rels"]):
         if any(len(link) != 2 or link[0] not in RELATIONS for link in links):
             raise ValueError("relations")

@@ -101,6 +101,6 @@ def _shared(new: object, old: object) -> object:
 
 def _view(memory_id: str, blob: str, row: tuple) -> MemoryView:
     """A :class:`MemoryView` of a staged row (its ``row`` is -1: it is in no table)."""
-    kind, content, conf, status, prov, decay, rels, refuted, verified, _legacy, author = row
+    kind, content, conf, status, prov, decay, rels, refuted, verified, _legacy, author, vis = row
     return MemoryView(-1, memory_id, blob, TYPES[kind], content, conf, STATUSES[status], prov, decay,
-                      rels, refuted, verified, author)
+                      rels, refuted, verified, author, visibility=vis)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["COLUMNS", "RecordTable", "RowViews"]
 
 COLUMNS = ("type", "content", "conf", "status", "prov", "decay", "rels", "refuted", "verified", "legacy",
-           "author")
+           "author", "vis")
 """The hot columns of a table, one value per record (see :func:`gitmem.cache.records.row_of`)."""
 
 
@@ -189,7 +189,7 @@ class RecordTable:
                           c["content"][row], c["conf"][row], STATUSES[c["status"][row]],
                           c["prov"][row], c["decay"][row], c["rels"][row], c["refuted"][row],
                           c["verified"][row], c["author"][row],
-                          self.local.get(row) if local else None)
+                          self.local.get(row) if local else None, c["vis"][row])
 
     def committed_views(self) -> list[MemoryView]:
         """:meth:`views` without this clone's working-tree overlay: every row as committed.
@@ -206,12 +206,12 @@ class RecordTable:
         local = self.local if local is None else local
         return [
             view(i, mid, blob, types[kind], content, conf, statuses[status], prov, decay, rels,
-                 refuted, verified, author, local.get(i) if local else None)
+                 refuted, verified, author, local.get(i) if local else None, vis)
             for i, (mid, blob, kind, content, conf, status, prov, decay, rels, refuted, verified,
-                    author)
+                    author, vis)
             in enumerate(zip(self.ids, self.blobs, c["type"], c["content"], c["conf"], c["status"],
                              c["prov"], c["decay"], c["rels"], c["refuted"], c["verified"],
-                             c["author"], strict=True))
+                             c["author"], c["vis"], strict=True))
         ]
 
     def memory(self, row: int) -> Memory:

@@ -56,13 +56,15 @@ class MemoryView:
 
     __slots__ = ("_decay", "_observed", "_prov", "_refuted", "_relations", "_verified",
                  "blob_id", "confidence", "content", "id", "local_reason", "row", "status", "type",
-                 "verified_us", "writer")
+                 "verified_us", "visibility", "writer")
 
     def __init__(self, row: int, memory_id: str, blob_id: str, kind: MemoryType, content: str,
                  confidence: float, status: Status, prov: tuple | None, decay: tuple | None,
                  relations: tuple, refuted: str | None, verified_us: int | None = None,
-                 writer: str | None = None, local_reason: str | None = None):
+                 writer: str | None = None, local_reason: str | None = None,
+                 visibility: tuple[str, ...] = ()):
         self.row = row
+        self.visibility = visibility
         self.writer = writer
         # The working-tree overlay: stale here while the uncommitted change lasts.
         self.local_reason = local_reason if refuted is None else None

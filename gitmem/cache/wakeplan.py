@@ -268,10 +268,12 @@ class WakePlan:
         persona: the persona mapping, or ``None``.
         continuity: the latest continuity note, or ``None``.
         skipped: ``(memory id, blob id, reason, path, hint)`` of each entry a wake warns of.
+        bound: memories of the store bound to some agents (``visibility``): a plan serves
+            only a caller that sees every memory when it is not 0.
     """
 
-    __slots__ = ("built", "continuity", "number", "persona", "skipped", "stale", "streams", "supersede",
-                 "weighed")
+    __slots__ = ("bound", "built", "continuity", "number", "persona", "skipped", "stale", "streams",
+                 "supersede", "weighed")
 
     def __init__(self, payload: dict[str, Any]) -> None:
         self.built: int = payload["built"]
@@ -283,6 +285,7 @@ class WakePlan:
         self.persona: dict | None = payload["persona"]
         self.continuity: str | None = payload["continuity"]
         self.skipped: list[tuple[str, str, str, str, str]] = payload["skipped"]
+        self.bound: int = payload["bound"]
 
     def memory_ids(self, db: CacheDB) -> list[str]:
         """Ids of the memories the plan holds (in stream order).
@@ -657,6 +660,7 @@ _PLAN_FIELDS: dict[str, Callable[[Any], bool]] = {
     "built": _int,
     "number": _int,
     "stale": _int,
+    "bound": _int,
     "streams": _list_of(_stream_shaped),
     "weighed": _weighed_shaped,
     "supersede": _list_of(_supersede_shaped),
@@ -733,7 +737,8 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
             one notice).
         key: :func:`plan_key`.
         payload: the plan's fields, plain marshal-able values: ``built`` (microseconds),
-            ``stale``, ``persona``, ``continuity``, ``skipped``, and the columns of the rows
+            ``stale``, ``persona``, ``continuity``, ``skipped``, ``bound`` (memories bound to
+            some agents; 0 when not given), and the columns of the rows
             that can be shown (row *i* of each is one memory): ``ids``, ``blobs``, ``types``,
             ``statuses``, ``conf``, ``half`` and ``verified`` and ``distances`` (as
             :func:`gitmem.record.decay.weight_column` reads them), ``weights`` (at
@@ -747,6 +752,7 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
     rows, streams, weighed = _plan_rows(number, payload, policy)
     meta = {"key": key, "built": payload["built"], "number": number, "streams": streams, "weighed": weighed,
             "supersede": _supersessions(payload), "stale": payload["stale"],
+            "bound": payload.get("bound", 0),
             "persona": payload["persona"], "continuity": payload["continuity"],
             "skipped": payload["skipped"]}
     try:

@@ -20,6 +20,7 @@ from gitmem.vocabulary import RECALL_FORMATS, WAKE_FORMATS
 STOP_HARNESSES = ("claude", "codex", "gemini", "copilot", "cursor")
 
 if TYPE_CHECKING:
+    from gitmem.api import Via
     from gitmem.cli.env import Env
 
 
@@ -35,6 +36,7 @@ def _wake_parser(sub: argparse._SubParsersAction) -> None:
                    help=f"output: {WAKE_FORMATS[0]} (default) or {', '.join(WAKE_FORMATS[1:])}")
     p.add_argument("--explain", action="store_true",
                    help="after the prompt, list every memory included or excluded, with the reason")
+    _for_option(p)
     p.set_defaults(func=cmd_wake)
 
 
@@ -53,7 +55,21 @@ def _recall_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--format", default=RECALL_FORMATS[0], choices=RECALL_FORMATS,
                    help=f"output: {RECALL_FORMATS[0]} (default) or {', '.join(RECALL_FORMATS[1:])}")
     p.add_argument("--include-stale", action="store_true", help="stale memories may be recalled too")
+    _for_option(p)
     p.set_defaults(func=cmd_recall)
+
+
+def _for_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--for", dest="agent", default="", metavar="NAME",
+                   help="as the agent or harness NAME sees it: memories bound to others left out "
+                        "(default: nobody named, every memory)")
+
+
+def _asking(surface: str, agent: str) -> Via:
+    from gitmem.api import Via, agent_names
+
+    names = agent_names([agent]) if agent else ()
+    return Via(surface, agent=names[0] if names else "")
 
 
 def _hook_parser(sub: argparse._SubParsersAction) -> None:
@@ -132,21 +148,23 @@ def _hook_options(h: argparse.ArgumentParser, tokens: int | None, chars: int, fm
     if tokens is not None:
         h.add_argument("--token-budget", type=int, default=tokens, metavar="N",
                        help=f"tokens (default {tokens}); 0 = no cap")
-    h.add_argument("--max-chars", type=int, default=chars, metavar="N",
-                   help=f"characters (default {chars:,}, under Claude Code's 10,000); 0 = no cap")
+    h.add_argument("--max-chars", type=int, default=None, metavar="N",
+                   help=f"characters (default: the harness's char_cap in config, else {chars:,}, "
+                        "under Claude Code's 10,000); 0 = no cap")
     h.add_argument("--format", default=fmt, choices=("text", "json"),
                    help=f"text, or the harness's JSON envelope (default {fmt})")
     h.add_argument("--harness", default="", metavar="NAME",
-                   help="the harness running the hook, as the injection log names it (tur log)")
+                   help="the harness running the hook: its memories and limits (config harness.NAME), "
+                        "as the injection log names it (tur log)")
 
 
 def cmd_wake(args: argparse.Namespace, env: Env) -> int:
     """Print the wake prompt (and the assembly record with --explain)."""
     from gitmem import api
-    from gitmem.api import Via
 
     budget = 0 if args.unbounded else args.token_budget
-    result, skipped = env.gm.wake(token_budget=budget, max_chars=args.max_chars, via=Via("cli:wake"))
+    result, skipped = env.gm.wake(token_budget=budget, max_chars=args.max_chars,
+                                  via=_asking("cli:wake", args.agent))
     env.warn_skipped(skipped)
     hint = env.gm.remote_hint() if env.gm.tip() is None else None
     if hint:  # where the memories are says more than that there are none here
@@ -162,12 +180,12 @@ def cmd_wake(args: argparse.Namespace, env: Env) -> int:
 def cmd_recall(args: argparse.Namespace, env: Env) -> int:
     """Print the memories recalled for the query."""
     from gitmem import api
-    from gitmem.api import Via
 
     query = args.query or args.query_pos or ""
     result, skipped = env.gm.recall(query, top_k=args.top_k, token_budget=args.token_budget,
                                     include_stale=args.include_stale, full_records=False,
-                                    max_chars=args.max_chars, file=args.file, via=Via("cli:recall"))
+                                    max_chars=args.max_chars, file=args.file,
+                                    via=_asking("cli:recall", args.agent))
     env.warn_skipped(skipped)
     env.write(api.render_recall(result, args.format))
     env.note(api.empty_notice(result, args.file or ""))

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from gitmem.cli.commands import add_command
 
 if TYPE_CHECKING:
+    from gitmem.api import Via
     from gitmem.cli.env import Env
 
 __all__ = ["PARSERS"]
@@ -30,6 +31,7 @@ def _mcp_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repo", metavar="PATH", default=None,
                    help="the repository to serve (default: the one containing the current "
                    "directory, or -C PATH)")
+    _asking_options(p, agent=True)
     p.set_defaults(func=cmd_mcp)
 
 
@@ -50,7 +52,24 @@ def _serve_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--repo", metavar="PATH", default=None,
                    help="the repository to serve (default: the one containing the current "
                    "directory, or -C PATH)")
+    _asking_options(p, agent=False)
     p.set_defaults(func=cmd_serve)
+
+
+def _asking_options(p: argparse.ArgumentParser, agent: bool) -> None:
+    p.add_argument("--harness", default="", metavar="NAME",
+                   help="the harness it serves: memories bound to other agents are left out, and "
+                   "config harness.NAME's limits apply (default: none named, every memory)")
+    if agent:
+        p.add_argument("--agent", default="", metavar="NAME",
+                       help="the agent it serves, matched against memories' visibility as --harness is")
+
+
+def _asking(args: argparse.Namespace) -> Via:
+    from gitmem.api import Via, agent_names
+
+    harness, agent = (agent_names([v])[0] if v else "" for v in (args.harness, getattr(args, "agent", "")))
+    return Via("", harness, agent=agent)
 
 
 #: The port of ``tur serve`` unless ``--port`` says otherwise (Kura's retrieval API's port).
@@ -64,6 +83,7 @@ def cmd_mcp(args: argparse.Namespace, env: Env) -> int:
     """Serve until the client closes stdin."""
     from gitmem.api import Gitmem
 
+    asking = _asking(args)
     if args.repo is not None and not Path(args.repo).is_dir():
         from gitmem.errors import InvalidInput
 
@@ -88,7 +108,8 @@ def cmd_mcp(args: argparse.Namespace, env: Env) -> int:
     from gitmem.cli.process import exempt_survivors
 
     # This process is the server's: the collector's setting per tip is the entry point's to make.
-    serve(gm, on_new_tip=lambda: exempt_survivors(collect=True), where=Path(env.path).resolve())
+    serve(gm, on_new_tip=lambda: exempt_survivors(collect=True), where=Path(env.path).resolve(),
+          asking=asking)
     return 0
 
 
@@ -99,6 +120,7 @@ def cmd_serve(args: argparse.Namespace, env: Env) -> int:
 
     if not 0 <= args.port <= 65535:
         raise InvalidInput(f"--port must be from 0 to 65535, got {args.port}")
+    asking = _asking(args)
     if args.repo is not None and not Path(args.repo).is_dir():
         raise InvalidInput(f"no such directory: {args.repo}", "pass an existing directory to --repo")
     gm = Gitmem.open(args.repo or env.path)
@@ -117,6 +139,6 @@ def cmd_serve(args: argparse.Namespace, env: Env) -> int:
         env.print(f"tur serve: listening on {url} (retrieval API /v1, MCP /mcp; Ctrl-C stops)")
         env.out.flush()
 
-    serve_http(gm, sock, started, on_new_tip=lambda: exempt_survivors(collect=True))
+    serve_http(gm, sock, started, on_new_tip=lambda: exempt_survivors(collect=True), asking=asking)
     env.warn("tur serve: stopped")
     return 0

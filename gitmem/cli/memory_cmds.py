@@ -42,6 +42,9 @@ def _learn_parser(sub: argparse._SubParsersAction) -> None:
                    help="store it even if it looks like a credential")
     p.add_argument("--supersedes", metavar="ID",
                    help="this memory replaces ID (adds the supersedes link in the same commit)")
+    p.add_argument("--for", dest="for_agents", action="append", metavar="NAME",
+                   help="only sessions of this agent or harness get it (repeat, or a comma list; "
+                        "default: everyone)")
     add_format(p)
     add_personal(p, "learn it in the personal store")
     p.set_defaults(func=cmd_learn)
@@ -95,6 +98,10 @@ def _edit_parser(sub: argparse._SubParsersAction) -> None:
                    help="re-anchor where git's diff maps its lines at HEAD (as `tur show` prints it)")
     p.add_argument("--allow-secret", action="store_true",
                    help="store it even if it looks like a credential")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--for", dest="for_agents", action="append", metavar="NAME",
+                     help="bind it to these agents or harnesses (repeat, or a comma list)")
+    who.add_argument("--everyone", action="store_true", help="unbind it: every agent gets it")
     add_format(p)
     add_personal(p, "in the personal store")
     p.set_defaults(func=cmd_edit)
@@ -198,7 +205,7 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
     result = env.gm.learn(
         _learn_text(args, env), type=args.type or MemoryType.FACT.value, file=args.file,
         confidence=args.confidence, agent=args.agent, harness=args.harness, scope=args.scope,
-        allow_secret=args.allow_secret, supersedes=args.supersedes,
+        allow_secret=args.allow_secret, supersedes=args.supersedes, visibility=args.for_agents,
     )
     m = result.memory
     if args.format == "json":
@@ -374,7 +381,8 @@ def cmd_edit(args: argparse.Namespace, env: Env) -> int:
         except (OSError, UnicodeDecodeError) as exc:
             raise InvalidInput(f"cannot read {args.content_file} as UTF-8 text: {exc}") from None
     memory, commit = env.gm.edit(args.id, content=content, type=args.type, file=args.file,
-                                 allow_secret=args.allow_secret, reanchor=args.reanchor)
+                                 allow_secret=args.allow_secret, reanchor=args.reanchor,
+                                 visibility=[] if args.everyone else args.for_agents)
     if args.format == "json":
         env.print(json_dump({"id": memory.id, "changed": commit is not None, "status": memory.status.value,
                              "commit": _sha(commit)}))

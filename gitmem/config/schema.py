@@ -23,6 +23,7 @@ from pydantic import (
 
 from gitmem import defaults
 from gitmem.config.settings import (
+    HarnessSettings,
     HookSettings,
     LogSettings,
     RecallSettings,
@@ -138,6 +139,14 @@ class LogSection(_Section):
     files: Count = Field(default=defaults.LOG_FILES, ge=1)
 
 
+class HarnessSection(_Section):
+    """``harness.<name>:`` of the file (see :class:`gitmem.config.settings.HarnessSettings`)."""
+
+    wake_budget: Count | None = Field(default=None, ge=0)
+    char_cap: Count | None = Field(default=None, ge=0)
+    recall_top_k: Count | None = Field(default=None, ge=1)
+
+
 class SettingsFile(_Section):
     """The whole file; every key is optional and unknown keys are errors."""
 
@@ -149,6 +158,17 @@ class SettingsFile(_Section):
     trust: TrustSection = Field(default_factory=TrustSection)
     hooks: HooksSection = Field(default_factory=HooksSection)
     log: LogSection = Field(default_factory=LogSection)
+    harness: dict[str, HarnessSection] = Field(default_factory=dict)
+
+    @field_validator("harness")
+    @classmethod
+    def _harness_names(cls, value: dict[str, HarnessSection]) -> dict[str, HarnessSection]:
+        from gitmem.record.visibility import NAME_PATTERN
+
+        for name in value:
+            if not NAME_PATTERN.fullmatch(name):
+                raise ValueError(f"{name!r} is not a harness name (a lowercase identifier)")
+        return value
 
     @field_validator("tokenizer")
     @classmethod
@@ -183,6 +203,8 @@ class SettingsFile(_Section):
                                 require_signatures=self.trust.require_signatures),
             hooks=HookSettings(learn_reminder=self.hooks.learn_reminder),
             log=LogSettings(max_bytes=self.log.max_bytes, files=self.log.files),
+            harness={name: HarnessSettings(h.wake_budget, h.char_cap, h.recall_top_k)
+                     for name, h in self.harness.items()},
         )
 
 
@@ -204,7 +226,7 @@ def validate_settings(data: Any, where: str) -> Settings:
         ) from exc
 
 
-_SECTIONS = ("decay", "wake", "recall", "verify", "trust", "hooks", "log")
+_SECTIONS = ("decay", "wake", "recall", "verify", "trust", "hooks", "log", "harness")
 
 
 def _explain(error: Any) -> tuple[str, str]:

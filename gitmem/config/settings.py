@@ -14,7 +14,8 @@ from gitmem import defaults
 from gitmem.record.decay import DecayPolicy
 from gitmem.vocabulary import SIGNATURE_MARKS, MemoryType
 
-__all__ = ["LogSettings", "RecallSettings", "Settings", "TrustSettings", "VerifySettings", "WakeSettings"]
+__all__ = ["HarnessSettings", "LogSettings", "RecallSettings", "Settings", "TrustSettings", "VerifySettings",
+           "WakeSettings"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,24 @@ class LogSettings:
 
 
 @dataclass(frozen=True)
+class HarnessSettings:
+    """The limits of one harness's calls (``harness.<name>:``; docs/configuration.md).
+
+    Each ``None`` when not set: the persona's own setting, else the global default applies
+    (:mod:`gitmem.api.limits`).
+
+    Attributes:
+        wake_budget: tokens of its session-start wake (0: unbounded).
+        char_cap: characters a hook's text may take (0: no cap).
+        recall_top_k: memories a recall returns (at least 1).
+    """
+
+    wake_budget: int | None = None
+    char_cap: int | None = None
+    recall_top_k: int | None = None
+
+
+@dataclass(frozen=True)
 class Settings:
     """Everything configurable, read from ``.tur/config.yaml``; every key is optional.
 
@@ -133,6 +152,7 @@ class Settings:
         trust: whose axiom and core memories wake takes as instructions.
         hooks: what the harness hooks do besides sending memories.
         log: the size of the local injection log.
+        harness: limits per harness name (``claude``, ``codex``…).
     """
 
     decay: DecayPolicy = field(default_factory=DecayPolicy)
@@ -143,6 +163,7 @@ class Settings:
     trust: TrustSettings = field(default_factory=TrustSettings)
     hooks: HookSettings = field(default_factory=HookSettings)
     log: LogSettings = field(default_factory=LogSettings)
+    harness: dict[str, HarnessSettings] = field(default_factory=dict)
 
     def to_plain(self) -> dict[str, Any]:
         """The settings as plain dicts, lists, strings and numbers (for the cache)."""
@@ -164,6 +185,7 @@ class Settings:
                       "require_signatures": self.trust.require_signatures},
             "hooks": {"learn_reminder": self.hooks.learn_reminder},
             "log": {"max_bytes": self.log.max_bytes, "files": self.log.files},
+            "harness": {name: vars(limits).copy() for name, limits in sorted(self.harness.items())},
         }
 
     @classmethod
@@ -191,4 +213,5 @@ class Settings:
                                 bool(data["trust"].get("require_signatures", False))),
             hooks=HookSettings(bool(data["hooks"]["learn_reminder"])),
             log=LogSettings(**data.get("log", {})),
+            harness={name: HarnessSettings(**limits) for name, limits in data.get("harness", {}).items()},
         )

@@ -275,6 +275,7 @@ def memory_to_json(memory: MemoryLike) -> dict[str, Any]:
         "half_life_days": memory.half_life_days,
         "relations": [{"type": r.type.value, "target": r.target} for r in memory.relations],
         "refuted_by": getattr(memory.refutation, "by", None),
+        "visibility": list(getattr(memory, "visibility", ())),
     }
 
 

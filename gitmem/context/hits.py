@@ -68,6 +68,8 @@ class RecallResult:
             with affinity to it; 0 with ``include_stale``).
         over_budget: ids of the top ``top_k`` hits left out for budget (``omitted`` of
             them), best first.
+        hidden: ids of the memories left out as bound to other agents than the caller
+            (``visibility``), in rank order.
     """
 
     query: str
@@ -77,6 +79,7 @@ class RecallResult:
     stale: tuple[StaleNote, ...] = ()
     held_back: int = 0
     over_budget: tuple[str, ...] = ()
+    hidden: tuple[str, ...] = ()
 
     @classmethod
     def fitted(cls, query: str, top: Sequence[Hit], chosen: Sequence[Hit], fmt: str) -> RecallResult:

@@ -30,7 +30,7 @@ LEFT_OUT_REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded
 
 ``over_budget``: it did not fit the token or character cap; ``stale`` / ``refuted`` /
 ``superseded``: its status; ``low_weight``: its decay weight is under the threshold (wake);
-``visibility``: the memory is bound to other agents (reserved: no memory is bound yet);
+``visibility``: the memory is bound to other agents than the caller (its ``visibility``);
 ``floor``: under recall's relevance floor (reserved: the ranking does not yet say which
 memories the floor left out; :attr:`Injection.floor` says that one applied);
 ``duplicate``: a hook sent it earlier in the same session, unchanged."""
@@ -56,11 +56,21 @@ class Via(NamedTuple):
             ``mcp:resource``, ``cli:wake``, ``cli:recall``, ``http:…``: a short name, never empty.
         harness: ``claude``, ``codex``, ``gemini``… or ``""`` when not known.
         session: the harness's session id, or ``""``.
+        agent: the agent's own name (``tur mcp --agent``, ``tur wake --for``), or ``""``.
     """
 
     surface: str = "api"
     harness: str = ""
     session: str = ""
+    agent: str = ""
+
+    @property
+    def asking(self) -> tuple[str, ...]:
+        """The names a memory's ``visibility`` is matched against: the harness and the agent.
+
+        Empty when neither is known: an unnamed caller (a person's ``tur wake``) sees every memory.
+        """
+        return tuple(name for name in (self.harness, self.agent) if name)
 
 
 _CURRENT: ContextVar[Via | None] = ContextVar("gitmem_injection_via", default=None)
@@ -167,6 +177,7 @@ class Injection(NamedTuple):
         out: dict[str, Any] = {
             "at": self.at.astimezone(UTC).isoformat(timespec="microseconds").replace("+00:00", "Z"),
             "surface": self.via.surface, "harness": self.via.harness, "session": self.via.session,
+            **({"agent": self.via.agent} if self.via.agent else {}),
             "kind": self.kind, "query": self.query, "tokens": self.tokens, "budget": self.budget,
             "chars": self.chars,
             "included": [plain(i) for i in self.included],
@@ -193,7 +204,7 @@ class Injection(NamedTuple):
             return cls(
                 at=at.astimezone(UTC),
                 via=Via(str(data["surface"]), str(data.get("harness") or ""),
-                        str(data.get("session") or "")),
+                        str(data.get("session") or ""), str(data.get("agent") or "")),
                 kind=str(data["kind"]),
                 query=str(data.get("query") or ""),
                 tokens=_optional_int(data.get("tokens")),
@@ -228,8 +239,9 @@ def wake_injection(result: WakeResult, via: Via, at: datetime) -> Injection:
     """
     included = [Included(e.memory_id, e.tokens, tier=e.tier, note=e.reason)
                 for e in result.packed if e.included]
-    left_out = tuple(LeftOut(e.memory_id, e.reason or "over_budget", e.tokens)
-                     for e in result.packed if not e.included)
+    left_out = tuple([*(LeftOut(e.memory_id, e.reason or "over_budget", e.tokens)
+                        for e in result.packed if not e.included),
+                      *(LeftOut(memory_id, "visibility") for memory_id in result.hidden[:LISTED_MAX])])
     return Injection(at, via, "wake", tokens=result.tokens, budget=result.budget,
                      chars=len(result.text), included=tuple(included[:LISTED_MAX]),
                      left_out=left_out, counts=dict(result.left_out),
@@ -258,8 +270,10 @@ def recall_injection(result: RecallResult, via: Via, at: datetime, text: str | N
     left_out = [LeftOut(memory_id, "over_budget") for memory_id in result.over_budget]
     left_out += [LeftOut(memory_id, "duplicate") for memory_id in dict.fromkeys(duplicates)
                  if memory_id not in shown]
+    left_out += [LeftOut(memory_id, "visibility") for memory_id in result.hidden[:LISTED_MAX]]
     counts = {"over_budget": len(result.over_budget), "stale": result.held_back,
-              "duplicate": sum(1 for x in left_out if x.reason == "duplicate")}
+              "duplicate": sum(1 for x in left_out if x.reason == "duplicate"),
+              "visibility": len(result.hidden)}
     return Injection(at, via, "recall", query=result.query[:QUERY_CHARS], budget=budget or None,
                      chars=None if text is None else len(text), included=tuple(included),
                      left_out=tuple(left_out),

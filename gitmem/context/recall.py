@@ -61,8 +61,14 @@ from gitmem.context.analysis import tokenize
 from gitmem.context.entry import RECALL_FORMATS, format_hits
 from gitmem.context.hits import Hit, RecallResult
 from gitmem.context.payload import query_from_payload
-from gitmem.context.terms import NO_TIME, date_words, field_terms, query_field_terms, time_key
-from gitmem.context.terms import date_column as _date_column
+from gitmem.context.postings import NEAR as _NEAR
+from gitmem.context.postings import append as _append
+from gitmem.context.postings import bm25_idf as _bm25_idf
+from gitmem.context.postings import columns as _columns
+from gitmem.context.postings import linked as _linked
+from gitmem.context.postings import ranks as _ranks
+from gitmem.context.postings import words as _words
+from gitmem.context.terms import NO_TIME, date_words, field_terms, query_field_terms
 from gitmem.defaults import PREVIEW_CHARS, RECALL_TOP_K
 from gitmem.errors import InvalidAnchor, InvalidInput
 from gitmem.record.anchors import parse_anchor
@@ -115,7 +121,7 @@ pre-turn hook to inject any; each one injected then has at least half of it (mod
 calibrated in docs/wake-recall.md)."""
 INDEX_VERSION = (f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year"
                  f"/neighbours-{NEIGHBOUR_WEIGHT}-{REPLY_WEIGHT}-{NEIGHBOUR_WINDOW_US}us-conversations/fields-1"
-                 "/raw-postings-2")
+                 "/raw-postings-3")
 """Names what a :class:`RecallIndex` holds; a stored index of another version is never used."""
 
 NEAR_TIE = 0.25
@@ -124,8 +130,10 @@ near-tie: the newer ranks first (:func:`gitmem.context.similarity.newer_first_am
 NEAR_TIE_WINDOW = 10
 """Without a limit, near-ties are looked for among the first this many hits (else the limit)."""
 
-_NEAR = 4
-"""Neighbours a document has at most: before and after by its author, before and after by another."""
+TOPK_SCORING = True
+"""Whether a recall with a limit orders only its best matches (:mod:`gitmem.context.topk`, the
+same hits); ``False``: every match is sorted (what ``tests/test_topk.py`` and the bench compare)."""
+
 _SAME_SHIFT, _OTHERS_SHIFT = 24, 48
 _COUNT_MASK = (1 << 24) - 1
 """A term's counts in a document and its neighbours packed in one integer (see scoring)."""
@@ -156,6 +164,8 @@ class RecallIndex:
         terms, fields: term -> (document numbers, counts), each an ``array("i")`` as bytes,
             documents ascending.
         near: per document :data:`_NEAR` neighbour numbers (``-1``: none), ``None`` to find them.
+        expanded: per document its length with its neighbours' terms (``array("d")``, what
+            :meth:`_expanded_lengths` gives for ``near``), ``None`` to compute it.
     """
 
     VERSION = INDEX_VERSION
@@ -163,7 +173,7 @@ class RecallIndex:
     def __init__(self, ids: list[str], texts: list[str], dates: list[str], times: array,
                  authors: list[str], refs: list[str], lengths: array, flengths: array,
                  terms: dict[str, tuple[bytes, bytes]], fields: dict[str, tuple[bytes, bytes]],
-                 near: array | None = None) -> None:
+                 near: array | None = None, expanded: array | None = None) -> None:
         self.ids = ids
         self.texts = texts
         self.dates = dates
@@ -174,10 +184,10 @@ class RecallIndex:
         self.flengths = flengths
         self.terms = terms
         self.fields = fields
-        self.size = sum(1 for memory_id in ids if memory_id)
+        self.size = len(ids) - ids.count("")
         self.near = near if near is not None else self._neighbours()
         self.positions: array | None = None  # document -> candidate position; None: the same
-        self._expanded = self._expanded_lengths()
+        self._expanded = expanded if expanded is not None and near is not None else self._expanded_lengths()
         self._scoring()
 
     # -- building ---------------------------------------------------------------------------
@@ -272,15 +282,19 @@ class RecallIndex:
         The norm is ``k1 × (1 − b + b × |d⁺| / avg |d⁺|)``, the average summed by
         :func:`math.fsum` (the same whatever order the documents are in).
         """
-        near, expanded = self.near, self._expanded
-        self._same = [tuple(x for x in near[_NEAR * d:_NEAR * d + 2] if x >= 0) for d in range(len(self.ids))]
-        self._others = [tuple(x for x in near[_NEAR * d + 2:_NEAR * d + 4] if x >= 0)
-                        for d in range(len(self.ids))]
-        average = (math.fsum(expanded) / self.size) if self.size else 1.0
-        k1, b = BM25_K1, BM25_B
-        self._norm = [k1 * (1 - b + b * length / (average or 1.0)) for length in expanded]
-        faverage = (sum(self.flengths) / self.size) if self.size else 1.0
-        self._fnorm = [k1 * (1 - b + b * length / (faverage or 1.0)) for length in self.flengths]
+        # Only the averages here (C loops over the arrays): a loaded index costs no Python loop
+        # over its documents, and a query computes the norms of the documents it scores.
+        self._linked = _linked(self.near)
+        self._average = ((math.fsum(self._expanded) / self.size) if self.size else 1.0) or 1.0
+        self._faverage = ((sum(self.flengths) / self.size) if self.size else 1.0) or 1.0
+
+    def norm(self, d: int) -> float:
+        """Document ``d``'s BM25 length norm ``k1 × (1 − b + b × |d⁺| / avg |d⁺|)``."""
+        return BM25_K1 * (1 - BM25_B + BM25_B * self._expanded[d] / self._average)
+
+    def fnorm(self, d: int) -> float:
+        """Document ``d``'s length norm over its field values, as :meth:`norm`."""
+        return BM25_K1 * (1 - BM25_B + BM25_B * self.flengths[d] / self._faverage)
 
     def _neighbours(self) -> array:
         """Each document's neighbours (module docstring), :data:`_NEAR` numbers each, ``-1`` for none.
@@ -376,7 +390,7 @@ class RecallIndex:
         """
         if len(ids) != self.size:
             raise ValueError("index of another document list")
-        if len(self.ids) == len(ids) and all(a == b for a, b in zip(self.ids, ids, strict=True)):
+        if self.ids == (ids if isinstance(ids, list) else list(ids)):
             self.positions = None
             return self
         at = {memory_id: k for k, memory_id in enumerate(ids)}
@@ -396,6 +410,7 @@ class RecallIndex:
             "authors": self.authors, "refs": self.refs,
             "lengths": self.lengths.tobytes(), "flengths": self.flengths.tobytes(),
             "terms": self.terms, "fields": self.fields, "near": self.near.tobytes(),
+            "expanded": self._expanded.tobytes(),
         }
 
     @classmethod
@@ -413,17 +428,19 @@ class RecallIndex:
         if not all(isinstance(x, list) for x in columns) or \
                 not isinstance(terms, dict) or not isinstance(fields, dict):
             raise TypeError("ids, texts, dates, authors, refs, terms and fields")
-        lengths, flengths, near, times = array("i"), array("i"), array("i"), array("q")
+        lengths, flengths, near, times, expanded = array("i"), array("i"), array("i"), array("q"), array("d")
+        expanded.frombytes(payload["expanded"])
         times.frombytes(payload["times"])
         lengths.frombytes(payload["lengths"])
         flengths.frombytes(payload["flengths"])
         near.frombytes(payload["near"])
         n = len(columns[0])
         if not all(len(c) == n for c in columns) or not len(lengths) == len(flengths) == len(times) == n \
-                or len(near) != _NEAR * n or any(not -1 <= x < n for x in near):
+                or len(near) != _NEAR * n or len(expanded) != n \
+                or (n and not -1 <= min(near) <= max(near) < n):
             raise ValueError("inconsistent arrays")
         ids, texts, dates, authors, refs = columns
-        index = cls(ids, texts, dates, times, authors, refs, lengths, flengths, terms, fields, near)
+        index = cls(ids, texts, dates, times, authors, refs, lengths, flengths, terms, fields, near, expanded)
         if size is not None and index.size != size:
             raise ValueError("index of another document list")
         return index
@@ -446,7 +463,7 @@ class RecallIndex:
             return bm25, boost, 0.0
         maximum = 0.0
         w, reply = NEIGHBOUR_WEIGHT, REPLY_WEIGHT
-        norm, same_of, others_of = self._norm, self._same, self._others
+        norm, near = self.norm, self.near
         for term in set(tokenize(query)):
             found = self.terms.get(term)
             if found is None:
@@ -458,21 +475,24 @@ class RecallIndex:
             # Own and neighbours' counts packed in one integer per document (own in the low
             # bits, same author's next, others' high): exact sums, whatever order the documents
             # were indexed in, with one lookup per posting.
-            packed: dict[int, int] = dict(zip(numbers, counts, strict=True))
+            own: dict[int, int] = dict(zip(numbers, counts, strict=True))
+            packed = dict(own)
             get = packed.get
-            for number, count in zip(numbers, counts, strict=True):
-                for other in same_of[number]:
-                    packed[other] = get(other, 0) + (count << _SAME_SHIFT)
-                for other in others_of[number]:
-                    packed[other] = get(other, 0) + (count << _OTHERS_SHIFT)
+            for number in self._linked.intersection(own):  # only turns of a conversation have neighbours
+                count, at = own[number], _NEAR * number
+                for slot in range(at, at + _NEAR):
+                    other = near[slot]
+                    if other >= 0:
+                        shift = _SAME_SHIFT if slot - at < 2 else _OTHERS_SHIFT
+                        packed[other] = get(other, 0) + (count << shift)
             idf = _bm25_idf(size, len(packed))
             maximum += idf
             bm25_get = bm25.get
             for number, code in packed.items():
                 f = ((code & _COUNT_MASK) + w * ((code >> _SAME_SHIFT) & _COUNT_MASK)
                      + reply * (code >> _OTHERS_SHIFT))
-                bm25[number] = bm25_get(number, 0.0) + idf * f / (f + norm[number])
-        fnorm = self._fnorm
+                bm25[number] = bm25_get(number, 0.0) + idf * f / (f + norm(number))
+        fnorm = self.fnorm
         for term in query_field_terms(query):
             found = self.fields.get(term)
             if found is None:
@@ -482,7 +502,7 @@ class RecallIndex:
             counts.frombytes(found[1])
             idf = FIELD_WEIGHT * _bm25_idf(size, len(numbers))
             for number, count in zip(numbers, counts, strict=True):
-                boost[number] = boost.get(number, 0.0) + idf * count / (count + fnorm[number])
+                boost[number] = boost.get(number, 0.0) + idf * count / (count + fnorm(number))
         positions = self.positions
         if positions is not None:
             bm25 = {positions[d]: v for d, v in bm25.items()}
@@ -504,50 +524,6 @@ class RecallIndex:
             for position, value in values.items():
                 into[position] = value
         return dense_bm25, dense_boost, maximum
-
-
-def _bm25_idf(size: int, df: int) -> float:
-    """Lucene's BM25 idf of a term held by ``df`` of ``size`` documents."""
-    return math.log(1 + (size - df + 0.5) / (df + 0.5))
-
-
-def _words(text: str, when: str) -> list[str]:
-    """BM25 terms of one document: its content's, then its month and year's."""
-    words = tokenize(text)
-    if when:
-        words.extend(tokenize(when))
-    return words
-
-
-def _columns(n: int, observed: Sequence[datetime | str | None] | None,
-             authors: Sequence[str | None] | None,
-             refs: Sequence[str | None] | None) -> tuple[list[str], list[int], list[str], list[str]]:
-    """Dates, times, authors and anchors of ``n`` documents as index columns (``""``: none)."""
-    dates = _date_column(observed) if observed is not None else [""] * n
-    times = [time_key(t) for t in observed] if observed is not None else [NO_TIME] * n
-    return (dates, times, [a or "" for a in authors] if authors is not None else [""] * n,
-            [r or "" for r in refs] if refs is not None else [""] * n)
-
-
-def _append(postings: dict[str, tuple[array, array]], key: str, number: int, count: int) -> None:
-    found = postings.get(key)
-    if found is None:
-        found = postings[key] = (array("i"), array("i"))
-    found[0].append(number)
-    found[1].append(count)
-
-
-def _ranks(keys: Iterable[tuple[float, str]]) -> dict[str, int]:
-    # Competition ranking ("1224"): equal scores share a rank, so that a tie in one ranker
-    # is left for the others to break instead of being broken by id.
-    ranks: dict[str, int] = {}
-    previous = None
-    rank = 0
-    for position, (key, memory_id) in enumerate(sorted(keys), start=1):
-        if key != previous:
-            rank, previous = position, key
-        ranks[memory_id] = rank
-    return ranks
 
 
 def _verified_us(memory: Memory) -> int | None:
@@ -615,6 +591,10 @@ def rank_memories(
     if floor and (not total or max(total.values()) < floor * maximum):
         return []
     least = floor / 2 * maximum
+    if limit is not None and TOPK_SCORING:
+        from gitmem.context.topk import best
+
+        return best(memories, total, bm25, boost, maximum, least, limit, skip, verified)
     # By position only: ``memories`` may build its items on access (cache views).
     pool = [i for i, s in total.items() if s > 0 and s >= least]
     # Each item read once: indexing a sequence of cache views may cost a lookup each time.
@@ -755,10 +735,10 @@ def recall(
     top = _mark_contradictions(_ranked_hits(query, candidates, superseded, top_k=top_k,
                                             index=index, skip=skip, first=first, verified=verified,
                                             floor=floor))
+    if author_of is not None:  # before materializing: a stand-in names its row
+        top = [replace(hit, author=author_of(hit.memory)) for hit in top]
     if materialize is not None:
         top = [replace(hit, memory=materialize(hit.memory)) for hit in top]
-    if author_of is not None:
-        top = [replace(hit, author=author_of(hit.memory)) for hit in top]
     if not token_budget and not max_chars:
         return RecallResult(query, tuple(top), 0, fmt)
     from gitmem.context.tokens import TokenCounter

@@ -44,7 +44,7 @@ __all__ = [
     "showable_rows",
 ]
 
-REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "truncated",
+REASONS = ("over_budget", "stale", "refuted", "low_weight", "superseded", "visibility", "truncated",
            "compressed")
 """Every reason an assembly entry can carry. ``truncated`` and ``compressed`` are reasons of
 *included* entries: only part of the persona or continuity note fitted; a memory longer than
@@ -119,11 +119,13 @@ class WakeResult:
         left_out: memories excluded, by reason, as far as the wake knows them without the
             assembly record: always ``over_budget`` (= ``omitted``) and ``stale`` when not
             0; a wake compiled from the table also counts ``refuted``, ``low_weight`` and
-            ``superseded`` (a wake plan holds only the memories that can be shown).
+            ``superseded`` (a wake plan holds only the memories that can be shown), and
+            ``visibility``.
+        hidden: ids of the memories left out as bound to other agents (``visibility``).
     """
 
-    __slots__ = ("_assembly", "_build", "budget", "left_out", "omitted", "packed", "shown", "text",
-                 "tokens")
+    __slots__ = ("_assembly", "_build", "budget", "hidden", "left_out", "omitted", "packed", "shown",
+                 "text", "tokens")
 
     def __init__(
         self,
@@ -135,7 +137,9 @@ class WakeResult:
         shown: Iterable[str] = (),
         packed: Iterable[AssemblyEntry] = (),
         left_out: Mapping[str, int] | None = None,
+        hidden: Iterable[str] = (),
     ) -> None:
+        self.hidden = tuple(hidden)
         self.text = text
         self.shown = tuple(shown)
         self.packed = tuple(packed)
@@ -205,9 +209,10 @@ class WakeRows:
             computed from ``ids`` and ``relations`` (:func:`gitmem.record.relations.linked_degrees`).
         unlisted_stale: stale memories of the store that are not among the rows (a wake
             plan leaves them out): counted in the advisory as if they were.
+        hidden: rows bound to other agents than the caller (left out, reason ``visibility``).
     """
 
-    __slots__ = ("compressed", "degrees", "details", "entry", "ids", "min_chars", "relations",
+    __slots__ = ("compressed", "degrees", "details", "entry", "hidden", "ids", "min_chars", "relations",
                  "statuses", "tokens", "trusted", "types", "unlisted_stale", "weights")
 
     def __init__(
@@ -226,7 +231,9 @@ class WakeRows:
         trusted: Sequence[bool] | None = None,
         degrees: Mapping[int, int] | None = None,
         unlisted_stale: int = 0,
+        hidden: Sequence[int] = (),
     ) -> None:
+        self.hidden = hidden
         self.ids = ids
         self.types = types
         self.statuses = statuses
@@ -430,7 +437,8 @@ def compile_rows(
     if omitted:
         counts["over_budget"] = omitted
     return WakeResult(text, used, budget or None, omitted, assembly, shown,
-                      _packed(sections, rows.ids.__getitem__), counts)
+                      _packed(sections, rows.ids.__getitem__), counts,
+                      hidden=[rows.ids[r] for r in rows.hidden])
 
 
 def _compile_sections(sections: list[Section], budget: int | None, max_chars: int | None,
@@ -608,6 +616,8 @@ def _row_reasons(rows: WakeRows, threshold: float) -> list[str | None]:
         else None
         for status, w in zip(rows.statuses, rows.weights, strict=True)
     ]
+    for r in rows.hidden:  # before supersession: what the caller cannot see supersedes nothing
+        reasons[r] = "visibility"
     # A supersedes relation counts only from a memory that passed the checks above.
     supersedes = RelationType.SUPERSEDES.value
     row_of = row_finder(rows.ids)

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gitmem.harness.hooks import hook_command
 from gitmem.harness.instructions import instructions
 from gitmem.harness.markdown import Block, MarkdownFile
 from gitmem.harness.merge import HookEntry, JsonFile, KeyEntry
@@ -27,7 +28,7 @@ from gitmem.harness.plan import MCP_LABEL, Plan
 
 __all__ = ["plan"]
 
-MCP_SERVER = {"type": "stdio", "command": "tur", "args": ["mcp"]}
+MCP_SERVER = {"type": "stdio", "command": "tur", "args": ["mcp", "--harness", "claude"]}
 
 
 def plan(scope: str, root: Path, home: Path) -> Plan:
@@ -35,10 +36,10 @@ def plan(scope: str, root: Path, home: Path) -> Plan:
     user = scope == "user"
     base = home / ".claude" if user else root / ".claude"
     hooks = JsonFile(base / "settings.json", [
-        HookEntry("SessionStart", "startup|clear|compact", "tur hook session-start"),
-        HookEntry("UserPromptSubmit", None, "tur hook pre-turn"),
-        HookEntry("PreToolUse", "Read|Edit|MultiEdit|Write", "tur hook pre-tool"),
-        HookEntry("Stop", None, "tur hook stop"),
+        HookEntry("SessionStart", "startup|clear|compact", *hook_command("session-start", "claude")),
+        HookEntry("UserPromptSubmit", None, *hook_command("pre-turn", "claude")),
+        HookEntry("PreToolUse", "Read|Edit|MultiEdit|Write", *hook_command("pre-tool", "claude")),
+        HookEntry("Stop", None, *hook_command("stop", "claude")),
     ])
     mcp = JsonFile(home / ".claude.json" if user else root / ".mcp.json",
                    [KeyEntry(("mcpServers", "tur"), MCP_SERVER, MCP_LABEL)])

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gitmem.harness.hooks import hook_command
 from gitmem.harness.instructions import instructions
 from gitmem.harness.markdown import Block, MarkdownFile
 from gitmem.harness.merge import HookEntry, JsonFile, KeyEntry, TomlFile
@@ -28,7 +29,7 @@ from gitmem.harness.plan import MCP_LABEL, Plan
 
 __all__ = ["plan"]
 
-MCP_SERVER = {"command": "tur", "args": ["mcp"]}
+MCP_SERVER = {"command": "tur", "args": ["mcp", "--harness", "codex"]}
 
 
 def plan(scope: str, root: Path, home: Path) -> Plan:
@@ -36,9 +37,11 @@ def plan(scope: str, root: Path, home: Path) -> Plan:
     user = scope == "user"
     base = home / ".codex" if user else root / ".codex"
     hooks = JsonFile(base / "hooks.json", [
-        HookEntry("SessionStart", "startup|clear", "tur hook session-start --token-budget 2400"),
-        HookEntry("UserPromptSubmit", None, "tur hook pre-turn"),
-        HookEntry("PreToolUse", "apply_patch", "tur hook pre-tool"),
+        # Its 2,400-token session start is codex's built-in limit (gitmem.defaults.HARNESS_LIMITS).
+        HookEntry("SessionStart", "startup|clear", hook_command("session-start", "codex")[0],
+                  ("tur hook session-start --token-budget 2400", "tur hook session-start")),
+        HookEntry("UserPromptSubmit", None, *hook_command("pre-turn", "codex")),
+        HookEntry("PreToolUse", "apply_patch", *hook_command("pre-tool", "codex")),
         HookEntry("Stop", None, "tur hook stop --harness codex"),
     ])
     mcp = TomlFile(base / "config.toml", [KeyEntry(("mcp_servers", "tur"), MCP_SERVER, MCP_LABEL)])

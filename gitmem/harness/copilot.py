@@ -27,7 +27,7 @@ from gitmem.harness.plan import MCP_LABEL, Plan
 
 __all__ = ["plan"]
 
-MCP_SERVER = {"type": "local", "command": "tur", "args": ["mcp"], "tools": ["*"]}
+MCP_SERVER = {"type": "local", "command": "tur", "args": ["mcp", "--harness", "copilot"], "tools": ["*"]}
 STOP = "tur hook stop --harness copilot"
 HOOKS = {
     "sessionStart": [{"type": "command", "bash": f"{STOP} --start", "timeoutSec": 10}],

@@ -26,7 +26,7 @@ from gitmem.harness.plan import MCP_LABEL, Plan
 
 __all__ = ["plan"]
 
-MCP_SERVER = {"command": "tur", "args": ["mcp"]}
+MCP_SERVER = {"command": "tur", "args": ["mcp", "--harness", "cursor"]}
 STOP = "tur hook stop --harness cursor"
 RULE_FRONT_MATTER = ("---\ndescription: gitmem memories: how to read, check and record them\n"
                      "alwaysApply: true\n---\n")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from gitmem.harness.hooks import hook_command
 from gitmem.harness.instructions import instructions
 from gitmem.harness.markdown import Block, MarkdownFile
 from gitmem.harness.merge import HookEntry, JsonFile, KeyEntry
@@ -26,7 +27,7 @@ from gitmem.harness.plan import MCP_LABEL, Plan
 
 __all__ = ["plan"]
 
-MCP_SERVER = {"command": "tur", "args": ["mcp"]}
+MCP_SERVER = {"command": "tur", "args": ["mcp", "--harness", "gemini"]}
 FILE_TOOLS = "read_file|read_many_files|replace|write_file"
 
 
@@ -34,12 +35,12 @@ def plan(scope: str, root: Path, home: Path) -> Plan:
     """What ``tur setup gemini`` writes: ``project`` scope under ``root``, ``user`` under ``home``."""
     user = scope == "user"
     base = home / ".gemini" if user else root / ".gemini"
-    start = "tur hook session-start --format json"
+    start = hook_command("session-start", "gemini", "--format json")
     settings = JsonFile(base / "settings.json", [
-        HookEntry("SessionStart", "startup", start),
-        HookEntry("SessionStart", "clear", start),
-        HookEntry("BeforeAgent", None, "tur hook pre-turn --format json"),
-        HookEntry("AfterTool", FILE_TOOLS, "tur hook pre-tool --format json"),
+        HookEntry("SessionStart", "startup", *start),
+        HookEntry("SessionStart", "clear", *start),
+        HookEntry("BeforeAgent", None, *hook_command("pre-turn", "gemini", "--format json")),
+        HookEntry("AfterTool", FILE_TOOLS, *hook_command("pre-tool", "gemini", "--format json")),
         HookEntry("AfterAgent", None, "tur hook stop --harness gemini"),
         KeyEntry(("mcpServers", "tur"), MCP_SERVER, MCP_LABEL),
     ])

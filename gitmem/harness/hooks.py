@@ -31,7 +31,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["SESSIONS_DIR", "SESSION_TTL_SECONDS", "HookPayload", "SessionLog", "parse_payload", "patch_files"]
+__all__ = ["SESSIONS_DIR", "SESSION_TTL_SECONDS", "HookPayload", "SessionLog", "hook_command",
+           "parse_payload", "patch_files"]
 
 SESSION_TTL_SECONDS = 86_400
 """A session log not written for this long (one day) is deleted."""
@@ -192,3 +193,17 @@ class SessionLog:
                     entry.unlink()
                     removed += 1
         return removed
+
+
+def hook_command(hook: str, harness: str, *options: str) -> tuple[str, tuple[str, ...]]:
+    """The command ``tur setup`` writes for ``tur hook HOOK`` of ``harness``, and what it replaces.
+
+    The command names the harness (``--harness NAME``), so that memories bound to other agents
+    stay out and ``harness.NAME`` of ``.tur/config.yaml`` sets its limits; it carries no
+    number the config could hold. ``options`` (``--format json``) go before it.
+
+    Returns:
+        ``(command, older)``: ``older`` is what setup wrote before hooks named their harness.
+    """
+    base = " ".join(("tur hook", hook, *options))
+    return f"{base} --harness {harness}", (base,)

@@ -73,11 +73,14 @@ class HookEntry:
         event: the event name (``SessionStart``, ``PreToolUse``, ``BeforeAgent``...).
         matcher: the group's matcher, or ``None`` for a group without one.
         command: the shell command; what identifies the handler as ours.
+        older: commands an earlier ``tur setup`` wrote for the same event and matcher (before
+            hooks named their harness): ``apply`` replaces them, so a session never runs both.
     """
 
     event: str
     matcher: str | None
     command: str
+    older: tuple[str, ...] = ()
 
     def describe(self) -> str:
         """``SessionStart (startup|clear) hook: tur hook session-start``."""
@@ -110,6 +113,9 @@ class HookEntry:
         if not isinstance(groups, list):
             raise HarnessConfigError(f"its \"hooks.{self.event}\" is not a list",
                                      "fix or remove that key")
+        for command in self.older:
+            HookEntry(self.event, self.matcher, command).drop(data)
+        groups = hooks.setdefault(self.event, [])
         groups.append(self.group())
 
     def drop(self, data: dict[str, Any]) -> bool:

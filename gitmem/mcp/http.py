@@ -54,7 +54,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from gitmem.api import Gitmem, memory_to_json, split_anchor_ref
+from gitmem.api import Gitmem, Via, memory_to_json, split_anchor_ref
 from gitmem.errors import AmbiguousId, GitmemError, InvalidInput, UnknownMemory
 from gitmem.mcp.bounds import MAX_HTTP_BODY_BYTES, MAX_TOKEN_BUDGET, MAX_TOP_K, check_id, check_query
 from gitmem.mcp.server import at_root, server_for
@@ -220,9 +220,9 @@ class _Api:
         # The one place the API names its surface: every wake and recall it serves is
         # logged under it in the injection log.
         log.debug("tur serve: a call of %s", surface)
-        from gitmem.api import Via, injecting
+        from gitmem.api import injecting
 
-        with injecting(Via(surface)):
+        with injecting(self.tools.asking._replace(surface=surface)):
             return self.tools.run(body)
 
     async def _refused(self, request: Request) -> Response | None:
@@ -372,7 +372,7 @@ class _Server(uvicorn.Server):
 
 
 def serve_http(gm: Gitmem, sock: socket.socket, on_started: Callable[[str], None],
-               on_new_tip: Callable[[], None] | None = None) -> None:
+               on_new_tip: Callable[[], None] | None = None, asking: Via | None = None) -> None:
     """Serve ``gm``'s repository on ``sock`` (from :func:`listen`) until SIGINT or SIGTERM.
 
     Args:
@@ -381,10 +381,12 @@ def serve_http(gm: Gitmem, sock: socket.socket, on_started: Callable[[str], None
         on_started: called with the server's base URL (``http://127.0.0.1:PORT``) once it
             answers requests.
         on_new_tip: see :class:`~gitmem.mcp.tools.GitmemTools`.
+        asking: the harness and agent every call is made for (``tur serve --harness``), as
+            :class:`~gitmem.mcp.tools.GitmemTools` takes it.
     """
     host, port = sock.getsockname()[:2]
     url = f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
-    tools = GitmemTools(at_root(gm), on_new_tip)
+    tools = GitmemTools(at_root(gm), on_new_tip, asking=asking)
     config = uvicorn.Config(build_app(tools, host), lifespan="on", log_config=None, access_log=False,
                             ws="none", timeout_graceful_shutdown=SHUTDOWN_GRACE_SECONDS)
     _Server(config, lambda: on_started(url)).run(sockets=[sock])

@@ -37,7 +37,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, ToolAnnotations
 from pydantic import Field, ValidationError
 
-from gitmem.api import Gitmem
+from gitmem.api import Gitmem, Via
 from gitmem.mcp.bounds import (
     MAX_TOKEN_BUDGET,
     MAX_TOP_K,
@@ -127,7 +127,7 @@ class _Server(MCPServer):
 
 
 def build_server(gm: Gitmem | None, on_new_tip: Callable[[], None] | None = None,
-                 where: Path | None = None) -> MCPServer:
+                 where: Path | None = None, asking: Via | None = None) -> MCPServer:
     """The MCP server of ``gm``'s repository: its tools and resources, not yet running.
 
     Args:
@@ -135,8 +135,9 @@ def build_server(gm: Gitmem | None, on_new_tip: Callable[[], None] | None = None
             relative to the root. ``None``: no repository (every call says so).
         on_new_tip: see :class:`~gitmem.mcp.tools.GitmemTools`.
         where: the directory the server was started in (named when ``gm`` is ``None``).
+        asking: the harness and agent it answers (see :class:`~gitmem.mcp.tools.GitmemTools`).
     """
-    return server_for(GitmemTools(gm, on_new_tip, where))
+    return server_for(GitmemTools(gm, on_new_tip, where, asking))
 
 
 def server_for(tools: GitmemTools) -> MCPServer:
@@ -289,17 +290,17 @@ def _resources(server: MCPServer, tools: GitmemTools) -> None:
 
 
 def serve(gm: Gitmem | None, on_new_tip: Callable[[], None] | None = None,
-          where: Path | None = None) -> None:
+          where: Path | None = None, asking: Via | None = None) -> None:
     """Run the server on stdin/stdout for ``gm``'s repository, until the client closes stdin.
 
     ``file`` arguments are relative to the repository root, wherever ``gm`` was opened.
     ``gm`` ``None``: outside a repository (``where``), every call answers one error.
-    ``on_new_tip``: see :class:`~gitmem.mcp.tools.GitmemTools`. Every request read before
+    ``on_new_tip``, ``asking``: see :class:`~gitmem.mcp.tools.GitmemTools`. Every request read before
     stdin closed is answered before this returns.
     """
     if gm is not None:
         gm = at_root(gm)
-    server = build_server(gm, on_new_tip, where)  # configures logging to stderr
+    server = build_server(gm, on_new_tip, where, asking)  # configures logging to stderr
     server.run("stdio")
 
 

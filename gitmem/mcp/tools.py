@@ -60,9 +60,6 @@ LIST_LIMIT = 100
 _T = TypeVar("_T")
 
 
-def _via(surface: str) -> Via:
-    """The tool's own surface name, unless a server of its own serves it (``injecting``)."""
-    return current_via() or Via(surface)
 
 
 def _record(memory: Any) -> MemoryRecord:
@@ -125,15 +122,23 @@ class GitmemTools:
             memory ref, under the lock. The process's owner (the ``tur mcp`` entry point) uses
             it for process-wide settings such as the garbage collector's; ``None`` does nothing.
         where: the directory the server was started in (named in the error without ``gm``).
+        asking: the harness and agent the server answers (``tur mcp --harness --agent``): the
+            ``harness`` and ``agent`` of every call's :class:`~gitmem.api.Via` (memories bound to
+            other agents are left out; its harness's limits apply).
     """
 
     def __init__(self, gm: Gitmem | None, on_new_tip: Callable[[], None] | None = None,
-                 where: Path | None = None) -> None:
+                 where: Path | None = None, asking: Via | None = None) -> None:
+        self.asking = asking or Via()
         self._gm = gm
         self._where = where
         self._lock = threading.Lock()
         self._settled: str | None = None
         self._on_new_tip = on_new_tip
+
+    def _via(self, surface: str) -> Via:
+        """The tool's own surface name and the server's names, unless a server of its own serves it."""
+        return current_via() or self.asking._replace(surface=surface)
 
     @property
     def gm(self) -> Gitmem:
@@ -224,7 +229,7 @@ class GitmemTools:
         from gitmem import api
 
         result, skipped = self.gm.wake(token_budget=token_budget, max_chars=max_chars,
-                                       via=_via("mcp:wake"))
+                                       via=self._via("mcp:wake"))
         text = tool_words(result.text)
         out = WakeResult(text=text, tokens=result.tokens, budget=result.budget,
                          omitted=result.omitted, warnings=_warnings(skipped))
@@ -242,7 +247,7 @@ class GitmemTools:
         result, skipped = self.gm.recall(query, top_k=top_k, include_stale=include_stale,
                                          full_records=False,
                                          file=self._absolute(file) if file else None,
-                                         via=_via("mcp:recall"))
+                                         via=self._via("mcp:recall"))
         hits = [RecallHit(**{**memory_to_json(h.memory), "reason": h.stale_reason}, score=h.score,
                           bm25=h.bm25, boost=h.boost, stale=h.stale)
                 for h in result.hits]
@@ -370,7 +375,7 @@ class GitmemTools:
 
     def wake_text(self) -> str:
         """``tur://wake``: the wake prompt at the configured budget."""
-        result, _ = self.gm.wake(via=_via("mcp:resource"))
+        result, _ = self.gm.wake(via=self._via("mcp:resource"))
         return tool_words(result.text)
 
     def recall_text(self, query: str) -> str:
@@ -386,7 +391,7 @@ class GitmemTools:
 
         check_query(query)
         result, _ = self.gm.recall(query, token_budget=PRE_TURN_TOKEN_BUDGET, full_records=False,
-                                   via=_via("mcp:resource"))
+                                   via=self._via("mcp:resource"))
         return tool_words(api.render_recall(result, "markdown-prompt"))
 
     def memory_json(self, memory_id: str) -> str:

@@ -12,7 +12,7 @@ from gitmem.vocabulary import ID_PATTERN, MemoryType, RelationType, Scope, Statu
 
 #: Fields whose changes are stamped in ``changed_at`` and merged one by one (docs/sharing.md).
 STAMPED_FIELDS = ("type", "scope", "content", "confidence", "provenance", "decay", "relations",
-                  "refutation", "author")
+                  "refutation", "author", "visibility")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
@@ -42,6 +42,10 @@ def _no_relations() -> list[Relation]:
     # the model, and a builtin's is parsed from its text by ``tokenize``, whose regular
     # expressions cost a write ~4 ms to compile (a learn compiles them for nothing else).
     return []
+
+
+def _no_names() -> list[str]:
+    return []  # a Python function, as _no_relations
 
 
 def _as_utc(value: datetime) -> datetime:
@@ -150,6 +154,9 @@ class Memory(_Part):
     id: str
     type: MemoryType
     scope: Scope = Scope.UNIVERSAL
+    visibility: list[str] = Field(default_factory=_no_names)
+    """The agents or harnesses the memory is for (:mod:`gitmem.record.visibility`); empty, the
+    default, means everyone. Written only when not empty, so older records read unchanged."""
     content: str
     confidence: float = Field(default=1.0, ge=0.0, le=1.0)
     provenance: Provenance | None = None
@@ -179,6 +186,19 @@ class Memory(_Part):
         if not ID_PATTERN.match(value):
             raise ValueError(f"id must look like fact-8f2a1b9c, got {value!r}")
         return value
+
+    @field_validator("visibility", mode="before")
+    @classmethod
+    def _check_visibility(cls, value: Any) -> Any:
+        if value is None:
+            return []
+        if isinstance(value, str) or not isinstance(value, list | tuple):
+            raise ValueError("visibility must be a list of agent names")
+        from gitmem.record.visibility import parse_names
+
+        if any(not isinstance(name, str) or "," in name for name in value):
+            raise ValueError("visibility must be a list of agent names")
+        return list(parse_names(value))
 
     @field_validator("content")
     @classmethod

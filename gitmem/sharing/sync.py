@@ -147,7 +147,7 @@ class Arrival:
         path: its path on the memory ref.
         blob: its blob id (a deletion: the sha of the commit that deleted it).
         authors: who git says made it (``Name <email>``, newest first).
-        deleted: the persona was deleted (it was there before the sync, and is not after).
+        deleted: the persona or note was deleted (it was there before the sync, and is not after).
     """
 
     kind: str
@@ -741,16 +741,31 @@ def _arrivals(store: Store, before: str | None, after: str | None,
     if deleted is not None:
         wanted["persona.yaml"] = ("persona", deleted)
     old_notes = store.list_dir(before, "continuity") if before else {}
-    for name, blob in sorted(store.list_dir(after, "continuity").items()):
+    new_notes = store.list_dir(after, "continuity")
+    for name, blob in sorted(new_notes.items()):
         if old_notes.get(name) != blob:
             wanted[f"continuity/{name}"] = ("note", blob)
+    gone = {"persona.yaml"} if deleted is not None else set()
+    if set(old_notes) - set(new_notes):
+        for commit, _, path in _note_deletions(store, after):
+            name = path.rpartition("/")[2]
+            if name in old_notes and name not in new_notes and path not in wanted:
+                wanted[path] = ("note", commit)
+                gone.add(path)
     if not wanted:
         return []
     made = store.attribution(after, set(wanted), require_signatures=require_signatures)
     me = store.identity()
-    gone = {"persona.yaml"} if deleted is not None else set()
     return [Arrival(kind, path, blob, made.get(path, ()), deleted=path in gone)
             for path, (kind, blob) in sorted(wanted.items()) if set(made.get(path, ())) != {me}]
+
+
+def _note_deletions(store: Store, tip: str) -> list[tuple[str, str, str]]:
+    """The recent deletions of continuity notes from ``tip`` (``Store.deletions``), if git can say."""
+    try:
+        return store.deletions(tip, "continuity")
+    except GitmemError:
+        return []
 
 
 def _deleting_commit(store: Store, tip: str) -> str | None:

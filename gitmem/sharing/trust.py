@@ -12,7 +12,8 @@ in this clone when every one of its authors is trusted (the local identity, or l
   *proposal*: wake shows it attributed and framed as untrusted, never as Tier 0. A
   deletion of ``persona.yaml`` is a version too: by an untrusted author, the persona
   before it stays in force and the deletion is the proposal (:attr:`Version.deleted`).
-* Continuity: the newest note in force; a newer note by an untrusted author is a proposal.
+* Continuity: the newest note in force; a newer note by an untrusted author is a proposal,
+  and so is an untrusted author's deletion of the note in force (which stays in force).
 
 Both walks are bounded (:data:`MAX_VERSIONS` versions, notes) and remembered per tip in
 the store's object memo, so a warm wake starts no git process for them.
@@ -159,15 +160,28 @@ def persona_standing(store: Store, tip: str | None, trusts: Callable[[str], bool
 
 def note_standing(store: Store, tip: str | None, trusts: Callable[[str], bool],
                   accepted: set[str], require_signatures: bool = False) -> Standing:
-    """The newest continuity note in force at ``tip``, and a newer untrusted one (module docstring)."""
+    """The newest continuity note in force at ``tip``, and a newer untrusted one (module docstring).
+
+    A note that an untrusted author deleted (one of the newest :data:`MAX_VERSIONS`
+    deleting commits, not accepted here) stays a candidate: if it is the newest note in
+    force, it stays in force and its deletion is the proposal, as with the persona.
+    """
     notes = store.list_dir(tip, CONTINUITY_DIR) if tip is not None else {}
-    if tip is None or not notes:
+    if tip is None:
         return Standing(None, None)
-    names = sorted(notes, reverse=True)[:MAX_VERSIONS]  # names sort by time
-    paths = {f"{CONTINUITY_DIR}/{n}" for n in names}
+    held = _held_notes(store, tip, set(notes), trusts, accepted, require_signatures)
+    if not notes and not held:
+        return Standing(None, None)
+    names = sorted({*notes, *held}, reverse=True)[:MAX_VERSIONS]  # names sort by time
+    paths = {f"{CONTINUITY_DIR}/{n}" for n in names if n in notes}
     found = store.attribution(tip, paths, require_signatures=require_signatures)
     proposed: Version | None = None
     for name in names:
+        if name in held:
+            version, deletion = held[name]
+            if version.trusted:
+                return Standing(version, proposed or deletion)
+            continue
         path = f"{CONTINUITY_DIR}/{name}"
         authors = found.get(path, ())
         blob = notes[name]
@@ -177,3 +191,27 @@ def note_standing(store: Store, tip: str | None, trusts: Callable[[str], bool],
             return Standing(version, proposed)
         proposed = proposed or version
     return Standing(None, proposed)
+
+
+def _held_notes(store: Store, tip: str, present: set[str], trusts: Callable[[str], bool],
+                accepted: set[str], require_signatures: bool) -> dict[str, tuple[Version, Version]]:
+    """Notes gone from ``tip`` that an untrusted author deleted: name -> (the note, its deletion)."""
+    try:
+        deletions = store.deletions(tip, CONTINUITY_DIR, MAX_VERSIONS)
+    except GitmemError:  # a history git cannot walk: no deletion is known
+        return {}
+    held: dict[str, tuple[Version, Version]] = {}
+    for commit, parent, path in deletions:
+        name = path.rpartition("/")[2]
+        if name in present or name in held or path.count("/") != 1:
+            continue
+        deleter = store.attribution(commit, {path}, require_signatures=require_signatures).get(path, ())
+        if commit in accepted or (deleter and all(map(trusts, deleter))):
+            continue
+        blob = store.blob_id_at(parent, path)
+        if blob is None:
+            continue
+        authors = store.attribution(parent, {path}, require_signatures=require_signatures).get(path, ())
+        ok = blob in accepted or (bool(authors) and all(map(trusts, authors)))
+        held[name] = (Version(path, blob, authors, ok), Version(path, commit, deleter, False, deleted=True))
+    return held

@@ -64,6 +64,37 @@ class History:
 
     # -- reading -----------------------------------------------------------------------------
 
+    def deletions(self, tip: str, directory: str, limit: int) -> list[tuple[str, str, str]]:
+        """``(commit, its parent, path)`` of files under ``directory`` that recent commits deleted.
+
+        Commits reachable from ``tip`` with one parent, newest first (``git log --diff-filter=D``
+        limited to the directory, in git's default history simplification: a merge that
+        kept a file does not let a side's deletion count). Reads the commit-graph's Bloom
+        filters like :meth:`changes`.
+
+        Raises:
+            GitmemError: git cannot walk the history.
+        """
+        from gitmem.store.gitcli import Git
+
+        # git alone, not libgit2: a wake after a learn loads no libgit2.
+        git = Git(self._repository.git_dir, None)
+        proc = git.run("--no-replace-objects", "--literal-pathspecs", "-c", "log.follow=false",
+                       "-c", "log.showSignature=false", "-c", "color.ui=false", "-c", "core.quotePath=false",
+                       "log", "--no-renames", "--diff-filter=D", "--name-only", "--no-merges",
+                       "--format=%x01%H %P", f"-n{limit}", tip, "--", f"{directory}/")
+        if proc.returncode != 0:
+            raise GitmemError(f"git log failed: {proc.stderr.decode('utf-8', 'replace').strip()[:200]}")
+        found: list[tuple[str, str, str]] = []
+        ids: list[str] = []
+        for line in proc.stdout.decode("utf-8", "replace").splitlines():
+            if line.startswith("\x01"):
+                ids = line[1:].split()
+            elif line and len(ids) == 2 and all(HEX.fullmatch(i) for i in ids):
+                found.append((ids[0], ids[1], line))
+        return found
+
+
     def changes(self, tip: str, path: str) -> list[str]:
         """Commits reachable from ``tip`` whose blob at ``path`` differs from every parent's, newest first.
 

@@ -285,6 +285,24 @@ class Store:
         """
         return self._refs.history.changes(tip, path)
 
+    def deletions(self, tip: str, directory: str, limit: int = 20) -> list[tuple[str, str, str]]:
+        """``(commit, its parent, path)`` of the files under ``directory`` recent commits deleted.
+
+        Newest first; see :meth:`~gitmem.store.history.History.deletions`. Remembered per
+        tip across processes, so a warm read starts no git process.
+
+        Raises:
+            GitmemError: git cannot walk the history.
+        """
+        key = f"deleted:{tip}:{directory}:{limit}"
+        memo = self._object_memo()
+        found = memo.get(key)
+        if not isinstance(found, str):
+            found = "\n".join(" ".join(row) for row in self._refs.history.deletions(tip, directory, limit))
+            memo.put(key, found)
+        rows = (line.split(" ", 2) for line in found.split("\n") if line)
+        return [(row[0], row[1], row[2]) for row in rows if len(row) == 3]
+
     # -- authors and identity (gitmem.store.people) ------------------------------------------
 
     def last_authors(self, tip: str, paths: set[str]) -> dict[str, str]:

@@ -270,3 +270,16 @@ def test_search_finds_a_memory_by_the_id_it_had_before_import(tui_repo, clock, t
         assert table_ids(app) == [imported]
 
     run(app, scenario)
+
+
+def test_detail_pane_names_the_agents_a_bound_memory_is_for(tui_repo, clock):
+    repo, gm, ids = tui_repo
+    gm.edit(ids["port"], visibility=["claude", "codex"])
+    app = make_app(gm, clock=clock)
+
+    async def scenario(pilot):
+        await select(pilot, ids["port"])
+        summary = str(app.screen.query_one("#summary").render()).splitlines()
+        assert any(line.startswith("for") and line.endswith("claude, codex") for line in summary)
+
+    run(app, scenario)

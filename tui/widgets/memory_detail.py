@@ -51,6 +51,8 @@ def _summary(d: Detail) -> Text:
         parts.append(_field("refuted", f"{m.refutation.at.isoformat()}{by}"))
     for rel in m.relations:
         parts.append(_field(rel.type.value, rel.target))
+    if m.visibility:  # a bound memory never reaches a session of another agent
+        parts.append(_field("for", ", ".join(m.visibility)))
     return Text("\n").join(parts)
 
 

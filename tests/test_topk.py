@@ -1,0 +1,146 @@
+"""Top-k recall (gitmem.context.topk) returns exactly the hits of the exhaustive ordering."""
+
+from __future__ import annotations
+
+import json
+import random
+from datetime import UTC, datetime, timedelta
+
+import pytest
+
+from gitmem.api import Gitmem
+from gitmem.context import recall as recall_module
+from gitmem.context.recall import RecallIndex, index_columns, rank_memories
+from gitmem.context.topk import ByRow, matching
+from gitmem.record.models import Memory
+from tests.conftest import add_filler_memories, learn
+
+T0 = datetime(2026, 8, 1, tzinfo=UTC)
+WORDS = ["queue", "retry", "cache", "redis", "timeout", "worker", "auth", "token", "pdf", "vite",
+         "port", "wal", "mode", "jobs", "failed", "backoff"]
+AUTHORS = ["Ann <ann@example.com>", "Bob <bob@example.com>", None]
+
+
+def _store(rng: random.Random, n: int) -> list[Memory]:
+    """``n`` memories over a small vocabulary: many equal scores, equal and missing times."""
+    memories = []
+    for k in range(n):
+        # Repeated texts and days give exact ties in score and in recency.
+        text = " ".join(rng.choices(WORDS, k=rng.randint(1, 6))) if rng.random() > 0.2 else "queue retry"
+        day = rng.choice([0, 1, 1, 2, 5])
+        decay = {"last_verified_at": T0 + timedelta(days=day, minutes=rng.choice([0, 0, 7])),
+                 "staleness_status": "fresh"} if rng.random() > 0.1 else None
+        data = {"id": f"fact-{k:08x}", "type": "fact", "content": text, "confidence": 0.9,
+                "provenance": {"observed_at": T0 + timedelta(minutes=rng.choice([k, k, 0]))},
+                "decay": decay, "author": rng.choice(AUTHORS)}
+        memories.append(Memory(**data))
+    return memories
+
+
+def _shown(hits) -> list[tuple]:
+    return [(h.memory.id, h.score, h.ranks, h.bm25, h.boost, h.relevance, h.stale) for h in hits]
+
+
+def _both(query: str, memories, index, **kwargs) -> tuple[list[tuple], list[tuple]]:
+    recall_module.TOPK_SCORING = False
+    try:
+        exhaustive = _shown(rank_memories(query, memories, index=index, **kwargs))
+    finally:
+        recall_module.TOPK_SCORING = True
+    return exhaustive, _shown(rank_memories(query, memories, index=index, **kwargs))
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_top_hits_equal_the_exhaustive_order_on_random_stores_with_ties(seed):
+    rng = random.Random(seed)
+    memories = _store(rng, rng.randint(1, 160))
+    index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                              **index_columns(memories))
+    skipped = {m.id for m in rng.sample(memories, len(memories) // 3)}
+    for query in ("queue retry", "redis cache timeout", "ann pdf", "failed jobs backoff worker", "nothing"):
+        for limit in (1, 2, 3, 5, 10, 400):
+            for floor in (0.0, 0.2, 0.6):
+                for skip in (None, lambda m: m.id in skipped):
+                    exhaustive, top = _both(query, memories, index, limit=limit, skip=skip, floor=floor)
+                    assert top == exhaustive, (query, limit, floor, skip)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_matching_is_every_memory_with_a_score_neighbours_included(seed):
+    rng = random.Random(100 + seed)
+    memories = _store(rng, rng.randint(1, 200))
+    index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                              **index_columns(memories))
+    assert seed or index._linked  # the stores have turns of a conversation
+    order = list(reversed([m.id for m in memories]))
+    for bound in (index, RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                                           **index_columns(memories)).bind(order)):
+        for query in ("queue retry", "timeout", "bob", "ann wal", "nothing at all", ""):
+            bm25, boost, _ = bound.sparse_scores(query)
+            assert matching(bound, query) == {p for p, s in {**bm25, **boost}.items() if s > 0}
+
+
+def test_top_hits_read_recency_by_id_the_same_as_by_record():
+    memories = _store(random.Random(99), 120)
+    index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                              **index_columns(memories))
+    column = [(n * 7919) % 13 or None for n in range(len(memories))]
+    rows = {m.id: n for n, m in enumerate(memories)}
+    by_row = ByRow(column, rows.get)
+    for limit in (1, 4, 9):
+        exhaustive, top = _both("queue retry cache", memories, index, limit=limit, verified=by_row)
+        assert top == exhaustive
+
+
+def test_recall_of_a_real_store_is_the_same_with_and_without_top_k(repo):
+    add_filler_memories(repo, 300)
+    for text in ("The queue retries failed jobs with backoff", "Redis cache keys expire after a timeout",
+                 "The queue retries failed jobs with backoff"):
+        learn(repo, text)
+    gm = Gitmem.open(repo)
+    outputs = []
+    for switch in (False, True):
+        recall_module.TOPK_SCORING = switch
+        try:
+            for query in ("queue retry failed jobs", "return f1", "cache timeout", "lib m03"):
+                for top_k in (1, 3, 8):
+                    result, _ = gm.recall(query, top_k=top_k)
+                    outputs.append(json.dumps([(h.memory.id, h.score, h.ranks) for h in result.hits]))
+        finally:
+            recall_module.TOPK_SCORING = True
+    half = len(outputs) // 2
+    assert outputs[:half] == outputs[half:]
+    assert any(json.loads(o) for o in outputs[:half])
+
+
+def _linear_fit(notes, held, token_budget, max_chars, counter):
+    """fit_tail as it was: drop the last note until the tail fits (the reference)."""
+    from gitmem.context.entry import RECALL_HEADER
+    from gitmem.context.stale_notes import stale_tail
+
+    def fits(kept):
+        text = stale_tail(kept, held, "markdown-prompt", header=RECALL_HEADER)
+        if max_chars and len(text) > max_chars // 2:
+            return False
+        return not token_budget or counter(text) <= token_budget // 2
+
+    while notes and not fits(notes):
+        notes = notes[:-1]
+    return notes, stale_tail(notes, held, "markdown-prompt")
+
+
+def test_stale_notes_fit_by_bisection_keep_the_same_longest_prefix():
+    from gitmem.api.stale import fit_tail
+    from gitmem.context.stale_notes import StaleNote
+    from gitmem.context.tokens import TokenCounter
+
+    rng = random.Random(7)
+    notes = [StaleNote(f"fact-{k:08x}", "stale", f"lines {k}-{k + 2} changed in abc{k:04d}",
+                       f"src/m.py#L{k}-L{k + 3}", " ".join(rng.choices(WORDS, k=rng.randint(2, 30))), "")
+             for k in range(40)]
+    counter = TokenCounter()
+    for count in (0, 1, 2, 7, 40):
+        for held in (0, 3):
+            for budget, chars in ((None, None), (60, None), (400, None), (None, 900), (3000, 2000), (10, 10)):
+                got = fit_tail(notes[:count], held, budget, chars, counter)
+                assert got == _linear_fit(notes[:count], held, budget, chars, counter)
