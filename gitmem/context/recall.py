@@ -594,7 +594,8 @@ def rank_memories(
     if limit is not None and TOPK_SCORING:
         from gitmem.context.topk import best
 
-        return best(memories, total, bm25, boost, maximum, least, limit, skip, verified)
+        return best(memories, total, bm25, boost, maximum, least, limit, skip, verified,
+                    near_tie=NEAR_TIE, own_verified=_verified_us, stale_reason=_stale_reason)
     # By position only: ``memories`` may build its items on access (cache views).
     pool = [i for i, s in total.items() if s > 0 and s >= least]
     # Each item read once: indexing a sequence of cache views may cost a lookup each time.

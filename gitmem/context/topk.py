@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gitmem.context.hits import Hit
-    from gitmem.context.recall import RecallIndex
     from gitmem.record.models import Memory
 
 __all__ = ["ByRow", "best", "matching"]
@@ -62,7 +61,9 @@ class ByRow:
 def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[int, float],
          boost: Mapping[int, float], maximum: float, least: float, limit: int,
          skip: Callable[[Memory], bool] | None,
-         verified: Callable[[Memory], int | None] | None) -> list[Hit]:
+         verified: Callable[[Memory], int | None] | None, *, near_tie: float,
+         own_verified: Callable[[Memory], int | None],
+         stale_reason: Callable[[Memory], str | None]) -> list[Hit]:
     """The first ``limit`` hits of :func:`gitmem.context.recall.rank_memories`, the same ones.
 
     Args:
@@ -76,10 +77,12 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
         limit: how many hits, >= 1.
         skip: memories left out before ``limit`` is applied, as ``rank_memories`` takes it.
         verified: memory -> its last verification in microseconds (a :class:`ByRow` is read
-            by id), ``None``: the record's own.
+            by id), ``None``: the record's own (``own_verified``).
+        near_tie: the near-tie fraction of :data:`gitmem.context.recall.NEAR_TIE`.
+        own_verified: a record's own last verification in microseconds.
+        stale_reason: why a stale record is stale.
     """
     from gitmem.context.hits import Hit
-    from gitmem.context.recall import NEAR_TIE, _stale_reason, _verified_us
     from gitmem.context.similarity import newer_first_among_near_ties
     from gitmem.vocabulary import Status
 
@@ -98,7 +101,7 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
     elif isinstance(verified, ByRow):
         at = {i: verified.by_id(id_of(i)) for i in pool}
     else:
-        recency = verified or _verified_us
+        recency = verified or own_verified
         at = {i: recency(memories[i]) for i in pool}
     scores = sorted(total[i] for i in pool)
     times = sorted(t for t in at.values() if t is not None)
@@ -124,7 +127,7 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
         wanted *= 2
     head = head[:limit]
     order = newer_first_among_near_ties(head, lambda i: memories[i].content, total, recency_rank,
-                                        len(head), NEAR_TIE)
+                                        len(head), near_tie)
     hits = []
     for i in order:
         memory = memories[i]
@@ -132,13 +135,13 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
                  "recency": None if at[i] is None else recency_rank(i)}
         stale = memory.status is Status.STALE
         hits.append(Hit(memory, total[i], ranks, stale, bm25.get(i, 0.0), boost.get(i, 0.0),
-                        _stale_reason(memory) if stale else None,
+                        stale_reason(memory) if stale else None,
                         relevance=total[i] / maximum if maximum else 0.0))
     return hits
 
 
-def matching(index: RecallIndex, query: str) -> set[int]:
-    """The positions (order of :meth:`RecallIndex.bind`) of the documents with a score for ``query``.
+def matching(index: Any, query: str) -> set[int]:
+    """The positions in ``index`` (a recall index, in its bound order) of documents with a score.
 
     Those :meth:`RecallIndex.sparse_scores` gives a score above 0, found as a union of the
     query terms' postings (with the neighbours of the documents holding them) and of its
