@@ -47,13 +47,14 @@ def route(command: str | None, args: argparse.Namespace, env: Env) -> int | None
         env.gm.resolve(token)
         return None
     except UnknownMemory:
+        # In neither store, the command itself says so, with its own hints (a forgotten id).
         mine = env.gm.personal
         if mine is None:
-            raise
+            return None
         try:
             mine.resolve(token)
         except UnknownMemory:
-            raise UnknownMemory(token) from None
+            return None
     _use(env, mine, f"tur: {token} is in your personal store")
     return None
 

@@ -40,7 +40,7 @@ NO_REPOSITORY = ("tur mcp was started outside a git repository ({where}): start 
 TOOL_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "wake": ("token_budget", "max_chars", "explain"),
     "recall": ("query", "top_k", "include_stale", "file"),
-    "learn": ("content", "type", "file", "confidence", "source_agent"),
+    "learn": ("content", "type", "file", "confidence", "source_agent", "personal"),
     "verify": ("id",),
     "confirm": ("id",),
     "refute": ("id", "reason"),
