@@ -419,6 +419,11 @@ def _fit(
 _TOP_UP_TRIES = 8
 """At most this many left-out memories are tried in the room a packed wake leaves unused."""
 
+_TOP_UP_SCAN = 256
+"""At most this many left-out memories too large for the room are passed over in one section:
+with a few tokens free and one short memory somewhere in a large store, the walk would
+otherwise read the whole rank order to find it (the top-up stays in proportion to the budget)."""
+
 
 def _top_up(sections: list[Section], limits: Limits, stale: int, counter: Callable[[str], int],
             short: bool, text: str, tokens: int) -> tuple[str, int]:
@@ -440,10 +445,15 @@ def _top_up(sections: list[Section], limits: Limits, stale: int, counter: Callab
         if limits.tokens is not None and section.least_tokens() > limits.tokens - tokens:
             continue  # nothing left out here fits: no walk over every row of a large store
         taken = set(section.chosen)
+        passed = 0
         for pos, cost in section.walk(room):
-            if pos in taken or (limits.tokens is not None and cost > limits.tokens - tokens):
+            if pos in taken:
                 continue
-            if limits.chars is not None and len(section.text(pos)) > limits.chars - len(text):
+            if (limits.tokens is not None and cost > limits.tokens - tokens) or (
+                    limits.chars is not None and len(section.text(pos)) > limits.chars - len(text)):
+                passed += 1
+                if passed > _TOP_UP_SCAN:
+                    break
                 continue
             if tries == _TOP_UP_TRIES:
                 return text, tokens
