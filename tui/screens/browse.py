@@ -485,7 +485,7 @@ class BrowseScreen(Screen[None]):
             if not edits:
                 self.notify("nothing changed", title=f"edit {row.id}", markup=False)
                 return
-            self._run("edit", row.id, lambda: self.gm.edit(
+            self._run("edit", row.id, lambda: self._gm_of(row).edit(
                 row.id, content=edits.get("content"), type=edits.get("type"), file=edits.get("file")))
 
         self.app.push_screen(screen, done)
