@@ -61,7 +61,7 @@ def test_learned_in_one_repository_it_wakes_and_recalls_in_another(two, isolated
     assert all(store is None for key, store in stores.items() if key != mine)
 
     recall = tur_ok(b, "recall", "pytest fixtures")
-    assert f"[personal] [{mine}]" in recall
+    assert f"[personal] [{mine}]" in recall and "UNANCHORED" not in recall  # the mark says it
     hits = json.loads(tur_ok(b, "recall", "pytest fixtures", "--format", "json"))["hits"]
     assert [(h["id"], h.get("store")) for h in hits] == [(mine, "personal")]
     assert (memory_ref(a), memory_ref(b)) == refs_before

@@ -14,6 +14,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from gitmem.context.entry import PERSONAL_UNANCHORED
 from gitmem.errors import GitmemError, InvalidInput
 
 # The facade and its context builder (gitmem.api.facade.Gitmem, gitmem.api.context.ContextBuilder)
@@ -41,8 +42,6 @@ MARK = "[personal]"
 _ADVISORY = "[Tur Context Manager]"
 _HEADERS = {"## Salient memories\n": "## Personal memories (yours, in every repository)\n",
             "## Axioms and core memories\n": "## Personal axioms and core memories\n"}
-_NO_HEAD = " (UNANCHORED: HEAD had no commit when learned)"
-"""The status note of every personal memory (a store with no code): said once, in the header."""
 
 
 def store_path() -> Path:
@@ -197,7 +196,7 @@ def _marked(mine: WakeResult) -> str:
         if line.startswith("## "):
             line = _HEADERS.get(line, "## Personal: " + line[3:])
         elif line.startswith("- ["):
-            line = f"- {MARK} " + line[2:].replace(_NO_HEAD, "", 1)
+            line = f"- {MARK} " + line[2:].replace(PERSONAL_UNANCHORED, "", 1)
         lines.append(line)
     return "".join(lines)
 

@@ -424,8 +424,13 @@ def _hit_entry(hit: HitLike) -> str:
         line = f"{line[:-1]} (may contradict {', '.join(hit.may_contradict)})\n"
     store = getattr(hit, "store", None)
     if store:  # a personal memory (docs/personal.md), in every repository
-        line = f"- [{store}] {line[2:]}"
+        # Its store has no code, so every one of them is unanchored: the mark says it.
+        line = f"- [{store}] {line[2:]}".replace(PERSONAL_UNANCHORED, "", 1)
     return line
+
+
+PERSONAL_UNANCHORED = " (UNANCHORED: HEAD had no commit when learned)"
+"""The status note every personal memory would carry (its store has no code); the mark replaces it."""
 
 
 def _hit_json(hit: HitLike) -> dict[str, Any]:
