@@ -208,3 +208,23 @@ def test_the_tui_lists_personal_memories_marked(two):
     from tui.widgets.memory_table import MemoryTable
 
     assert str(MemoryTable._cell(rows[0], "content")).startswith("[personal] I prefer")
+
+
+def test_personal_memories_that_do_not_fit_are_named_as_left_out(two):
+    a, _ = two
+    mid = tur_ok(a, "learn", "--personal", "a long personal preference about formatting " * 20).strip()
+    explained = tur(a, "wake", "--token-budget", "300", "--explain")
+    row = next(line for line in explained.out.splitlines() if mid in line)
+    assert explained.code == 0 and row.endswith("excluded: over_budget")
+    tur_ok(a, "hook", "session-start", "--token-budget", "300", stdin='{"session_id": "p1"}')
+    log = tur_ok(a, "log", "--session", "p1")
+    assert f"- {mid}" in log and "over_budget" in log
+
+
+def test_undo_finds_a_personal_id_without_the_flag_and_its_hint_names_the_store(two):
+    a, _ = two
+    mid = tur_ok(a, "learn", "--personal", "I indent with four spaces").strip()
+    assert f"`tur forget --undo {mid} --personal`" in tur_ok(a, "forget", mid)
+    assert tur_ok(a, "forget", "--undo", mid).startswith(f"restored {mid}")
+    tur_ok(a, "refute", mid, "--reason", "wrong")
+    assert tur_ok(a, "refute", mid, "--undo").startswith(f"unrefuted {mid}")

@@ -139,7 +139,7 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
         warn(own, exc)
         mine, section = None, ""
     if mine is None or not section:
-        return own.own_wake(budget, now, max_chars, via)
+        return _left_out(own.own_wake(budget, now, max_chars, via), mine)
     used = counter(section) + 2  # the blank line joining the two may merge into one token
     rest = max(budget - used, 1) if budget else 0
     chars = max(max_chars - len(section) - 2, 1) if max_chars else max_chars
@@ -152,7 +152,7 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
         rest = max(rest - max(over, 1), 1) if budget else 0
         chars = max(chars - max(len(text) - max_chars, 1), 1) if chars and max_chars else chars
     else:
-        return own.own_wake(budget, now, max_chars, via)
+        return _left_out(own.own_wake(budget, now, max_chars, via), mine)
     marked = tuple(e._replace(store=PERSONAL) for e in mine.packed)
     left = dict(theirs.left_out)
     for reason, n in mine.left_out.items():
@@ -183,7 +183,36 @@ def _personal_section(personal: ContextBuilder, budget: int, share: float, max_c
             return mine, section
         mine_budget = max(mine_budget - max(over, 0) - 1, 1) if mine_budget else 0
         mine_chars = max(mine_chars - max(long, 0) - 1, 1) if mine_chars else None
-    return None, ""
+    return mine, ""
+
+
+def _left_out(joined: tuple[WakeResult, list[Skipped]],
+              mine: WakeResult | None) -> tuple[WakeResult, list[Skipped]]:
+    """The project's wake, with the personal memories that did not fit named as left out (over budget).
+
+    Nothing misses the context silently (docs/log.md): the injection log and ``--explain``
+    list them as they list the project's.
+    """
+    if mine is None or not (mine.packed or mine.left_out):
+        return joined
+    from gitmem.context.wake import WakeResult
+
+    theirs, skipped = joined
+    def out(e: Any) -> Any:
+        return e._replace(store=PERSONAL, included=False,
+                          reason="over_budget" if e.included else e.reason or "over_budget")
+
+    dropped = tuple(map(out, mine.packed))
+    left = dict(theirs.left_out)
+    left["over_budget"] = left.get("over_budget", 0) + sum(1 for e in mine.packed if e.included)
+    for reason, n in mine.left_out.items():
+        left[reason] = left.get(reason, 0) + n
+    result = WakeResult(
+        theirs.text, theirs.tokens, theirs.budget, theirs.omitted + len(mine.shown),
+        lambda: (*theirs.assembly, *map(out, mine.assembly)),
+        shown=theirs.shown, packed=(*theirs.packed, *dropped), left_out=left,
+        hidden=(*theirs.hidden, *mine.hidden))
+    return result, skipped
 
 
 def _marked(mine: WakeResult) -> str:

@@ -211,10 +211,17 @@ def cmd_hook(args: argparse.Namespace, env: Env) -> int:
         env.warn(f"tur hook {args.hook}: cannot read stdin: {exc}")
         return 0
     try:
-        from gitmem.api import Via
+        from gitmem.api import Via, agent_names
+        from gitmem.errors import InvalidInput
 
+        harness = args.harness
+        if harness:
+            try:
+                agent_names([harness])
+            except InvalidInput as exc:  # a hook still answers: as a harness no memory is bound to
+                env.warn(f"tur hook {args.hook}: --harness: {exc}")
         options = {"token_budget": args.token_budget, "max_chars": args.max_chars,
-                   "via": Via(f"hook:{args.hook}", args.harness)}
+                   "via": Via(f"hook:{args.hook}", harness)}
         if hasattr(args, "top_k"):
             options["top_k"] = args.top_k
         output = getattr(env.gm.hooks, args.hook_method)(payload, **options)

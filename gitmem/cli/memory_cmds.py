@@ -420,7 +420,8 @@ def cmd_forget(args: argparse.Namespace, env: Env) -> int:
     if args.format == "json":
         env.print(json_dump({key: what, "commit": _sha(commit)}))
     else:
-        env.print(f"forgot {what} (`tur forget --undo {what}` brings it back)")
+        personal = " --personal" if getattr(args, "personal", False) else ""
+        env.print(f"forgot {what} (`tur forget --undo {what}{personal}` brings it back)")
     return 0
 
 

@@ -11,6 +11,7 @@ import argparse
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from gitmem.api import Gitmem
     from gitmem.cli.env import Env
 
 __all__ = ["add_personal", "route"]
@@ -39,7 +40,10 @@ def route(command: str | None, args: argparse.Namespace, env: Env) -> int | None
         return _personal(command, args, env)
     key = ID_ARGUMENTS.get(command or "")
     token = getattr(args, key, None) if key else None
-    if not token or getattr(args, "undo", False):
+    if not token:
+        return None
+    if getattr(args, "undo", False):
+        _undo_route(command, token, args, env)
         return None
     from gitmem.errors import UnknownMemory
 
@@ -56,6 +60,7 @@ def route(command: str | None, args: argparse.Namespace, env: Env) -> int | None
         except UnknownMemory:
             return None
     _use(env, mine, f"tur: {token} is in your personal store")
+    args.personal = True  # what the command prints (an undo hint) names the store too
     return None
 
 
@@ -95,3 +100,30 @@ def _use(env: Env, gm: object, line: str | None) -> None:
     env._gm = gm  # type: ignore[assignment]
     if line:
         env.warn(line)
+
+
+def _undo_route(command: str | None, token: str, args: argparse.Namespace, env: Env) -> None:
+    """``--undo`` of an id the project does not hold but the personal store does: run it there.
+
+    ``forget --undo`` looks for a forgotten memory, ``refute --undo`` for a memory, in the
+    project first.
+    """
+    from gitmem.cli.memory_cmds import _forgotten
+    from gitmem.errors import GitmemError
+
+    def holds(gm: Gitmem) -> bool:
+        try:
+            if command == "forget":
+                return _forgotten(gm, token) is not None
+            gm.resolve(token)
+            return True
+        except GitmemError:
+            return False
+
+    if holds(env.gm):
+        return None
+    mine = env.gm.personal
+    if mine is not None and holds(mine):
+        _use(env, mine, f"tur: {token} is in your personal store")
+        args.personal = True
+    return None

@@ -109,8 +109,9 @@ def cmd_sync(args: argparse.Namespace, env: Env) -> int:
     if result.pushed and result.status != "pushed":
         env.print(f"{prefix}push to {args.remote}" + ("" if result.dry_run else " done"))
     if result.unpublished:
+        personal = " --personal" if getattr(args, "personal", False) else ""
         env.print(f"not published: {args.remote} has no refs/tur/memories yet; "
-                  f"`tur sync {args.remote} --publish` shares your memories with everyone "
+                  f"`tur sync {args.remote}{personal} --publish` shares your memories with everyone "
                   f"who can fetch from {args.remote}")
     return 0
 

@@ -182,11 +182,13 @@ class Remote:
             if "couldn't find remote ref" in proc.stderr:
                 self._git(self.store, "update-ref", "-d", self.tracking_ref)
                 return None
+            # A store with no working tree (the personal one) is not the repository the user is in.
+            where = "" if self.store.workdir is not None else f"--git-dir {self.store.git_dir} "
             raise RemoteError(
                 f"cannot fetch {MEMORY_REF} from {self.name} ({self.url()}): "
                 f"{_meaningful_line(proc.stderr)}",
-                "check the remote's URL and your access (`git fetch " + self.name + "` shows the same "
-                "error); nothing local was changed",
+                f"check the remote's URL and your access (`git {where}fetch {self.name}` shows the "
+                "same error); nothing local was changed",
             )
         return self.store.tip(self.tracking_ref)
 
