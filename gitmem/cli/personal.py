@@ -108,13 +108,13 @@ def _undo_route(command: str | None, token: str, args: argparse.Namespace, env: 
     ``forget --undo`` looks for a forgotten memory, ``refute --undo`` for a memory, in the
     project first.
     """
-    from gitmem.cli.memory_cmds import _forgotten
     from gitmem.errors import GitmemError
+    from gitmem.vocabulary import ID_PATTERN
 
     def holds(gm: Gitmem) -> bool:
         try:
-            if command == "forget":
-                return _forgotten(gm, token) is not None
+            if command == "forget":  # a full id with commits on the memory ref (forgotten since)
+                return bool(ID_PATTERN.match(token)) and bool(gm.history(token))
             gm.resolve(token)
             return True
         except GitmemError:
