@@ -17,21 +17,34 @@ def _section(wake: str, header: str) -> str:
     return wake.split(header, 1)[1].split("\n## ", 1)[0]
 
 
-def _delete_persona(repo) -> None:
-    """Delete ``persona.yaml`` from the memory ref in one commit, as ``repo``'s git identity."""
+def _delete(repo, paths, message: str) -> None:
+    """Delete ``paths`` from the memory ref in one commit, as ``repo``'s git identity."""
     store = Gitmem.open(repo).store
-    commit, _ = store.transact(lambda tip: Mutation({"persona.yaml": None}, "persona: delete"))
+    gone = {path: None for path in paths}
+    commit, _ = store.transact(lambda tip: Mutation(gone, message))
     assert commit is not None
 
 
-def _shared_persona(origin):
+def _delete_persona(repo) -> None:
+    _delete(repo, ["persona.yaml"], "persona: delete")
+
+
+def _shared(origin, write):
+    """Alice (after ``write(alice)``) and Mallory, both synced through ``origin``."""
     alice, mallory = clone(origin, "alice", "Alice"), clone(origin, "mallory", "Mallory")
-    (alice / "persona.yaml").write_text(PERSONA)
-    tur_ok(alice, "persona", "set", str(alice / "persona.yaml"))
+    write(alice)
     learn(alice, "builds use make")
     tur_ok(alice, "sync", "--publish")
     tur_ok(mallory, "sync", "--publish")
     return alice, mallory
+
+
+def _shared_persona(origin):
+    def write(alice):
+        (alice / "persona.yaml").write_text(PERSONA)
+        tur_ok(alice, "persona", "set", str(alice / "persona.yaml"))
+
+    return _shared(origin, write)
 
 
 def test_a_teammates_deletion_of_your_persona_arrives_named_and_yours_stays_until_accepted(origin):
@@ -75,19 +88,12 @@ def test_your_own_deletion_of_your_persona_is_in_force_at_once(origin):
 def _delete_notes(repo) -> None:
     """Delete every continuity note from the memory ref in one commit, as ``repo``'s git identity."""
     store = Gitmem.open(repo).store
-    names = store.list_dir(store.tip(), "continuity")
-    gone = {f"continuity/{n}": None for n in names}
-    commit, _ = store.transact(lambda tip: Mutation(gone, "notes: delete"))
-    assert commit is not None
+    _delete(repo, [f"continuity/{n}" for n in store.list_dir(store.tip(), "continuity")], "notes: delete")
 
 
 def _shared_note(origin):
-    alice, mallory = clone(origin, "alice", "Alice"), clone(origin, "mallory", "Mallory")
-    tur_ok(alice, "spark", "alice stopped at the parser; resume at the lexer tests")
-    learn(alice, "builds use make")
-    tur_ok(alice, "sync", "--publish")
-    tur_ok(mallory, "sync", "--publish")
-    return alice, mallory
+    return _shared(origin, lambda alice: tur_ok(alice, "spark",
+                                                "alice stopped at the parser; resume at the lexer tests"))
 
 
 def test_a_teammates_deletion_of_your_continuity_note_arrives_named_and_yours_stays_until_accepted(origin):

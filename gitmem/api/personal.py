@@ -10,6 +10,7 @@ personal store beside it and joins the results, each personal entry marked ``[pe
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -154,9 +155,7 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
     else:
         return _left_out(own.own_wake(budget, now, max_chars, via), mine)
     marked = tuple(e._replace(store=PERSONAL) for e in mine.packed)
-    left = dict(theirs.left_out)
-    for reason, n in mine.left_out.items():
-        left[reason] = left.get(reason, 0) + n
+    left = _summed(theirs.left_out, mine.left_out)
     result = WakeResult(
         text, counter(text), budget or None, theirs.omitted + mine.omitted,
         lambda: (*theirs.assembly, *(e._replace(store=PERSONAL) for e in mine.assembly)),
@@ -186,6 +185,15 @@ def _personal_section(personal: ContextBuilder, budget: int, share: float, max_c
     return mine, ""
 
 
+def _summed(*counts: Mapping[str, int]) -> dict[str, int]:
+    """Left-out counts by reason, added up."""
+    total: dict[str, int] = {}
+    for each in counts:
+        for reason, n in each.items():
+            total[reason] = total.get(reason, 0) + n
+    return total
+
+
 def _left_out(joined: tuple[WakeResult, list[Skipped]],
               mine: WakeResult | None) -> tuple[WakeResult, list[Skipped]]:
     """The project's wake, with the personal memories that did not fit named as left out (over budget).
@@ -203,10 +211,8 @@ def _left_out(joined: tuple[WakeResult, list[Skipped]],
                           reason="over_budget" if e.included else e.reason or "over_budget")
 
     dropped = tuple(map(out, mine.packed))
-    left = dict(theirs.left_out)
-    left["over_budget"] = left.get("over_budget", 0) + sum(1 for e in mine.packed if e.included)
-    for reason, n in mine.left_out.items():
-        left[reason] = left.get(reason, 0) + n
+    left = _summed(theirs.left_out, mine.left_out,
+                   {"over_budget": sum(1 for e in mine.packed if e.included)})
     result = WakeResult(
         theirs.text, theirs.tokens, theirs.budget, theirs.omitted + len(mine.shown),
         lambda: (*theirs.assembly, *map(out, mine.assembly)),
