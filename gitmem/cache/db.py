@@ -1,9 +1,10 @@
 """The read cache's one SQLite database: ``<git common dir>/tur/cache/cache.sqlite``.
 
-Two tables, and those of the statement rows. ``record(blob, id, row, mapping)``: one row
-per record blob, keyed by the blob id, with its hot fields (``row``, see
-:func:`gitmem.cache.records.row_of`) and its YAML mapping, both :mod:`marshal` payloads; the
-write that made a blob inserts its row. ``memo(kind, key, value, used_at)``: structures
+Two tables, and those of the statement rows. ``record(blob, id, row, mapping)``: a row per
+record blob gitmem wrote or read in full, keyed by the blob id, with its hot fields (``row``,
+see :func:`gitmem.cache.records.row_of`) and its YAML mapping, both :mod:`marshal` payloads;
+the write that made a blob inserts its row (a blob only parsed to make a table has none: the
+table memo holds its hot fields). ``memo(kind, key, value, used_at)``: structures
 derived from a tree or a state (the columns of a tree's records, token columns, recall
 indexes, wake plans...), keyed by tree or commit ids or a digest of their inputs, so that a
 value can never be out of date, and pruned by count per kind (:data:`KEEP`), newest first.
@@ -37,8 +38,9 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
 
-CACHE_FORMAT = 11  # 9: statement rows; 10: wake plans keyed on who git says wrote each record;
-# 11: a visibility column (the agents a memory is for)
+CACHE_FORMAT = 12  # 9: statement rows; 10: wake plans keyed on who git says wrote each record;
+# 11: a visibility column (the agents a memory is for); 12: table columns zlib-compressed, no
+# record row for a blob a read parsed (the table memo holds it)
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
 KEEP = {"table": 3, "tokens": 6, "recall": 6, "write": 64, "asked": 64, "paths": 3}
