@@ -30,6 +30,7 @@ import time
 import weakref
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
+from itertools import islice
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -47,6 +48,8 @@ KEEP = {"table": 3, "tokens": 6, "recall": 6, "write": 64, "asked": 64, "paths":
 """Memos of each kind kept, the most recently written: each write of a kind deletes the older
 ones (other kinds hold one memo each)."""
 _BUSY_MS = 10_000
+_CHUNK = 4096
+"""Blob ids looked up in one query."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS memo (
@@ -443,15 +446,18 @@ class CacheDB:
         self._run("DELETE FROM record WHERE blob = ?", (blob,), write=True)
 
     def _select(self, columns: str, blobs: Iterable[str], made: Any) -> dict[str, Any]:
-        wanted = _json_list(blobs)
-        found = self._run(f"SELECT blob, {columns} FROM record WHERE blob IN"
-                          " (SELECT value FROM json_each(?))", (wanted,))
         out = {}
-        for blob, *values in found or ():
-            try:
-                out[blob] = made(*values)
-            except (EOFError, ValueError, TypeError):
-                continue  # read again from git
+        # By chunks: a first read asks for every blob of the tree (1,000,000 ids would be one
+        # 89 MB JSON text and its rows at once).
+        blobs = iter(blobs)
+        while chunk := list(islice(blobs, _CHUNK)):
+            found = self._run(f"SELECT blob, {columns} FROM record WHERE blob IN"
+                              " (SELECT value FROM json_each(?))", (_json_list(chunk),))
+            for blob, *values in found or ():
+                try:
+                    out[blob] = made(*values)
+                except (EOFError, ValueError, TypeError):
+                    continue  # read again from git
         return out
 
     # -- maintenance ------------------------------------------------------------------------------

@@ -28,7 +28,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from itertools import chain, compress
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.cache.db import CacheDB, Untrusted
 from gitmem.cache.reader import Skipped, Snapshot, parse_record
@@ -352,20 +352,24 @@ class Tables:
 
         With it, the row of ``base`` each of its rows is (``-1``: a changed one).
         """
-        wanted = {memory_id: blob for memory_id, blob in changes.items() if blob is not None}
-        rows: dict[str, tuple | None] = {}
-        for memory_id, blob in wanted.items():
-            got = staged.row(memory_id, blob) if staged is not None else None
-            if got is not None:
-                rows[memory_id] = got
+        # A first read: every entry is new, and the layout is taken as it is (no copy of 100,000 ids).
+        wanted = cast("Mapping[str, str]", changes) if None not in changes.values() else {
+            memory_id: blob for memory_id, blob in changes.items() if blob is not None}
+        rows: dict[str, tuple] = {}
+        if staged is not None:
+            for memory_id, blob in wanted.items():
+                got = staged.row(memory_id, blob)
+                if got is not None:
+                    rows[memory_id] = got
         saved = self.db.rows(b for i, b in wanted.items() if i not in rows)
         for memory_id, blob in wanted.items():
             found = saved.get(blob)
             if found is not None and found[0] == memory_id:
                 rows[memory_id] = found[1]
+        del saved
         parsed: dict[str, Memory] = {}
         bad: list[Skipped] = [s for s in base.bad if s.memory_id not in changes]
-        self._parse(wanted, rows, parsed, bad)
+        parse = self._parser(len(wanted) - len(rows), parsed, bad)
         ids: list[str] = []
         blobs: list[str] = []
         columns: dict[str, list] = {name: [] for name in COLUMNS}
@@ -380,14 +384,19 @@ class Tables:
             for name in COLUMNS:
                 columns[name].extend(base.columns[name][previous:r])
             previous = r + int(r < len(base.ids) and base.ids[r] == memory_id)
-            row = rows.get(memory_id)
+            new = changes[memory_id]
+            if new is None:
+                continue
+            # Parsed here, in the order of the table: each row goes into the columns at once,
+            # so that a first read never holds the rows of every record beside the columns.
+            row = rows.pop(memory_id, None) or parse(memory_id, new)
             if row is None:
                 continue
             if memory_id in parsed:
                 kept[len(ids)] = parsed[memory_id]
             origin.append(-1)
             ids.append(memory_id)
-            blobs.append(wanted[memory_id])
+            blobs.append(new)
             for name, value in zip(COLUMNS, row, strict=True):
                 columns[name].append(value)
         origin.extend(range(previous, len(base.ids)))
@@ -400,19 +409,26 @@ class Tables:
         table.fetch = self._fetcher(table)
         return table, origin
 
-    def _parse(self, wanted: Mapping[str, str], rows: dict[str, tuple | None],
-               parsed: dict[str, Memory], bad: list[Skipped]) -> None:
-        """Fill ``rows`` for the ids of ``wanted`` it lacks: from records this process wrote, or parsed.
+    def _parser(self, todo: int, parsed: dict[str, Memory],
+                bad: list[Skipped]) -> Callable[[str, str], tuple | None]:
+        """A function ``(memory id, blob id) -> row``: from a record this process wrote, or parsed.
 
-        A blob that is not a record goes to ``bad``. The rows made are not saved to the
+        ``todo`` is how many it will be called for (for :attr:`progress`); the first
+        :data:`_KEEP_PARSED` records parsed go to ``parsed``; a blob that is not a record goes
+        to ``bad`` (the function returns ``None``). The rows made are not saved to the
         ``record`` table: the table memo saved next holds them (a first read of 100,000
         records would otherwise store every text three times, 100+ MB), and the full record
         of one of them is read again from git when first asked for (:meth:`_fetcher`).
         """
-        todo = [(i, b) for i, b in wanted.items() if i not in rows]
         report = self.progress
         shared: dict[str, str] = {}
-        for done, (memory_id, blob) in enumerate(todo, 1):
+        done = 0
+
+        def parse(memory_id: str, blob: str) -> tuple | None:
+            nonlocal done
+            done += 1
+            if report is not None and (done % 64 == 0 or done == todo):
+                report(done, todo)
             known = self._known.get(blob)
             if known is not None and known.id == memory_id:
                 memory = known
@@ -422,15 +438,15 @@ class Tables:
                     memory, _ = parse_record(self.store, memory_id, blob)
                 except MalformedRecord as exc:
                     bad.append(Skipped(memory_id, blob, exc.reason))
-                    continue
+                    return None
                 except MissingObject as exc:  # one unreadable object: named, the rest served
                     bad.append(Skipped(memory_id, blob, f"unreadable: {exc}"))
-                    continue
-            rows[memory_id] = _shared(row_of(memory), shared)
+                    return None
             if len(parsed) < _KEEP_PARSED:
                 parsed[memory_id] = memory
-            if report is not None and (done % 64 == 0 or done == len(todo)):
-                report(done, len(todo))
+            return _shared(row_of(memory), shared)
+
+        return parse
 
     def save(self, table: RecordTable) -> None:
         """Save the table memo of ``table``'s tree, and prune the rows (see :meth:`CacheDB.prune`)."""
@@ -500,8 +516,10 @@ class Tables:
         return table.memory(row)
 
 
-def _differences(base: RecordTable, entries: Mapping[str, str]) -> dict[str, str | None]:
+def _differences(base: RecordTable, entries: Mapping[str, str]) -> Mapping[str, str | None]:
     """Id -> blob id of ``entries`` whose (id, blob) ``base`` does not hold; ``None`` for ids it lacks."""
+    if not base.ids and not base.bad:
+        return entries  # a first read: every entry is new (no copy of the whole layout)
     held = dict(zip(base.ids, base.blobs, strict=True))
     held.update((s.memory_id, s.blob_id) for s in base.bad)
     out: dict[str, str | None] = {i: b for i, b in entries.items() if held.get(i) != b}
