@@ -226,7 +226,9 @@ def _marked_id(item: Any) -> str:
 
 def _for(names: Sequence[str]) -> str:
     """Whom a bound memory is for, as ``tur learn --for`` named them: ``for claude, codex``."""
-    return "for " + ", ".join(for_reader(name) for name in names)
+    from gitmem.record.visibility import bound_to
+
+    return bound_to([for_reader(name) for name in names])
 
 
 def render_injection(record: Injection) -> str:
