@@ -59,7 +59,7 @@ def test_a_bound_memory_reaches_its_harness_session_and_not_another_harness_sess
     assert bound["claude"] in turn_claude and bound["claude"] not in turn_codex
 
     (wake,) = records(repo, "--session", "s-codex")
-    assert {"id": bound["claude"], "reason": "visibility"} in wake["left_out"]
+    assert {"id": bound["claude"], "reason": "visibility", "visibility": ["claude"]} in wake["left_out"]
     assert wake["counts"]["visibility"] == 1 and wake["harness"] == "codex"
     (recall,) = records(repo, "--session", "t-codex")
     assert {"id": bound["claude"], "reason": "visibility"} in recall["left_out"]

@@ -338,3 +338,36 @@ def test_an_unbounded_wake_of_a_large_store_names_at_most_listed_max_memories(re
     assert record.unlisted == len(result.shown) - LISTED_MAX
     assert (log_dir(repo) / "injections.jsonl").stat().st_size < 64 * 1024
     assert f"… and {record.unlisted} more included" in tur(repo, "log").out
+
+
+def test_the_log_marks_personal_memories_and_whom_a_bound_memory_is_for(repo):
+    mine = learn(repo, "I prefer pytest fixtures over unittest setUp", "--personal", "--type", "preference")
+    for_claude = learn(repo, "The staging database is read-only for claude", "--for", "claude")
+    for_codex = learn(repo, "Codex runs make lint before it commits", "--for", "codex")
+    everyone = learn(repo, "The queue retries three times")
+    # Twice: the first wake builds the plan, the second is served from it (its bindings too).
+    tur(repo, "wake")
+    tur(repo, "wake")
+    tur(repo, "wake", "--for", "claude")
+    tur(repo, "recall", "staging database read-only")
+    logged = records(repo)
+    for plain in logged[:2]:
+        marks = {i["id"]: (i.get("store"), i.get("visibility")) for i in plain["included"]}
+        assert marks[mine] == ("personal", None)
+        assert marks[for_claude] == (None, ["claude"]) and marks[for_codex] == (None, ["codex"])
+        assert marks[everyone] == (None, None)
+    claude = logged[2]
+    assert claude["agent"] == "claude"
+    assert {i["id"]: i.get("visibility") for i in claude["included"]}[for_claude] == ["claude"]
+    assert {"id": for_codex, "reason": "visibility", "visibility": ["codex"]} in claude["left_out"]
+    assert logged[3]["included"][0] == {"id": for_claude, "rank": 1, "visibility": ["claude"]}
+
+    text = tur(repo, "log").out
+    lines = text.splitlines()
+    assert any(line.startswith(f"  + [personal] {mine}") for line in lines)
+    assert any(line.startswith(f"  + {for_claude}") and line.endswith("for claude") for line in lines)
+    assert any(line.startswith(f"  - {for_codex}") and line.endswith("visibility, for codex")
+               for line in lines)
+    assert "agent claude  wake" in text
+    for record in Gitmem.open(repo).injections.read():
+        assert Injection.from_json(json.loads(json.dumps(record.to_json()))) == record

@@ -183,7 +183,7 @@ def test_repair_errors_are_the_cli_errors_in_the_tools_words(repo, tmp_path):
 
     texts = [error_text(r) for r in run(repo, tmp_path, scenario)]
     assert texts[0] == tool_words(cli_error(repo, "edit", a))
-    assert texts[0] == "nothing to edit — give `content`, `type`, `file` or `reanchor`"
+    assert texts[0] == "nothing to edit — give `content`, `type`, `file`, `reanchor` or `for`"
     assert texts[1] == tool_words(cli_error(repo, "edit", a, "--content", "  "))
     assert texts[2] == tool_words(cli_error(repo, "edit", a, "--file", "no/such/file.py"))
     assert texts[3] == tool_words(cli_error(repo, "edit", "fact-zzzz0000", "--content", "x"))

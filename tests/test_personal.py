@@ -218,7 +218,7 @@ def test_personal_memories_that_do_not_fit_are_named_as_left_out(two):
     assert explained.code == 0 and row.endswith("excluded: over_budget")
     tur_ok(a, "hook", "session-start", "--token-budget", "300", stdin='{"session_id": "p1"}')
     log = tur_ok(a, "log", "--session", "p1")
-    assert f"- {mid}" in log and "over_budget" in log
+    assert f"- [personal] {mid}" in log and "over_budget" in log
 
 
 def test_undo_finds_a_personal_id_without_the_flag_and_its_hint_names_the_store(two):

@@ -9,6 +9,7 @@ from itertools import compress
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from gitmem.api.visibility import bindings_of
 from gitmem.cache.reader import Skipped
 from gitmem.errors import InvalidInput, MalformedRecord
 from gitmem.record.limits import MAX_NOTE_BYTES, MAX_PERSONA_BYTES, check_size
@@ -367,6 +368,8 @@ class ContextBuilder:
             return None, True
         if named and plan.bound:  # some memories may be for others: the table decides which
             return None, False
+        if plan.bound and plan.bindings is None:  # a plan of an older gitmem: who they are for
+            return None, True
         settings = self.ws.settings
 
         def compressed(memory_id: str) -> str:
@@ -399,7 +402,7 @@ class ContextBuilder:
             return self._table_wake(tip, now, budget, max_chars, None)[0].assembly
 
         wake = WakeResult(result.text, result.tokens, result.budget, result.omitted, assembly,
-                          result.shown, result.packed, result.left_out)
+                          result.shown, result.packed, result.left_out, bindings=plan.bindings)
         planned = [Skipped(*entry) for entry in plan.skipped]
         seen = {(x.blob_id, x.path) for x in planned}
         planned += [x for x in skipped if (x.blob_id, x.path) not in seen]
@@ -433,14 +436,16 @@ class ContextBuilder:
             counter=records.cache.counter(settings.tokenizer),
             max_chars=max_chars or None,
         )
+        result.bindings = bindings_of(table.ids, table.columns["vis"])
         if key is not None:
-            self._save_plan(key, table, rows, extras, now, persona, continuity, skipped)
+            self._save_plan(key, table, rows, extras, now, persona, continuity, skipped,
+                            result.bindings)
         records.flush()
         return result, [*records.notices(), *skipped]
 
     def _save_plan(self, key: tuple, table: RecordTable, rows: WakeRows, extras: dict[str, Any],
                    now: datetime, persona: dict[str, Any] | None, continuity: str | None,
-                   skipped: list[Skipped]) -> None:
+                   skipped: list[Skipped], bindings: dict[str, tuple[str, ...]]) -> None:
         """Save the wake plan of ``key``: the rows of ``table`` that can be shown from ``now`` on.
 
         Not saved when such a row's commit distance is not settled (its observed commit is
@@ -493,7 +498,8 @@ class ContextBuilder:
             "short": short,
             "short_tokens": {i: counter(text) for i, text in short.items()},
             "stale": statuses.count("stale"),
-            "bound": len(c["vis"]) - c["vis"].count(()),
+            "bound": len(bindings),
+            "bindings": bindings,
             "persona": persona,
             "continuity": continuity,
             "skipped": [(s.memory_id, s.blob_id, s.reason, s.path, s.hint) for s in skipped

@@ -119,12 +119,13 @@ class Curator:
                 assert existing is not None  # known: its content was read
                 memory = _reverify(existing, provenance, confidence, status, reason, now)
                 link(memory)
+                was = tuple(existing.visibility) if existing.visibility != memory.visibility else None
                 if differs(existing, memory):
                     memory.stamp(existing, who, stamp_at)
                 data = codec.update(self.ws.store.read_blob(existing_blob), memory)
                 check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
                 message = f"reverify {memory.id}: {first_words(content)}"
-                return Mutation({record_path(memory.id): data}, message, result=(memory, False, None))
+                return Mutation({record_path(memory.id): data}, message, result=(memory, False, None, was))
             memory = Memory(
                 id=found,
                 type=type_,
@@ -145,10 +146,10 @@ class Curator:
             data = codec.dump_new(memory)
             check_size(data, MAX_RECORD_BYTES, f"record {memory.id}")
             message = f"learn {memory.id}: {first_words(content)}"
-            return Mutation({record_path(memory.id): data}, message, result=(memory, True, collision))
+            return Mutation({record_path(memory.id): data}, message, result=(memory, True, collision, None))
 
         commit, mutation = self.ws.store.transact(build)
-        memory, created, collision = mutation.result  # type: ignore[union-attr, misc]
+        memory, created, collision, was = mutation.result  # type: ignore[union-attr, misc]
         # A statement already known was compared when it was first learned: naming its
         # neighbours again on every re-verification is noise.
         similar, said = self._similar(memory, before, skip={target} if target else set()) if created \
@@ -160,7 +161,7 @@ class Curator:
             said = tuple(self._statement_of(other, said[n] if n < len(said) else None)
                          for n, other in enumerate(similar))
         return LearnResult(memory=memory, created=created, commit=commit, similar=similar,
-                           collided_with=collision, similar_statements=said)
+                           collided_with=collision, similar_statements=said, visibility_was=was)
 
     def _statement_of(self, memory_id: str, known: str | None) -> str | None:
         """``known``, else the stored statement of ``memory_id`` (``None``: it cannot be read)."""

@@ -119,7 +119,7 @@ class Editor:
         file = self._mapped_file(token, file, mapped)
         names = given_names(visibility)
         if content is None and type is None and file is None and names is None:
-            raise InvalidInput("nothing to edit", "pass --content, --type, --file or --reanchor")
+            raise InvalidInput("nothing to edit", "pass --content, --type, --file, --reanchor or --for")
         type_ = parse_enum(MemoryType, type, "type") if type is not None else None
         if content is not None:
             if not content.strip():

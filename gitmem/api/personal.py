@@ -160,7 +160,7 @@ def joined_wake(own: ContextBuilder, personal: ContextBuilder, token_budget: int
         text, counter(text), budget or None, theirs.omitted + mine.omitted,
         lambda: (*theirs.assembly, *(e._replace(store=PERSONAL) for e in mine.assembly)),
         shown=(*theirs.shown, *mine.shown), packed=(*theirs.packed, *marked), left_out=left,
-        hidden=(*theirs.hidden, *mine.hidden))
+        hidden=(*theirs.hidden, *mine.hidden), bindings={**mine.bindings, **theirs.bindings})
     return result, skipped
 
 
@@ -217,7 +217,7 @@ def _left_out(joined: tuple[WakeResult, list[Skipped]],
         theirs.text, theirs.tokens, theirs.budget, theirs.omitted + len(mine.shown),
         lambda: (*theirs.assembly, *map(out, mine.assembly)),
         shown=theirs.shown, packed=(*theirs.packed, *dropped), left_out=left,
-        hidden=(*theirs.hidden, *mine.hidden))
+        hidden=(*theirs.hidden, *mine.hidden), bindings={**mine.bindings, **theirs.bindings})
     return result, skipped
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from gitmem.cache.reader import Skipped
+from gitmem.record.visibility import bound_to
 from gitmem.store import CommitInfo
 from gitmem.text import first_words
 from gitmem.vocabulary import Status
@@ -132,12 +133,16 @@ class LearnResult:
     similar_statements: tuple[str | None, ...] = ()
     """The statement of each of ``similar``, in order, as stored on the tip the memory was
     learned on (``None``: the record could not be read)."""
+    visibility_was: tuple[str, ...] | None = None
+    """The agents a known memory was for before this learn bound it to others (``()``:
+    everyone); ``None`` when its binding did not change (and for a new memory)."""
 
     def notes(self, asked_type: str | None = None, actions: LearnActions | None = None) -> list[str]:
         """What to tell the user after the learn, one line each (``[]``: nothing to add).
 
         In order: an id collision, a type asked for but not kept, a memory already known
-        (refuted, still stale, or re-verified), an unanchored memory, then each similar one.
+        (refuted, still stale, or re-verified), its binding changed (from → to), an
+        unanchored memory, then each similar one.
         The words are the same on every surface; only the actions they suggest are named by
         the surface (``actions``; by default in words, without a command).
 
@@ -164,6 +169,9 @@ class LearnResult:
                          f"{how.re_anchor.format(id=m.id)}, or refute it if it no longer holds")
         elif not self.created:
             notes.append(f"{m.id} was already known; re-verified it")
+        if self.visibility_was is not None:
+            notes.append(f"binding of {m.id} changed: {bound_to(self.visibility_was)} → "
+                         f"{bound_to(m.visibility)}")
         if m.status is Status.UNANCHORED and m.decay and m.decay.reason:
             notes.append(f"{m.id} is unanchored: {m.decay.reason}")
         for n, other in enumerate(self.similar):

@@ -270,10 +270,12 @@ class WakePlan:
         skipped: ``(memory id, blob id, reason, path, hint)`` of each entry a wake warns of.
         bound: memories of the store bound to some agents (``visibility``): a plan serves
             only a caller that sees every memory when it is not 0.
+        bindings: id -> the agents it is for, of each of those; ``None`` in a plan saved
+            before plans held them.
     """
 
-    __slots__ = ("bound", "built", "continuity", "number", "persona", "skipped", "stale", "streams",
-                 "supersede", "weighed")
+    __slots__ = ("bindings", "bound", "built", "continuity", "number", "persona", "skipped", "stale",
+                 "streams", "supersede", "weighed")
 
     def __init__(self, payload: dict[str, Any]) -> None:
         self.built: int = payload["built"]
@@ -286,6 +288,8 @@ class WakePlan:
         self.continuity: str | None = payload["continuity"]
         self.skipped: list[tuple[str, str, str, str, str]] = payload["skipped"]
         self.bound: int = payload["bound"]
+        found = payload.get("bindings")
+        self.bindings: dict[str, tuple[str, ...]] | None = found if _bindings_shaped(found) else None
 
     def memory_ids(self, db: CacheDB) -> list[str]:
         """Ids of the memories the plan holds (in stream order).
@@ -650,6 +654,11 @@ def _supersede_shaped(s: Any) -> bool:
             and all(type(i) is tuple and len(i) == 6 for i in s[3]))
 
 
+def _bindings_shaped(b: Any) -> bool:
+    return type(b) is dict and all(type(k) is str and type(v) is tuple and set(map(type, v)) <= {str}
+                                   for k, v in b.items())
+
+
 def _skipped_shaped(s: Any) -> bool:
     return type(s) is tuple and len(s) == 5 and set(map(type, s)) <= {str}
 
@@ -738,10 +747,10 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
         key: :func:`plan_key`.
         payload: the plan's fields, plain marshal-able values: ``built`` (microseconds),
             ``stale``, ``persona``, ``continuity``, ``skipped``, ``bound`` (memories bound to
-            some agents; 0 when not given), and the columns of the rows
-            that can be shown (row *i* of each is one memory): ``ids``, ``blobs``, ``types``,
-            ``statuses``, ``conf``, ``half`` and ``verified`` and ``distances`` (as
-            :func:`gitmem.record.decay.weight_column` reads them), ``weights`` (at
+            some agents; 0 when not given), ``bindings`` (id -> the agents of each), and
+            the columns of the rows that can be shown (row *i* of each is one memory):
+            ``ids``, ``blobs``, ``types``, ``statuses``, ``conf``, ``half`` and ``verified``
+            and ``distances`` (as :func:`gitmem.record.decay.weight_column` reads them), ``weights`` (at
             ``built``), ``rels``, ``trusted``, ``authors`` (shown; ``None``: the local
             identity), ``tokens``, ``texts`` and ``chars`` (of the content), and the maps
             row -> value ``degrees`` (in the whole store's relation graph), ``short`` (the
@@ -752,7 +761,7 @@ def save_plan(files: CacheDB, key: tuple, payload: dict[str, Any], policy: Any) 
     rows, streams, weighed = _plan_rows(number, payload, policy)
     meta = {"key": key, "built": payload["built"], "number": number, "streams": streams, "weighed": weighed,
             "supersede": _supersessions(payload), "stale": payload["stale"],
-            "bound": payload.get("bound", 0),
+            "bound": payload.get("bound", 0), "bindings": payload.get("bindings", {}),
             "persona": payload["persona"], "continuity": payload["continuity"],
             "skipped": payload["skipped"]}
     try:

@@ -209,8 +209,10 @@ def cmd_learn(args: argparse.Namespace, env: Env) -> int:
     )
     m = result.memory
     if args.format == "json":
+        rebound = {} if result.visibility_was is None else {"visibility_was": list(result.visibility_was)}
         env.print(json_dump({"id": m.id, "created": result.created, "status": m.status.value,
-                             "similar": list(result.similar)}))
+                             "similar": list(result.similar), "visibility": list(m.visibility),
+                             **rebound}))
     else:
         env.print(m.id)
     from gitmem.api import LearnActions

@@ -116,6 +116,10 @@ class Included(NamedTuple):
         rank: its 1-based place in a recall, ``None`` for wake.
         note: ``compressed`` (shown as a preview), ``truncated`` (part of a block),
             ``stale note`` (a note that it is not fresh, not the memory), or ``None``.
+        store: ``personal`` for a memory of the personal store (marked so in wake and
+            recall, docs/personal.md), ``None`` for the project's.
+        visibility: the agents a bound memory is for (``tur learn --for``), ``None`` for a
+            memory for everyone.
     """
 
     id: str
@@ -123,14 +127,21 @@ class Included(NamedTuple):
     tier: int | None = None
     rank: int | None = None
     note: str | None = None
+    store: str | None = None
+    visibility: tuple[str, ...] | None = None
 
 
 class LeftOut(NamedTuple):
-    """One memory left out of an injection, and why (one of :data:`LEFT_OUT_REASONS`)."""
+    """One memory left out of an injection, and why (one of :data:`LEFT_OUT_REASONS`).
+
+    ``store`` and ``visibility`` as :class:`Included`'s, where the wake or recall knows them.
+    """
 
     id: str
     reason: str
     tokens: int | None = None
+    store: str | None = None
+    visibility: tuple[str, ...] | None = None
 
 
 class Injection(NamedTuple):
@@ -212,8 +223,9 @@ class Injection(NamedTuple):
                 chars=_optional_int(data.get("chars")),
                 included=tuple(Included(str(i["id"]), _optional_int(i.get("tokens")),
                                         _optional_int(i.get("tier")), _optional_int(i.get("rank")),
-                                        i.get("note")) for i in data.get("included") or ()),
-                left_out=tuple(LeftOut(str(i["id"]), str(i["reason"]), _optional_int(i.get("tokens")))
+                                        i.get("note"), *_marks(i)) for i in data.get("included") or ()),
+                left_out=tuple(LeftOut(str(i["id"]), str(i["reason"]), _optional_int(i.get("tokens")),
+                                       *_marks(i))
                                for i in data.get("left_out") or ()),
                 counts={str(k): int(v) for k, v in (data.get("counts") or {}).items()},
                 floor=float(data["floor"]) if data.get("floor") is not None else None,
@@ -221,6 +233,13 @@ class Injection(NamedTuple):
             )
         except (KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"not an injection record: {exc}") from None
+
+
+def _marks(item: Mapping[str, Any]) -> tuple[str | None, tuple[str, ...] | None]:
+    """The ``store`` and ``visibility`` of a logged item (absent in records of an older gitmem)."""
+    store, names = item.get("store"), item.get("visibility")
+    return (str(store) if store else None,
+            tuple(map(str, names)) if isinstance(names, list | tuple) and names else None)
 
 
 def _optional_int(value: Any) -> int | None:
@@ -237,11 +256,15 @@ def wake_injection(result: WakeResult, via: Via, at: datetime) -> Injection:
     The full assembly record (:attr:`WakeResult.assembly`) is never built here: on a wake
     from its plan it would compile the wake again from the whole table.
     """
-    included = [Included(e.memory_id, e.tokens, tier=e.tier, note=e.reason)
+    bound = result.bindings.get
+    included = [Included(e.memory_id, e.tokens, tier=e.tier, note=e.reason, store=e.store,
+                         visibility=bound(e.memory_id))
                 for e in result.packed if e.included]
-    left_out = tuple([*(LeftOut(e.memory_id, e.reason or "over_budget", e.tokens)
+    left_out = tuple([*(LeftOut(e.memory_id, e.reason or "over_budget", e.tokens, e.store,
+                                bound(e.memory_id))
                         for e in result.packed if not e.included),
-                      *(LeftOut(memory_id, "visibility") for memory_id in result.hidden[:LISTED_MAX])])
+                      *(LeftOut(memory_id, "visibility", visibility=bound(memory_id))
+                        for memory_id in result.hidden[:LISTED_MAX])])
     return Injection(at, via, "wake", tokens=result.tokens, budget=result.budget,
                      chars=len(result.text), included=tuple(included[:LISTED_MAX]),
                      left_out=left_out, counts=dict(result.left_out),
@@ -263,7 +286,8 @@ def recall_injection(result: RecallResult, via: Via, at: datetime, text: str | N
         budget: the recall's token budget, ``None`` or 0 when unbounded.
         floor: the relevance floor it applied, ``None`` or 0 for none.
     """
-    included = [Included(h.memory.id, rank=n, note="compressed" if h.compress is not None else None)
+    included = [Included(h.memory.id, rank=n, note="compressed" if h.compress is not None else None,
+                         store=h.store, visibility=tuple(getattr(h.memory, "visibility", ()) or ()) or None)
                 for n, h in enumerate(result.hits, 1)]
     included += [Included(note.memory_id, note="stale note") for note in result.stale]
     shown = {h.memory.id for h in result.hits}

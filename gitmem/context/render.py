@@ -7,7 +7,8 @@ entries and recall measures its token budget on the formatted hits.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from gitmem.context.entry import format_hits
 from gitmem.text import for_reader
@@ -203,6 +204,8 @@ def _injection_heading(record: Injection) -> str:
         head.append(f"session {via.session}")
     if via.harness:
         head.append(f"harness {via.harness}")
+    if via.agent:
+        head.append(f"agent {via.agent}")
     size = []
     if record.tokens is not None:
         size.append(f"{record.tokens}/{'unbounded' if record.budget is None else record.budget} tokens")
@@ -216,14 +219,27 @@ def _injection_heading(record: Injection) -> str:
     return "  ".join(head)
 
 
+def _marked_id(item: Any) -> str:
+    """An item's id, ``[personal] ID`` for one of the personal store (as wake and recall mark it)."""
+    return f"[personal] {item.id}" if item.store == "personal" else item.id
+
+
+def _for(names: Sequence[str]) -> str:
+    """Whom a bound memory is for, as ``tur learn --for`` named them: ``for claude, codex``."""
+    from gitmem.record.visibility import bound_to
+
+    return bound_to([for_reader(name) for name in names])
+
+
 def render_injection(record: Injection) -> str:
     """One injection of the log as text (``tur log``): a heading line, then a line per memory.
 
     The heading: the time (UTC, to the second), the surface, the session and harness when
     known, the kind, and tokens / budget / characters as far as known; then the query of a
     recall. Then ``+ ID`` for each memory included (its tokens and tier, or its rank, and
-    ``compressed`` / ``truncated`` / ``stale note``), ``- ID reason`` for each left out by
-    name, and a last line counting those left out by reason (named or not).
+    ``compressed`` / ``truncated`` / ``stale note``, and ``for NAME`` for a memory bound to
+    agents), ``- ID reason`` for each left out by name, and a last line counting those left
+    out by reason (named or not). A memory of the personal store is ``[personal] ID``.
     """
     lines = [_injection_heading(record)]
     if record.query:
@@ -238,10 +254,13 @@ def render_injection(record: Injection) -> str:
             about.append(f"rank {item.rank}")
         if item.note:
             about.append(item.note)
-        lines.append(f"  + {item.id:<20}  {', '.join(about)}".rstrip())
+        if item.visibility:
+            about.append(_for(item.visibility))
+        lines.append(f"  + {_marked_id(item):<20}  {', '.join(about)}".rstrip())
     for out in record.left_out:
         tokens = f" ({out.tokens} tokens)" if out.tokens is not None else ""
-        lines.append(f"  - {out.id:<20}  {out.reason}{tokens}")
+        bound = f", {_for(out.visibility)}" if out.visibility else ""
+        lines.append(f"  - {_marked_id(out):<20}  {out.reason}{tokens}{bound}")
     if record.unlisted:
         lines.append(f"  … and {record.unlisted} more included")
     if not record.included:

@@ -122,10 +122,12 @@ class WakeResult:
             ``superseded`` (a wake plan holds only the memories that can be shown), and
             ``visibility``.
         hidden: ids of the memories left out as bound to other agents (``visibility``).
+        bindings: id -> the agents it is for, of every memory of the store bound to some
+            (``visibility``; empty when none is): what the injection log names beside an entry.
     """
 
-    __slots__ = ("_assembly", "_build", "budget", "hidden", "left_out", "omitted", "packed", "shown",
-                 "text", "tokens")
+    __slots__ = ("_assembly", "_build", "bindings", "budget", "hidden", "left_out", "omitted", "packed",
+                 "shown", "text", "tokens")
 
     def __init__(
         self,
@@ -138,8 +140,10 @@ class WakeResult:
         packed: Iterable[AssemblyEntry] = (),
         left_out: Mapping[str, int] | None = None,
         hidden: Iterable[str] = (),
+        bindings: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self.hidden = tuple(hidden)
+        self.bindings = dict(bindings or {})
         self.text = text
         self.shown = tuple(shown)
         self.packed = tuple(packed)

@@ -16,6 +16,8 @@ The numbers:
 - :data:`MAX_QUERY_CHARS`, :data:`MAX_REASON_CHARS`, :data:`MAX_ID_CHARS`,
   :data:`MAX_NAME_CHARS`: generous for what each holds (a task description, a sentence,
   an id of ``<type>-<16 hex>`` or an imported one, an agent's name).
+- :data:`MAX_AGENTS`: the names one ``for`` argument may give (each a name of at most 40
+  characters, or a comma list within :data:`MAX_NAME_CHARS`).
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pydantic import AfterValidator, Field
 from gitmem.vocabulary import MemoryType, RelationType, Status
 
 __all__ = [
+    "MAX_AGENTS",
     "MAX_CONTENT_CHARS",
     "MAX_FRAME_BYTES",
     "MAX_HTTP_BODY_BYTES",
@@ -43,6 +46,7 @@ __all__ = [
     "AnchorArg",
     "ContentArg",
     "FileArg",
+    "ForArg",
     "IdArg",
     "OptionalRelationArg",
     "QueryArg",
@@ -60,6 +64,7 @@ MAX_QUERY_CHARS = 10_000
 MAX_REASON_CHARS = 10_000
 MAX_ID_CHARS = 200
 MAX_NAME_CHARS = 200
+MAX_AGENTS = 64
 MAX_FRAME_BYTES = 32 << 20
 """Largest JSON-RPC frame read (bytes of one line): room for content of
 :data:`MAX_CONTENT_CHARS` characters written as JSON ``\\u`` escapes."""
@@ -101,6 +106,26 @@ def _no_nul(value: str | None) -> str | None:
     return value
 
 
+def _agents(value: str | list[str] | None) -> list[str] | None:
+    """The names of a ``for`` argument, checked as ``tur learn --for`` checks them.
+
+    A string is one name or a comma list (as one ``--for``), a list holds such strings;
+    ``[]`` is everyone. Raises ``ValueError`` with the CLI's words for a bad name.
+    """
+    if value is None:
+        return None
+    from gitmem.api import agent_names
+    from gitmem.errors import InvalidInput
+
+    given = [value] if isinstance(value, str) else value
+    if any(_CONTROL.search(name) for name in given):
+        raise ValueError("holds no NUL or control character")
+    try:
+        return list(agent_names(given))
+    except InvalidInput as exc:
+        raise ValueError(f"{exc.message}; {exc.hint}" if exc.hint else exc.message) from None
+
+
 def check_query(query: str) -> None:
     """Raise ``ValueError`` unless ``query`` is within :data:`MAX_QUERY_CHARS` and NUL-free."""
     if len(query) > MAX_QUERY_CHARS:
@@ -136,3 +161,9 @@ ReasonArg = Annotated[str, Field(description="why it is wrong", max_length=MAX_R
                       AfterValidator(_no_nul)]
 AgentArg = Annotated[str | None, Field(description="your name, recorded as the source",
                                        max_length=MAX_NAME_CHARS), AfterValidator(_one_line)]
+_Name = Annotated[str, Field(max_length=MAX_NAME_CHARS)]
+ForArg = Annotated[_Name | Annotated[list[_Name], Field(max_length=MAX_AGENTS)] | None, Field(
+    description="for these agents only ([]: all)", validation_alias="for"),
+    AfterValidator(_agents)]
+"""``for``, as ``tur learn --for`` and ``tur edit --for``: the argument is named ``for`` (a
+Python keyword: the parameter is ``for_agents``, the schema and the client say ``for``)."""

@@ -63,6 +63,7 @@ class MemoryRecord(MemoryEntry):
     half_life_days: float | None = Field(default=None, description="null: never decays with time")
     relations: list[Relation] = Field(default_factory=list)
     refuted_by: str | None = None
+    visibility: list[str] = Field(default_factory=list)
 
 
 class CommitOut(BaseModel):
@@ -119,6 +120,7 @@ class LearnResult(BaseModel):
     created: bool
     commit: str | None = Field(description="the commit on refs/tur/memories, null if none")
     notes: list[str] = Field(default_factory=list, description="what the CLI prints on stderr")
+    visibility_was: list[str] | None = Field(default=None, description="before `for` changed it")
 
 
 class VerifyResult(BaseModel):

@@ -45,6 +45,7 @@ from gitmem.mcp.bounds import (
     AnchorArg,
     ContentArg,
     FileArg,
+    ForArg,
     IdArg,
     OptionalRelationArg,
     QueryArg,
@@ -225,8 +226,10 @@ def _writing_tools(server: MCPServer, tools: GitmemTools) -> None:
         source_agent: AgentArg = None,
         personal: Annotated[bool, Field(description="store it in the user's personal store (every "
                                         "repository, never the project's ref); no file then")] = False,
+        for_agents: ForArg = None,
     ) -> Annotated[CallToolResult, LearnResult]:
-        return tools.call(lambda: tools.learn(content, type, file, confidence, source_agent, personal))
+        return tools.call(lambda: tools.learn(content, type, file, confidence, source_agent, personal,
+                                              for_agents))
 
     @tool("edit", writes)
     def edit(
@@ -236,8 +239,9 @@ def _writing_tools(server: MCPServer, tools: GitmemTools) -> None:
         file: AnchorArg = None,
         reanchor: Annotated[bool, Field(description="move the anchor to where git's diff maps its "
                                                     "lines at HEAD")] = False,
+        for_agents: ForArg = None,
     ) -> Annotated[CallToolResult, EditResult]:
-        return tools.call(lambda: tools.edit(id, content, type, file, reanchor))
+        return tools.call(lambda: tools.edit(id, content, type, file, reanchor, for_agents))
 
     @tool("verify", writes)
     def verify(id: IdArg) -> Annotated[CallToolResult, VerifyResult]:

@@ -290,19 +290,26 @@ class GitmemTools:
     # -- writing ------------------------------------------------------------------------------
 
     def learn(self, content: str, type: str | None, file: str | None, confidence: float | None,
-              source_agent: str | None, personal: bool = False) -> tuple[LearnResult, None]:
-        """Store a memory observed at HEAD (the CLI's ``learn``; ``personal``: ``--personal``)."""
+              source_agent: str | None, personal: bool = False,
+              for_agents: Sequence[str] | None = None) -> tuple[LearnResult, None]:
+        """Store a memory observed at HEAD (the CLI's ``learn``; ``personal``: ``--personal``).
+
+        ``for_agents``: the ``for`` argument (``tur learn --for``): the agents it is for
+        (``[]``: everyone; ``None``: everyone, or a known memory's binding kept).
+        """
         from gitmem import api
 
         if personal:
             api.refuse_personal_anchor(file)
         gm = self.gm.make_personal() if personal else self.gm
         result = gm.learn(content, type=type or MemoryType.FACT.value, file=file,
-                          confidence=confidence, agent=source_agent)
+                          confidence=confidence, agent=source_agent, visibility=for_agents)
         self._warm()
+        was = result.visibility_was
         out = LearnResult(memory=_record(result.memory), created=result.created,
                           commit=_sha(result.commit),
-                          notes=[tool_words(n) for n in result.notes(type, _LEARN_ACTIONS)])
+                          notes=[tool_words(n) for n in result.notes(type, _LEARN_ACTIONS)],
+                          visibility_was=None if was is None else list(was))
         return out, None
 
     def verify(self, memory_id: str, confirm: bool = False) -> tuple[VerifyResult, None]:
@@ -331,13 +338,16 @@ class GitmemTools:
         return RefuteResult(memory=_record(memory), commit=_sha(commit)), None
 
     def edit(self, memory_id: str, content: str | None, type: str | None,
-             file: str | None, reanchor: bool = False) -> tuple[EditResult, None]:
-        """Change a memory's content, type or anchor in place (``tur edit``).
+             file: str | None, reanchor: bool = False,
+             for_agents: Sequence[str] | None = None) -> tuple[EditResult, None]:
+        """Change a memory's content, type, anchor or binding in place (``tur edit``).
 
         ``file`` re-anchors it at HEAD to that file or range and makes it fresh there;
-        ``reanchor`` takes the range git's diff maps its lines to (``tur edit --reanchor``).
+        ``reanchor`` takes the range git's diff maps its lines to (``tur edit --reanchor``);
+        ``for_agents`` binds it to those agents (``tur edit --for``; ``[]``: ``--everyone``).
         """
-        memory, commit = self.gm.edit(memory_id, content=content, type=type, file=file, reanchor=reanchor)
+        memory, commit = self.gm.edit(memory_id, content=content, type=type, file=file, reanchor=reanchor,
+                                      visibility=for_agents)
         if commit is not None:
             self._warm()
         return EditResult(memory=_record(memory), changed=commit is not None, commit=_sha(commit)), None

@@ -40,11 +40,11 @@ NO_REPOSITORY = ("tur mcp was started outside a git repository ({where}): start 
 TOOL_ARGUMENTS: dict[str, tuple[str, ...]] = {
     "wake": ("token_budget", "max_chars", "explain"),
     "recall": ("query", "top_k", "include_stale", "file"),
-    "learn": ("content", "type", "file", "confidence", "source_agent", "personal"),
+    "learn": ("content", "type", "file", "confidence", "source_agent", "personal", "for"),
     "verify": ("id",),
     "confirm": ("id",),
     "refute": ("id", "reason"),
-    "edit": ("id", "content", "type", "file", "reanchor"),
+    "edit": ("id", "content", "type", "file", "reanchor", "for"),
     "forget": ("id", "undo"),
     "link": ("source", "target", "type", "remove"),
     "show": ("id",),

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Collection, Iterable
 
-__all__ = ["NAME_PATTERN", "parse_names", "visible_to"]
+__all__ = ["NAME_PATTERN", "bound_to", "parse_names", "visible_to"]
 
 NAME_PATTERN = re.compile(r"[a-z][a-z0-9_-]{0,39}")
 """An agent or harness name: a lowercase letter, then up to 39 of ``a-z 0-9 _ -``."""
@@ -52,3 +52,8 @@ def visible_to(visibility: Collection[str], asking: Collection[str]) -> bool:
     if not visibility or not asking:
         return True
     return any(name in visibility for name in asking)
+
+
+def bound_to(visibility: Collection[str]) -> str:
+    """Whom a memory is for, in words: ``for claude, codex``, or ``everyone`` when it is bound to none."""
+    return "for " + ", ".join(visibility) if visibility else "everyone"
