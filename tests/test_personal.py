@@ -228,3 +228,25 @@ def test_undo_finds_a_personal_id_without_the_flag_and_its_hint_names_the_store(
     assert tur_ok(a, "forget", "--undo", mid).startswith(f"restored {mid}")
     tur_ok(a, "refute", mid, "--reason", "wrong")
     assert tur_ok(a, "refute", mid, "--undo").startswith(f"unrefuted {mid}")
+
+
+def test_a_link_across_the_two_stores_is_one_line_and_nothing_moves(two, isolated_env):
+    a, _ = two
+    project = learn(a, "Service A retries its queue three times")
+    mine = learn(a, PREFERENCE, "--personal", "--type", "preference")
+    other = learn(a, "I read the tests before the code", "--personal")
+    refs = memory_ref(a), git(isolated_env, "--git-dir", str(_store(isolated_env)), "rev-parse",
+                              "refs/tur/memories")
+    for args, words in (((project, mine), f"{project} is in this repository's store and {mine} in "
+                                          "your personal store"),
+                        ((mine, project), f"{mine} is in your personal store and {project} in "
+                                          "this repository's"),
+                        (("--personal", mine, project), f"{mine} is in your personal store")):
+        r = tur(a, "link", *args, "--type", "supports")
+        assert r.code == 2, r.err
+        assert r.err.count("\n") == 1 and words in r.err and "a link joins two memories of one store" in r.err
+    assert (memory_ref(a), git(isolated_env, "--git-dir", str(_store(isolated_env)), "rev-parse",
+                               "refs/tur/memories")) == refs
+    # Within one store, a link is made as before (the personal id found without the flag).
+    linked = tur(a, "link", mine, other, "--type", "supports")
+    assert linked.code == 0 and f"{mine} supports {other}" in linked.out

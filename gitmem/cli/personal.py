@@ -33,9 +33,16 @@ def route(command: str | None, args: argparse.Namespace, env: Env) -> int | None
     """Point ``env`` at the store ``args`` ask for; an exit code when the command has nothing to do.
 
     Raises:
-        InvalidInput: ``--personal`` with ``--file`` (personal memories are never anchored).
+        InvalidInput: ``--personal`` with ``--file`` (personal memories are never anchored);
+            ``tur link`` joining a memory of one store to a memory of the other.
         UnknownMemory: ``--personal`` naming an id while there is no personal store.
     """
+    if command == "link" and not getattr(args, "remove", False):
+        _one_store(args, env)
+    return _route(command, args, env)
+
+
+def _route(command: str | None, args: argparse.Namespace, env: Env) -> int | None:
     if getattr(args, "personal", False):
         return _personal(command, args, env)
     key = ID_ARGUMENTS.get(command or "")
@@ -62,6 +69,42 @@ def route(command: str | None, args: argparse.Namespace, env: Env) -> int | None
     _use(env, mine, f"tur: {token} is in your personal store")
     args.personal = True  # what the command prints (an undo hint) names the store too
     return None
+
+
+def _one_store(args: argparse.Namespace, env: Env) -> None:
+    """Refuse a link whose two ids are in different stores (a relation joins memories of one store).
+
+    Checked before the command is routed, so that the refusal is the only line said.
+
+    Raises:
+        InvalidInput: the source is in one store and the target only in the other.
+    """
+    from gitmem.errors import GitmemError, InvalidInput
+
+    try:
+        project = env.gm
+        mine = project.personal
+    except GitmemError:
+        return  # outside a repository: only one store to link in
+    if mine is None:
+        return
+
+    def holds(gm: Gitmem, token: str) -> bool:
+        try:
+            gm.resolve(token)
+            return True
+        except GitmemError:
+            return False
+
+    personal = bool(getattr(args, "personal", False)) or (
+        not holds(project, args.source) and holds(mine, args.source))
+    here, there = (mine, project) if personal else (project, mine)
+    if holds(here, args.target) or not holds(there, args.target):
+        return  # one store, or a target in neither: the command says so, with its own hints
+    source, target = ("your personal store", "this repository's") if personal \
+        else ("this repository's store", "your personal store")
+    raise InvalidInput(f"{args.source} is in {source} and {args.target} in {target}",
+                       "a link joins two memories of one store")
 
 
 def _personal(command: str | None, args: argparse.Namespace, env: Env) -> int | None:
