@@ -94,13 +94,15 @@ def test_the_server_lists_typed_tools_and_the_three_resources(repo, tmp_path):
     learn = by_name["learn"].input_schema
     assert learn["required"] == ["content"]
     assert learn["properties"]["type"]["enum"] == ["axiom", "core", "fact", "insight", "preference", None]
-    assert set(learn["properties"]) == {"content", "type", "file", "confidence", "source_agent", "personal"}
+    assert set(learn["properties"]) == {"content", "type", "file", "confidence", "source_agent", "personal",
+                                        "for"}
     assert set(by_name["recall"].input_schema["properties"]) >= {"query", "top_k", "include_stale", "file"}
     assert set(by_name["wake"].input_schema["properties"]) == {"token_budget", "max_chars", "explain"}
     assert set(by_name["list"].input_schema["properties"]) >= {"file", "status"}
     assert by_name["show"].annotations.read_only_hint and not by_name["learn"].annotations.read_only_hint
     assert by_name["forget"].annotations.destructive_hint
-    assert set(by_name["edit"].input_schema["properties"]) == {"id", "content", "type", "file", "reanchor"}
+    edit_arguments = {"id", "content", "type", "file", "reanchor", "for"}
+    assert set(by_name["edit"].input_schema["properties"]) == edit_arguments
     assert set(by_name["link"].input_schema["properties"]) == {"source", "target", "type", "remove"}
     assert by_name["link"].input_schema["properties"]["type"]["enum"] == [
         "supports", "contradicts", "refines", "supersedes", None]  # None: any, with `remove`
@@ -151,7 +153,7 @@ def test_every_tool_answers_and_a_memory_learned_through_mcp_is_on_the_ref_for_t
         "observed_at": None, "author": "Test User <test@example.com>", "weight": None,
         "git_sha": None, "source_agent": "claude",
         "source_harness": None, "last_verified_at": None, "half_life_days": 14.0, "relations": [],
-        "refuted_by": None,
+        "refuted_by": None, "visibility": [],
     }
     assert learned["commit"] and learned["memory"]["git_sha"] == git(repo, "rev-parse", "HEAD").strip()
     assert out["again"]["created"] is False
