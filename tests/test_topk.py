@@ -144,3 +144,31 @@ def test_stale_notes_fit_by_bisection_keep_the_same_longest_prefix():
             for budget, chars in ((None, None), (60, None), (400, None), (None, 900), (3000, 2000), (10, 10)):
                 got = fit_tail(notes[:count], held, budget, chars, counter)
                 assert got == _linear_fit(notes[:count], held, budget, chars, counter)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_maxscore_reads_fewer_postings_and_scores_the_best_exactly(seed):
+    from gitmem.context.maxscore import top_scores
+
+    rng = random.Random(200 + seed)
+    memories = _store(rng, 500)
+    rare = rng.sample(range(len(memories)), 12)
+    for k in rare:  # a rare word in a few memories: a high bound, read first
+        memories[k] = memories[k].model_copy(update={"content": memories[k].content + " zeppelin"})
+    index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                              **index_columns(memories))
+    for query in ("zeppelin queue retry cache", "zeppelin worker", "queue retry"):
+        bm25, boost, maximum = index.sparse_scores(query)
+        exact = {d: (bm25.get(d, 0.0), boost.get(d, 0.0)) for d in {**bm25, **boost}}
+        totals = sorted((b + f for b, f in exact.values()), reverse=True)
+        for wanted in (1, 3, 10):
+            scored, top_maximum, _ = top_scores(index, query, wanted, 0.0)
+            assert top_maximum == maximum
+            assert all(exact[d] == v for d, v in scored.items())
+            cut = totals[min(wanted, len(totals)) - 1]
+            assert {d for d, (b, f) in exact.items() if b + f >= cut} <= scored.keys()
+        for floor in (0.2, 0.6):
+            scored, _, least = top_scores(index, query, 1, floor)
+            assert {d for d, (b, f) in exact.items() if b + f >= least} <= scored.keys()
+    scored, _, _ = top_scores(index, "zeppelin queue retry cache", 3, 0.0)
+    assert len(scored) < len(exact)  # the common words' postings were not all scored

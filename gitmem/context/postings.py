@@ -10,7 +10,8 @@ import math
 import re
 import sys
 from array import array
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from gitmem.context.analysis import tokenize
@@ -20,7 +21,7 @@ from gitmem.context.terms import date_column as _date_column
 if TYPE_CHECKING:
     from datetime import datetime
 
-__all__ = ["NEAR", "append", "bm25_idf", "columns", "linked", "ranks", "words"]
+__all__ = ["NEAR", "TermPosting", "append", "bm25_idf", "columns", "linked", "ranks", "words"]
 
 NEAR = 4
 """Neighbours a document has at most: before and after by its author, before and after by another."""
@@ -86,3 +87,93 @@ def ranks(keys: Iterable[tuple[float, str]]) -> dict[str, int]:
             rank, previous = position, key
         ranks[memory_id] = rank
     return ranks
+
+
+_SAME_SHIFT, _OTHERS_SHIFT = 24, 48
+_COUNT_MASK = (1 << 24) - 1
+
+
+class TermPosting:
+    """One query term's postings in a recall index, scored as :mod:`gitmem.context.recall` states.
+
+    A BM25 term's documents are those holding it and their neighbours (``near``; a count
+    lent by a neighbour by the same author weighs ``same``, by another ``reply``); a field
+    term's are those holding it. ``contributions`` scores every one (term at a time), and
+    ``contribution`` one document by bisection (what MaxScore asks of a non-essential term);
+    both are the same float expression, so a score is the same whichever way it was summed.
+
+    Args:
+        numbers, counts: the documents holding the term (ascending) and how often.
+        norm: document -> its length norm (:meth:`RecallIndex.norm` or ``fnorm``).
+        field: a field term (no neighbours).
+        size: the index's number of documents (for the idf).
+        weight: the idf's factor (1, or the field weight).
+        near, linked, same, reply: the neighbour slots (:data:`NEAR` per document), the
+            documents with any, and the two neighbour weights.
+        df, bound: the term's document frequency (with neighbours) and largest
+            contribution, when known (saved); else computed from the postings.
+    """
+
+    __slots__ = ("numbers", "counts", "norm", "field", "near", "linked", "same", "reply",
+                 "df", "idf", "bound", "_packed", "_scored")
+
+    def __init__(self, numbers: array, counts: array, norm: Callable[[int], float], field: bool,
+                 size: int, weight: float, near: array, linked: set[int], same: float, reply: float,
+                 df: int | None = None, bound: float | None = None) -> None:
+        self.numbers, self.counts, self.norm, self.field = numbers, counts, norm, field
+        self.near, self.linked, self.same, self.reply = near, linked, same, reply
+        self._packed: dict[int, int] | None = None
+        self._scored: dict[int, float] | None = None
+        if df is None:
+            df = len(numbers) if field else len(self.packed())
+        self.df = df
+        self.idf = weight * bm25_idf(size, df)
+        self.bound = bound if bound is not None else max(self.contributions().values(), default=0.0)
+
+    def packed(self) -> dict[int, int]:
+        """Document -> its own count (low bits), same author's neighbours' and others' (high bits)."""
+        if self._packed is None:
+            own: dict[int, int] = dict(zip(self.numbers, self.counts, strict=True))
+            packed = dict(own)
+            if not self.field:
+                get, near = packed.get, self.near
+                for number in self.linked.intersection(own):  # only turns of a conversation have neighbours
+                    count, at = own[number], NEAR * number
+                    for slot in range(at, at + NEAR):
+                        other = near[slot]
+                        if other >= 0:
+                            shift = _SAME_SHIFT if slot - at < 2 else _OTHERS_SHIFT
+                            packed[other] = get(other, 0) + (count << shift)
+            self._packed = packed
+        return self._packed
+
+    def _score(self, d: int, code: int) -> float:
+        f = ((code & _COUNT_MASK) + self.same * ((code >> _SAME_SHIFT) & _COUNT_MASK)
+             + self.reply * (code >> _OTHERS_SHIFT))
+        return self.idf * f / (f + self.norm(d))
+
+    def contributions(self) -> dict[int, float]:
+        """Document -> this term's part of its score, for every document it scores."""
+        if self._scored is None:
+            score = self._score
+            self._scored = {d: score(d, code) for d, code in self.packed().items()}
+        return self._scored
+
+    def _count(self, d: int) -> int:
+        numbers = self.numbers
+        at = bisect_left(numbers, d)
+        return self.counts[at] if at < len(numbers) and numbers[at] == d else 0
+
+    def contribution(self, d: int) -> float | None:
+        """The term's part of document ``d``'s score, ``None`` when it gives none."""
+        if self._scored is not None:
+            return self._scored.get(d)
+        code = self._count(d)
+        if not self.field and d in self.linked:
+            at = NEAR * d
+            for slot in range(at, at + NEAR):
+                other = self.near[slot]
+                if other >= 0:
+                    # The relation is symmetric, in the same slot class: what ``packed`` lends.
+                    code += self._count(other) << (_SAME_SHIFT if slot - at < 2 else _OTHERS_SHIFT)
+        return self._score(d, code) if code else None

@@ -62,6 +62,7 @@ from gitmem.context.entry import RECALL_FORMATS, format_hits
 from gitmem.context.hits import Hit, RecallResult
 from gitmem.context.payload import query_from_payload
 from gitmem.context.postings import NEAR as _NEAR
+from gitmem.context.postings import TermPosting
 from gitmem.context.postings import append as _append
 from gitmem.context.postings import bm25_idf as _bm25_idf
 from gitmem.context.postings import columns as _columns
@@ -134,9 +135,6 @@ TOPK_SCORING = True
 """Whether a recall with a limit orders only its best matches (:mod:`gitmem.context.topk`, the
 same hits); ``False``: every match is sorted (what ``tests/test_topk.py`` and the bench compare)."""
 
-_SAME_SHIFT, _OTHERS_SHIFT = 24, 48
-_COUNT_MASK = (1 << 24) - 1
-"""A term's counts in a document and its neighbours packed in one integer (see scoring)."""
 
 
 class RecallIndex:
@@ -285,6 +283,7 @@ class RecallIndex:
         # Only the averages here (C loops over the arrays): a loaded index costs no Python loop
         # over its documents, and a query computes the norms of the documents it scores.
         self._linked = _linked(self.near)
+        self._postings: dict[tuple[bool, str], TermPosting] = {}  # the terms scored so far
         self._average = ((math.fsum(self._expanded) / self.size) if self.size else 1.0) or 1.0
         self._faverage = ((sum(self.flengths) / self.size) if self.size else 1.0) or 1.0
 
@@ -447,8 +446,49 @@ class RecallIndex:
 
     # -- scoring ----------------------------------------------------------------------------
 
+    def query_postings(self, bm25_terms: Sequence[str],
+                       field_terms: Sequence[str]) -> tuple[list[TermPosting], float]:
+        """The postings of these BM25 and field terms (those the index has, in this order), and the maximum.
+
+        The maximum BM25 score is the sum of the BM25 terms' idf, in their order (a term no
+        document has counts with ``df = 1``). Postings are kept for the index's next query
+        (``tur mcp``); a saved index reads only these terms' rows (:meth:`fetch`).
+        """
+        self.fetch(bm25_terms, field_terms)
+        out: list[TermPosting] = []
+        maximum = 0.0
+        for field, keys in ((False, bm25_terms), (True, field_terms)):
+            for term in keys:
+                posting = self._postings.get((field, term))
+                if posting is None:
+                    found = (self.fields if field else self.terms).get(term)
+                    if found is None:
+                        if not field:
+                            maximum += _bm25_idf(self.size, 1)  # a memory holding it would be its only one
+                        continue
+                    posting = self._postings[(field, term)] = self._posting(field, found)
+                if not field:
+                    maximum += posting.idf
+                out.append(posting)
+        return out, maximum
+
+    def _posting(self, field: bool, found: tuple, df: int | None = None,
+                 bound: float | None = None) -> TermPosting:
+        numbers, counts = array("i"), array("i")
+        numbers.frombytes(found[0])
+        counts.frombytes(found[1])
+        return TermPosting(numbers, counts, self.fnorm if field else self.norm, field, self.size,
+                           FIELD_WEIGHT if field else 1.0, self.near, self._linked,
+                           NEIGHBOUR_WEIGHT, REPLY_WEIGHT, df, bound)
+
+    def fetch(self, bm25_terms: Sequence[str], field_terms: Sequence[str]) -> None:
+        """Make these terms' postings available (an index held whole has them all)."""
+
     def sparse_scores(self, query: str) -> tuple[dict[int, float], dict[int, float], float]:
         """:meth:`scores` of the documents that have one, by their position in the order of :meth:`bind`.
+
+        Every posting of every query term is scored (the exhaustive reference of
+        :mod:`gitmem.context.maxscore`), BM25 terms sorted, then field terms sorted.
 
         Returns:
             ``(bm25, boost, maximum)``: BM25 of the distinct query terms over each expanded
@@ -458,51 +498,15 @@ class RecallIndex:
         """
         bm25: dict[int, float] = {}
         boost: dict[int, float] = {}
-        size = self.size
-        if not size:
+        if not self.size:
             return bm25, boost, 0.0
-        maximum = 0.0
-        w, reply = NEIGHBOUR_WEIGHT, REPLY_WEIGHT
-        norm, near = self.norm, self.near
-        for term in set(tokenize(query)):
-            found = self.terms.get(term)
-            if found is None:
-                maximum += _bm25_idf(size, 1)  # a memory holding it would be its only one
-                continue
-            numbers, counts = array("i"), array("i")
-            numbers.frombytes(found[0])
-            counts.frombytes(found[1])
-            # Own and neighbours' counts packed in one integer per document (own in the low
-            # bits, same author's next, others' high): exact sums, whatever order the documents
-            # were indexed in, with one lookup per posting.
-            own: dict[int, int] = dict(zip(numbers, counts, strict=True))
-            packed = dict(own)
-            get = packed.get
-            for number in self._linked.intersection(own):  # only turns of a conversation have neighbours
-                count, at = own[number], _NEAR * number
-                for slot in range(at, at + _NEAR):
-                    other = near[slot]
-                    if other >= 0:
-                        shift = _SAME_SHIFT if slot - at < 2 else _OTHERS_SHIFT
-                        packed[other] = get(other, 0) + (count << shift)
-            idf = _bm25_idf(size, len(packed))
-            maximum += idf
-            bm25_get = bm25.get
-            for number, code in packed.items():
-                f = ((code & _COUNT_MASK) + w * ((code >> _SAME_SHIFT) & _COUNT_MASK)
-                     + reply * (code >> _OTHERS_SHIFT))
-                bm25[number] = bm25_get(number, 0.0) + idf * f / (f + norm(number))
-        fnorm = self.fnorm
-        for term in query_field_terms(query):
-            found = self.fields.get(term)
-            if found is None:
-                continue
-            numbers, counts = array("i"), array("i")
-            numbers.frombytes(found[0])
-            counts.frombytes(found[1])
-            idf = FIELD_WEIGHT * _bm25_idf(size, len(numbers))
-            for number, count in zip(numbers, counts, strict=True):
-                boost[number] = boost.get(number, 0.0) + idf * count / (count + fnorm(number))
+        postings, maximum = self.query_postings(sorted(set(tokenize(query))),
+                                                sorted(query_field_terms(query)))
+        for posting in postings:
+            into = boost if posting.field else bm25
+            get = into.get
+            for number, value in posting.contributions().items():
+                into[number] = get(number, 0.0) + value
         positions = self.positions
         if positions is not None:
             bm25 = {positions[d]: v for d, v in bm25.items()}
@@ -583,6 +587,11 @@ def rank_memories(
     if index is None or index.size != len(memories):
         index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
                                   **index_columns(memories))
+    if limit is not None and TOPK_SCORING:
+        from gitmem.context.topk import best
+
+        return best(memories, index, query, floor, limit, skip, verified,
+                    near_tie=NEAR_TIE, own_verified=_verified_us, stale_reason=_stale_reason)
     bm25, boost, maximum = index.sparse_scores(query)
     total = dict(bm25)
     for i, value in boost.items():
@@ -591,11 +600,6 @@ def rank_memories(
     if floor and (not total or max(total.values()) < floor * maximum):
         return []
     least = floor / 2 * maximum
-    if limit is not None and TOPK_SCORING:
-        from gitmem.context.topk import best
-
-        return best(memories, total, bm25, boost, maximum, least, limit, skip, verified,
-                    near_tie=NEAR_TIE, own_verified=_verified_us, stale_reason=_stale_reason)
     # By position only: ``memories`` may build its items on access (cache views).
     pool = [i for i, s in total.items() if s > 0 and s >= least]
     # Each item read once: indexing a sequence of cache views may cost a lookup each time.

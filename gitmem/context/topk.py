@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -58,22 +58,24 @@ class ByRow:
         return self.column[row] if row is not None else None
 
 
-def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[int, float],
-         boost: Mapping[int, float], maximum: float, least: float, limit: int,
+def best(memories: Sequence[Memory], index: Any, query: str, floor: float, limit: int,
          skip: Callable[[Memory], bool] | None,
          verified: Callable[[Memory], int | None] | None, *, near_tie: float,
          own_verified: Callable[[Memory], int | None],
          stale_reason: Callable[[Memory], str | None]) -> list[Hit]:
     """The first ``limit`` hits of :func:`gitmem.context.recall.rank_memories`, the same ones.
 
+    Scores come from :func:`gitmem.context.maxscore.top_scores` (exact, for the documents
+    that may be among the ``wanted`` best; ``wanted`` doubled until enough are left after
+    ``skip``); the matches (for the recency ranks) from :func:`matching`, or with a floor
+    the documents reaching it, which ``top_scores`` scores all.
+
     Args:
         memories: the candidates, by position (a :class:`gitmem.cache.table.RowViews` is
             read from its columns where it can be).
-        total: position -> score (BM25 and boost), for every position with a score.
-        bm25: position -> its BM25 part (:meth:`gitmem.context.recall.RecallIndex.sparse_scores`).
-        boost: position -> its field boost.
-        maximum: the query's maximum BM25 score (relevance is a score over it).
-        least: the least score of a match (0 for none above zero).
+        index: their recall index, bound to their order.
+        query: free text.
+        floor: the relevance floor of ``rank_memories``.
         limit: how many hits, >= 1.
         skip: memories left out before ``limit`` is applied, as ``rank_memories`` takes it.
         verified: memory -> its last verification in microseconds (a :class:`ByRow` is read
@@ -83,11 +85,11 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
         stale_reason: why a stale record is stale.
     """
     from gitmem.context.hits import Hit
+    from gitmem.context.maxscore import top_scores
     from gitmem.context.similarity import newer_first_among_near_ties
     from gitmem.vocabulary import Status
 
-    pool = [i for i, s in total.items() if s > 0 and s >= least]
-    if not pool:
+    if not index.size:
         return []
     rows, table = getattr(memories, "rows", None), getattr(memories, "table", None)
     if rows is not None and table is not None:
@@ -97,32 +99,47 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
         id_of = lambda i: memories[i].id  # noqa: E731
     if isinstance(verified, ByRow) and rows is not None:
         column = verified.column  # the rows of a RowViews are the column's
-        at = {i: column[rows[i]] for i in pool}
+        time_of: Callable[[int], int | None] = lambda i: column[rows[i]]  # noqa: E731
     elif isinstance(verified, ByRow):
-        at = {i: verified.by_id(id_of(i)) for i in pool}
+        by_id = verified.by_id
+        time_of = lambda i: by_id(id_of(i))  # noqa: E731
     else:
         recency = verified or own_verified
-        at = {i: recency(memories[i]) for i in pool}
-    scores = sorted(total[i] for i in pool)
-    times = sorted(t for t in at.values() if t is not None)
-    unranked = len(pool) + 1
+        time_of = lambda i: recency(memories[i])  # noqa: E731
+    positions = index.positions
+    wanted = limit
+    pool: Any = None
+    times: list[int] = []
+    at: dict[int, int | None] = {}
+    total: dict[int, float] = {}
 
     def recency_rank(i: int) -> int:
         t = at[i]
-        return unranked if t is None else 1 + len(times) - bisect_right(times, t)
+        return len(pool) + 1 if t is None else 1 + len(times) - bisect_right(times, t)
 
     def key(i: int) -> tuple[float, int, str]:
         return (-total[i], recency_rank(i), id_of(i))
 
-    wanted = limit
     while True:
+        scored, maximum, least = top_scores(index, query, wanted, floor)
+        if positions is not None:
+            scored = {positions[d]: v for d, v in scored.items()}
+        total = {i: b + f for i, (b, f) in scored.items() if b + f > 0 and b + f >= least}
+        # The floor: nothing when even the best is below it, else every hit over half of it.
+        if not total or (floor and max(total.values()) < floor * maximum):
+            return []
+        if pool is None:
+            pool = set(total) if least > 0 else matching(index, query)
+            times = sorted(t for t in map(time_of, pool) if t is not None)
+        scores = sorted(total.values())
+        at = {i: time_of(i) for i in total}
         # Every match scoring at least the ``wanted``-th best score, ties included: the head
-        # of the full order is among them.
+        # of the full order is among them (``top_scores`` scored all of those).
         cut = scores[max(0, len(scores) - wanted)]
-        head = sorted((i for i in pool if total[i] >= cut), key=key)
+        head = sorted((i for i in total if total[i] >= cut), key=key)
         if skip is not None:
             head = [i for i in head if not skip(memories[i])]
-        if len(head) >= limit or wanted >= len(scores):
+        if len(head) >= limit or wanted >= len(pool):
             break
         wanted *= 2
     head = head[:limit]
@@ -131,10 +148,11 @@ def best(memories: Sequence[Memory], total: Mapping[int, float], bm25: Mapping[i
     hits = []
     for i in order:
         memory = memories[i]
+        bm25, boost = scored[i]
         ranks = {"bm25": 1 + len(scores) - bisect_right(scores, total[i]),
                  "recency": None if at[i] is None else recency_rank(i)}
         stale = memory.status is Status.STALE
-        hits.append(Hit(memory, total[i], ranks, stale, bm25.get(i, 0.0), boost.get(i, 0.0),
+        hits.append(Hit(memory, total[i], ranks, stale, bm25, boost,
                         stale_reason(memory) if stale else None,
                         relevance=total[i] / maximum if maximum else 0.0))
     return hits
