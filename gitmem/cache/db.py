@@ -39,12 +39,12 @@ from gitmem.version import __version__
 
 __all__ = ["CACHE_FORMAT", "DB_NAME", "KEEP", "CacheDB", "CacheInfo", "CacheNotice", "Untrusted", "cache_dir"]
 
-CACHE_FORMAT = 12  # 9: statement rows; 10: wake plans keyed on who git says wrote each record;
+CACHE_FORMAT = 13  # 9: statement rows; 10: wake plans keyed on who git says wrote each record;
 # 11: a visibility column (the agents a memory is for); 12: table columns zlib-compressed, no
-# record row for a blob a read parsed (the table memo holds it)
+# record row for a blob a read parsed (the table memo holds it); 13: recall indexes by term rows
 """``PRAGMA user_version`` of the database."""
 DB_NAME = "cache.sqlite"
-KEEP = {"table": 3, "tokens": 6, "recall": 6, "write": 64, "asked": 64, "paths": 3}
+KEEP = {"table": 3, "tokens": 6, "recall": 6, "recall-body": 6, "write": 64, "asked": 64, "paths": 3}
 """Memos of each kind kept, the most recently written: each write of a kind deletes the older
 ones (other kinds hold one memo each)."""
 _BUSY_MS = 10_000
@@ -86,6 +86,13 @@ CREATE TABLE IF NOT EXISTS wake_row (
     chars INTEGER NOT NULL, entry TEXT NOT NULL, short TEXT, entry_chars INTEGER NOT NULL,
     short_chars INTEGER NOT NULL, blob TEXT NOT NULL, author TEXT, trusted INTEGER NOT NULL,
     PRIMARY KEY (plan, stream, pos)) WITHOUT ROWID;
+-- Recall indexes (gitmem.cache.recall_index): per index (its ``recall`` memo's key) a row per
+-- BM25 term (field 0) and field term (field 1): its document frequency with neighbours and
+-- its postings (document numbers and counts, ``array("i")`` bytes).
+CREATE TABLE IF NOT EXISTS recall_term (
+    idx TEXT NOT NULL, field INTEGER NOT NULL, term TEXT NOT NULL, df INTEGER NOT NULL,
+    numbers BLOB NOT NULL, counts BLOB NOT NULL,
+    PRIMARY KEY (idx, field, term)) WITHOUT ROWID;
 -- The anchor path index (gitmem.cache.paths): rows of a tree's table anchored to each path.
 CREATE TABLE IF NOT EXISTS anchor_path (
     tree TEXT NOT NULL, path TEXT NOT NULL, row INTEGER NOT NULL,

@@ -1,8 +1,14 @@
-"""Recall indexes: the BM25 and field postings of one candidate list, one ``recall`` memo each."""
+"""Recall indexes: the BM25 and field postings of one candidate list, saved by term rows.
+
+Each index is a small head memo (``recall``: ids, lengths, neighbours, expanded lengths),
+a body memo (``recall-body``: texts, dates, times, authors, anchors, which only a derive
+reads) and a ``recall_term`` row per term, so that a query reads its own terms' rows only.
+"""
 
 from __future__ import annotations
 
 import hashlib
+from array import array
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
@@ -16,6 +22,10 @@ __all__ = ["KEPT", "RecallIndexes"]
 KEPT = 3
 _BASES_TRIED = 2
 _KIND = "recall"
+_BODY = "recall-body"
+_HEAD = ("ids", "lengths", "flengths", "near", "expanded")
+_CHUNK = 500
+"""Terms asked for in one SELECT (SQLite's default limit of variables is 32,766)."""
 
 
 class RecallIndexes:
@@ -23,8 +33,11 @@ class RecallIndexes:
 
     An index is keyed by ``<memories tree>:<digest>``, a digest of the candidate ids (which
     fix every document's text) and of :attr:`RecallIndex.VERSION` (which fixes the analysis).
-    The payload is ``{"key": (tree, digest, version), "index": RecallIndex.to_payload()}``;
-    one whose key is not the one asked for is deleted and reported, never used. A missing
+    The head memo is ``{"key": (tree, digest, version), "index": head}`` (``head``: the
+    version and the :data:`_HEAD` fields of :meth:`RecallIndex.to_payload`), the body memo
+    the other columns, and each term a ``recall_term`` row (:meth:`save`); one whose key is
+    not the one asked for is deleted and reported, never used. A loaded index is a
+    :class:`SavedIndex`: a query reads only its terms' rows. A missing
     index is derived from the most recently saved one
     (:meth:`gitmem.context.recall.RecallIndex.derive`: after a write, only the memories it
     changed are indexed) and saved whole when asked for a second time
@@ -73,18 +86,42 @@ class RecallIndexes:
             else:
                 texts, columns = [m.content for m in candidates], index_columns(candidates)
             base = self._latest(name) if name is not None else None
+            if base is not None:
+                base = base.whole()
             index = (base.derive(listed, texts, **columns) if base is not None
                      else RecallIndex.build(texts, ids=listed, **columns))
             if name is not None:
                 # Derived from a saved index, it is cheap to derive again: saved (~6 MB at
                 # 10,000 memories) once asked for twice.
                 if base is None or self.db.asked_before(_KIND, name):
-                    self.db.put(_KIND, name, {"key": (tree, digest, RecallIndex.VERSION),
-                                              "index": index.to_payload()})
+                    self.save(name, (tree, digest, RecallIndex.VERSION), index)
                 self._keep(name, index)
             return index.bind(listed)
 
         return provide
+
+    def save(self, name: str, key: tuple, index: Any) -> None:
+        """Save ``index`` as ``name``: its head and body memos and a row per term, in one transaction.
+
+        Rows of indexes whose head memo was pruned are deleted with it.
+        """
+        payload = index.to_payload()
+        head = {field: payload[field] for field in ("version", *_HEAD)}
+        body = {field: value for field, value in payload.items()
+                if field not in (*_HEAD, "terms", "fields")}
+        rows = []
+        for field, postings in ((0, index.terms), (1, index.fields)):
+            for term, found in postings.items():
+                posting = index._posting(bool(field), found)
+                rows.append((name, field, term, posting.df, found[0], found[1]))
+        with self.db.batch():
+            self.db.run("DELETE FROM recall_term WHERE idx = ?", (name,), write=True)
+            if not self.db.run_many("INSERT INTO recall_term VALUES (?, ?, ?, ?, ?, ?)", rows):
+                return
+            self.db.put(_BODY, name, {"key": key, "body": body})
+            self.db.put(_KIND, name, {"key": key, "index": head})
+            self.db.run("DELETE FROM recall_term WHERE idx NOT IN"
+                        " (SELECT key FROM memo WHERE kind = 'recall')", write=True)
 
     def _load(self, name: str, key: tuple | None) -> Any:
         """The index saved as ``name`` (for ``key``, when given), or ``None``.
@@ -100,7 +137,10 @@ class RecallIndexes:
         try:
             if not isinstance(payload, dict) or (key is not None and payload.get("key") != key):
                 raise ValueError("built for another tree or candidate list")
-            return RecallIndex.from_payload(payload["index"])
+            head = payload["index"]
+            if not isinstance(head, dict) or head.get("version") != RecallIndex.VERSION:
+                raise ValueError("index of another version")
+            return SavedIndex.of_head(self.db, name, payload["key"], head)
         except (KeyError, TypeError, ValueError) as exc:
             if key is not None:
                 self.db.reject(_KIND, name, Untrusted(f"bad structure: {exc}"))
@@ -123,6 +163,72 @@ class RecallIndexes:
                 if found is not None:
                     return found
         return None
+
+
+class SavedIndex:
+    """Recall indexes made from a saved head, reading their term rows on demand."""
+
+    @staticmethod
+    def of_head(db: CacheDB, name: str, key: Any, head: dict[str, Any]) -> Any:
+        """The index of the head memo ``head`` saved as ``name``; its postings are read by :meth:`fetch`.
+
+        Raises:
+            ValueError, TypeError, KeyError: an inconsistent head.
+        """
+        from gitmem.context.recall import RecallIndex
+
+        class Saved(RecallIndex):
+            """A saved index: :attr:`terms` and :attr:`fields` hold the rows read so far."""
+
+            _absent: tuple[set[str], set[str]]  # terms found to have no row (BM25, field)
+
+            def fetch(self, bm25_terms: Sequence[str], field_terms: Sequence[str]) -> None:
+                wanted = [(0, t) for t in bm25_terms if t not in self.terms and t not in self._absent[0]]
+                wanted += [(1, t) for t in field_terms if t not in self.fields and t not in self._absent[1]]
+                for at in range(0, len(wanted), _CHUNK):
+                    chunk = wanted[at:at + _CHUNK]
+                    marks = ", ".join("(?, ?)" for _ in chunk)
+                    found = db.run(f"SELECT field, term, df, numbers, counts FROM recall_term"
+                                   f" WHERE idx = ? AND (field, term) IN (VALUES {marks})",
+                                   (name, *[x for pair in chunk for x in pair]))
+                    if found is None:
+                        raise ValueError("the recall index's rows cannot be read")
+                    for field, term, df, numbers, counts in found:
+                        postings = self.fields if field else self.terms
+                        postings[term] = (numbers, counts)
+                        self._postings[(bool(field), term)] = self._posting(bool(field),
+                                                                            (numbers, counts), df)
+                    got = {(f, t) for f, t, *_ in found}
+                    for field, term in chunk:
+                        if (field, term) not in got:
+                            self._absent[field].add(term)
+
+            def whole(self) -> RecallIndex:
+                payload = db.get(_BODY, name)
+                rows = db.run("SELECT field, term, numbers, counts FROM recall_term WHERE idx = ?",
+                              (name,))
+                if not isinstance(payload, dict) or payload.get("key") != key or rows is None:
+                    raise ValueError("no body saved")
+                body = payload["body"]
+                terms: dict[str, tuple[bytes, bytes]] = {}
+                fields: dict[str, tuple[bytes, bytes]] = {}
+                for field, term, numbers, counts in rows:
+                    (fields if field else terms)[term] = (numbers, counts)
+                return RecallIndex.from_payload({**body, **{f: head[f] for f in ("version", *_HEAD)},
+                                                 "terms": terms, "fields": fields})
+
+        lengths, flengths, near, expanded = array("i"), array("i"), array("i"), array("d")
+        for column, field in ((lengths, "lengths"), (flengths, "flengths"), (near, "near"),
+                              (expanded, "expanded")):
+            column.frombytes(head[field])
+        ids = head["ids"]
+        n = len(ids)
+        if not isinstance(ids, list) or not len(lengths) == len(flengths) == len(expanded) == n \
+                or len(near) != 4 * n:
+            raise ValueError("inconsistent arrays")
+        index = Saved(ids, [], [], array("q"), [], [], lengths, flengths, {}, {}, near, expanded)
+        index._absent = (set(), set())
+        return index
 
 
 def _row_columns(rows: RowViews) -> dict[str, Sequence[Any]]:

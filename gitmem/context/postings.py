@@ -110,8 +110,13 @@ class TermPosting:
         weight: the idf's factor (1, or the field weight).
         near, linked, same, reply: the neighbour slots (:data:`NEAR` per document), the
             documents with any, and the two neighbour weights.
-        df, bound: the term's document frequency (with neighbours) and largest
-            contribution, when known (saved); else computed from the postings.
+        least_norm: the least length norm of any document (for the bound).
+        df: the term's document frequency (with neighbours), when known (saved); else
+            counted from the postings.
+
+    The bound (MaxScore's) is ``idf × f / (f + least_norm)`` with ``f`` the largest count
+    the term has, times ``1 + 2 × same + 2 × reply`` when a document holding it has
+    neighbours: no document's part is larger, and it costs no loop over the postings.
     """
 
     __slots__ = ("numbers", "counts", "norm", "field", "near", "linked", "same", "reply",
@@ -119,16 +124,18 @@ class TermPosting:
 
     def __init__(self, numbers: array, counts: array, norm: Callable[[int], float], field: bool,
                  size: int, weight: float, near: array, linked: set[int], same: float, reply: float,
-                 df: int | None = None, bound: float | None = None) -> None:
+                 least_norm: float, df: int | None = None) -> None:
         self.numbers, self.counts, self.norm, self.field = numbers, counts, norm, field
         self.near, self.linked, self.same, self.reply = near, linked, same, reply
         self._packed: dict[int, int] | None = None
         self._scored: dict[int, float] | None = None
+        lent = not field and not linked.isdisjoint(numbers)
         if df is None:
-            df = len(numbers) if field else len(self.packed())
+            df = len(self.packed()) if lent else len(numbers)
         self.df = df
         self.idf = weight * bm25_idf(size, df)
-        self.bound = bound if bound is not None else max(self.contributions().values(), default=0.0)
+        most = float(max(counts, default=0)) * ((1 + 2 * same + 2 * reply) if lent else 1)
+        self.bound = self.idf * most / (most + least_norm) if most else 0.0
 
     def packed(self) -> dict[int, int]:
         """Document -> its own count (low bits), same author's neighbours' and others' (high bits)."""

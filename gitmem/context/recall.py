@@ -122,7 +122,7 @@ pre-turn hook to inject any; each one injected then has at least half of it (mod
 calibrated in docs/wake-recall.md)."""
 INDEX_VERSION = (f"{analysis.VERSION}/bm25-lucene-k1={BM25_K1}-b={BM25_B}/month-year"
                  f"/neighbours-{NEIGHBOUR_WEIGHT}-{REPLY_WEIGHT}-{NEIGHBOUR_WINDOW_US}us-conversations/fields-1"
-                 "/raw-postings-3")
+                 "/term-rows-4")
 """Names what a :class:`RecallIndex` holds; a stored index of another version is never used."""
 
 NEAR_TIE = 0.25
@@ -286,6 +286,9 @@ class RecallIndex:
         self._postings: dict[tuple[bool, str], TermPosting] = {}  # the terms scored so far
         self._average = ((math.fsum(self._expanded) / self.size) if self.size else 1.0) or 1.0
         self._faverage = ((sum(self.flengths) / self.size) if self.size else 1.0) or 1.0
+        # The least norms bound every term's part of a score (MaxScore, gitmem.context.maxscore).
+        self._least_norm = BM25_K1 * (1 - BM25_B + BM25_B * min(self._expanded, default=0.0) / self._average)
+        self._least_fnorm = BM25_K1 * (1 - BM25_B + BM25_B * min(self.flengths, default=0) / self._faverage)
 
     def norm(self, d: int) -> float:
         """Document ``d``'s BM25 length norm ``k1 × (1 − b + b × |d⁺| / avg |d⁺|)``."""
@@ -472,17 +475,25 @@ class RecallIndex:
                 out.append(posting)
         return out, maximum
 
-    def _posting(self, field: bool, found: tuple, df: int | None = None,
-                 bound: float | None = None) -> TermPosting:
+    def _posting(self, field: bool, found: tuple, df: int | None = None) -> TermPosting:
         numbers, counts = array("i"), array("i")
         numbers.frombytes(found[0])
         counts.frombytes(found[1])
         return TermPosting(numbers, counts, self.fnorm if field else self.norm, field, self.size,
                            FIELD_WEIGHT if field else 1.0, self.near, self._linked,
-                           NEIGHBOUR_WEIGHT, REPLY_WEIGHT, df, bound)
+                           NEIGHBOUR_WEIGHT, REPLY_WEIGHT,
+                           self._least_fnorm if field else self._least_norm, df)
 
     def fetch(self, bm25_terms: Sequence[str], field_terms: Sequence[str]) -> None:
-        """Make these terms' postings available (an index held whole has them all)."""
+        """Make these terms' postings available in :attr:`terms` and :attr:`fields`.
+
+        An index held whole has them all; one saved by rows
+        (:class:`gitmem.cache.recall_index.RecallIndexes`) reads only these terms' rows.
+        """
+
+    def whole(self) -> RecallIndex:
+        """The index with every document's text and every posting (what :meth:`derive` reads)."""
+        return self
 
     def sparse_scores(self, query: str) -> tuple[dict[int, float], dict[int, float], float]:
         """:meth:`scores` of the documents that have one, by their position in the order of :meth:`bind`.

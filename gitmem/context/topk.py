@@ -172,7 +172,9 @@ def matching(index: Any, query: str) -> set[int]:
 
     found: set[int] = set()
     near, linked = index.near, index._linked
-    for postings, keys in ((index.terms, set(tokenize(query))), (index.fields, query_field_terms(query))):
+    terms, fields = sorted(set(tokenize(query))), sorted(query_field_terms(query))
+    index.fetch(terms, fields)
+    for postings, keys in ((index.terms, terms), (index.fields, fields)):
         for key in keys:
             posting = postings.get(key)
             if posting is None:
