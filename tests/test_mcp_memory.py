@@ -49,3 +49,25 @@ def test_tables_and_records_held_do_not_grow_with_writes(repo):
         cycle(i)
     assert alive(RecordTable) <= tables and tables <= 4
     assert alive(Memory) <= records
+
+
+def test_libgit2_object_cache_is_emptied_by_each_write(repo):
+    import pygit2
+
+    tools = GitmemTools(Gitmem.open(repo))
+
+    def cycle(i: int) -> None:
+        learned = tools.call(lambda: tools.learn(f"Passing note {i} on the outbox queue",
+                                                 None, None, None, None))
+        assert not learned.is_error, learned.content[0].text
+        memory_id = learned.structured_content["memory"]["id"]
+        assert not tools.call(lambda: tools.forget(memory_id)).is_error
+        assert not tools.call(lambda: tools.recall("outbox queue", None, False, None)).is_error
+
+    for i in range(5):
+        cycle(i)
+    cached = pygit2.settings.cached_memory[0]
+    for i in range(5, 65):
+        cycle(i)
+    # What the newest tip's reads cached, never a share for each of the 120 writes before it.
+    assert pygit2.settings.cached_memory[0] - cached < 4096

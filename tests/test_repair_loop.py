@@ -143,7 +143,7 @@ def test_recall_ends_with_how_many_matches_it_held_back_as_stale(repo):
     commit_file(repo, "a.py", AFTER, "shorter, with a comment")
     tur_ok(repo, "verify")
     out = tur_ok(repo, "recall", "width")
-    assert out.splitlines()[-1] == "> 1 stale match held back (`tur recall --include-stale` shows them)."
+    assert out.splitlines()[-1] == "> 1 stale match held back (`tur recall --include-stale` shows it)."
     assert "held back" not in tur_ok(repo, "recall", "width", "--include-stale")
     assert "held back" not in tur_ok(repo, "recall", "box")
 

@@ -23,7 +23,7 @@ KEPT = 3
 _BASES_TRIED = 2
 _KIND = "recall"
 _BODY = "recall-body"
-_HEAD = ("ids", "lengths", "flengths", "near", "expanded")
+_HEAD = ("ids", "lengths", "flengths", "near", "expanded", "sittings")
 _CHUNK = 500
 """Terms asked for in one SELECT (SQLite's default limit of variables is 32,766)."""
 
@@ -176,6 +176,7 @@ class SavedIndex:
             ValueError, TypeError, KeyError: an inconsistent head.
         """
         from gitmem.context.recall import RecallIndex
+        from gitmem.context.sittings import Sittings
 
         class Saved(RecallIndex):
             """A saved index: :attr:`terms` and :attr:`fields` hold the rows read so far."""
@@ -228,6 +229,12 @@ class SavedIndex:
             raise ValueError("inconsistent arrays")
         index = Saved(ids, [], [], array("q"), [], [], lengths, flengths, {}, {}, near, expanded)
         index._absent = (set(), set())
+        sittings = [array(code) for code in "iiid"]
+        for column, saved in zip(sittings, head["sittings"], strict=True):
+            column.frombytes(saved)
+        if len(sittings[0]) != n:
+            raise ValueError("inconsistent arrays")
+        index._sittings = Sittings(*sittings)
         return index
 
 

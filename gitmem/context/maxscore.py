@@ -10,6 +10,10 @@ outside the postings read so far can reach it: the terms left are *non-essential
 (bisection in their postings) only for the candidates whose partial score plus the bounds
 left can still reach the threshold, best upper bound first.
 
+The sitting prior (:mod:`gitmem.context.sittings`) of a matched document is bounded by
+:meth:`~gitmem.context.sittings.Sittings.bound` (whatever terms its sitting holds), added to
+the bounds left, and computed exactly for the documents scored exactly.
+
 Every score returned is exact, summed in the order of the exhaustive scorer
 (:meth:`RecallIndex.sparse_scores`: BM25 terms sorted, then field terms sorted), so the two
 agree to the last bit; every document scoring at least the ``wanted``-th best score is
@@ -26,6 +30,8 @@ from gitmem.context.analysis import tokenize
 from gitmem.context.terms import query_field_terms
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gitmem.context.postings import TermPosting
     from gitmem.context.recall import RecallIndex
 
@@ -62,20 +68,11 @@ def top_scores(index: RecallIndex, query: str, wanted: int,
     least = floor / 2 * maximum
     if not postings:
         return {}, maximum, least
-    partial, read, left = _essential(postings, wanted, least)
+    prior, prior_of = _sitting_prior(index, postings)
+    partial, read, left = _essential(postings, wanted, least, prior)
+    left += prior
 
-    def exact(d: int) -> tuple[float, float]:
-        bm25 = boost = 0.0
-        for j, posting in enumerate(postings):
-            found = read.get(j)
-            value = found.get(d) if found is not None else posting.contribution(d)
-            if value is None:
-                continue
-            if posting.field:
-                boost += value
-            else:
-                bm25 += value
-        return bm25, boost
+    exact = _exact(postings, read, prior_of if prior else None)
 
     scored: dict[int, tuple[float, float]] = {}
     if least > 0 or len(read) == len(postings):
@@ -96,12 +93,53 @@ def top_scores(index: RecallIndex, query: str, wanted: int,
     return scored, maximum, least
 
 
-def _essential(postings: list[TermPosting], wanted: int,
-               least: float) -> tuple[dict[int, float], dict[int, dict[int, float]], float]:
+def _exact(postings: list[TermPosting], read: dict[int, dict[int, float]],
+           prior_of: Callable[[int], float | None] | None) -> Callable[[int], tuple[float, float]]:
+    """Document -> its exact ``(bm25, boost)``, summed in the exhaustive scorer's order.
+
+    The terms read are looked up in their contributions, the others by bisection; the
+    sitting prior (``prior_of``, ``None``: none) is added to a matched document's BM25.
+    """
+
+    def exact(d: int) -> tuple[float, float]:
+        bm25 = boost = 0.0
+        matched = False
+        for j, posting in enumerate(postings):
+            found = read.get(j)
+            value = found.get(d) if found is not None else posting.contribution(d)
+            if value is None:
+                continue
+            if posting.field:
+                boost += value
+            else:
+                bm25 += value
+                matched = True
+        if matched and prior_of is not None:
+            extra = prior_of(d)
+            if extra is not None:
+                bm25 += extra
+        return bm25, boost
+
+    return exact
+
+
+def _sitting_prior(index: RecallIndex,
+                   postings: list[TermPosting]) -> tuple[float, Callable[[int], float | None]]:
+    """The bound of the query's sitting prior (0: none) and document -> its exact prior."""
+    sittings = index.sittings()
+    own = [(p.numbers, p.counts) for p in postings if not p.field]
+    idfs = sittings.idfs(own) if sittings.count and own else []
+    bound = sittings.bound(own, idfs) if any(idfs) else 0.0  # no document's prior is larger
+    return bound, lambda d: sittings.prior(d, own, idfs)
+
+
+def _essential(postings: list[TermPosting], wanted: int, least: float,
+               prior: float) -> tuple[dict[int, float], dict[int, dict[int, float]], float]:
     """Read the essential terms, highest bound first: ``(partial scores, terms read, bounds left)``.
 
     A term is read while a document holding none of the terms read so far could still
-    reach the threshold (``least``, else the ``wanted``-th best partial score).
+    reach the threshold (``least``, else the ``wanted``-th best partial score) with the
+    bounds of the terms left and ``prior``, the bound of the sitting prior.
     """
     order = sorted(range(len(postings)), key=lambda j: (-postings[j].bound, j))
     rest = [0.0] * (len(order) + 1)
@@ -116,7 +154,7 @@ def _essential(postings: list[TermPosting], wanted: int,
             threshold = heapq.nlargest(wanted, partial.values())[-1]
         else:
             threshold = 0.0
-        if pos and threshold > 0 and not _reaches(rest[pos], threshold):
+        if pos and threshold > 0 and not _reaches(rest[pos] + prior, threshold):
             return partial, read, rest[pos]
         contributions = read[j] = postings[j].contributions()
         get = partial.get

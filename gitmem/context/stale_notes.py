@@ -97,8 +97,8 @@ def held_back_line(count: int, actions: RepairActions | None = None) -> str:
     if count <= 0:
         return ""
     actions = actions or CLI_ACTIONS
-    noun = "match" if count == 1 else "matches"
-    return f"{count} stale {noun} held back (`{actions.include_stale}` shows them)."
+    noun, pronoun = ("match", "it") if count == 1 else ("matches", "them")
+    return f"{count} stale {noun} held back (`{actions.include_stale}` shows {pronoun})."
 
 
 def stale_tail(notes: Sequence[StaleNote], held_back: int, fmt: str, *, header: str | None = None,

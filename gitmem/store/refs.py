@@ -233,7 +233,8 @@ class Refs:
         Every move writes a reflog entry (``--create-reflog``: also where
         ``core.logAllRefUpdates`` is off, as in a bare repository), whose message is
         ``tur: `` and the first line of ``message``. A move of the memory ref is remembered
-        in :attr:`last_tip_file`.
+        in :attr:`last_tip_file`, and libgit2's parsed objects are dropped
+        (:meth:`~gitmem.store.repo.Repository.drop_object_cache`).
 
         While git runs, ``<common dir>/tur/locks/<new>`` records this host and git's pid,
         so that a lock git leaves behind when it is killed can be told from a live one (see
@@ -264,6 +265,8 @@ class Refs:
             if ref == MEMORY_REF:
                 self.note_tip(new)
                 self.history.after_move(new)
+            # The old tip's parsed trees are dead weight now: a long-running process kept them all.
+            self._repository.drop_object_cache()
             prune_owners(owner.parent)
             return "ok"
         if proc.returncode < 0:

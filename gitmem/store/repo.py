@@ -120,6 +120,18 @@ class Repository:
 
         return cls(open_repository(found))
 
+    def drop_object_cache(self) -> None:
+        """Free libgit2's parsed objects of this repository; its handles reopen on next use.
+
+        libgit2 keeps every commit and tree it parsed (up to 256 MiB a process, counted
+        below their real cost), and each write to the memory ref makes the old tip's trees
+        dead weight: a long-running process (``tur mcp``, ``tur serve``, the watcher) grew by
+        them on every write (about 2.5 KiB a call, GitHub issue 29). Objects a caller still
+        holds stay valid.
+        """
+        if self._repo is not None:
+            self._repo.free()
+
     @property
     def is_open(self) -> bool:
         """Whether libgit2 has opened the repository (a warm read never opens it)."""
