@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+import sqlite3
+from contextlib import closing
+
+import pytest
+
 from gitmem.api import Gitmem
+from gitmem.cache import CacheNotice, cache_dir
+from gitmem.cache.db import DB_NAME
 from gitmem.cache.recall_index import RecallIndexes
-from tests.conftest import add_filler_memories, learn, tur_ok
+from tests.conftest import add_filler_memories, learn, tur, tur_ok
 
 
 def _hits(repo, query):
@@ -42,3 +49,28 @@ def test_recall_after_learn_and_forget_equals_a_cold_rebuild(repo):
         warm = [_hits(repo, query), _hits(repo, query)]  # derived, then saved derived
         tur_ok(repo, "cache", "clear")
         assert warm == [_hits(repo, query)] * 2
+
+
+@pytest.mark.parametrize("damage", [
+    "numbers = substr(numbers, 1, length(numbers) - 1)",  # not a whole number of integers
+    "counts = x''",  # fewer counts than documents
+    "numbers = x'ffffff7f' || substr(numbers, 5)",  # a document the index does not have
+    "counts = zeroblob(length(counts))",  # counts of 0
+    "numbers = numbers || numbers",  # not ascending, more numbers than counts
+    "numbers = 'text'",  # not postings at all
+])
+def test_a_damaged_term_row_is_a_miss_rebuilt_and_reported(repo, damage):
+    add_filler_memories(repo, 60)
+    learn(repo, "The queue retries failed jobs with backoff")
+    want = _hits(repo, "queue retries failed")
+    cache = cache_dir(Gitmem.open(repo).store) / DB_NAME
+    with closing(sqlite3.connect(cache)) as db, db:
+        assert db.execute(f"UPDATE recall_term SET {damage} WHERE field = 0").rowcount > 4
+    result = tur(repo, "recall", "queue retries failed")
+    assert result.code == 0 and "Traceback" not in result.err, result.err
+    assert "is damaged" in result.err and "rebuilding it" in result.err
+    assert "backoff" in result.out
+    gm = Gitmem.open(repo)
+    got, notices = gm.recall("queue retries failed", top_k=5)
+    assert [(h.memory.id, h.score, h.ranks) for h in got.hits] == want
+    assert not [n for n in notices if isinstance(n, CacheNotice)]  # saved again, whole

@@ -8,8 +8,10 @@ reads) and a ``recall_term`` row per term, so that a query reads its own terms' 
 from __future__ import annotations
 
 import hashlib
+import operator
 from array import array
 from collections.abc import Callable, Mapping, Sequence
+from itertools import islice
 from typing import Any
 
 from gitmem.cache.db import CacheDB, Untrusted
@@ -64,41 +66,54 @@ class RecallIndexes:
         and ``content``). With ``tree`` ``None`` (no records) nothing is saved. A saved index
         of the wrong structure is deleted, reported and built again.
         """
-        from gitmem.context.recall import RecallIndex, index_columns
+        from gitmem.context.recall import RecallIndex
 
         def provide(candidates: Sequence[Any]) -> RecallIndex:
             listed = candidates.ids if isinstance(candidates, RowViews) else [m.id for m in candidates]
             keyed = "\n".join([RecallIndex.VERSION, *listed]).encode()
             digest = hashlib.blake2b(keyed, digest_size=12).hexdigest()
             name = f"{tree}:{digest}" if tree else None
+            key = (tree, digest, RecallIndex.VERSION)
             if name is not None and name in self._kept:
                 return self._kept[name]
             if name is not None:
-                loaded = self._load(name, (tree, digest, RecallIndex.VERSION))
+                loaded = self._load(name, key)
                 if loaded is not None and loaded.size == len(candidates):
+                    # A damaged term row found by a query is a miss: built here again.
+                    loaded.rebuild = lambda: self._miss(name, key, candidates, listed)
                     return self._keep(name, loaded).bind(listed)
                 if loaded is not None:
                     self.db.reject(_KIND, name, Untrusted("bad structure: index of another document list"))
-            columns: Mapping[str, Sequence[Any]]
-            if isinstance(candidates, RowViews):
-                texts = candidates.contents
-                columns = _row_columns(candidates)
-            else:
-                texts, columns = [m.content for m in candidates], index_columns(candidates)
-            base = self._latest(name) if name is not None else None
-            if base is not None:
-                base = base.whole()
-            index = (base.derive(listed, texts, **columns) if base is not None
-                     else RecallIndex.build(texts, ids=listed, **columns))
-            if name is not None:
-                # Derived from a saved index, it is cheap to derive again: saved (~6 MB at
-                # 10,000 memories) once asked for twice.
-                if base is None or self.db.asked_before(_KIND, name):
-                    self.save(name, (tree, digest, RecallIndex.VERSION), index)
-                self._keep(name, index)
-            return index.bind(listed)
+            return self._miss(name, key, candidates, listed)
 
         return provide
+
+    def _miss(self, name: str | None, key: tuple, candidates: Sequence[Any],
+              listed: list[str]) -> Any:
+        """The index of ``candidates``, derived from the latest one or built; kept, saved (class docstring)."""
+        from gitmem.context.recall import RecallIndex, index_columns
+
+        columns: Mapping[str, Sequence[Any]]
+        if isinstance(candidates, RowViews):
+            texts = candidates.contents
+            columns = _row_columns(candidates)
+        else:
+            texts, columns = [m.content for m in candidates], index_columns(candidates)
+        base = self._latest(name) if name is not None else None
+        if base is not None:
+            try:
+                base = base.whole()
+            except (KeyError, TypeError, ValueError):  # a damaged base: built instead
+                base = None
+        index = (base.derive(listed, texts, **columns) if base is not None
+                 else RecallIndex.build(texts, ids=listed, **columns))
+        if name is not None:
+            # Derived from a saved index, it is cheap to derive again: saved (~6 MB at
+            # 10,000 memories) once asked for twice.
+            if base is None or self.db.asked_before(_KIND, name):
+                self.save(name, key, index)
+            self._keep(name, index)
+        return index.bind(listed)
 
     def save(self, name: str, key: tuple, index: Any) -> None:
         """Save ``index`` as ``name``: its head and body memos and a row per term, in one transaction.
@@ -176,35 +191,45 @@ class SavedIndex:
             ValueError, TypeError, KeyError: an inconsistent head.
         """
         from gitmem.context.recall import RecallIndex
-        from gitmem.context.sittings import Sittings
 
         class Saved(RecallIndex):
             """A saved index: :attr:`terms` and :attr:`fields` hold the rows read so far."""
 
             _absent: tuple[set[str], set[str]]  # terms found to have no row (BM25, field)
+            rebuild: Callable[[], RecallIndex] | None = None  # builds it again from the candidates
+            rebuilt = False  # a damaged row was found: the index is now held whole
 
             def fetch(self, bm25_terms: Sequence[str], field_terms: Sequence[str]) -> None:
+                if self.rebuilt:
+                    return
                 wanted = [(0, t) for t in bm25_terms if t not in self.terms and t not in self._absent[0]]
                 wanted += [(1, t) for t in field_terms if t not in self.fields and t not in self._absent[1]]
-                for at in range(0, len(wanted), _CHUNK):
-                    chunk = wanted[at:at + _CHUNK]
-                    marks = ", ".join("(?, ?)" for _ in chunk)
-                    found = db.run(f"SELECT field, term, df, numbers, counts FROM recall_term"
-                                   f" WHERE idx = ? AND (field, term) IN (VALUES {marks})",
-                                   (name, *[x for pair in chunk for x in pair]))
-                    if found is None:
-                        raise ValueError("the recall index's rows cannot be read")
-                    for field, term, df, numbers, counts in found:
-                        postings = self.fields if field else self.terms
-                        postings[term] = (numbers, counts)
-                        self._postings[(bool(field), term)] = self._posting(bool(field),
-                                                                            (numbers, counts), df)
-                    got = {(f, t) for f, t, *_ in found}
-                    for field, term in chunk:
-                        if (field, term) not in got:
-                            self._absent[field].add(term)
+                try:
+                    read = _read_rows(db, name, wanted, len(self.ids))
+                except (TypeError, ValueError) as exc:
+                    self._heal(str(exc))
+                    return
+                for field, term, df, numbers, counts in read:
+                    (self.fields if field else self.terms)[term] = (numbers.tobytes(), counts.tobytes())
+                    self._postings[(bool(field), term)] = self._posting(bool(field), (numbers, counts), df)
+                got = {(f, t) for f, t, *_ in read}
+                for field, term in wanted:
+                    if (field, term) not in got:
+                        self._absent[field].add(term)
+
+            def _heal(self, reason: str) -> None:
+                """A damaged row: the index is deleted, reported, built again, and this one becomes it."""
+                db.reject(_KIND, name, Untrusted(f"bad structure: {reason}"))
+                db.run("DELETE FROM recall_term WHERE idx = ?", (name,), write=True)
+                if self.rebuild is None:
+                    raise ValueError(reason)
+                fresh = self.rebuild()
+                vars(self).update(vars(fresh))  # the same documents in the order bound: a whole index
+                self.rebuilt = True
 
             def whole(self) -> RecallIndex:
+                if self.rebuilt:
+                    return self
                 payload = db.get(_BODY, name)
                 rows = db.run("SELECT field, term, numbers, counts FROM recall_term WHERE idx = ?",
                               (name,))
@@ -218,24 +243,72 @@ class SavedIndex:
                 return RecallIndex.from_payload({**body, **{f: head[f] for f in ("version", *_HEAD)},
                                                  "terms": terms, "fields": fields})
 
-        lengths, flengths, near, expanded = array("i"), array("i"), array("i"), array("d")
-        for column, field in ((lengths, "lengths"), (flengths, "flengths"), (near, "near"),
-                              (expanded, "expanded")):
-            column.frombytes(head[field])
-        ids = head["ids"]
-        n = len(ids)
-        if not isinstance(ids, list) or not len(lengths) == len(flengths) == len(expanded) == n \
-                or len(near) != 4 * n:
-            raise ValueError("inconsistent arrays")
+        ids, lengths, flengths, near, expanded, sittings = _head_columns(head)
         index = Saved(ids, [], [], array("q"), [], [], lengths, flengths, {}, {}, near, expanded)
         index._absent = (set(), set())
-        sittings = [array(code) for code in "iiid"]
-        for column, saved in zip(sittings, head["sittings"], strict=True):
-            column.frombytes(saved)
-        if len(sittings[0]) != n:
-            raise ValueError("inconsistent arrays")
-        index._sittings = Sittings(*sittings)
+        index._sittings = sittings
         return index
+
+
+def _head_columns(head: dict[str, Any]) -> tuple[list[str], array, array, array, array, Any]:
+    """The ids, lengths, field lengths, neighbours, expanded lengths and sittings of a head memo.
+
+    Raises:
+        ValueError, TypeError, KeyError: an inconsistent head.
+    """
+    from gitmem.context.sittings import Sittings
+
+    lengths, flengths, near, expanded = array("i"), array("i"), array("i"), array("d")
+    for column, field in ((lengths, "lengths"), (flengths, "flengths"), (near, "near"),
+                          (expanded, "expanded")):
+        column.frombytes(head[field])
+    ids = head["ids"]
+    n = len(ids)
+    if not isinstance(ids, list) or not len(lengths) == len(flengths) == len(expanded) == n \
+            or len(near) != 4 * n:
+        raise ValueError("inconsistent arrays")
+    sittings = [array(code) for code in "iiid"]
+    for column, saved in zip(sittings, head["sittings"], strict=True):
+        column.frombytes(saved)
+    if len(sittings[0]) != n:
+        raise ValueError("inconsistent arrays")
+    return ids, lengths, flengths, near, expanded, Sittings(*sittings)
+
+
+def _read_rows(db: CacheDB, name: str, wanted: list[tuple[int, str]],
+               n: int) -> list[tuple[int, str, int, array, array]]:
+    """The ``recall_term`` rows of index ``name`` for ``wanted`` ``(field, term)`` pairs, checked.
+
+    Those that exist, as ``(field, term, df, numbers, counts)``, postings as arrays.
+
+    Raises:
+        ValueError, TypeError: rows that cannot be read, or that are not postings of an
+            index of ``n`` documents (numbers ascending in ``[0, n)``, counts and the
+            document frequency at least 1).
+    """
+    found: list[tuple] = []
+    for at in range(0, len(wanted), _CHUNK):
+        chunk = wanted[at:at + _CHUNK]
+        marks = ", ".join("(?, ?)" for _ in chunk)
+        rows = db.run(f"SELECT field, term, df, numbers, counts FROM recall_term"
+                      f" WHERE idx = ? AND (field, term) IN (VALUES {marks})",
+                      (name, *[x for pair in chunk for x in pair]))
+        if rows is None:
+            raise ValueError("the recall index's rows cannot be read")
+        found.extend(rows)
+    out = []
+    for field, term, df, numbers_bytes, counts_bytes in found:
+        if field not in (0, 1) or not isinstance(term, str) or not isinstance(df, int):
+            raise TypeError("recall_term row of another shape")
+        numbers, counts = array("i"), array("i")
+        numbers.frombytes(numbers_bytes)
+        counts.frombytes(counts_bytes)
+        if not numbers or len(numbers) != len(counts) or not len(numbers) <= df <= n \
+                or not 0 <= numbers[0] <= numbers[-1] < n or min(counts) < 1 \
+                or not all(map(operator.lt, numbers, islice(numbers, 1, None))):
+            raise ValueError(f"inconsistent postings of {term!r}")
+        out.append((field, term, df, numbers, counts))
+    return out
 
 
 def _row_columns(rows: RowViews) -> dict[str, Sequence[Any]]:

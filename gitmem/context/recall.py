@@ -489,9 +489,12 @@ class RecallIndex:
         return out, maximum
 
     def _posting(self, field: bool, found: tuple, df: int | None = None) -> TermPosting:
-        numbers, counts = array("i"), array("i")
-        numbers.frombytes(found[0])
-        counts.frombytes(found[1])
+        """The :class:`TermPosting` of a term's ``(numbers, counts)``: ``array("i")`` or their bytes."""
+        numbers, counts = found
+        if not isinstance(numbers, array):
+            numbers, counts = array("i"), array("i")
+            numbers.frombytes(found[0])
+            counts.frombytes(found[1])
         return TermPosting(numbers, counts, self.fnorm if field else self.norm, field, self.size,
                            FIELD_WEIGHT if field else 1.0, self.near, self._linked,
                            NEIGHBOUR_WEIGHT, REPLY_WEIGHT,

@@ -106,7 +106,6 @@ def best(memories: Sequence[Memory], index: Any, query: str, floor: float, limit
     else:
         recency = verified or own_verified
         time_of = lambda i: recency(memories[i])  # noqa: E731
-    positions = index.positions
     wanted = limit
     pool: Any = None
     times: list[int] = []
@@ -122,6 +121,7 @@ def best(memories: Sequence[Memory], index: Any, query: str, floor: float, limit
 
     while True:
         scored, maximum, least = top_scores(index, query, wanted, floor)
+        positions = index.positions  # after the query: a damaged saved index is built again by it
         if positions is not None:
             scored = {positions[d]: v for d, v in scored.items()}
         total = {i: b + f for i, (b, f) in scored.items() if b + f > 0 and b + f >= least}
