@@ -90,7 +90,7 @@ class RecallIndexes:
 
     def _miss(self, name: str | None, key: tuple, candidates: Sequence[Any],
               listed: list[str]) -> Any:
-        """The index of ``candidates``, derived from the latest one or built; kept, saved (class docstring)."""
+        """The index of ``candidates``, derived from the latest one or built; kept and saved."""
         from gitmem.context.recall import RecallIndex, index_columns
 
         columns: Mapping[str, Sequence[Any]]
