@@ -287,15 +287,18 @@ def _read_rows(db: CacheDB, name: str, wanted: list[tuple[int, str]],
             document frequency at least 1).
     """
     found: list[tuple] = []
-    for at in range(0, len(wanted), _CHUNK):
-        chunk = wanted[at:at + _CHUNK]
-        marks = ", ".join("(?, ?)" for _ in chunk)
-        rows = db.run(f"SELECT field, term, df, numbers, counts FROM recall_term"
-                      f" WHERE idx = ? AND (field, term) IN (VALUES {marks})",
-                      (name, *[x for pair in chunk for x in pair]))
-        if rows is None:
-            raise ValueError("the recall index's rows cannot be read")
-        found.extend(rows)
+    for field in (0, 1):
+        terms = [term for f, term in wanted if f == field]
+        for at in range(0, len(terms), _CHUNK):
+            chunk = terms[at:at + _CHUNK]
+            # ``field = ? AND term IN (...)``: a search of the primary key per term (a row
+            # value ``(field, term) IN (VALUES ...)`` scans every row of the index).
+            rows = db.run(f"SELECT field, term, df, numbers, counts FROM recall_term WHERE idx = ?"
+                          f" AND field = ? AND term IN ({', '.join('?' * len(chunk))})",
+                          (name, field, *chunk))
+            if rows is None:
+                raise ValueError("the recall index's rows cannot be read")
+            found.extend(rows)
     out = []
     for field, term, df, numbers_bytes, counts_bytes in found:
         if field not in (0, 1) or not isinstance(term, str) or not isinstance(df, int):

@@ -157,6 +157,9 @@ def _essential(postings: list[TermPosting], wanted: int, least: float,
         if pos and threshold > 0 and not _reaches(rest[pos] + prior, threshold):
             return partial, read, rest[pos]
         contributions = read[j] = postings[j].contributions()
+        if not partial:
+            partial = dict(contributions)  # ``0.0 + value`` is ``value``: a C copy
+            continue
         get = partial.get
         for d, value in contributions.items():
             partial[d] = get(d, 0.0) + value

@@ -11,7 +11,7 @@ import re
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
 from gitmem.context.analysis import tokenize
@@ -104,7 +104,8 @@ class TermPosting:
 
     Args:
         numbers, counts: the documents holding the term (ascending) and how often.
-        norm: document -> its length norm (:meth:`RecallIndex.norm` or ``fnorm``).
+        norm: ``(k1, b, lengths, average)``: document ``d``'s length norm is
+            ``k1 × (1 − b + b × lengths[d] / average)`` (:meth:`RecallIndex.norm` or ``fnorm``).
         field: a field term (no neighbours).
         size: the index's number of documents (for the idf).
         weight: the idf's factor (1, or the field weight).
@@ -120,16 +121,17 @@ class TermPosting:
     """
 
     __slots__ = ("numbers", "counts", "norm", "field", "near", "linked", "same", "reply",
-                 "df", "idf", "bound", "_packed", "_scored")
+                 "df", "idf", "bound", "_lent", "_packed", "_scored")
 
-    def __init__(self, numbers: array, counts: array, norm: Callable[[int], float], field: bool,
+    def __init__(self, numbers: array, counts: array, norm: tuple[float, float, Sequence[float], float],
+                 field: bool,
                  size: int, weight: float, near: array, linked: set[int], same: float, reply: float,
                  least_norm: float, df: int | None = None) -> None:
         self.numbers, self.counts, self.norm, self.field = numbers, counts, norm, field
         self.near, self.linked, self.same, self.reply = near, linked, same, reply
         self._packed: dict[int, int] | None = None
         self._scored: dict[int, float] | None = None
-        lent = not field and not linked.isdisjoint(numbers)
+        lent = self._lent = not field and not linked.isdisjoint(numbers)
         if df is None:
             df = len(self.packed()) if lent else len(numbers)
         self.df = df
@@ -157,13 +159,24 @@ class TermPosting:
     def _score(self, d: int, code: int) -> float:
         f = ((code & _COUNT_MASK) + self.same * ((code >> _SAME_SHIFT) & _COUNT_MASK)
              + self.reply * (code >> _OTHERS_SHIFT))
-        return self.idf * f / (f + self.norm(d))
+        k1, b, lengths, average = self.norm
+        return self.idf * f / (f + k1 * (1 - b + b * lengths[d] / average))
 
     def contributions(self) -> dict[int, float]:
-        """Document -> this term's part of its score, for every document it scores."""
+        """Document -> this term's part of its score, for every document it scores.
+
+        One expression per posting, inlined: with no neighbour lending, ``f`` is the count
+        itself (``count + same × 0 + reply × 0`` is the same float), else :meth:`_score`.
+        """
         if self._scored is None:
-            score = self._score
-            self._scored = {d: score(d, code) for d, code in self.packed().items()}
+            if self._lent:
+                score = self._score
+                self._scored = {d: score(d, code) for d, code in self.packed().items()}
+            else:
+                idf, (k1, b, lengths, average) = self.idf, self.norm
+                c = 1 - b  # ``1 - b + x`` is evaluated as ``(1 - b) + x``
+                self._scored = {d: idf * f / (f + k1 * (c + b * lengths[d] / average))
+                                for d, f in zip(self.numbers, self.counts, strict=True)}
         return self._scored
 
     def _count(self, d: int) -> int:

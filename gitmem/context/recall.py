@@ -495,7 +495,9 @@ class RecallIndex:
             numbers, counts = array("i"), array("i")
             numbers.frombytes(found[0])
             counts.frombytes(found[1])
-        return TermPosting(numbers, counts, self.fnorm if field else self.norm, field, self.size,
+        norm = ((BM25_K1, BM25_B, self.flengths, self._faverage) if field
+                else (BM25_K1, BM25_B, self._expanded, self._average))
+        return TermPosting(numbers, counts, norm, field, self.size,
                            FIELD_WEIGHT if field else 1.0, self.near, self._linked,
                            NEIGHBOUR_WEIGHT, REPLY_WEIGHT,
                            self._least_fnorm if field else self._least_norm, df)

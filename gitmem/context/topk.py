@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -97,15 +97,7 @@ def best(memories: Sequence[Memory], index: Any, query: str, floor: float, limit
         id_of: Callable[[int], str] = lambda i: table_ids[rows[i]]  # noqa: E731
     else:
         id_of = lambda i: memories[i].id  # noqa: E731
-    if isinstance(verified, ByRow) and rows is not None:
-        column = verified.column  # the rows of a RowViews are the column's
-        time_of: Callable[[int], int | None] = lambda i: column[rows[i]]  # noqa: E731
-    elif isinstance(verified, ByRow):
-        by_id = verified.by_id
-        time_of = lambda i: by_id(id_of(i))  # noqa: E731
-    else:
-        recency = verified or own_verified
-        time_of = lambda i: recency(memories[i])  # noqa: E731
+    time_of, times_of = _recency(memories, rows, id_of, verified, own_verified)
     wanted = limit
     pool: Any = None
     times: list[int] = []
@@ -130,7 +122,7 @@ def best(memories: Sequence[Memory], index: Any, query: str, floor: float, limit
             return []
         if pool is None:
             pool = set(total) if least > 0 else matching(index, query)
-            times = sorted(t for t in map(time_of, pool) if t is not None)
+            times = sorted([t for t in times_of(pool) if t is not None])
         scores = sorted(total.values())
         at = {i: time_of(i) for i in total}
         # Every match scoring at least the ``wanted``-th best score, ties included: the head
@@ -156,6 +148,26 @@ def best(memories: Sequence[Memory], index: Any, query: str, floor: float, limit
                         stale_reason(memory) if stale else None,
                         relevance=total[i] / maximum if maximum else 0.0))
     return hits
+
+
+def _recency(memories: Sequence[Memory], rows: Sequence[int] | None, id_of: Callable[[int], str],
+             verified: Callable[[Memory], int | None] | None,
+             own_verified: Callable[[Memory], int | None],
+             ) -> tuple[Callable[[int], int | None], Callable[[Iterable[int]], Iterable[int | None]]]:
+    """Position -> its last verification, and positions -> theirs (C maps where it can)."""
+    if isinstance(verified, ByRow) and rows is not None:
+        column = verified.column  # the rows of a RowViews are the column's
+        # C maps, no Python frame per match: the recency of every match is read.
+        return (lambda i: column[rows[i]],
+                lambda ps: map(column.__getitem__, map(rows.__getitem__, ps)))
+    time_of: Callable[[int], int | None]
+    if isinstance(verified, ByRow):
+        by_id = verified.by_id
+        time_of = lambda i: by_id(id_of(i))  # noqa: E731
+    else:
+        recency = verified or own_verified
+        time_of = lambda i: recency(memories[i])  # noqa: E731
+    return time_of, lambda ps: map(time_of, ps)
 
 
 def matching(index: Any, query: str) -> set[int]:
@@ -186,4 +198,4 @@ def matching(index: Any, query: str) -> set[int]:
                 for number in linked.intersection(numbers):
                     found.update(x for x in near[NEAR * number:NEAR * number + NEAR] if x >= 0)
     positions = index.positions
-    return found if positions is None else {positions[d] for d in found}
+    return found if positions is None else set(map(positions.__getitem__, found))
