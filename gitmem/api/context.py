@@ -616,9 +616,10 @@ class ContextBuilder:
         record's own ``author`` field; a field that names someone else is shown as a claim
         (:func:`gitmem.context.entry.claimed_by`).
         """
-        pairs, verdict = self._author_verdicts(table)
-        if pairs is None:
+        writers, verdict = self._author_verdicts(table)
+        if writers is None:
             return [], []
+        pairs = list(zip(writers, table.columns["author"], strict=True))
         # Few distinct (writers, claim) pairs: judge each once, then map the rows through a dict.
         judged = {pair: verdict(pair) for pair in set(pairs)}
         out = list(map(judged.__getitem__, pairs))
@@ -626,7 +627,9 @@ class ContextBuilder:
 
     def _author_verdicts(self, table: RecordTable) -> tuple[list[tuple] | None,
                                                             Callable[[tuple], tuple[str | None, bool]]]:
-        """Per row its (writers, claim) pair (``None``: git names no writer), and the verdict of a pair.
+        """Per row its writers (``None``: git names no writer), and the verdict of a (writers, claim) pair.
+
+        A row's pair is its writers and its ``author`` column (the claim).
 
         The verdict is what :meth:`_authors` gives a row of that pair, judged once per pair.
         """
@@ -661,9 +664,7 @@ class ContextBuilder:
             judged[pair] = (shown, ok)
             return judged[pair]
 
-        if not writers:
-            return None, verdict
-        return list(zip(writers, table.columns["author"], strict=True)), verdict
+        return writers or None, verdict
 
     def _blocks(self, tip: str | None, skipped: list[Skipped]) -> tuple[dict[str, Any] | None, str | None,
                                                                           str | None]:
@@ -829,15 +830,17 @@ class ContextBuilder:
 
     def _author_of(self, table: RecordTable) -> Callable[[Any], str | None]:
         """Memory -> its author when that is someone other than the local identity (else ``None``)."""
-        pairs, verdict = self._author_verdicts(table)  # judged for the hits alone
-        row_of, ids = table.row, table.ids
+        writers, verdict = self._author_verdicts(table)  # judged for the hits alone
+        row_of, ids, claims = table.row, table.ids, table.columns["author"]
 
         def author_of(memory: Any) -> str | None:
             # A view of this table names its row: no id -> row map of the whole table is built.
             row = getattr(memory, "row", None)
             if row is None or not 0 <= row < len(ids) or ids[row] != memory.id:
                 row = row_of(memory.id)
-            return verdict(pairs[row])[0] if row is not None and pairs is not None else None
+            if row is None or writers is None:
+                return None
+            return verdict((writers[row], claims[row]))[0]
 
         return author_of
 

@@ -91,7 +91,7 @@ class Records:
             if payload.get("tree") == tree and _shaped(payload):
                 rows = payload.get("rows")
                 if isinstance(rows, list) and len(rows) == len(table.ids) \
-                        and all(type(r) is tuple for r in rows):
+                        and set(map(type, rows)) <= {tuple}:  # C, no frame per row
                     return rows  # warm: the rows as last read; the id map is read only to walk
             known = _attribution_of(payload)
             since = payload.get("tip") if isinstance(payload.get("tip"), str) else None

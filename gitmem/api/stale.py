@@ -148,8 +148,8 @@ def held_back(ws: Workspace, table: RecordTable, query: str, kept: Sequence[int]
     from gitmem.context.topk import matching
 
     everyone, _ = table.recall_selection(True)
-    ranked = set(kept)
-    rows = [r for r in everyone.rows if r not in ranked]
+    # The rows are ascending (table order): a C set difference, sorted back.
+    rows = sorted(set(everyone.rows).difference(kept))
     if not rows:
         return 0
     views = RowViews(table, rows)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import compress
+from operator import not_
 from typing import TYPE_CHECKING
 
 from gitmem.cache.reader import Skipped, Snapshot
@@ -142,16 +144,20 @@ class RecordTable:
         """
         statuses, rels, ids = self.statuses(), self.columns["rels"], self.ids
         refuted, stale, supersedes = Status.REFUTED.value, Status.STALE.value, RelationType.SUPERSEDES.value
-        live = [r for r, status in enumerate(statuses) if status != refuted]
+        # C passes over the columns (compress, map): no Python frame per row.
+        live = list(compress(range(len(statuses)), map(refuted.__ne__, statuses)))
         superseded: dict[str, str] = {}
         # Rows are sorted by id: walking them backwards leaves the smallest superseding id.
-        for r in reversed(live):
-            if rels[r] and statuses[r] != stale:
+        for r in reversed(list(compress(live, map(rels.__getitem__, live)))):  # those with relations
+            if statuses[r] != stale:
                 for kind, target in rels[r]:
                     if kind == supersedes and target != ids[r]:
                         superseded[target] = ids[r]
         if not include_stale:
-            live = [r for r in live if statuses[r] != stale and ids[r] not in superseded]
+            live = list(compress(live, map(stale.__ne__, map(statuses.__getitem__, live))))
+            if superseded:
+                replaced = map(superseded.__contains__, map(ids.__getitem__, live))
+                live = list(compress(live, map(not_, replaced)))
         return RowViews(self, live), superseded
 
     def statuses(self) -> list[str]:

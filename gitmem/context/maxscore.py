@@ -24,6 +24,7 @@ with a relative margin of 1e-9 (the partial sums are taken in another order).
 from __future__ import annotations
 
 import heapq
+from operator import itemgetter
 from typing import TYPE_CHECKING
 
 from gitmem.context.analysis import tokenize
@@ -81,7 +82,7 @@ def top_scores(index: RecallIndex, query: str, wanted: int,
                 scored[d] = exact(d)
         return scored, maximum, least
     best: list[float] = []  # a min-heap of the ``wanted`` best exact scores
-    for d, p in sorted(partial.items(), key=lambda item: -item[1]):
+    for d, p in sorted(partial.items(), key=itemgetter(1), reverse=True):  # stable: ties in order
         if len(best) >= wanted and not _reaches(p + left, best[0]):
             break
         bm25, boost = scored[d] = exact(d)
