@@ -10,7 +10,7 @@ import pytest
 from gitmem.api import Gitmem
 from gitmem.cache import CacheNotice, cache_dir
 from gitmem.cache.db import DB_NAME
-from gitmem.cache.recall_index import RecallIndexes
+from gitmem.cache.recall_index import RecallIndexes, rows_statement
 from tests.conftest import add_filler_memories, learn, tur, tur_ok
 
 
@@ -74,3 +74,14 @@ def test_a_damaged_term_row_is_a_miss_rebuilt_and_reported(repo, damage):
     got, notices = gm.recall("queue retries failed", top_k=5)
     assert [(h.memory.id, h.score, h.ranks) for h in got.hits] == want
     assert not [n for n in notices if isinstance(n, CacheNotice)]  # saved again, whole
+
+
+def test_a_query_s_rows_are_searched_by_the_primary_key_not_scanned(repo):
+    add_filler_memories(repo, 30)
+    _hits(repo, "queue retries")
+    with closing(sqlite3.connect(cache_dir(Gitmem.open(repo).store) / DB_NAME)) as db:
+        (name,) = {row[0] for row in db.execute("SELECT idx FROM recall_term")}
+        plan = db.execute("EXPLAIN QUERY PLAN " + rows_statement(3),
+                          (name, 0, "queue", "retri", "x")).fetchall()
+    searched = "SEARCH recall_term USING PRIMARY KEY (idx=? AND field=? AND term=?)"
+    assert [step[3] for step in plan] == [searched]

@@ -275,6 +275,16 @@ def _head_columns(head: dict[str, Any]) -> tuple[list[str], array, array, array,
     return ids, lengths, flengths, near, expanded, Sittings(*sittings)
 
 
+def rows_statement(count: int) -> str:
+    """The SELECT of ``count`` terms' rows of one index and field (parameters: idx, field, terms).
+
+    ``field = ? AND term IN (...)`` is a search of the primary key per term; a row value
+    ``(field, term) IN (VALUES ...)`` made SQLite scan every row of the index.
+    """
+    return (f"SELECT field, term, df, numbers, counts FROM recall_term WHERE idx = ?"
+            f" AND field = ? AND term IN ({', '.join('?' * count)})")
+
+
 def _read_rows(db: CacheDB, name: str, wanted: list[tuple[int, str]],
                n: int) -> list[tuple[int, str, int, array, array]]:
     """The ``recall_term`` rows of index ``name`` for ``wanted`` ``(field, term)`` pairs, checked.
@@ -291,11 +301,7 @@ def _read_rows(db: CacheDB, name: str, wanted: list[tuple[int, str]],
         terms = [term for f, term in wanted if f == field]
         for at in range(0, len(terms), _CHUNK):
             chunk = terms[at:at + _CHUNK]
-            # ``field = ? AND term IN (...)``: a search of the primary key per term (a row
-            # value ``(field, term) IN (VALUES ...)`` scans every row of the index).
-            rows = db.run(f"SELECT field, term, df, numbers, counts FROM recall_term WHERE idx = ?"
-                          f" AND field = ? AND term IN ({', '.join('?' * len(chunk))})",
-                          (name, field, *chunk))
+            rows = db.run(rows_statement(len(chunk)), (name, field, *chunk))
             if rows is None:
                 raise ValueError("the recall index's rows cannot be read")
             found.extend(rows)

@@ -97,6 +97,8 @@ class RecordTable:
     """This clone's working-tree overlay: row -> why uncommitted changes make it stale (set by
     the read path on every read, never saved; see ``gitmem.api.records.Records.table``)."""
     _views: list[MemoryView] | None = None
+    _selections: dict[bool, tuple[list[int], dict[str, str]]] = field(default_factory=dict)
+    """:meth:`recall_selection`'s rows and superseded map, by ``include_stale`` (overlay-dependent)."""
     _rows: dict[str, int] | None = None
     _legacy: dict[str, list[str]] | None = None
 
@@ -142,7 +144,29 @@ class RecordTable:
         Equal to it (same candidates in the same order, same superseded map) without a view
         per record: the candidates are a :class:`RowViews` that builds views on access.
         """
-        statuses, rels, ids = self.statuses(), self.columns["rels"], self.ids
+        found = self._selections.get(include_stale)
+        if found is None:
+            found = self._selections[include_stale] = self._selection(include_stale)
+        return RowViews(self, found[0]), found[1]
+
+    def _selection(self, include_stale: bool) -> tuple[list[int], dict[str, str]]:
+        """The rows and superseded map of :meth:`recall_selection` (one pass shared by both kinds)."""
+        everyone = self._selections.get(True)
+        if everyone is None:
+            everyone = self._selections[True] = self._everyone(self.statuses())
+        if include_stale:
+            return everyone
+        live, superseded = everyone
+        statuses, ids, stale = self.statuses(), self.ids, Status.STALE.value
+        live = list(compress(live, map(stale.__ne__, map(statuses.__getitem__, live))))
+        if superseded:
+            replaced = map(superseded.__contains__, map(ids.__getitem__, live))
+            live = list(compress(live, map(not_, replaced)))
+        return live, superseded
+
+    def _everyone(self, statuses: list[str]) -> tuple[list[int], dict[str, str]]:
+        """Rows not refuted, and superseded id -> the smallest id superseding it (not stale)."""
+        rels, ids = self.columns["rels"], self.ids
         refuted, stale, supersedes = Status.REFUTED.value, Status.STALE.value, RelationType.SUPERSEDES.value
         # C passes over the columns (compress, map): no Python frame per row.
         live = list(compress(range(len(statuses)), map(refuted.__ne__, statuses)))
@@ -153,12 +177,7 @@ class RecordTable:
                 for kind, target in rels[r]:
                     if kind == supersedes and target != ids[r]:
                         superseded[target] = ids[r]
-        if not include_stale:
-            live = list(compress(live, map(stale.__ne__, map(statuses.__getitem__, live))))
-            if superseded:
-                replaced = map(superseded.__contains__, map(ids.__getitem__, live))
-                live = list(compress(live, map(not_, replaced)))
-        return RowViews(self, live), superseded
+        return live, superseded
 
     def statuses(self) -> list[str]:
         """The status column with the working-tree overlay (:attr:`local`) applied."""
@@ -177,6 +196,7 @@ class RecordTable:
         if local != self.local:
             self.local = local
             self._views = None
+            self._selections.clear()
 
     def values(self, row: int) -> tuple:
         """The hot fields of ``row``, in :data:`COLUMNS` order (as :func:`gitmem.cache.records.row_of`)."""
