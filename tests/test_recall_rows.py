@@ -85,3 +85,28 @@ def test_a_query_s_rows_are_searched_by_the_primary_key_not_scanned(repo):
                           (name, 0, "queue", "retri", "x")).fetchall()
     searched = "SEARCH recall_term USING PRIMARY KEY (idx=? AND field=? AND term=?)"
     assert [step[3] for step in plan] == [searched]
+
+
+def _saved_indexes(repo) -> dict[str, list[str]]:
+    from gitmem.cache.db import CacheDB
+
+    db = CacheDB(cache_dir(Gitmem.open(repo).store))
+    return {name: RecallIndexes(db)._load(name, None).ids for name in db.keys("recall")}
+
+
+def test_after_a_write_each_index_is_derived_from_the_one_of_its_own_candidates(repo):
+    add_filler_memories(repo, 300)
+    old = learn(repo, "The queue retries failed jobs with backoff")
+    new = learn(repo, "Queue retries are capped at five attempts")
+    tur_ok(repo, "link", new, old, "--type", "supersedes")  # the old one is held back
+    for _ in range(2):  # asked twice: saved, even when derived
+        _hits(repo, "queue retries")
+    assert sorted(map(len, _saved_indexes(repo).values())) == [1, 301]  # held back, ranked
+    written = learn(repo, "The exporter flushes metrics every ten seconds")
+    after = [_hits(repo, "queue retries") for _ in range(2)]
+    # Derived from the ranked list's index, the new memory is its last document; built (from
+    # the held-back one's, which differs in most documents), the documents are in id order.
+    (ids,) = [ids for ids in _saved_indexes(repo).values() if written in ids]
+    assert ids[-1] == written and ids != sorted(ids)
+    tur_ok(repo, "cache", "clear")
+    assert [_hits(repo, "queue retries")] * 2 == after

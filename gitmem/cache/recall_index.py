@@ -72,7 +72,8 @@ class RecallIndexes:
             listed = candidates.ids if isinstance(candidates, RowViews) else [m.id for m in candidates]
             keyed = "\n".join([RecallIndex.VERSION, *listed]).encode()
             digest = hashlib.blake2b(keyed, digest_size=12).hexdigest()
-            name = f"{tree}:{digest}" if tree else None
+            # The size ends the name: a base to derive from is chosen by it (:meth:`_latest`).
+            name = f"{tree}:{digest}:{len(listed)}" if tree else None
             key = (tree, digest, RecallIndex.VERSION)
             if name is not None and name in self._kept:
                 return self._kept[name]
@@ -99,7 +100,7 @@ class RecallIndexes:
             columns = _row_columns(candidates)
         else:
             texts, columns = [m.content for m in candidates], index_columns(candidates)
-        base = self._latest(name) if name is not None else None
+        base = self._latest(name, len(listed)) if name is not None else None
         if base is not None:
             try:
                 base = base.whole()
@@ -167,16 +168,34 @@ class RecallIndexes:
             del self._kept[next(iter(self._kept))]  # dicts keep insertion order: the oldest
         return index
 
-    def _latest(self, exclude: str) -> Any:
-        """The index held in memory or saved most recently but ``exclude``, to derive a new one from."""
-        for kept_name in reversed(self._kept):  # held in memory (``tur mcp``): nothing to read
+    def _latest(self, exclude: str, size: int) -> Any:
+        """The index held in memory or saved, but ``exclude``, nearest ``size`` documents, to derive from.
+
+        Nearest in size, then most recent: after a write, the candidates of the last tree
+        and not another list (a recall's and its held-back count's are both kept). One held
+        in memory (``tur mcp``) is taken before a saved one as near: nothing to read.
+        """
+        def size_of(name: str) -> int:
+            tail = name.rpartition(":")[2]
+            return int(tail) if tail.isdigit() else -1
+
+        near: list[tuple[int, int, str]] = []
+        for rank, kept_name in enumerate(reversed(self._kept)):
             if kept_name != exclude:
-                return self._kept[kept_name]
-        for name in self.db.keys(_KIND)[:_BASES_TRIED]:
-            if name != exclude:
-                found = self._load(name, None)
-                if found is not None:
-                    return found
+                near.append((abs(self._kept[kept_name].size - size), rank, kept_name))
+        for rank, name in enumerate(self.db.keys(_KIND), start=len(near)):
+            if name != exclude and name not in self._kept and size_of(name) >= 0:
+                near.append((abs(size_of(name) - size), rank, name))
+        tries = _BASES_TRIED
+        for _, _, name in sorted(near):
+            if name in self._kept:
+                return self._kept[name]
+            if not tries:
+                break
+            tries -= 1
+            found = self._load(name, None)
+            if found is not None:
+                return found
         return None
 
 
