@@ -33,15 +33,17 @@ _CHUNK = 500
 class RecallIndexes:
     """:class:`gitmem.context.recall.RecallIndex` objects saved per candidate list.
 
-    An index is keyed by ``<memories tree>:<digest>``, a digest of the candidate ids (which
-    fix every document's text) and of :attr:`RecallIndex.VERSION` (which fixes the analysis).
+    An index is keyed by ``<memories tree>:<digest>:<size>``, a digest of the candidate ids
+    (which fix every document's text) and of :attr:`RecallIndex.VERSION` (which fixes the
+    analysis), and their number.
     The head memo is ``{"key": (tree, digest, version), "index": head}`` (``head``: the
     version and the :data:`_HEAD` fields of :meth:`RecallIndex.to_payload`), the body memo
     the other columns, and each term a ``recall_term`` row (:meth:`save`); one whose key is
     not the one asked for is deleted and reported, never used. A loaded index is a
-    :class:`SavedIndex`: a query reads only its terms' rows. A missing
-    index is derived from the most recently saved one
-    (:meth:`gitmem.context.recall.RecallIndex.derive`: after a write, only the memories it
+    :class:`SavedIndex`: a query reads only its terms' rows; a row that cannot be read or is
+    not a posting of the index is a miss (the index is deleted, reported and built again).
+    A missing index is derived from the kept or saved one nearest its size (:meth:`_latest`;
+    :meth:`gitmem.context.recall.RecallIndex.derive`: after a write, only the memories it
     changed are indexed) and saved whole when asked for a second time
     (:meth:`~gitmem.cache.db.CacheDB.asked_before`), or built and saved. The last
     :data:`KEPT` indexes provided are also kept in memory, so that a long-running process
