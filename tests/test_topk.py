@@ -199,3 +199,21 @@ def test_maxscore_reads_fewer_postings_and_scores_the_best_exactly(seed):
             assert {d for d, (b, f) in exact.items() if b + f >= least} <= scored.keys()
     scored, _, _ = top_scores(index, "zeppelin queue retry cache", 3, 0.0)
     assert len(scored) < len(exact)  # the common words' postings were not all scored
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_expanded_lengths_are_each_document_s_own_sum(seed):
+    from gitmem.context.postings import NEAR
+    from gitmem.context.recall import NEIGHBOUR_WEIGHT, REPLY_WEIGHT
+
+    rng = random.Random(500 + seed)
+    memories = _store(rng, rng.randint(20, 200)) + _sessions(rng, 60)
+    index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
+                              **index_columns(memories))
+    lengths, near = index.lengths, index.near
+    assert index._linked
+    for d in range(len(lengths)):
+        slots = near[NEAR * d:NEAR * d + NEAR]
+        same = sum(lengths[o] for o in slots[:2] if o >= 0)
+        others = sum(lengths[o] for o in slots[2:] if o >= 0)
+        assert index._expanded[d] == lengths[d] + NEIGHBOUR_WEIGHT * same + REPLY_WEIGHT * others

@@ -350,12 +350,14 @@ class RecallIndex:
     def _expanded_lengths(self) -> array:
         """Each document's length with its neighbours' terms (d⁺ of the module docstring)."""
         lengths, near = self.lengths, self.near
-        out = array("d")
-        for d in range(len(lengths)):
+        # A document with no neighbour is its own length (``n + w × 0 + r × 0`` is ``float(n)``):
+        # a C copy; only turns of a conversation are summed.
+        out = array("d", lengths)
+        for d in _linked(near):
             at = _NEAR * d
             same = sum(lengths[other] for other in near[at:at + 2] if other >= 0)
             others = sum(lengths[other] for other in near[at + 2:at + 4] if other >= 0)
-            out.append(lengths[d] + NEIGHBOUR_WEIGHT * same + REPLY_WEIGHT * others)
+            out[d] = lengths[d] + NEIGHBOUR_WEIGHT * same + REPLY_WEIGHT * others
         return out
 
     def bm25_scores(self, query: str) -> list[float]:
