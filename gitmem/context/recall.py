@@ -317,6 +317,8 @@ class RecallIndex:
         finds the same neighbours as one built at once. The relation is symmetric.
         """
         near = array("i", [-1]) * (_NEAR * len(self.ids))
+        if len(set(self.authors).difference(("",))) < 2:
+            return near  # a reply takes two authors, and one author's neighbours take a reply
         timed = sorted((t, self.ids[d], d) for d, t in enumerate(self.times)
                        if t != NO_TIME and self.ids[d])
         order = [d for _, _, d in timed]
