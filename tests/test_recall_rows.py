@@ -91,7 +91,11 @@ def _saved_indexes(repo) -> dict[str, list[str]]:
     from gitmem.cache.db import CacheDB
 
     db = CacheDB(cache_dir(Gitmem.open(repo).store))
-    return {name: RecallIndexes(db)._load(name, None).ids for name in db.keys("recall")}
+    loaded = {name: RecallIndexes(db)._load(name, None) for name in db.keys("recall")}
+    # A derived index (not in the candidates' order) is saved with its positions.
+    for index in loaded.values():
+        assert (index.saved_positions is None) == (index.ids == sorted(index.ids))
+    return {name: index.ids for name, index in loaded.items()}
 
 
 def test_after_a_write_each_index_is_derived_from_the_one_of_its_own_candidates(repo):
@@ -108,5 +112,6 @@ def test_after_a_write_each_index_is_derived_from_the_one_of_its_own_candidates(
     # the held-back one's, which differs in most documents), the documents are in id order.
     (ids,) = [ids for ids in _saved_indexes(repo).values() if written in ids]
     assert ids[-1] == written and ids != sorted(ids)
+    assert _hits(repo, "queue retries") == after[0]  # read back bound by its saved positions
     tur_ok(repo, "cache", "clear")
     assert [_hits(repo, "queue retries")] * 2 == after

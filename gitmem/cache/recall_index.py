@@ -109,7 +109,7 @@ class RecallIndexes:
             except (KeyError, TypeError, ValueError):  # a damaged base: built instead
                 base = None
         index = (base.derive(listed, texts, **columns) if base is not None
-                 else RecallIndex.build(texts, ids=listed, **columns))
+                 else RecallIndex.build(texts, ids=listed, **columns)).bind(listed)
         if name is not None:
             # Derived from a saved index, it is cheap to derive again: saved (~6 MB at
             # 10,000 memories) once asked for twice.
@@ -125,6 +125,8 @@ class RecallIndexes:
         """
         payload = index.to_payload()
         head = {field: payload[field] for field in ("version", *_HEAD)}
+        # Bound to the candidates its name fixes: a load reads the positions (no O(n) bind).
+        head["positions"] = index.positions.tobytes() if index.positions is not None else b""
         body = {field: value for field, value in payload.items()
                 if field not in (*_HEAD, "terms", "fields")}
         rows = []
@@ -219,6 +221,7 @@ class SavedIndex:
             _absent: tuple[set[str], set[str]]  # terms found to have no row (BM25, field)
             rebuild: Callable[[], RecallIndex] | None = None  # builds it again from the candidates
             rebuilt = False  # a damaged row was found: the index is now held whole
+            saved_positions: array | None = None  # its bound positions when not the identity
 
             def fetch(self, bm25_terms: Sequence[str], field_terms: Sequence[str]) -> None:
                 if self.rebuilt:
@@ -248,6 +251,10 @@ class SavedIndex:
                 vars(self).update(vars(fresh))  # the same documents in the order bound: a whole index
                 self.rebuilt = True
 
+            def bind(self, ids: Sequence[str]) -> RecallIndex:
+                known = None if self.rebuilt else self.saved_positions  # for the candidates of its name
+                return super().bind(ids) if known is None else _bound(self, len(ids), known)
+
             def whole(self) -> RecallIndex:
                 if self.rebuilt:
                     return self
@@ -268,7 +275,38 @@ class SavedIndex:
         index = Saved(ids, [], [], array("q"), [], [], lengths, flengths, {}, {}, near, expanded)
         index._absent = (set(), set())
         index._sittings = sittings
+        index.saved_positions = _positions(head.get("positions", b""), len(ids), index.size)
         return index
+
+
+def _positions(saved: bytes, n: int, size: int) -> array | None:
+    """The saved positions of an index of ``n`` documents (``size`` of them not holes), ``None``: none.
+
+    Checked by C passes: ``-1`` for each hole, and the others each of ``0 … size - 1`` once.
+
+    Raises:
+        ValueError, TypeError: not such a permutation.
+    """
+    if not saved:
+        return None
+    positions = array("i")
+    positions.frombytes(saved)
+    if len(positions) != n or positions.count(-1) != n - size or len(set(positions)) != size + (n > size) \
+            or (n and not -1 <= min(positions) <= max(positions) < size):
+        raise ValueError("inconsistent positions")
+    return positions
+
+
+def _bound(index: Any, count: int, positions: array) -> Any:
+    """``index`` bound to ``count`` candidates by its saved ``positions``.
+
+    Raises:
+        ValueError: another number of candidates than the index has documents.
+    """
+    if count != index.size:
+        raise ValueError("index of another document list")
+    index.positions = positions
+    return index
 
 
 def _head_columns(head: dict[str, Any]) -> tuple[list[str], array, array, array, array, Any]:
