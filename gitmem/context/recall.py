@@ -501,7 +501,8 @@ class RecallIndex:
                      + reply * (code >> _OTHERS_SHIFT))
                 bm25[number] = bm25_get(number, 0.0) + idf * f / (f + norm(number))
         if self._sittings is None:
-            self._sittings = Sittings(self.ids, self.authors, self.refs, self.times, self.lengths)
+            self._sittings = Sittings(self.ids, self.authors, self.refs, self.times, self.lengths,
+                                      self._linked)
         for number, prior in self._sittings.scores(found_postings, bm25).items():
             bm25[number] += prior
         fnorm = self.fnorm
