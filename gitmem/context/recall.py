@@ -32,7 +32,9 @@ stems). A memory's score for a query is
 - **Sitting prior** (:mod:`gitmem.context.sittings`): a memory that matches the query and
   belongs to a sitting (one author's unanchored memories observed one after another, at most
   an hour apart: a chat session) also scores a weighted BM25 of its whole sitting, so that a
-  turn of the session about the question outranks an equal turn elsewhere.
+  turn of the session about the question outranks an equal turn elsewhere; the first memory
+  of a sitting of one speaker alone (no reply: a user's side of chat sessions) also scores
+  half its own BM25 (the opener: a session's first message states the request).
 
 Score fusion of the two, not rank fusion: RRF (Cormack et al., SIGIR 2009) and a character
 trigram ranker were measured on the development sets and added nothing once BM25 had these
@@ -501,7 +503,8 @@ class RecallIndex:
                      + reply * (code >> _OTHERS_SHIFT))
                 bm25[number] = bm25_get(number, 0.0) + idf * f / (f + norm(number))
         if self._sittings is None:
-            self._sittings = Sittings(self.ids, self.authors, self.refs, self.times, self.lengths)
+            self._sittings = Sittings(self.ids, self.authors, self.refs, self.times, self.lengths,
+                                      self._linked)
         for number, prior in self._sittings.scores(found_postings, bm25).items():
             bm25[number] += prior
         fnorm = self.fnorm
