@@ -145,16 +145,24 @@ def table(rows: list[tuple[int, str, list[tuple[float, float | None]]]]) -> str:
     return "\n".join(lines)
 
 
-def _rss_mib(pid: int) -> float:
+def _rss_mib(pid: int) -> tuple[float, float]:
+    """(resident set size, its anonymous part) of process ``pid``, in MiB.
+
+    The rest of the RSS is file-backed: the pack and index files libgit2 maps, which grow with
+    the memory ref's history and which the kernel can drop at any time.
+    """
+    fields = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssAnon"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields["VmRSS"], fields["RssAnon"]
 
 
 def bench_rss(calls: int, mix: str, big: bool, code: Path,
-              distinct: int | None = None) -> list[tuple[int, float, float]]:
-    """(calls made, server RSS in MiB, seconds) every ``calls // 10`` write calls of ``tur mcp``.
+              distinct: int | None = None) -> list[tuple[int, float, float, float]]:
+    """(calls made, server RSS and its anonymous part in MiB, seconds) every ``calls // 10``
+    write calls of ``tur mcp``.
 
     ``distinct``: how many different texts are learned (numbers taken modulo it); ``None``:
     every text is new.
@@ -190,7 +198,7 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path,
     ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "bench", "version": "1"}})
     proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-    samples = [(0, _rss_mib(proc.pid), 0.0)]
+    samples = [(0, *_rss_mib(proc.pid), 0.0)]
     started = time.perf_counter()
     last: str | None = None
     for n in range(1, calls + 1):
@@ -203,8 +211,9 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path,
                 "content": f"Bench note {k}: the queue retries with backoff {k % 97}"}})
             last = result["structuredContent"]["memory"]["id"]
         if n % max(1, calls // 10) == 0:
-            samples.append((n, _rss_mib(proc.pid), time.perf_counter() - started))
-            print(f"{n:,} calls: {samples[-1][1]:.1f} MiB", file=sys.stderr, flush=True)
+            samples.append((n, *_rss_mib(proc.pid), time.perf_counter() - started))
+            print(f"{n:,} calls: {samples[-1][1]:.1f} MiB ({samples[-1][2]:.1f} anonymous)",
+                  file=sys.stderr, flush=True)
     proc.stdin.close()
     proc.wait()
     return samples
@@ -236,12 +245,13 @@ def main(argv: list[str] | None = None) -> int:
         big += f", {args.distinct:,} distinct texts" if args.distinct else ""
         print(f"\ntur mcp RSS over {args.rss:,} write calls ({args.mix}{big}), code {args.code}, "
               f"load average {os.getloadavg()[0]:.2f}\n")
-        print("| calls | RSS (MiB) | seconds |\n|---:|---:|---:|")
-        for n, rss, seconds in samples:
-            print(f"| {n:,} | {rss:.1f} | {seconds:.0f} |")
-        half = samples[len(samples) // 2]
-        slope = (samples[-1][1] - half[1]) * 1024 / max(1, samples[-1][0] - half[0])
-        print(f"\ngrowth over the second half: {slope:.1f} KiB per call")
+        print("| calls | RSS (MiB) | anonymous (MiB) | seconds |\n|---:|---:|---:|---:|")
+        for n, rss, anon, seconds in samples:
+            print(f"| {n:,} | {rss:.1f} | {anon:.1f} | {seconds:.0f} |")
+        half, last = samples[len(samples) // 2], samples[-1]
+        calls_apart = max(1, last[0] - half[0])
+        print(f"\ngrowth over the second half: {(last[1] - half[1]) * 1024 / calls_apart:.2f} KiB "
+              f"per call, {(last[2] - half[2]) * 1024 / calls_apart:.2f} KiB of it anonymous")
         print(f"rerun: python bench/bench_mcp.py --rss {args.rss} --mix {args.mix}"
               f"{' --big' if args.big else ''}"
               f"{f' --distinct {args.distinct}' if args.distinct else ''} --code {args.code}")
