@@ -27,10 +27,15 @@ and makes N write calls through raw JSON-RPC frames, printing the server's resid
 second half (KiB; the first half fills the bounded memos). ``--mix learn`` learns N new
 memories (the store grows, and so does what it legitimately holds); ``--mix learn-forget``
 (the default) learns and forgets in turn, so the store keeps its size and RSS should stay
-flat. ``--big`` first stores one 900 KB record. ``--code PATH`` runs the server from another
-checkout (``--code /path/to/old/checkout`` gives the "before" figure)::
+flat. Each text has a new number, so every learn brings a new word and a new text to
+count: the word memos and token counts fill towards their bounds as the calls go on.
+``--distinct K`` takes the numbers modulo K, so that after the first K texts the memos hold
+what they will hold and any growth left is a leak. ``--big`` first stores one 900 KB
+record. ``--code PATH`` runs the server from another checkout (``--code
+/path/to/old/checkout`` gives the "before" figure)::
 
     python bench/bench_mcp.py --rss 10000
+    python bench/bench_mcp.py --rss 10000 --distinct 500
     python bench/bench_mcp.py --rss 10000 --mix learn --big
 """
 
@@ -140,15 +145,28 @@ def table(rows: list[tuple[int, str, list[tuple[float, float | None]]]]) -> str:
     return "\n".join(lines)
 
 
-def _rss_mib(pid: int) -> float:
+def _rss_mib(pid: int) -> tuple[float, float]:
+    """(resident set size, its anonymous part) of process ``pid``, in MiB.
+
+    The rest of the RSS is file-backed: the pack and index files libgit2 maps, which grow with
+    the memory ref's history and which the kernel can drop at any time.
+    """
+    fields = {}
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS")
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "RssAnon"):
+            fields[key] = int(value.split()[0]) / 1024
+    return fields["VmRSS"], fields["RssAnon"]
 
 
-def bench_rss(calls: int, mix: str, big: bool, code: Path) -> list[tuple[int, float, float]]:
-    """(calls made, server RSS in MiB, seconds) every ``calls // 10`` write calls of ``tur mcp``."""
+def bench_rss(calls: int, mix: str, big: bool, code: Path,
+              distinct: int | None = None) -> list[tuple[int, float, float, float]]:
+    """(calls made, server RSS and its anonymous part in MiB, seconds) every ``calls // 10``
+    write calls of ``tur mcp``.
+
+    ``distinct``: how many different texts are learned (numbers taken modulo it); ``None``:
+    every text is new.
+    """
     import json
 
     work = Path(tempfile.mkdtemp(prefix="tur-bench-rss-"))
@@ -180,7 +198,7 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path) -> list[tuple[int, fl
     ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "bench", "version": "1"}})
     proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
-    samples = [(0, _rss_mib(proc.pid), 0.0)]
+    samples = [(0, *_rss_mib(proc.pid), 0.0)]
     started = time.perf_counter()
     last: str | None = None
     for n in range(1, calls + 1):
@@ -188,12 +206,14 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path) -> list[tuple[int, fl
             ask("tools/call", {"name": "forget", "arguments": {"id": last}})
             last = None
         else:
+            k = n % distinct if distinct else n
             result = ask("tools/call", {"name": "learn", "arguments": {
-                "content": f"Bench note {n}: the queue retries with backoff {n % 97}"}})
+                "content": f"Bench note {k}: the queue retries with backoff {k % 97}"}})
             last = result["structuredContent"]["memory"]["id"]
         if n % max(1, calls // 10) == 0:
-            samples.append((n, _rss_mib(proc.pid), time.perf_counter() - started))
-            print(f"{n:,} calls: {samples[-1][1]:.1f} MiB", file=sys.stderr, flush=True)
+            samples.append((n, *_rss_mib(proc.pid), time.perf_counter() - started))
+            print(f"{n:,} calls: {samples[-1][1]:.1f} MiB ({samples[-1][2]:.1f} anonymous)",
+                  file=sys.stderr, flush=True)
     proc.stdin.close()
     proc.wait()
     return samples
@@ -213,23 +233,28 @@ def main(argv: list[str] | None = None) -> int:
                         help="measure the server's RSS over N write calls")
     parser.add_argument("--mix", choices=["learn-forget", "learn"], default="learn-forget",
                         help="with --rss: the write calls (default learn-forget: the store keeps its size)")
+    parser.add_argument("--distinct", type=int, metavar="K",
+                        help="with --rss: learn only K different texts (default: every one new)")
     parser.add_argument("--big", action="store_true", help="with --rss: first store one 900 KB record")
     parser.add_argument("--code", type=Path, default=ROOT,
                         help="with --rss: the checkout the server runs from")
     args = parser.parse_args(argv)
     if args.rss:
-        samples = bench_rss(args.rss, args.mix, args.big, args.code.resolve())
+        samples = bench_rss(args.rss, args.mix, args.big, args.code.resolve(), args.distinct)
         big = ", one 900 KB record" if args.big else ""
+        big += f", {args.distinct:,} distinct texts" if args.distinct else ""
         print(f"\ntur mcp RSS over {args.rss:,} write calls ({args.mix}{big}), code {args.code}, "
               f"load average {os.getloadavg()[0]:.2f}\n")
-        print("| calls | RSS (MiB) | seconds |\n|---:|---:|---:|")
-        for n, rss, seconds in samples:
-            print(f"| {n:,} | {rss:.1f} | {seconds:.0f} |")
-        half = samples[len(samples) // 2]
-        slope = (samples[-1][1] - half[1]) * 1024 / max(1, samples[-1][0] - half[0])
-        print(f"\ngrowth over the second half: {slope:.1f} KiB per call")
+        print("| calls | RSS (MiB) | anonymous (MiB) | seconds |\n|---:|---:|---:|---:|")
+        for n, rss, anon, seconds in samples:
+            print(f"| {n:,} | {rss:.1f} | {anon:.1f} | {seconds:.0f} |")
+        half, last = samples[len(samples) // 2], samples[-1]
+        calls_apart = max(1, last[0] - half[0])
+        print(f"\ngrowth over the second half: {(last[1] - half[1]) * 1024 / calls_apart:.2f} KiB "
+              f"per call, {(last[2] - half[2]) * 1024 / calls_apart:.2f} KiB of it anonymous")
         print(f"rerun: python bench/bench_mcp.py --rss {args.rss} --mix {args.mix}"
-              f"{' --big' if args.big else ''} --code {args.code}")
+              f"{' --big' if args.big else ''}"
+              f"{f' --distinct {args.distinct}' if args.distinct else ''} --code {args.code}")
         return 0
     rows: list[tuple[int, str, list[tuple[float, float | None]]]] = []
     for size in [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]:

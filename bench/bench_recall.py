@@ -453,10 +453,12 @@ def main() -> None:
         RELEVANCE_FLOOR,
         REPLY_WEIGHT,
     )
+    from gitmem.context.sittings import OPENER_WEIGHT, SITTING_WEIGHT
 
     print(f"gitmem: BM25 k1={BM25_K1} b={BM25_B}, conversation neighbours x{REPLY_WEIGHT} (a reply), "
           f"x{NEIGHBOUR_WEIGHT} (same author), field boost "
-          f"x{FIELD_WEIGHT}, relevance floor {RELEVANCE_FLOOR} (pre-turn)")
+          f"x{FIELD_WEIGHT}, sitting prior x{SITTING_WEIGHT}, opener x{OPENER_WEIGHT}, "
+          f"relevance floor {RELEVANCE_FLOOR} (pre-turn)")
     print()
     print(f"{'Fictional code set (fixtures/recall)':<40} {'recall@5':>9} {'MRR':>7}")
     for name, (r, mrr) in fixture_figures().items():

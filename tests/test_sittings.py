@@ -57,3 +57,31 @@ def test_a_store_without_sittings_has_none(repo):
     sittings = Sittings.found(index.ids, index.authors, index.refs, index.times, index.lengths)
     assert sittings.count == 0
     assert sittings.scores([], {0: 1.0}) == {}
+
+
+def test_the_first_turn_of_a_one_speaker_sitting_outranks_an_equal_later_turn(repo):
+    gm = Gitmem.open(repo)
+    opened = _learn(gm, ["I practice the piano every morning at home", "I bought new running shoes"], DAY1)
+    later = _learn(gm, ["I bought a new lunch box", "I practice the piano every morning at work"], DAY30)
+    for _ in range(2):  # cold (records parsed), then warm (cache views)
+        hits = Gitmem.open(repo).recall(QUERY)[0].hits
+        order = [h.memory.id for h in hits]
+        # Equal turns in equal sittings: the newer would rank first, but the older opened its sitting.
+        assert order.index(opened[0]) < order.index(later[1])
+        assert hits[0].bm25 > hits[1].bm25
+
+
+def test_only_a_sitting_of_one_speaker_has_an_opener():
+    texts = ["Hey Mel, how was the piano recital?", "It went well, I practice every morning",
+             "That is great to hear", "Thanks, see you soon",
+             "I practice the piano every morning", "I bought new running shoes"]
+    authors = ["Caroline <c@example.org>", "Melanie <m@example.org>"] * 2 + ["Caroline <c@example.org>"] * 2
+    observed = ([DAY1 + timedelta(seconds=n) for n in range(4)]
+                + [DAY30 + timedelta(seconds=n) for n in range(2)])
+    index = RecallIndex.build(texts, observed, authors=authors)
+    index.sparse_scores(QUERY)
+    sittings = index._sittings
+    assert sittings is not None
+    # Caroline's and Melanie's turns of the conversation are sittings with replies: no opener.
+    assert sittings.count == 3
+    assert sittings.openers == {4}

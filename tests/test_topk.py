@@ -65,26 +65,31 @@ def test_top_hits_equal_the_exhaustive_order_on_random_stores_with_ties(seed):
                     assert top == exhaustive, (query, limit, floor, skip)
 
 
-def _sessions(rng: random.Random, n: int) -> list[Memory]:
-    """``n`` chat turns in sessions two hours apart, by two authors: many sittings of the prior."""
+def _sessions(rng: random.Random, n: int, speakers: int = 2) -> list[Memory]:
+    """``n`` chat turns in sessions two hours apart, by ``speakers`` authors: many sittings.
+
+    One speaker: a user's side of chat sessions, whose sittings have openers.
+    """
     memories = []
     for k in range(n):
         text = " ".join(rng.choices(WORDS, k=rng.randint(1, 8)))
         at = T0 + timedelta(hours=2 * (k // rng.choice([3, 5, 9])), minutes=k % 40)
         data = {"id": f"fact-{k + 0x10000:08x}", "type": "fact", "content": text, "confidence": 0.9,
-                "provenance": {"observed_at": at}, "author": AUTHORS[k % 2],
+                "provenance": {"observed_at": at}, "author": AUTHORS[k % speakers],
                 "decay": {"last_verified_at": at, "staleness_status": "fresh"}}
         memories.append(Memory(**data))
     return memories
 
 
+@pytest.mark.parametrize("speakers", [1, 2])
 @pytest.mark.parametrize("seed", range(6))
-def test_top_hits_with_the_sitting_prior_equal_the_exhaustive_order(seed):
+def test_top_hits_with_the_sitting_prior_equal_the_exhaustive_order(seed, speakers):
     rng = random.Random(300 + seed)
-    memories = _sessions(rng, rng.randint(40, 400))
+    memories = _sessions(rng, rng.randint(40, 400), speakers)
     index = RecallIndex.build([m.content for m in memories], ids=[m.id for m in memories],
                               **index_columns(memories))
     assert index.sittings().count > 3
+    assert index.sittings().openers or speakers > 1  # one speaker: every sitting opens
     for query in ("queue retry", "redis cache timeout wal", "failed jobs backoff worker pdf vite", "ann"):
         for limit in (1, 3, 10):
             for floor in (0.0, 0.2):

@@ -326,7 +326,7 @@ def _head_columns(head: dict[str, Any]) -> tuple[list[str], array, array, array,
     if not isinstance(ids, list) or not len(lengths) == len(flengths) == len(expanded) == n \
             or len(near) != 4 * n:
         raise ValueError("inconsistent arrays")
-    sittings = [array(code) for code in "iiid"]
+    sittings = [array(code) for code in "iiidi"]
     for column, saved in zip(sittings, head["sittings"], strict=True):
         column.frombytes(saved)
     if len(sittings[0]) != n:

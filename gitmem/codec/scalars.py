@@ -107,11 +107,25 @@ def _patterns_for(first: str) -> tuple[re.Pattern[str], ...]:
     return tuple(re.compile(pattern) for pattern, chars in FIRST_CHARACTERS.items() if first in chars)
 
 
-@lru_cache(maxsize=4096)  # keys and short values repeat in every record
+#: Strings up to this many characters are memoised: keys and short values (types, scopes,
+#: dates) repeat in every record, while a memory's text is met once, and holding it would
+#: make a long-running process keep up to 4,096 whole texts.
+_MEMOISED_CHARS = 64
+
+
 def needs_quotes(text: str) -> bool:
     """True when some YAML 1.1 or 1.2 reader would not read ``text`` unquoted as a string.
 
     The empty string, and every string one of the patterns above matches in full; whatever
     first character a library would dispatch on, so that this is never narrower than any.
     """
+    return _short_needs_quotes(text) if len(text) <= _MEMOISED_CHARS else _needs_quotes(text)
+
+
+@lru_cache(maxsize=4096)
+def _short_needs_quotes(text: str) -> bool:
+    return _needs_quotes(text)
+
+
+def _needs_quotes(text: str) -> bool:
     return text == "" or any(p.match(text) for p in _patterns_for(text[0]))

@@ -95,12 +95,18 @@ def identifier_parts(word: str) -> list[str]:
     return parts
 
 
+#: Words (and stems) memoised per process. A vocabulary is Zipf-distributed: 16,384 words
+#: hit 96 % of the words of 30,000 LongMemEval turns (65,536: 97 %, for four times the
+#: memory), and they bound what a long-running process holds to about 3 MiB per cache.
+_MEMOISED_WORDS = 1 << 14
+
+
 def stem(term: str) -> str:
     """Step 4: the Snowball English stem of a lowercase term (memoised)."""
     return _stem(term)
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=_MEMOISED_WORDS)
 def _stem(term: str) -> str:
     return _STEMMER.stemWord(term)
 
@@ -119,7 +125,7 @@ def tokenize(text: str) -> list[str]:
 
 # Words repeat across memories, so the per-word work is memoised (bounded, for long-lived
 # processes): indexing 100,000 memories then costs a dictionary lookup per word.
-@functools.lru_cache(maxsize=1 << 16)
+@functools.lru_cache(maxsize=_MEMOISED_WORDS)
 def _word_terms(word: str) -> tuple[str, ...]:
     out = []
     for part in identifier_parts(word):

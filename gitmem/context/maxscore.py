@@ -69,19 +69,19 @@ def top_scores(index: RecallIndex, query: str, wanted: int,
     least = floor / 2 * maximum
     if not postings:
         return {}, maximum, least
-    prior, prior_of = _sitting_prior(index, postings)
+    prior, prior_of, openers = _sitting_prior(index, postings)
     partial, read, left = _essential(postings, wanted, least, prior)
     left += prior
-
-    exact = (_summed(postings, read, prior_of if prior else None).__getitem__
-             if len(read) == len(postings) else _exact(postings, read, prior_of if prior else None))
+    priors = prior_of if prior or openers else None
+    every = len(read) == len(postings)
+    exact = _summed(postings, read, priors).__getitem__ if every else _exact(postings, read, priors)
 
     scored: dict[int, tuple[float, float]] = {}
-    if least > 0 or len(read) == len(postings):
+    if least > 0 or every:
         for d, p in partial.items():
             if not least or _reaches(p + left, least):
                 scored[d] = exact(d)
-        return scored, maximum, least
+        return _with_openers(scored, openers, exact, every), maximum, least
     best: list[float] = []  # a min-heap of the ``wanted`` best exact scores
     for d, p in sorted(partial.items(), key=itemgetter(1), reverse=True):  # stable: ties in order
         if len(best) >= wanted and not _reaches(p + left, best[0]):
@@ -92,11 +92,22 @@ def top_scores(index: RecallIndex, query: str, wanted: int,
             heapq.heappush(best, total)
         elif total > best[0]:
             heapq.heapreplace(best, total)
-    return scored, maximum, least
+    return _with_openers(scored, openers, exact, every), maximum, least
+
+
+def _with_openers(scored: dict[int, tuple[float, float]], openers: set[int],
+                  exact: Callable[[int], tuple[float, float]], every: bool) -> dict[int, tuple[float, float]]:
+    """``scored`` and every opener with a score (its share is in no bound; all read: all scored)."""
+    if not every:
+        for d in openers.difference(scored):
+            bm25, boost = exact(d)
+            if bm25 + boost > 0:
+                scored[d] = (bm25, boost)
+    return scored
 
 
 def _exact(postings: list[TermPosting], read: dict[int, dict[int, float]],
-           prior_of: Callable[[int], float | None] | None) -> Callable[[int], tuple[float, float]]:
+           prior_of: Callable[[int, float], float | None] | None) -> Callable[[int], tuple[float, float]]:
     """Document -> its exact ``(bm25, boost)``, summed in the exhaustive scorer's order.
 
     The terms read are looked up in their contributions, the others by bisection; the
@@ -117,7 +128,7 @@ def _exact(postings: list[TermPosting], read: dict[int, dict[int, float]],
                 bm25 += value
                 matched = True
         if matched and prior_of is not None:
-            extra = prior_of(d)
+            extra = prior_of(d, bm25)
             if extra is not None:
                 bm25 += extra
         return bm25, boost
@@ -126,7 +137,7 @@ def _exact(postings: list[TermPosting], read: dict[int, dict[int, float]],
 
 
 def _summed(postings: list[TermPosting], read: dict[int, dict[int, float]],
-            prior_of: Callable[[int], float | None] | None) -> dict[int, tuple[float, float]]:
+            prior_of: Callable[[int, float], float | None] | None) -> dict[int, tuple[float, float]]:
     """Every document's exact ``(bm25, boost)`` when every term was read: term at a time.
 
     The exhaustive scorer's sums (:meth:`RecallIndex.sparse_scores`: terms in order, then the
@@ -141,21 +152,27 @@ def _summed(postings: list[TermPosting], read: dict[int, dict[int, float]],
         for d, value in read[j].items():
             into[d] = get(d, 0.0) + value
     if prior_of is not None:
-        for d in bm25:
-            extra = prior_of(d)
+        for d, own in bm25.items():
+            extra = prior_of(d, own)
             if extra is not None:
                 bm25[d] += extra
     return {d: (bm25.get(d, 0.0), boost.get(d, 0.0)) for d in bm25.keys() | boost.keys()}
 
 
-def _sitting_prior(index: RecallIndex,
-                   postings: list[TermPosting]) -> tuple[float, Callable[[int], float | None]]:
-    """The bound of the query's sitting prior (0: none) and document -> its exact prior."""
+def _sitting_prior(index: RecallIndex, postings: list[TermPosting],
+                   ) -> tuple[float, Callable[[int, float], float | None], set[int]]:
+    """The query's sitting prior: its bound, ``(document, its BM25)`` -> its exact prior, the openers.
+
+    The sitting's part is bounded by :meth:`~gitmem.context.sittings.Sittings.bound`. An
+    opener's share of its own BM25 is in no bound: the openers (one per one-speaker sitting)
+    are each scored exactly (:func:`top_scores`).
+    """
     sittings = index.sittings()
     own = [(p.numbers, p.counts) for p in postings if not p.field]
     idfs = sittings.idfs(own) if sittings.count and own else []
     bound = sittings.bound(own, idfs) if any(idfs) else 0.0  # no document's prior is larger
-    return bound, lambda d: sittings.prior(d, own, idfs)
+    openers = sittings.openers if own else set()
+    return bound, lambda d, bm25: sittings.prior(d, bm25, own, idfs), openers
 
 
 def _essential(postings: list[TermPosting], wanted: int, least: float,

@@ -32,7 +32,9 @@ stems). A memory's score for a query is
 - **Sitting prior** (:mod:`gitmem.context.sittings`): a memory that matches the query and
   belongs to a sitting (one author's unanchored memories observed one after another, at most
   an hour apart: a chat session) also scores a weighted BM25 of its whole sitting, so that a
-  turn of the session about the question outranks an equal turn elsewhere.
+  turn of the session about the question outranks an equal turn elsewhere; the first memory
+  of a sitting of one speaker alone (no reply: a user's side of chat sessions) also scores
+  half its own BM25 (the opener: a session's first message states the request).
 
 Score fusion of the two, not rank fusion: RRF (Cormack et al., SIGIR 2009) and a character
 trigram ranker were measured on the development sets and added nothing once BM25 had these
@@ -299,7 +301,8 @@ class RecallIndex:
     def sittings(self) -> Sittings:
         """The documents' sittings (:mod:`gitmem.context.sittings`), found at the first query."""
         if self._sittings is None:
-            self._sittings = Sittings.found(self.ids, self.authors, self.refs, self.times, self.lengths)
+            self._sittings = Sittings.found(self.ids, self.authors, self.refs, self.times, self.lengths,
+                                            self._linked)
         return self._sittings
 
     def norm(self, d: int) -> float:
