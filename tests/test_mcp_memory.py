@@ -71,3 +71,26 @@ def test_libgit2_object_cache_is_emptied_by_each_write(repo):
         cycle(i)
     # What the newest tip's reads cached, never a share for each of the 120 writes before it.
     assert pygit2.settings.cached_memory[0] - cached < 4096
+
+
+def test_tree_lookups_hold_at_most_one_string_per_name(repo):
+    # pygit2 1.21 keeps a reference to each str a tree is indexed by; the store looks up by the
+    # interned string, so that 25 lookups of one name with 25 new strings hold at most one of them
+    # (the first, when it becomes the interned one), not 25.
+    import sys
+
+    tur(repo, "learn", "The outbox worker retries with backoff")
+    gm = Gitmem.open(repo)
+    tip = gm.store.tip()
+    memories = gm.store.subtree_id(tip, "memories")
+    assert tip is not None and memories is not None
+    paths = ["".join(["memo", "ries"]) for _ in range(25)]  # new objects of one value
+    names = ["".join(["no-such", "-entry"]) for _ in range(25)]
+    before = [sys.getrefcount(s) for s in paths + names]
+    for path, name in zip(paths, names, strict=True):
+        assert gm.store.entry_kind(tip, path) == "tree"
+        assert gm.store.id_in_tree(memories, name) is None
+    del path, name
+    after = [sys.getrefcount(s) for s in paths + names]
+    held = sum(1 for b, a in zip(before, after, strict=True) if a > b)
+    assert held <= 2, f"{held} of 50 strings held after their lookup"

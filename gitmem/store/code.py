@@ -17,6 +17,7 @@ from pygit2.enums import DeltaStatus, DiffFind, FileMode, FileStatus, SortMode
 from gitmem.errors import OutsideWorkTree
 from gitmem.record.anchors import Hunk, LinesChanged, is_binary, map_range
 from gitmem.store.fallback import GitAccess
+from gitmem.store.repo import tree_name
 
 __all__ = ["CodeHistory", "Distance", "WorktreeChange", "WorktreeState"]
 
@@ -303,7 +304,7 @@ class CodeHistory:
         if key in self._blob_ids:
             return self._blob_ids[key]
         try:
-            entry = self.access.tree_of(commit_sha)[path]
+            entry = self.access.tree_of(commit_sha)[tree_name(path)]
             found = str(entry.id) if entry.type_str == "blob" else None
         except (KeyError, ValueError):
             found = None

@@ -23,6 +23,7 @@ import pygit2
 from gitmem.errors import RemoteError
 from gitmem.store.memories import Store
 from gitmem.store.refs import MEMORY_REF, commit_info
+from gitmem.store.repo import tree_name
 
 __all__ = [
     "Graph",
@@ -330,6 +331,6 @@ class Graph:
 
 def _blob(tree: pygit2.Tree, path: str) -> str | None:
     try:
-        return str(tree[path].id)
+        return str(tree[tree_name(path)].id)
     except KeyError:
         return None

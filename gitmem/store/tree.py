@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.errors import FormatVersion, disk_full
 from gitmem.record.ids import shard_of
-from gitmem.store.repo import pg
+from gitmem.store.repo import pg, tree_name
 from gitmem.vocabulary import ID_PATTERN
 
 if TYPE_CHECKING:
@@ -251,7 +251,7 @@ class Trees:
         if root is None:
             return None
         try:
-            obj = root[path]
+            obj = root[tree_name(path)]
         except KeyError:
             return None
         return str(obj.id) if obj.type_str == kind else None
@@ -315,7 +315,7 @@ class Trees:
         if root is None:
             return None
         try:
-            return str(root[path].type_str)
+            return str(root[tree_name(path)].type_str)
         except KeyError:
             return None
 
@@ -326,7 +326,7 @@ class Trees:
     def id_in_tree(self, tree_id: str, path: str) -> str | None:
         """See :meth:`gitmem.store.Store.id_in_tree`."""
         try:
-            return str(self._tree(tree_id)[path].id)
+            return str(self._tree(tree_id)[tree_name(path)].id)
         except KeyError:
             return None
 
@@ -557,7 +557,8 @@ class Trees:
                prefix: str = "") -> pygit2.Oid:
         repo = self._repository.repo
         builder = repo.TreeBuilder(tree) if tree is not None else repo.TreeBuilder()
-        for name, change in nested.items():
+        for given, change in nested.items():
+            name = tree_name(given)
             if isinstance(change, dict):
                 sub = None
                 if tree is not None and name in tree and tree[name].type_str == "tree":
