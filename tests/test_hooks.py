@@ -445,3 +445,14 @@ def test_session_starts_are_pruned_after_a_day_by_the_stop_hook_itself(repo):
     stop(repo, "new")  # a new session's first stop records its start, and prunes
     assert not old.exists()
     assert len([p for p in sessions.iterdir() if p.name.endswith(".start.json")]) == 1
+
+
+def test_a_hook_with_a_bad_option_says_so_and_never_blocks_the_harness(repo):
+    # Exit 2 is Claude Code's "block": the prompt would be dropped, the tool call stopped.
+    for args in (["pre-turn", "--bogus"], ["pre-turn", "--top-k", "abc"],
+                 ["pre-tool", "--max-chars", "x"], ["stop", "--harness", "bogus"]):
+        result = tur(repo, "hook", *args, stdin=prompt("where do retries live"))
+        assert result.code == 0, (args, result.err)
+        assert result.out == ""
+        assert len(result.err.strip().splitlines()) == 1 and "tur: error:" in result.err, result.err
+    assert tur(repo, "learn", "--bogus").code == 2  # other commands keep exit 2

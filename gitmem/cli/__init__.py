@@ -201,7 +201,9 @@ def main(argv: Sequence[str] | None = None, env: Env | None = None) -> int:
         return int(exc.code or 0)
     except _UsageError as exc:
         env.warn(str(exc))
-        return 2
+        # A harness reads a hook's exit 2 as "block" (Claude Code drops the prompt, stops the
+        # tool call or keeps the turn going): a hook command with a bad option must not.
+        return 0 if command == "hook" else 2
     if not getattr(args, "func", None):
         parser.print_help(env.out)
         return 0
