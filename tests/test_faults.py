@@ -233,7 +233,10 @@ def test_mcp_wake_and_recall_text_escape_raw_control_bytes(repo, tmp_path):
                                                (("hook", "pre-turn", "--zzz"), "tur hook pre-turn"),
                                                (("--bogus",), "tur")])
 def test_an_unknown_argument_points_to_the_help_of_its_command(repo, args, help_of):
-    line = one_line_error(tur(repo, *args, stdin=""), "unrecognized arguments")
+    result = tur(repo, *args, stdin="")
+    assert result.code == (0 if args[0] == "hook" else 2)  # a harness reads a hook's 2 as "block"
+    line = result.err.strip()
+    assert "\n" not in line and "unrecognized arguments" in line and "Traceback" not in line
     assert line.endswith(f"(see `{help_of} --help`)")
 
 

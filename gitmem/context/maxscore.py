@@ -25,18 +25,31 @@ from __future__ import annotations
 
 import heapq
 from operator import itemgetter
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from gitmem.context.analysis import tokenize
 from gitmem.context.terms import query_field_terms
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
 
     from gitmem.context.postings import TermPosting
-    from gitmem.context.recall import RecallIndex
+    from gitmem.context.sittings import Sittings
 
-__all__ = ["top_scores"]
+__all__ = ["ScoredIndex", "top_scores"]
+
+
+class ScoredIndex(Protocol):
+    """What MaxScore reads of an index: :class:`gitmem.context.recall.RecallIndex` is one."""
+
+    def query_postings(self, bm25_terms: Sequence[str],
+                       field_terms: Sequence[str]) -> tuple[list[TermPosting], float]:
+        """The postings of these terms (those the index has, in this order), and the maximum score."""
+        ...
+
+    def sittings(self) -> Sittings:
+        """The documents' sittings."""
+        ...
 
 _MARGIN = 1e-9
 
@@ -46,7 +59,7 @@ def _reaches(bound: float, threshold: float) -> bool:
     return bound * (1 + _MARGIN) + 1e-300 >= threshold
 
 
-def top_scores(index: RecallIndex, query: str, wanted: int,
+def top_scores(index: ScoredIndex, query: str, wanted: int,
                floor: float) -> tuple[dict[int, tuple[float, float]], float, float]:
     """The exact scores of the documents that may be among the ``wanted`` best of ``query``.
 
@@ -159,7 +172,7 @@ def _summed(postings: list[TermPosting], read: dict[int, dict[int, float]],
     return {d: (bm25.get(d, 0.0), boost.get(d, 0.0)) for d in bm25.keys() | boost.keys()}
 
 
-def _sitting_prior(index: RecallIndex, postings: list[TermPosting],
+def _sitting_prior(index: ScoredIndex, postings: list[TermPosting],
                    ) -> tuple[float, Callable[[int, float], float | None], set[int]]:
     """The query's sitting prior: its bound, ``(document, its BM25)`` -> its exact prior, the openers.
 

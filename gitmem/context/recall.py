@@ -78,8 +78,8 @@ from gitmem.context.postings import words as _words
 from gitmem.context.sittings import Sittings
 from gitmem.context.terms import NO_TIME, date_words, field_terms, query_field_terms
 from gitmem.defaults import PREVIEW_CHARS, RECALL_TOP_K
-from gitmem.errors import InvalidAnchor, InvalidInput
-from gitmem.record.anchors import parse_anchor
+from gitmem.errors import InvalidInput
+from gitmem.record.anchors import covered_lines
 from gitmem.record.decay import microseconds
 from gitmem.record.relations import superseded_by
 from gitmem.vocabulary import RelationType, Status
@@ -856,7 +856,8 @@ def _ranked_hits(
 
     ``first`` come first: those matching ``query`` in the order it ranks them among all
     candidates (every one of them is ranked, however many there are), then the rest widest
-    anchor first (:func:`_anchored_lines`; ties in their given order); then the other hits.
+    anchor first (:func:`~gitmem.record.anchors.covered_lines`; ties in their given order);
+    then the other hits.
     With no query, ``first`` alone, in their given order.
     """
     firsts = [m for m in first if skip is None or not skip(m)]
@@ -870,7 +871,8 @@ def _ranked_hits(
             matched = [h for h in every if h.memory.id in pinned]
             seen = {h.memory.id for h in matched}
             rest = [h for h in every if h.memory.id not in pinned and h.relevance >= floor]
-            unmatched = sorted((m for m in firsts if m.id not in seen), key=_anchored_lines, reverse=True)
+            unmatched = sorted((m for m in firsts if m.id not in seen), reverse=True, key=lambda m:
+                               covered_lines(m.provenance.context_ref if m.provenance else None))
             ranked = [*matched, *_unranked(unmatched), *rest]
         else:
             ranked = rank_memories(query, candidates, index=built, limit=top_k, skip=skip,
@@ -883,26 +885,6 @@ def _ranked_hits(
         else hit
         for hit in ranked[:top_k]
     ]
-
-
-def _anchored_lines(memory: Memory) -> float:
-    """How many lines a memory's anchor covers: ``inf`` for a whole file, 0 for no (or a bad) anchor.
-
-    The prior by which ``--file`` orders the file's memories that the query does not rank:
-    an edit somewhere in a file falls in a unit with a chance that grows with the unit's
-    lines (on the code development set, hit@5 with ``--file`` 0.625 -> 0.707; the order
-    before was the caller's, most confident first, which now breaks ties).
-    """
-    ref = memory.provenance.context_ref if memory.provenance is not None else None
-    if not ref:
-        return 0.0
-    try:
-        anchor = parse_anchor(ref)
-    except InvalidAnchor:
-        return 0.0
-    if anchor.start is None or anchor.end is None:
-        return math.inf
-    return float(anchor.end - anchor.start + 1)
 
 
 def _stale_reason(memory: Memory) -> str | None:

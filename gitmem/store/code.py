@@ -17,7 +17,7 @@ from pygit2.enums import DeltaStatus, DiffFind, FileMode, FileStatus, SortMode
 from gitmem.errors import OutsideWorkTree
 from gitmem.record.anchors import Hunk, LinesChanged, is_binary, map_range
 from gitmem.store.fallback import GitAccess
-from gitmem.store.repo import tree_name
+from gitmem.store.names import tree_name
 
 __all__ = ["CodeHistory", "Distance", "WorktreeChange", "WorktreeState"]
 

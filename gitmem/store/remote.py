@@ -22,8 +22,8 @@ import pygit2
 
 from gitmem.errors import RemoteError
 from gitmem.store.memories import Store
+from gitmem.store.names import tree_name
 from gitmem.store.refs import MEMORY_REF, commit_info
-from gitmem.store.repo import tree_name
 
 __all__ = [
     "Graph",

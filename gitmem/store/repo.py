@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,23 +22,10 @@ if TYPE_CHECKING:
     from gitmem.store.code import CodeHistory
     from gitmem.store.fallback import GitAccess
 
-__all__ = ["HEX", "Repository", "pg", "tree_name"]
+__all__ = ["HEX", "Repository", "pg"]
 
 HEX = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 """A full object id: SHA-1 (40 hex digits) or SHA-256 (64)."""
-
-
-def tree_name(name: str) -> str:
-    """``name`` (a path or entry name) as the one string object of its value, for pygit2.
-
-    pygit2 1.21 keeps a reference to every ``str`` given to ``Tree[...]``, ``in tree``,
-    ``tree / name`` and ``TreeBuilder.get``/``insert``/``remove`` (a reference leak in its
-    path conversion), so a new string object per lookup stays alive for good: a long-running
-    process (``tur mcp``, the watcher) held a few paths more after every write. Looking up
-    with the interned string turns that into a reference count on one object per distinct
-    name. Every pygit2 lookup by name in :mod:`gitmem.store` goes through here.
-    """
-    return sys.intern(name)
 
 
 def pg() -> Any:

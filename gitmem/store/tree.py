@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 from gitmem.errors import FormatVersion, disk_full
 from gitmem.record.ids import shard_of
-from gitmem.store.repo import pg, tree_name
+from gitmem.store.names import tree_name
+from gitmem.store.repo import pg
 from gitmem.vocabulary import ID_PATTERN
 
 if TYPE_CHECKING:
