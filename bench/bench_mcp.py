@@ -31,7 +31,11 @@ flat. Each text has a new number, so every learn brings a new word and a new tex
 count: the word memos and token counts fill towards their bounds as the calls go on.
 ``--distinct K`` takes the numbers modulo K, so that after the first K texts the memos hold
 what they will hold and any growth left is a leak. ``--big`` first stores one 900 KB
-record. ``--code PATH`` runs the server from another checkout (``--code
+record. At the end a new server is started on the store the calls left and makes one more
+write: its RSS is what that store costs a server, and the difference from the long-running
+one is what the long-running one holds beyond it (the BPE tables, loaded once by the first
+text with a piece never counted before, and the bounded memos). ``--code PATH`` runs the
+server from another checkout (``--code
 /path/to/old/checkout`` gives the "before" figure)::
 
     python bench/bench_mcp.py --rss 10000
@@ -159,27 +163,11 @@ def _rss_mib(pid: int) -> tuple[float, float]:
     return fields["VmRSS"], fields["RssAnon"]
 
 
-def bench_rss(calls: int, mix: str, big: bool, code: Path,
-              distinct: int | None = None) -> list[tuple[int, float, float, float]]:
-    """(calls made, server RSS and its anonymous part in MiB, seconds) every ``calls // 10``
-    write calls of ``tur mcp``.
-
-    ``distinct``: how many different texts are learned (numbers taken modulo it); ``None``:
-    every text is new.
-    """
+def _server(work: Path, code: Path,
+            env: dict[str, str]) -> tuple[subprocess.Popen, Callable[..., dict[str, Any]]]:
+    """A ``tur mcp`` on ``work`` run from ``code``, initialised, and a function that calls it."""
     import json
 
-    work = Path(tempfile.mkdtemp(prefix="tur-bench-rss-"))
-    env = dict(os.environ, PYTHONPATH=str(code), GIT_AUTHOR_NAME="Bench",
-               GIT_AUTHOR_EMAIL="bench@example.com", GIT_COMMITTER_NAME="Bench",
-               GIT_COMMITTER_EMAIL="bench@example.com")
-    subprocess.run(["git", "init", "-q", str(work)], check=True)
-    (work / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 41)))
-    subprocess.run(["git", "-C", str(work), "add", "."], check=True)
-    subprocess.run(["git", "-C", str(work), "commit", "-qm", "init"], check=True, env=env)
-    if big:
-        subprocess.run([sys.executable, "-m", "gitmem", "-C", str(work), "learn", "-"],
-                       input=("big " * 230_000).encode(), check=True, env=env, capture_output=True)
     proc = subprocess.Popen([sys.executable, "-m", "gitmem", "mcp", "--repo", str(work)], env=env,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=str(code))
     assert proc.stdin is not None and proc.stdout is not None
@@ -198,6 +186,39 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path,
     ask("initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
                        "clientInfo": {"name": "bench", "version": "1"}})
     proc.stdin.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n')
+    return proc, ask
+
+
+def _learn(ask: Callable[..., dict[str, Any]], k: int) -> str:
+    """Learn the bench's text number ``k`` through ``ask``; the new memory's id."""
+    result = ask("tools/call", {"name": "learn", "arguments": {
+        "content": f"Bench note {k}: the queue retries with backoff {k % 97}"}})
+    return result["structuredContent"]["memory"]["id"]
+
+
+def bench_rss(calls: int, mix: str, big: bool, code: Path,
+              distinct: int | None = None,
+              ) -> tuple[list[tuple[int, float, float, float]], tuple[float, float]]:
+    """(calls made, server RSS and its anonymous part in MiB, seconds) every ``calls // 10``
+    write calls of ``tur mcp``, and the RSS (total, anonymous; MiB) of a new server on the
+    store the calls left, after one write of the same mix: what the store itself costs, so
+    that the difference is what the long-running server holds beyond it.
+
+    ``distinct``: how many different texts are learned (numbers taken modulo it); ``None``:
+    every text is new.
+    """
+    work = Path(tempfile.mkdtemp(prefix="tur-bench-rss-"))
+    env = dict(os.environ, PYTHONPATH=str(code), GIT_AUTHOR_NAME="Bench",
+               GIT_AUTHOR_EMAIL="bench@example.com", GIT_COMMITTER_NAME="Bench",
+               GIT_COMMITTER_EMAIL="bench@example.com")
+    subprocess.run(["git", "init", "-q", str(work)], check=True)
+    (work / "app.py").write_text("".join(f"line {i}\n" for i in range(1, 41)))
+    subprocess.run(["git", "-C", str(work), "add", "."], check=True)
+    subprocess.run(["git", "-C", str(work), "commit", "-qm", "init"], check=True, env=env)
+    if big:
+        subprocess.run([sys.executable, "-m", "gitmem", "-C", str(work), "learn", "-"],
+                       input=("big " * 230_000).encode(), check=True, env=env, capture_output=True)
+    proc, ask = _server(work, code, env)
     samples = [(0, *_rss_mib(proc.pid), 0.0)]
     started = time.perf_counter()
     last: str | None = None
@@ -206,17 +227,23 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path,
             ask("tools/call", {"name": "forget", "arguments": {"id": last}})
             last = None
         else:
-            k = n % distinct if distinct else n
-            result = ask("tools/call", {"name": "learn", "arguments": {
-                "content": f"Bench note {k}: the queue retries with backoff {k % 97}"}})
-            last = result["structuredContent"]["memory"]["id"]
+            last = _learn(ask, n % distinct if distinct else n)
         if n % max(1, calls // 10) == 0:
             samples.append((n, *_rss_mib(proc.pid), time.perf_counter() - started))
             print(f"{n:,} calls: {samples[-1][1]:.1f} MiB ({samples[-1][2]:.1f} anonymous)",
                   file=sys.stderr, flush=True)
+    assert proc.stdin is not None
     proc.stdin.close()
     proc.wait()
-    return samples
+    fresh, ask = _server(work, code, env)
+    last = _learn(ask, calls + 1)
+    if mix == "learn-forget":
+        ask("tools/call", {"name": "forget", "arguments": {"id": last}})
+    fresh_rss = _rss_mib(fresh.pid)
+    assert fresh.stdin is not None
+    fresh.stdin.close()
+    fresh.wait()
+    return samples, fresh_rss
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -240,7 +267,7 @@ def main(argv: list[str] | None = None) -> int:
                         help="with --rss: the checkout the server runs from")
     args = parser.parse_args(argv)
     if args.rss:
-        samples = bench_rss(args.rss, args.mix, args.big, args.code.resolve(), args.distinct)
+        samples, fresh = bench_rss(args.rss, args.mix, args.big, args.code.resolve(), args.distinct)
         big = ", one 900 KB record" if args.big else ""
         big += f", {args.distinct:,} distinct texts" if args.distinct else ""
         print(f"\ntur mcp RSS over {args.rss:,} write calls ({args.mix}{big}), code {args.code}, "
@@ -252,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
         calls_apart = max(1, last[0] - half[0])
         print(f"\ngrowth over the second half: {(last[1] - half[1]) * 1024 / calls_apart:.2f} KiB "
               f"per call, {(last[2] - half[2]) * 1024 / calls_apart:.2f} KiB of it anonymous")
+        print(f"a new server on the store those calls left, after one more write: {fresh[0]:.1f} MiB "
+              f"({fresh[1]:.1f} anonymous); the long-running one held {last[1] - fresh[0]:+.1f} MiB more")
         print(f"rerun: python bench/bench_mcp.py --rss {args.rss} --mix {args.mix}"
               f"{' --big' if args.big else ''}"
               f"{f' --distinct {args.distinct}' if args.distinct else ''} --code {args.code}")
