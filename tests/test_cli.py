@@ -379,6 +379,15 @@ def test_a_missing_directory_and_a_too_short_prefix_say_what_is_wrong(repo, tmp_
     assert_one_line_error(short, "at least 4 characters")
 
 
+def test_a_typed_prefix_of_under_four_hex_digits_names_no_memory_and_forgets_nothing(repo):
+    learned = tur(repo, "learn", "the deploy script needs the staging token").out.strip()
+    kind, digits = learned.rsplit("-", 1)
+    for short in (f"{kind}-{digits[:1]}", f"{kind}-{digits[:3]}", f"{kind}-"):
+        assert_one_line_error(tur(repo, "forget", short), "4 hex digits after the type")
+    assert tur(repo, "show", learned).out.startswith(f"id: {learned}")
+    assert tur(repo, "show", f"{kind}-{digits[:4]}").out.startswith(f"id: {learned}")
+
+
 def test_a_supersedes_cycle_is_refused_and_nothing_changes(repo):
     a = tur(repo, "learn", "the port is 8080").out.strip()
     b = tur(repo, "learn", "the port is 9090").out.strip()

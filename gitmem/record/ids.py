@@ -120,7 +120,8 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     """Resolve a full id, an id prefix, or a bare hex prefix to one known id.
 
     Args:
-        token: ``fact-8f2a1b9c``, ``fact-8f2a``, or ``8f2a`` (at least 4 characters).
+        token: ``fact-8f2a1b9c``, ``fact-8f2a``, or ``8f2a`` (a prefix: at least 4 characters,
+            and 4 hex digits after a type).
         known: every id on the ref.
 
     Raises:
@@ -131,8 +132,11 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     ids = list(known)
     if token in ids:
         return token
-    if len(token) < 4:
-        raise UnknownMemory(token, "an id prefix needs at least 4 characters; `tur list` shows the ids")
+    # As git asks of an abbreviated object name: 4 hex digits at least, also after a type, so
+    # that `fact-5` (an agent's "fifth fact") never names fact-5c0ffee1 and forgets it.
+    if len(token.rsplit("-", 1)[-1]) < 4:
+        raise UnknownMemory(token, "an id prefix needs at least 4 characters (4 hex digits after "
+                            "the type); `tur list` shows the ids")
     matches = [i for i in ids if i.startswith(token) or i.rsplit("-", 1)[-1].startswith(token)]
     if not matches:
         raise UnknownMemory(token)
