@@ -365,10 +365,10 @@ def test_control_characters_are_escaped_on_a_terminal_and_when_piped_to_an_agent
     assert "red \\x1b[31malert\\x1b[0m and \\u202eevil" in shown
 
 
-def test_a_type_name_as_an_id_is_ambiguous_not_unknown(repo):
-    tur(repo, "learn", "first fact about parsing")
-    tur(repo, "learn", "second fact about lexing")
-    assert_one_line_error(tur(repo, "show", "fact"), "matches 2 memories")
+def test_a_type_name_as_an_id_names_no_memory_even_when_one_has_that_type(repo):
+    tur(repo, "learn", "--type", "axiom", "the only axiom about parsing")
+    assert_one_line_error(tur(repo, "forget", "axiom"), "'axiom' is a memory type, not an id")
+    assert len(tur(repo, "list").out.splitlines()) == 2  # the header and the axiom
 
 
 def test_a_missing_directory_and_a_too_short_prefix_say_what_is_wrong(repo, tmp_path):
@@ -386,6 +386,7 @@ def test_a_typed_prefix_of_under_four_hex_digits_names_no_memory_and_forgets_not
         assert_one_line_error(tur(repo, "forget", short), "4 hex digits after the type")
     assert tur(repo, "show", learned).out.startswith(f"id: {learned}")
     assert tur(repo, "show", f"{kind}-{digits[:4]}").out.startswith(f"id: {learned}")
+    assert tur(repo, "show", digits[:4]).out.startswith(f"id: {learned}")
 
 
 def test_a_supersedes_cycle_is_refused_and_nothing_changes(repo):

@@ -96,6 +96,15 @@ def test_a_relation_to_a_legacy_id_already_stored_follows_it_in_a_later_import(i
     assert relation.target == memory_id("fact", "Auth uses JWT")
 
 
+def test_an_old_id_prefix_of_under_four_characters_after_its_type_names_nothing(imported):
+    repo, _ = imported
+    before = tur(repo, "list").out
+    for short in ("fact-", "fact-0", "fact-0ba", "fact"):
+        assert_one_line_error(tur(repo, "forget", short), "no memory with id")
+    assert tur(repo, "list").out == before
+    assert Gitmem.open(repo).resolve("fact-0bad") == memory_id("fact", "Auth uses JWT")
+
+
 def test_ids_win_over_legacy_ids_and_a_prefix_of_two_legacy_ids_is_ambiguous(repo, tmp_path):
     learned = tur(repo, "learn", "Queue uses WAL").out.strip()
     folder = tmp_path / "legacy"

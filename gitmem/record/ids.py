@@ -116,6 +116,36 @@ def shard_of(memory_id_: str) -> str:
     return memory_id_.rsplit("-", 1)[1][:2]
 
 
+def _long_enough(token: str) -> bool:
+    """Whether a prefix has 4 characters after its last ``-`` (all of it, without one).
+
+    As git asks of an abbreviated object name, and after a type too, so that ``fact-5`` (an
+    agent's "fifth fact") or ``fact`` never names ``fact-5c0ffee1`` and forgets it.
+    """
+    return len(token.rsplit("-", 1)[-1]) >= 4
+
+
+def _names(token: str, name: str) -> bool:
+    """Whether prefix ``token`` names ``name``: a prefix of it, or (no ``-`` in ``token``) of its hex part."""
+    if "-" in token:
+        return name.startswith(token)
+    return name.rsplit("-", 1)[-1].startswith(token)
+
+
+def _check_prefix(token: str) -> None:
+    """Refuse a prefix too short to name an id (:func:`_long_enough`).
+
+    Raises:
+        UnknownMemory: it is.
+    """
+    if token in {t.value for t in MemoryType}:
+        raise UnknownMemory(token, f"'{token}' is a memory type, not an id: give 4 hex digits "
+                            f"after it (`{token}-8f2a`); `tur list` shows the ids")
+    if not _long_enough(token):
+        raise UnknownMemory(token, "an id prefix needs at least 4 characters (4 hex digits after "
+                            "the type); `tur list` shows the ids")
+
+
 def resolve_id(token: str, known: Iterable[str]) -> str:
     """Resolve a full id, an id prefix, or a bare hex prefix to one known id.
 
@@ -132,12 +162,8 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     ids = list(known)
     if token in ids:
         return token
-    # As git asks of an abbreviated object name: 4 hex digits at least, also after a type, so
-    # that `fact-5` (an agent's "fifth fact") never names fact-5c0ffee1 and forgets it.
-    if len(token.rsplit("-", 1)[-1]) < 4:
-        raise UnknownMemory(token, "an id prefix needs at least 4 characters (4 hex digits after "
-                            "the type); `tur list` shows the ids")
-    matches = [i for i in ids if i.startswith(token) or i.rsplit("-", 1)[-1].startswith(token)]
+    _check_prefix(token)
+    matches = [i for i in ids if _names(token, i)]
     if not matches:
         raise UnknownMemory(token)
     whole = [i for i in matches if i.rsplit("-", 1)[-1] == token]
@@ -152,8 +178,9 @@ def resolve_legacy_id(token: str, legacy: Mapping[str, Sequence[str]]) -> str | 
     """Resolve an old id of an imported memory (``legacy_id``) to the memory's id.
 
     The rules of :func:`resolve_id`, over legacy ids: an exact legacy id, else a unique
-    prefix of at least 4 characters (of the whole legacy id, or of its part after the
-    last ``-``). Callers try the ids first, so an id always wins over a legacy id.
+    prefix with at least 4 characters after its last ``-`` (of the whole legacy id, or
+    without a ``-``, of its part after the last ``-``). Callers try the ids first, so an id
+    always wins over a legacy id.
 
     Args:
         token: what the user typed.
@@ -169,12 +196,10 @@ def resolve_legacy_id(token: str, legacy: Mapping[str, Sequence[str]]) -> str | 
     exact = legacy.get(token)
     if exact is not None:
         found = sorted(set(exact))
-    elif len(token) < 4:
+    elif not _long_enough(token):
         return None
     else:
-        found = sorted({memory for name, ids in legacy.items()
-                        if name.startswith(token) or name.rsplit("-", 1)[-1].startswith(token)
-                        for memory in ids})
+        found = sorted({memory for name, ids in legacy.items() if _names(token, name) for memory in ids})
     if len(found) > 1:
         raise AmbiguousId(token, found)
     return found[0] if found else None
