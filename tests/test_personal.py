@@ -70,7 +70,7 @@ def test_learned_in_one_repository_it_wakes_and_recalls_in_another(two, isolated
 def test_ids_of_the_personal_store_resolve_everywhere_with_the_store_named(two):
     a, b = two
     mine = learn(a, PREFERENCE, "--personal", "--type", "preference")
-    shown = tur(b, "show", mine[:14])
+    shown = tur(b, "show", mine[: mine.index("-") + 5])  # the type and 4 hex digits
     assert shown.code == 0 and f"content: {PREFERENCE}" in shown.out
     assert "personal store" in shown.err
     assert tur_ok(b, "list", "--personal").count(mine) == 1
