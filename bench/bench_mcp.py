@@ -52,6 +52,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -189,10 +190,10 @@ def _server(work: Path, code: Path,
     return proc, ask
 
 
-def _learn(ask: Callable[..., dict[str, Any]], k: int) -> str:
-    """Learn the bench's text number ``k`` through ``ask``; the new memory's id."""
+def _learn(ask: Callable[..., dict[str, Any]], k: int, word: str = "") -> str:
+    """Learn the bench's text number ``k`` (and ``word``) through ``ask``; the new memory's id."""
     result = ask("tools/call", {"name": "learn", "arguments": {
-        "content": f"Bench note {k}: the queue retries with backoff {k % 97}"}})
+        "content": f"Bench note {k}: the queue retries with backoff {k % 97}{word}"}})
     return result["structuredContent"]["memory"]["id"]
 
 
@@ -201,8 +202,9 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path,
               ) -> tuple[list[tuple[int, float, float, float]], tuple[float, float]]:
     """(calls made, server RSS and its anonymous part in MiB, seconds) every ``calls // 10``
     write calls of ``tur mcp``, and the RSS (total, anonymous; MiB) of a new server on the
-    store the calls left, after one write of the same mix: what the store itself costs, so
-    that the difference is what the long-running server holds beyond it.
+    store the calls left, after one write of the same mix with a word never counted (so it
+    loads the BPE tables too): what the store itself costs, so that the difference is what
+    the long-running server holds beyond it.
 
     ``distinct``: how many different texts are learned (numbers taken modulo it); ``None``:
     every text is new.
@@ -236,7 +238,10 @@ def bench_rss(calls: int, mix: str, big: bool, code: Path,
     proc.stdin.close()
     proc.wait()
     fresh, ask = _server(work, code, env)
-    last = _learn(ask, calls + 1)
+    # A word no text had, so that the new server loads the BPE tables (about 40 MiB) as the
+    # long-running one did on its first learn: the store's piece counts spare it otherwise.
+    unseen = "".join(chr(ord("a") + int(c, 16)) for c in uuid.uuid4().hex[:16])
+    last = _learn(ask, calls + 1, f", {unseen}")
     if mix == "learn-forget":
         ask("tools/call", {"name": "forget", "arguments": {"id": last}})
     fresh_rss = _rss_mib(fresh.pid)

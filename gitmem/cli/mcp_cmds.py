@@ -105,10 +105,10 @@ def cmd_mcp(args: argparse.Namespace, env: Env) -> int:
         from gitmem.errors import InvalidInput
 
         raise InvalidInput(f"tur mcp needs the mcp package ({exc})", "pip install 'mcp>=2.3,<3'") from None
-    from gitmem.cli.process import exempt_survivors
+    from gitmem.cli.process import settle_new_tip
 
-    # This process is the server's: the collector's setting per tip is the entry point's to make.
-    serve(gm, on_new_tip=lambda: exempt_survivors(collect=True), where=Path(env.path).resolve(),
+    # This process is the server's: the collector and the heap per tip are the entry point's to settle.
+    serve(gm, on_new_tip=settle_new_tip, where=Path(env.path).resolve(),
           asking=asking)
     return 0
 
@@ -128,7 +128,7 @@ def cmd_serve(args: argparse.Namespace, env: Env) -> int:
         from gitmem.mcp.http import is_loopback, listen, serve_http
     except ImportError as exc:
         raise InvalidInput(f"tur serve needs the mcp package ({exc})", "pip install 'mcp>=2.3,<3'") from None
-    from gitmem.cli.process import exempt_survivors
+    from gitmem.cli.process import settle_new_tip
 
     sock = listen(args.host, args.port)
     if not is_loopback(args.host):
@@ -139,6 +139,6 @@ def cmd_serve(args: argparse.Namespace, env: Env) -> int:
         env.print(f"tur serve: listening on {url} (retrieval API /v1, MCP /mcp; Ctrl-C stops)")
         env.out.flush()
 
-    serve_http(gm, sock, started, on_new_tip=lambda: exempt_survivors(collect=True), asking=asking)
+    serve_http(gm, sock, started, on_new_tip=settle_new_tip, asking=asking)
     env.warn("tur serve: stopped")
     return 0
