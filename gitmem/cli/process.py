@@ -13,6 +13,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+from collections.abc import Callable
 from functools import cache
 
 __all__ = ["YOUNG_GENERATION_THRESHOLD", "exempt_survivors", "release_free_heap", "settle_new_tip",
@@ -66,7 +67,7 @@ def exempt_survivors(*, collect: bool = False) -> None:
 
 
 @cache
-def _malloc_trim() -> ctypes._CFuncPtr | None:
+def _malloc_trim() -> Callable[[int], int] | None:
     """The C library's ``malloc_trim``, or ``None`` where it has none (musl, macOS, Windows)."""
     try:
         trim = ctypes.CDLL(None).malloc_trim
