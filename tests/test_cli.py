@@ -389,6 +389,15 @@ def test_a_typed_prefix_of_under_four_hex_digits_names_no_memory_and_forgets_not
     assert tur(repo, "show", digits[:4]).out.startswith(f"id: {learned}")
 
 
+def test_an_id_in_upper_case_names_the_memory_and_a_trailing_dash_names_none(repo):
+    learned = tur(repo, "learn", "the deploy script needs the staging token").out.strip()
+    for typed in (learned.upper(), learned[:9].upper(), learned.rsplit("-", 1)[1][:4].upper()):
+        assert tur(repo, "show", typed).out.startswith(f"id: {learned}"), typed
+    # A whole id with a stray dash is no prefix of it, and not a too-short one either.
+    assert_one_line_error(tur(repo, "forget", f"{learned}-"), f"no memory with id '{learned}-'")
+    assert tur(repo, "show", learned).code == 0
+
+
 def test_a_supersedes_cycle_is_refused_and_nothing_changes(repo):
     a = tur(repo, "learn", "the port is 8080").out.strip()
     b = tur(repo, "learn", "the port is 9090").out.strip()

@@ -208,7 +208,7 @@ def test_link_remove_takes_out_the_relation_and_refuses_one_that_is_not_there(re
     b = learn(repo, "flags are read once at start")
     tur_ok(repo, "link", a, b, "--type", "supports")
     assert _shown(repo, a)["relations"]
-    tur_ok(repo, "link", "--remove", a, b)
+    assert tur_ok(repo, "link", "--remove", a, b[:9]).strip() == f"unlinked {a} -/-> {b}"  # the whole id
     assert not _shown(repo, a).get("relations")
     missing = tur(repo, "link", "--remove", a, b)
     assert missing.code == 2 and "has no link" in missing.err

@@ -176,7 +176,7 @@ class Records:
         name records of that fan-out directory, so one shard tree is read instead of 256:
         a write costs the same with 100 or 100,000 memories.
         """
-        hex_part = token.strip().rsplit("-", 1)[-1]
+        hex_part = token.strip().lower().rsplit("-", 1)[-1]
         if len(hex_part) >= 2 and all(c in "0123456789abcdef" for c in hex_part):
             listing = self.store.list_dir(tip, f"memories/{hex_part[:2]}")
             return {n[: -len(".yaml")]: b for n, b in listing.items() if n.endswith(".yaml")}

@@ -474,8 +474,13 @@ def cmd_link(args: argparse.Namespace, env: Env) -> int:
         from gitmem.errors import InvalidInput
 
         raise InvalidInput("tur link needs --type", f"one of {', '.join(RELATIONS)}")
+    from gitmem.errors import UnknownMemory
+
     memory, commit = env.gm.link(args.source, args.target, args.type, remove=args.remove)
-    target = args.target if args.remove else env.gm.resolve(args.target)
+    try:
+        target = env.gm.resolve(args.target)
+    except UnknownMemory:  # unlinked from a memory forgotten since: the relation named it in full
+        target = args.target
     if args.format == "json":
         env.print(json_dump({"source": memory.id, "type": args.type, "target": target,
                              "removed": args.remove, "commit": _sha(commit)}))

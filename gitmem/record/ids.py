@@ -122,7 +122,10 @@ def _long_enough(token: str) -> bool:
     As git asks of an abbreviated object name, and after a type too, so that ``fact-5`` (an
     agent's "fifth fact") or ``fact`` never names ``fact-5c0ffee1`` and forgets it.
     """
-    return len(token.rsplit("-", 1)[-1]) >= 4
+    head, dash, tail = token.rpartition("-")
+    if dash and not tail and "-" in head:  # `fact-8f2a1b9c-`: judged by what comes before the dash
+        return _long_enough(head)
+    return len(tail) >= 4
 
 
 def _names(token: str, name: str) -> bool:
@@ -151,7 +154,8 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
 
     Args:
         token: ``fact-8f2a1b9c``, ``fact-8f2a``, or ``8f2a`` (a prefix: at least 4 characters,
-            and 4 hex digits after a type).
+            and 4 hex digits after a type), in any case: ids are lower case, so ``FACT-8F2A``
+            names the same memory.
         known: every id on the ref.
 
     Raises:
@@ -160,6 +164,9 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     """
     token = token.strip()
     ids = list(known)
+    if token in ids:
+        return token
+    token = token.lower()
     if token in ids:
         return token
     _check_prefix(token)
