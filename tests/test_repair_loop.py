@@ -203,6 +203,21 @@ def test_forget_undo_restores_the_last_version_and_show_says_when_it_was_forgott
     assert never.code != 0 and "no forgotten memory" in never.err
 
 
+def test_a_forgotten_memory_is_named_by_a_prefix_as_a_stored_one_is(repo):
+    mid = learn(repo, "the build cache lives in .cache/build")
+    near = mid[:7]  # the type and 2 hex digits: another memory of the shard may share them
+    prefix = mid.rsplit("-", 1)[1][:4]
+    tur_ok(repo, "forget", prefix)
+    gone = tur(repo, "show", prefix.upper())
+    assert gone.code != 0 and f"no memory with id '{mid}'" in gone.err
+    assert f"`tur forget --undo {mid}` restores it" in gone.err  # the whole id, to copy
+    too_short = tur(repo, "forget", "--undo", near)
+    assert too_short.code != 0 and "no forgotten memory" in too_short.err
+    assert tur_ok(repo, "forget", "--undo", prefix).startswith(f"restored {mid}")
+    stored = tur(repo, "forget", "--undo", prefix)
+    assert stored.code == 2 and f"{mid} is not forgotten" in stored.err
+
+
 def test_link_remove_takes_out_the_relation_and_refuses_one_that_is_not_there(repo):
     a = learn(repo, "the parser reads flags")
     b = learn(repo, "flags are read once at start")

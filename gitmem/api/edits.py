@@ -229,16 +229,25 @@ class Editor:
 
         return self._edit(source_memory.id, f"unlink {kind_.value if kind_ else 'all'} {target_id}:", edit)
 
-    def restore(self, memory_id: str) -> tuple[Memory, CommitInfo | None]:
+    def restore(self, token: str) -> tuple[Memory, CommitInfo | None]:
         """See :meth:`gitmem.api.Gitmem.restore`."""
         store = self.ws.store
+        memory_id = self.ws.records.forgotten_id(token)
+        if memory_id is None:
+            try:
+                stored = self.ws.records.resolve(token)
+            except UnknownMemory:
+                stored = None
+            if stored is not None:
+                raise InvalidInput(f"{stored} is not forgotten", "nothing to restore")
+            memory_id = token.strip()
         path = record_path(memory_id) if ID_PATTERN.match(memory_id) else None
         if path is not None and store.blob_id_at(store.tip(), path) is not None:
             raise InvalidInput(f"{memory_id} is not forgotten", "nothing to restore")
         blob = self._last_version(memory_id, self.ws.records.history(memory_id)) if path else None
         if path is None or blob is None:
             raise UnknownMemory(memory_id, "no forgotten memory has this id in the history of "
-                                "refs/tur/memories (give the full id)")
+                                "refs/tur/memories (give its id, or 4 hex digits of it)")
         data = store.read_blob(blob)
         memory = read_record(store, memory_id, blob)
 

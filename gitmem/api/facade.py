@@ -445,9 +445,13 @@ class Gitmem:
         """
         return self._editor.forget(token)
 
-    def restore(self, memory_id: str) -> tuple[Memory, CommitInfo | None]:
-        """Bring back a forgotten memory's last version (``forget --undo``; InvalidInput, UnknownMemory)."""
-        return self._editor.restore(memory_id)
+    def restore(self, token: str) -> tuple[Memory, CommitInfo | None]:
+        """Bring back a forgotten memory's last version, by id or prefix (``forget --undo``).
+
+        Raises:
+            InvalidInput: it is stored. UnknownMemory, AmbiguousId: no forgotten memory, or several.
+        """
+        return self._editor.restore(token)
 
     def forget_path(self, path: str) -> CommitInfo | None:
         """Remove the entry at ``path`` of the memory tree (a file or a directory); it stays in history.

@@ -16,6 +16,7 @@ from gitmem.cache.reader import Skipped, Snapshot, read_record, record_path
 from gitmem.errors import MalformedRecord, UnknownMemory
 from gitmem.record.ids import resolve_id, resolve_legacy_id
 from gitmem.store import CommitInfo, Mutation, Store
+from gitmem.vocabulary import ID_PATTERN
 
 if TYPE_CHECKING:
     from gitmem.cache import RecordCache, RecordTable
@@ -296,6 +297,36 @@ class Records:
     def history(self, memory_id: str) -> list[CommitInfo]:
         """Commits on the memory ref that changed this record, newest first."""
         return self.store.log(record_path(memory_id))
+
+    #: Deletions of one shard tree searched for a forgotten id's prefix, newest first.
+    FORGOTTEN_LOOKED_UP = 200
+
+    def forgotten_id(self, token: str) -> str | None:
+        """The id of the forgotten memory ``token`` names, or ``None`` when it names none.
+
+        A full id is taken as given (its record's history says whether it was forgotten); a
+        prefix (the rules of :func:`~gitmem.record.ids.resolve_id`) is looked up among the ids
+        the last :attr:`FORGOTTEN_LOOKED_UP` deletions of its shard tree took and that are not
+        stored now (``Store.deletions``: one ``git log`` per tip, remembered).
+
+        Raises:
+            AmbiguousId: the prefix names several forgotten memories.
+        """
+        token = token.strip().lower()
+        if ID_PATTERN.fullmatch(token):
+            return token
+        hex_part = token.rsplit("-", 1)[-1]
+        tip = self.store.tip()
+        if tip is None or len(hex_part) < 2 or not all(c in "0123456789abcdef" for c in hex_part):
+            return None
+        shard = f"memories/{hex_part[:2]}"
+        stored = self.id_entries(token, tip)
+        gone = {path.rpartition("/")[2].removesuffix(".yaml")
+                for _, _, path in self.store.deletions(tip, shard, self.FORGOTTEN_LOOKED_UP)}
+        try:
+            return resolve_id(token, sorted(gone.difference(stored)))
+        except UnknownMemory:  # none, or a prefix too short to name one
+            return None
 
     def latest_statements(self) -> tuple[str, dict[str, str]] | None:
         """The tree the statement rows are of and their statements; ``None`` without a table.

@@ -113,7 +113,7 @@ def _forget_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--path", dest="tree_path", metavar="TREE_PATH",
                    help="remove this entry of the memory tree instead (what `tur doctor` names)")
     p.add_argument("--undo", action="store_true",
-                   help="restore the forgotten memory ID (its full id) from the memory ref's history")
+                   help="restore the forgotten memory ID (its id or 4 hex digits of it) from history")
     add_format(p)
     add_personal(p, "in the personal store")
     p.set_defaults(func=cmd_forget)
@@ -271,11 +271,12 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     try:
         memory = gm.get(args.id)
     except UnknownMemory:
-        gone = _forgotten(gm, args.id)
-        if gone is None:
+        forgotten = _forgotten(gm, args.id)
+        if forgotten is None:
             raise
-        raise UnknownMemory(args.id, f"it was forgotten on {gone.time:%Y-%m-%d %H:%M} by {gone.author} "
-                            f"in {gone.sha[:12]}; `tur forget --undo {args.id}` restores it") from None
+        memory_id, gone = forgotten
+        raise UnknownMemory(memory_id, f"it was forgotten on {gone.time:%Y-%m-%d %H:%M} by {gone.author} "
+                            f"in {gone.sha[:12]}; `tur forget --undo {memory_id}` restores it") from None
     commits = gm.history(memory.id)
     trail = gm.anchor_trail(memory.id, commits)
     local = gm.local_reasons().get(memory.id)
@@ -322,14 +323,11 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     return 0
 
 
-def _forgotten(gm: Gitmem, memory_id: str) -> CommitInfo | None:
-    """The commit that took ``memory_id`` (a full id, not stored now) out of the tree, or ``None``."""
-    from gitmem.vocabulary import ID_PATTERN
-
-    if not ID_PATTERN.match(memory_id):
-        return None
-    commits = gm.history(memory_id)  # the record's commits on the memory ref, newest first
-    return commits[0] if commits else None
+def _forgotten(gm: Gitmem, token: str) -> tuple[str, CommitInfo] | None:
+    """The forgotten memory ``token`` names (not stored now) and the commit that took it, or ``None``."""
+    memory_id = gm.records.forgotten_id(token)
+    commits = gm.history(memory_id) if memory_id is not None else []  # newest first
+    return (memory_id, commits[0]) if memory_id is not None and commits else None
 
 
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
