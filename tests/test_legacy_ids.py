@@ -59,6 +59,7 @@ def test_the_api_resolves_legacy_ids_and_prefixes(imported):
     assert gm.resolve("fact-0badc0de") == new_id
     assert gm.resolve("fact-0bad") == new_id
     assert gm.get("0badc0").id == new_id
+    assert gm.resolve("FACT-0BADC0DE") == gm.resolve("0BADC0") == new_id  # hashes, in either case
     assert gm.legacy_ids()[new_id] == ("fact-0badc0de",)
     with pytest.raises(UnknownMemory):
         gm.resolve("fact-0bad0000")

@@ -158,6 +158,21 @@ def test_a_stale_memory_is_repaired_through_the_tools_alone(repo, tmp_path):
     assert again["changed"] is False and again["commit"] is None
 
 
+def test_unlinking_from_a_target_forgotten_since_succeeds_and_names_its_whole_id(repo, tmp_path):
+    a = tur(repo, "learn", "the parser reads flags").out.strip()
+    b = tur(repo, "learn", "flags are read once at start").out.strip()
+    assert tur(repo, "link", a, b, "--type", "supports").code == 0
+    assert tur(repo, "forget", b).code == 0
+
+    async def scenario(s: ClientSession):
+        return ok(await s.call_tool("link", {"source": a, "target": b.rsplit("-", 1)[1][:4], "remove": True}))
+
+    before = memory_ref(repo)
+    unlinked = run(repo, tmp_path, scenario)
+    assert unlinked["target"] == b and unlinked["changed"] is True and unlinked["removed"] is True
+    assert memory_ref(repo) != before and not record(repo, a).get("relations")
+
+
 def test_repair_errors_are_the_cli_errors_in_the_tools_words(repo, tmp_path):
     a = tur(repo, "learn", "the cache keeps one table per tree").out.strip()
     b = tur(repo, "learn", "the old cache kept every table", "--type", "insight").out.strip()

@@ -212,10 +212,24 @@ def test_a_forgotten_memory_is_named_by_a_prefix_as_a_stored_one_is(repo):
     assert gone.code != 0 and f"no memory with id '{mid}'" in gone.err
     assert f"`tur forget --undo {mid}` restores it" in gone.err  # the whole id, to copy
     too_short = tur(repo, "forget", "--undo", near)
-    assert too_short.code != 0 and "no forgotten memory" in too_short.err
+    assert too_short.code != 0 and "4 hex digits after the type" in too_short.err
+    for typed in ("fact", "FACT"):
+        assert "is a memory type, not an id" in tur(repo, "forget", "--undo", typed).err
     assert tur_ok(repo, "forget", "--undo", prefix).startswith(f"restored {mid}")
     stored = tur(repo, "forget", "--undo", prefix)
     assert stored.code == 2 and f"{mid} is not forgotten" in stored.err
+
+
+def test_an_unlink_names_a_target_forgotten_since_by_its_prefix_in_either_case(repo):
+    a = learn(repo, "the parser reads flags")
+    b = learn(repo, "flags are read once at start")
+    tur_ok(repo, "link", a, b, "--type", "supports")
+    tur_ok(repo, "forget", b)
+    again = tur(repo, "forget", b[:9])
+    assert again.code != 0 and f"`tur forget --undo {b}` restores it" in again.err  # it was forgotten
+    typed = b.rsplit("-", 1)[1][:4].upper()
+    assert tur_ok(repo, "link", "--remove", a, typed).strip() == f"unlinked {a} -/-> {b}"
+    assert not _shown(repo, a).get("relations")
 
 
 def test_link_remove_takes_out_the_relation_and_refuses_one_that_is_not_there(repo):

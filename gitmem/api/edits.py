@@ -209,11 +209,8 @@ class Editor:
         """See :meth:`gitmem.api.Gitmem.unlink`."""
         kind_ = parse_enum(RelationType, kind, "relation type") if kind is not None else None
         source_memory = self.ws.records.get(source)
-        # A target forgotten since is still named by the relation: its id is taken as given.
-        try:
-            target_id = self.ws.records.resolve(target)
-        except UnknownMemory:
-            target_id = target
+        # A target forgotten since is still named by the relation, and by its prefix.
+        target_id = self.ws.records.link_target(source_memory.id, target)
 
         def drops(r: object) -> bool:
             return getattr(r, "target", None) == target_id and kind_ in (None, getattr(r, "type", None))
@@ -240,7 +237,7 @@ class Editor:
                 stored = None
             if stored is not None:
                 raise InvalidInput(f"{stored} is not forgotten", "nothing to restore")
-            memory_id = token.strip()
+            memory_id = token.strip().lower()
         path = record_path(memory_id) if ID_PATTERN.match(memory_id) else None
         if path is not None and store.blob_id_at(store.tip(), path) is not None:
             raise InvalidInput(f"{memory_id} is not forgotten", "nothing to restore")

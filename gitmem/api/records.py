@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitmem.cache.reader import Skipped, Snapshot, read_record, record_path
 from gitmem.errors import MalformedRecord, UnknownMemory
-from gitmem.record.ids import resolve_id, resolve_legacy_id
+from gitmem.record.ids import check_prefix, resolve_id, resolve_legacy_id
 from gitmem.store import CommitInfo, Mutation, Store
 from gitmem.vocabulary import ID_PATTERN
 
@@ -249,6 +249,23 @@ class Records:
         """
         return self.locate(token, self.store.tip())[0]
 
+    def link_target(self, source: str, token: str) -> str:
+        """The id ``token`` names as a target of ``source``'s relations (what an unlink takes out).
+
+        A stored memory's id or prefix, as :meth:`resolve`; else, by the same rules, one of the
+        targets ``source``'s relations name, so that a link to a memory forgotten since is
+        named by a prefix too.
+
+        Raises:
+            UnknownMemory: ``source`` names no memory, or ``token`` names neither.
+            AmbiguousId: ``token`` names several.
+        """
+        try:
+            return self.resolve(token)
+        except UnknownMemory:
+            targets = {getattr(r, "target", None) for r in self.get(source).relations}
+            return resolve_id(token, sorted(t for t in targets if isinstance(t, str)))
+
     def get(self, token: str) -> Memory:
         """The memory with this id, legacy id, or unique prefix of either.
 
@@ -310,11 +327,13 @@ class Records:
         stored now (``Store.deletions``: one ``git log`` per tip, remembered).
 
         Raises:
+            UnknownMemory: a type name, or a prefix too short to name an id.
             AmbiguousId: the prefix names several forgotten memories.
         """
         token = token.strip().lower()
         if ID_PATTERN.fullmatch(token):
             return token
+        check_prefix(token)
         hex_part = token.rsplit("-", 1)[-1]
         tip = self.store.tip()
         if tip is None or len(hex_part) < 2 or not all(c in "0123456789abcdef" for c in hex_part):
@@ -325,7 +344,7 @@ class Records:
                 for _, _, path in self.store.deletions(tip, shard, self.FORGOTTEN_LOOKED_UP)}
         try:
             return resolve_id(token, sorted(gone.difference(stored)))
-        except UnknownMemory:  # none, or a prefix too short to name one
+        except UnknownMemory:
             return None
 
     def latest_statements(self) -> tuple[str, dict[str, str]] | None:

@@ -22,6 +22,7 @@ RELATIONS = tuple(r.value for r in RelationType)
 if TYPE_CHECKING:
     from gitmem.api import CommitInfo, Gitmem, TurImportResult
     from gitmem.cli.env import Env
+    from gitmem.errors import UnknownMemory
 
 
 def _learn_parser(sub: argparse._SubParsersAction) -> None:
@@ -270,13 +271,8 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     gm = env.gm
     try:
         memory = gm.get(args.id)
-    except UnknownMemory:
-        forgotten = _forgotten(gm, args.id)
-        if forgotten is None:
-            raise
-        memory_id, gone = forgotten
-        raise UnknownMemory(memory_id, f"it was forgotten on {gone.time:%Y-%m-%d %H:%M} by {gone.author} "
-                            f"in {gone.sha[:12]}; `tur forget --undo {memory_id}` restores it") from None
+    except UnknownMemory as missing:
+        raise _said_forgotten(gm, args.id) or missing from None
     commits = gm.history(memory.id)
     trail = gm.anchor_trail(memory.id, commits)
     local = gm.local_reasons().get(memory.id)
@@ -323,11 +319,17 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     return 0
 
 
-def _forgotten(gm: Gitmem, token: str) -> tuple[str, CommitInfo] | None:
-    """The forgotten memory ``token`` names (not stored now) and the commit that took it, or ``None``."""
+def _said_forgotten(gm: Gitmem, token: str) -> UnknownMemory | None:
+    """The error for ``token`` when it names a forgotten memory: when, by whom, how to restore it."""
+    from gitmem.errors import UnknownMemory
+
     memory_id = gm.records.forgotten_id(token)
     commits = gm.history(memory_id) if memory_id is not None else []  # newest first
-    return (memory_id, commits[0]) if memory_id is not None and commits else None
+    if memory_id is None or not commits:
+        return None
+    gone = commits[0]
+    return UnknownMemory(memory_id, f"it was forgotten on {gone.time:%Y-%m-%d %H:%M} by {gone.author} "
+                         f"in {gone.sha[:12]}; `tur forget --undo {memory_id}` restores it")
 
 
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
@@ -415,7 +417,12 @@ def cmd_forget(args: argparse.Namespace, env: Env) -> int:
         commit = env.gm.forget_path(args.tree_path)
         what, key = args.tree_path.strip().strip("/"), "path"
     else:
-        what, key = env.gm.resolve(args.id), "id"  # a malformed record can be forgotten too
+        from gitmem.errors import UnknownMemory
+
+        try:
+            what, key = env.gm.resolve(args.id), "id"  # a malformed record can be forgotten too
+        except UnknownMemory as missing:
+            raise _said_forgotten(env.gm, args.id) or missing from None
         commit = env.gm.forget(what)
     if args.format == "json":
         env.print(json_dump({key: what, "commit": _sha(commit)}))
@@ -474,11 +481,12 @@ def cmd_link(args: argparse.Namespace, env: Env) -> int:
         raise InvalidInput("tur link needs --type", f"one of {', '.join(RELATIONS)}")
     from gitmem.errors import UnknownMemory
 
+    try:  # before the unlink: a target forgotten since is named by the source's relations alone
+        target = env.gm.records.link_target(args.source, args.target) if args.remove else None
+    except UnknownMemory:
+        target = None  # the unlink below says what is wrong
     memory, commit = env.gm.link(args.source, args.target, args.type, remove=args.remove)
-    try:
-        target = env.gm.resolve(args.target)
-    except UnknownMemory:  # unlinked from a memory forgotten since: the relation named it in full
-        target = args.target
+    target = target or env.gm.resolve(args.target)
     if args.format == "json":
         env.print(json_dump({"source": memory.id, "type": args.type, "target": target,
                              "removed": args.remove, "commit": _sha(commit)}))

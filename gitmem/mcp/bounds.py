@@ -147,7 +147,8 @@ StatusArg = Annotated[str | None, Field(description="only this stored status",
 OptionalRelationArg = Annotated[str | None, Field(
     description=" | ".join(r.value for r in RelationType) + " (with `remove`: any, when none)",
     json_schema_extra={"enum": [*(r.value for r in RelationType), None]})]
-IdArg = Annotated[str, Field(description="memory id or unique prefix (4+ chars)", max_length=MAX_ID_CHARS),
+IdArg = Annotated[str, Field(description="memory id or unique prefix (4+ hex digits)",
+                             max_length=MAX_ID_CHARS),
                   AfterValidator(_one_line)]
 FileArg = Annotated[str | None, Field(description="file, relative to the repository root",
                                       max_length=MAX_PATH_CHARS), AfterValidator(_path)]

@@ -258,7 +258,7 @@ def _writing_tools(server: MCPServer, tools: GitmemTools) -> None:
     @tool("forget", removes)
     def forget(
         id: IdArg,
-        undo: Annotated[bool, Field(description="bring a forgotten memory back (its full id)")] = False,
+        undo: Annotated[bool, Field(description="bring a forgotten memory back (id or prefix)")] = False,
     ) -> Annotated[CallToolResult, ForgetResult]:
         return tools.call(lambda: tools.forget(id, undo))
 

@@ -374,10 +374,14 @@ class GitmemTools:
 
         With ``remove``, take it out (``tur link --remove``; every type when ``type`` is None).
         """
+        try:  # before the unlink: a target forgotten since is named by the source's relations alone
+            named = self.gm.records.link_target(source, target) if remove else None
+        except UnknownMemory:
+            named = None  # the unlink below says what is wrong
         memory, commit = self.gm.link(source, target, type, remove=remove)
         if commit is not None:
             self._warm()
-        out = LinkResult(source=memory.id, type=type, target=self.gm.resolve(target),
+        out = LinkResult(source=memory.id, type=type, target=named or self.gm.resolve(target),
                          changed=commit is not None, commit=_sha(commit), removed=remove)
         return out, None
 

@@ -18,6 +18,7 @@ from gitmem.vocabulary import MemoryType
 
 __all__ = [
     "ID_HEX_LENGTHS",
+    "check_prefix",
     "content_digest",
     "content_key",
     "id_hex",
@@ -122,10 +123,12 @@ def _long_enough(token: str) -> bool:
     As git asks of an abbreviated object name, and after a type too, so that ``fact-5`` (an
     agent's "fifth fact") or ``fact`` never names ``fact-5c0ffee1`` and forgets it.
     """
-    head, dash, tail = token.rpartition("-")
-    if dash and not tail and "-" in head:  # `fact-8f2a1b9c-`: judged by what comes before the dash
-        return _long_enough(head)
-    return len(tail) >= 4
+    return len(token.rsplit("-", 1)[-1]) >= 4
+
+
+#: What a prefix of an id can look like: a type, a type and hex digits, or hex digits. Only such
+#: a token is told it is too short; any other names no id (``5567-``, ``fact-8f2a1b9c-x``).
+_ID_SHAPED = re.compile(rf"(?:(?:{'|'.join(t.value for t in MemoryType)})(?:-[0-9a-f]*)?|[0-9a-f]*)")
 
 
 def _names(token: str, name: str) -> bool:
@@ -135,16 +138,16 @@ def _names(token: str, name: str) -> bool:
     return name.rsplit("-", 1)[-1].startswith(token)
 
 
-def _check_prefix(token: str) -> None:
-    """Refuse a prefix too short to name an id (:func:`_long_enough`).
+def check_prefix(token: str) -> None:
+    """Refuse a type name, and an id-shaped prefix too short to name an id (:func:`_long_enough`).
 
     Raises:
-        UnknownMemory: it is.
+        UnknownMemory: it is one, with a hint that says so.
     """
     if token in {t.value for t in MemoryType}:
         raise UnknownMemory(token, f"'{token}' is a memory type, not an id: give 4 hex digits "
                             f"after it (`{token}-8f2a`); `tur list` shows the ids")
-    if not _long_enough(token):
+    if _ID_SHAPED.fullmatch(token) and not _long_enough(token):
         raise UnknownMemory(token, "an id prefix needs at least 4 characters (4 hex digits after "
                             "the type); `tur list` shows the ids")
 
@@ -169,7 +172,7 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
     token = token.lower()
     if token in ids:
         return token
-    _check_prefix(token)
+    check_prefix(token)
     matches = [i for i in ids if _names(token, i)]
     if not matches:
         raise UnknownMemory(token)
@@ -184,7 +187,7 @@ def resolve_id(token: str, known: Iterable[str]) -> str:
 def resolve_legacy_id(token: str, legacy: Mapping[str, Sequence[str]]) -> str | None:
     """Resolve an old id of an imported memory (``legacy_id``) to the memory's id.
 
-    The rules of :func:`resolve_id`, over legacy ids: an exact legacy id, else a unique
+    The rules of :func:`resolve_id`, over legacy ids and in either case: an exact legacy id, else a unique
     prefix with at least 4 characters after its last ``-`` (of the whole legacy id, or
     without a ``-``, of its part after the last ``-``). Callers try the ids first, so an id
     always wins over a legacy id.
@@ -201,12 +204,17 @@ def resolve_legacy_id(token: str, legacy: Mapping[str, Sequence[str]]) -> str | 
     """
     token = token.strip()
     exact = legacy.get(token)
+    if exact is None:  # old ids are hashes, typed in either case
+        folded = token.lower()
+        exact = [memory for name, ids in legacy.items() if name.lower() == folded for memory in ids] or None
     if exact is not None:
         found = sorted(set(exact))
     elif not _long_enough(token):
         return None
     else:
-        found = sorted({memory for name, ids in legacy.items() if _names(token, name) for memory in ids})
+        folded = token.lower()
+        found = sorted({memory for name, ids in legacy.items() if _names(folded, name.lower())
+                        for memory in ids})
     if len(found) > 1:
         raise AmbiguousId(token, found)
     return found[0] if found else None
