@@ -172,6 +172,12 @@ def test_unlinking_from_a_target_forgotten_since_succeeds_and_names_its_whole_id
     assert unlinked["target"] == b and unlinked["changed"] is True and unlinked["removed"] is True
     assert memory_ref(repo) != before and not record(repo, a).get("relations")
 
+    async def show_it(s: ClientSession):
+        return error_text(await s.call_tool("show", {"id": b[:9]}))
+
+    said = run(repo, tmp_path, show_it)
+    assert f"no memory with id '{b}'" in said and f"`forget` with undo true, id {b} restores it" in said
+
 
 def test_repair_errors_are_the_cli_errors_in_the_tools_words(repo, tmp_path):
     a = tur(repo, "learn", "the cache keeps one table per tree").out.strip()

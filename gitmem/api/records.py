@@ -249,6 +249,24 @@ class Records:
         """
         return self.locate(token, self.store.tip())[0]
 
+    def forgotten_error(self, token: str) -> UnknownMemory | None:
+        """The error for ``token`` when it names a forgotten memory (when, by whom, how to restore it).
+
+        ``None`` when it names none (:meth:`forgotten_id`); the surfaces raise it instead of
+        a plain :class:`UnknownMemory` after a lookup of a stored memory failed.
+
+        Raises:
+            UnknownMemory: a type name, or a prefix too short to name an id.
+            AmbiguousId: the prefix names several forgotten memories.
+        """
+        memory_id = self.forgotten_id(token)
+        commits = self.history(memory_id) if memory_id is not None else []  # newest first
+        if memory_id is None or not commits:
+            return None
+        gone = commits[0]
+        return UnknownMemory(memory_id, f"it was forgotten on {gone.time:%Y-%m-%d %H:%M} by {gone.author} "
+                             f"in {gone.sha[:12]}; `tur forget --undo {memory_id}` restores it")
+
     def link_target(self, source: str, token: str) -> str:
         """The id ``token`` names as a target of ``source``'s relations (what an unlink takes out).
 

@@ -20,9 +20,8 @@ SCOPES = tuple(s.value for s in Scope)
 RELATIONS = tuple(r.value for r in RelationType)
 
 if TYPE_CHECKING:
-    from gitmem.api import CommitInfo, Gitmem, TurImportResult
+    from gitmem.api import CommitInfo, TurImportResult
     from gitmem.cli.env import Env
-    from gitmem.errors import UnknownMemory
 
 
 def _learn_parser(sub: argparse._SubParsersAction) -> None:
@@ -272,7 +271,7 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
     try:
         memory = gm.get(args.id)
     except UnknownMemory as missing:
-        raise _said_forgotten(gm, args.id) or missing from None
+        raise gm.records.forgotten_error(args.id) or missing from None
     commits = gm.history(memory.id)
     trail = gm.anchor_trail(memory.id, commits)
     local = gm.local_reasons().get(memory.id)
@@ -317,19 +316,6 @@ def cmd_show(args: argparse.Namespace, env: Env) -> int:
             for line in lines[1:]:
                 env.print(line)
     return 0
-
-
-def _said_forgotten(gm: Gitmem, token: str) -> UnknownMemory | None:
-    """The error for ``token`` when it names a forgotten memory: when, by whom, how to restore it."""
-    from gitmem.errors import UnknownMemory
-
-    memory_id = gm.records.forgotten_id(token)
-    commits = gm.history(memory_id) if memory_id is not None else []  # newest first
-    if memory_id is None or not commits:
-        return None
-    gone = commits[0]
-    return UnknownMemory(memory_id, f"it was forgotten on {gone.time:%Y-%m-%d %H:%M} by {gone.author} "
-                         f"in {gone.sha[:12]}; `tur forget --undo {memory_id}` restores it")
 
 
 def cmd_refute(args: argparse.Namespace, env: Env) -> int:
@@ -422,7 +408,7 @@ def cmd_forget(args: argparse.Namespace, env: Env) -> int:
         try:
             what, key = env.gm.resolve(args.id), "id"  # a malformed record can be forgotten too
         except UnknownMemory as missing:
-            raise _said_forgotten(env.gm, args.id) or missing from None
+            raise env.gm.records.forgotten_error(args.id) or missing from None
         commit = env.gm.forget(what)
     if args.format == "json":
         env.print(json_dump({key: what, "commit": _sha(commit)}))

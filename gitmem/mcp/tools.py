@@ -257,7 +257,10 @@ class GitmemTools:
 
     def show(self, memory_id: str) -> tuple[ShowResult, None]:
         """The whole record and its commits."""
-        memory = self.gm.get(memory_id)
+        try:
+            memory = self.gm.get(memory_id)
+        except UnknownMemory as missing:
+            raise self.gm.records.forgotten_error(memory_id) or missing from None
         commits = [CommitOut(sha=c.sha, message=c.message, author=c.author, time=iso_z(c.time))
                    for c in self.gm.history(memory.id)]
         return ShowResult(**_record(memory).model_dump(), commits=commits), None
@@ -362,7 +365,10 @@ class GitmemTools:
             self._warm()
             return (ForgetResult(id=memory.id, commit=_sha(restored), restored=True),
                     f"restored {memory.id} from the history of refs/tur/memories")
-        target = self.gm.resolve(memory_id)  # a malformed record can be forgotten too
+        try:
+            target = self.gm.resolve(memory_id)  # a malformed record can be forgotten too
+        except UnknownMemory as missing:
+            raise self.gm.records.forgotten_error(memory_id) or missing from None
         commit = self.gm.forget(target)
         self._warm()
         out = ForgetResult(id=target, commit=_sha(commit))
