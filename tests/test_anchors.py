@@ -114,6 +114,16 @@ def test_resolve_anchor_rejects_a_missing_file(repo):
     assert err.value.message == "anchor 'src/nope.py#L1-L2': src/nope.py does not exist"
 
 
+def test_a_line_range_in_lower_case_is_refused_with_the_spelling_that_works(repo):
+    with pytest.raises(InvalidAnchor) as err:
+        resolve_anchor(repo, repo, "src/app.py#l2-l3")
+    assert err.value.hint == "a line range is written with a capital L: src/app.py#L2-L3"
+    assert resolve_anchor(repo, repo, "src/app.py#L2-L3").start == 2
+    with pytest.raises(InvalidAnchor) as err:  # no such file either way: no such hint
+        resolve_anchor(repo, repo, "src/nope.py#l2-l3")
+    assert "capital" not in (err.value.hint or "")
+
+
 def test_resolve_anchor_rejects_a_directory(repo):
     with pytest.raises(InvalidAnchor) as err:
         resolve_anchor(repo, repo, "src")

@@ -281,6 +281,10 @@ def resolve_anchor(
         target = Path(repo_root) / anchor.path
         if not target.is_file():
             what = "is a directory" if target.is_dir() else "does not exist"
+            base, hash_, fragment = anchor.path.rpartition("#")
+            if hash_ and _RANGE.match(fragment.upper()) and (Path(repo_root) / base).is_file():
+                raise InvalidAnchor(f"anchor {spec!r}: {anchor.path} {what}",
+                                    f"a line range is written with a capital L: {base}#{fragment.upper()}")
             raise InvalidAnchor(f"anchor {spec!r}: {anchor.path} {what}")
         text = target.read_bytes()
     if anchor.start is None:
